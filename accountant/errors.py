@@ -1,0 +1,84 @@
+"""The one error hierarchy of semidp (house style R5).
+
+Every error raised for bad input is a :class:`ToolkitError` and, where it is
+about a value the caller passed, also a :class:`ValueError`, so ``except
+ValueError`` keeps working for callers who do not know our types. Messages name
+the offending value and what was expected.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ToolkitError(Exception):
+    """Root of every error semidp raises on purpose."""
+
+
+class InvalidArgument(ToolkitError, ValueError):
+    """A function argument is out of its domain (names the argument and the domain)."""
+
+
+class InvalidSpec(ToolkitError, ValueError):
+    """A spec file is malformed; ``problems`` lists every problem found at once.
+
+    Attributes
+    ----------
+    path:
+        The spec file (or ``"<string>"``).
+    problems:
+        One human-readable line per problem, each naming the key.
+    """
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{path}: invalid spec ({len(self.problems)} problem(s)):\n{lines}")
+
+
+class UnsupportedRelease(ToolkitError, ValueError):
+    """A release, mechanism or invariant that this version cannot account for."""
+
+
+class RelationMismatch(ToolkitError, ValueError):
+    """Two guarantees with different neighbouring relations were combined.
+
+    Attributes
+    ----------
+    left, right:
+        The two relations.
+    """
+
+    def __init__(self, left: Any, right: Any, what: str = "compose") -> None:
+        self.left = left
+        self.right = right
+        super().__init__(
+            f"Cannot {what} guarantees under different neighbouring relations: "
+            f"{left!r} vs {right!r}. Convert one explicitly first "
+            "(e.g. accountant.semi_dp(g, invariant, radius) for a semi-adjacent relation)."
+        )
+
+
+class SearchTooLarge(InvalidArgument):
+    """A combinatorial search was refused before starting because it is too big.
+
+    Attributes
+    ----------
+    size:
+        The estimated size (e.g. number of conforming histograms).
+    limit:
+        The limit that was exceeded.
+    """
+
+    def __init__(self, what: str, size: float, limit: float, hint: str = "") -> None:
+        self.size = size
+        self.limit = limit
+        msg = f"{what}: estimated size {size:.4g} exceeds the limit {limit:.4g}."
+        if hint:
+            msg += " " + hint
+        super().__init__(msg)
+
+
+class VerificationError(ToolkitError):
+    """An internal certificate failed its independent re-check (a bug, never bad input)."""

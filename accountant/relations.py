@@ -1,0 +1,119 @@
+"""Neighbouring relations as first-class values (house style R2).
+
+A guarantee always says *which* pairs of datasets it protects:
+
+* :class:`Replace` -- bounded DP: datasets of the same size ``n`` at Hamming
+  distance ``<= distance`` (replace-one when ``distance = 1``);
+* :class:`AddRemove` -- unbounded DP: multisets at symmetric-difference
+  distance ``<= distance``;
+* :class:`SemiAdjacent` -- Cho & Awan 2024, Def. 12: pairs of
+  invariant-conforming datasets ``X, X' in D_t`` at distance ``<= radius``
+  under ``base``; ``radius`` is the semi-adjacent parameter ``a(t)`` (Def. 13)
+  or a multiple of it after group privacy.
+
+``group(k)`` returns the relation of the group-privacy statement of size ``k``
+(distance multiplied by ``k``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from accountant.arguments import check_int
+from accountant.errors import RelationMismatch
+from accountant.invariants import Invariant
+
+
+@dataclass(frozen=True, slots=True)
+class Replace:
+    """Replace-one (bounded) adjacency, grown to Hamming distance ``distance``."""
+
+    distance: int = 1
+    """Largest Hamming distance covered (1 = ordinary replace-one)."""
+
+    def __post_init__(self) -> None:
+        check_int("distance", self.distance, minimum=1)
+
+    def group(self, k: int) -> "Replace":
+        """Pairs at distance ``<= k * distance``."""
+        check_int("k", k, minimum=1)
+        return Replace(self.distance * k)
+
+    @property
+    def spec_name(self) -> str:
+        return "replace-one"
+
+    def describe(self) -> str:
+        return "replace-one" if self.distance == 1 else f"replace, Hamming distance <= {self.distance}"
+
+
+@dataclass(frozen=True, slots=True)
+class AddRemove:
+    """Add/remove-one (unbounded) adjacency, grown to distance ``distance``."""
+
+    distance: int = 1
+    """Largest symmetric-difference distance covered."""
+
+    def __post_init__(self) -> None:
+        check_int("distance", self.distance, minimum=1)
+
+    def group(self, k: int) -> "AddRemove":
+        """Pairs at distance ``<= k * distance``."""
+        check_int("k", k, minimum=1)
+        return AddRemove(self.distance * k)
+
+    @property
+    def spec_name(self) -> str:
+        return "add-remove"
+
+    def describe(self) -> str:
+        return "add-remove" if self.distance == 1 else f"add-remove, distance <= {self.distance}"
+
+
+BaseRelation = Union[Replace, AddRemove]
+
+
+@dataclass(frozen=True, slots=True)
+class SemiAdjacent:
+    """Invariant-conforming datasets at ``base`` distance ``<= radius`` (Cho & Awan 2024, Def. 12).
+
+    ``radius = 0`` means ``D_t`` is a single dataset: no pair is protected, and
+    none needs to be.
+    """
+
+    base: BaseRelation
+    """The metric on datasets (its ``distance`` must be 1)."""
+    invariant: Invariant
+    """What is published exactly."""
+    radius: int
+    """Distance bound inside ``D_t`` (the semi-adjacent parameter a(t), or k*a(t))."""
+
+    def __post_init__(self) -> None:
+        check_int("radius", self.radius, minimum=0)
+        if self.base.distance != 1:
+            raise RelationMismatch(self.base, Replace(), what="use as a semi-adjacency base")
+
+    def group(self, k: int) -> "SemiAdjacent":
+        """Pairs in ``D_t`` at distance ``<= k * radius``."""
+        check_int("k", k, minimum=1)
+        return SemiAdjacent(self.base, self.invariant, self.radius * k)
+
+    @property
+    def spec_name(self) -> str:
+        return "semi-adjacent"
+
+    def describe(self) -> str:
+        return (
+            f"semi-adjacent: {self.base.spec_name} datasets sharing the {self.invariant.describe()}, "
+            f"distance <= {self.radius}"
+        )
+
+
+Relation = Union[Replace, AddRemove, SemiAdjacent]
+
+
+def check_same_relation(left: Relation, right: Relation) -> None:
+    """Raise :class:`RelationMismatch` naming both relations unless they are equal."""
+    if left != right:
+        raise RelationMismatch(left, right)
