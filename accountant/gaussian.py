@@ -86,6 +86,16 @@ def gdp_delta(mu: float, eps: float) -> float:
     return min(1.0, max(0.0, up(_mp_delta(MP.mpf(m), MP.mpf(e)))))
 
 
+def gdp_delta_lower(mu: float, eps: float) -> float:
+    r"""Certified **lower** bound on :math:`\delta_\mu(\varepsilon)` (50 digits, rounded down).
+
+    Used to *refute* claims: the Gaussian mechanism attains this profile exactly.
+    """
+    m = check_nonnegative("mu", mu)
+    e = check_finite_real("eps", eps)
+    return min(1.0, max(0.0, down(_mp_delta(MP.mpf(m), MP.mpf(e)))))
+
+
 def gdp_delta_array(mu: float, eps: ArrayLike) -> NDArray[np.float64]:
     r"""Vectorised float upper bound on :math:`\delta_\mu(\varepsilon)` (padded up).
 

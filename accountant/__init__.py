@@ -1,0 +1,68 @@
+"""semidp.accountant: the guarantee algebra, data spaces, invariants and Semi-DP accounting.
+
+Compatibility rule (kept from dp_accounting): guarantee, relation and invariant
+types and their fields are never repurposed; new meanings get new types.
+
+Public API
+----------
+Guarantees (frozen values, each with its relation): :class:`PureDP`,
+:class:`ApproxDP`, :class:`GDP`, :class:`ZCDP`, :class:`RDP`, :class:`TradeOff`.
+Relations: :class:`Replace`, :class:`AddRemove`, :class:`SemiAdjacent`.
+Data: :class:`DataSpace`, :class:`Feature`; invariants :class:`NoInvariant`,
+:class:`Total`, :class:`Margins`, :class:`Linear`, :class:`Counting`.
+Conversions: :mod:`accountant.conversions` (``<from>_to_<to>``).
+Composition: :func:`compose`, :func:`compose_tradeoffs`, :func:`compose_as_zcdp`.
+Semi-DP: :func:`semi_dp` (Prop. 15), :func:`semi_dp_composition` (Prop. 21),
+:func:`joint_release_dp`, the semi-adjacent parameter :func:`closed_form`.
+Errors: :class:`ToolkitError` and its subclasses.
+"""
+
+from accountant.composition import compose, compose_as_zcdp, compose_tradeoffs
+from accountant.conversions import (
+    approx_dp_to_tradeoff,
+    gdp_to_approx_dp,
+    gdp_to_delta,
+    gdp_to_rdp,
+    gdp_to_tradeoff,
+    gdp_to_zcdp,
+    pure_dp_to_approx_dp,
+    pure_dp_to_tradeoff,
+    pure_dp_to_zcdp,
+    rdp_to_approx_dp,
+    tradeoff_to_approx_dp,
+    tradeoff_to_delta,
+    zcdp_to_approx_dp,
+    zcdp_to_delta,
+    zcdp_to_rdp,
+    zcdp_to_tradeoff,
+)
+from accountant.dataspace import DataSpace, Feature
+from accountant.errors import (
+    InvalidArgument,
+    InvalidSpec,
+    RelationMismatch,
+    SearchTooLarge,
+    ToolkitError,
+    UnsupportedRelease,
+    VerificationError,
+)
+from accountant.gaussian import gaussian_sigma, gdp_delta, gdp_epsilon
+from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
+from accountant.semiadjacent import SemiAdjacentParameter, closed_form
+from accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
+
+__all__ = [
+    "AddRemove", "ApproxDP", "Counting", "DataSpace", "Feature", "GDP", "Guarantee",
+    "InvalidArgument", "InvalidSpec", "Invariant", "Linear", "Margins", "NoFiniteGuarantee",
+    "NoInvariant", "Prop21Result", "PureDP", "RDP", "Relation", "RelationMismatch", "Replace",
+    "SearchTooLarge", "SemiAdjacent", "SemiAdjacentParameter", "Total", "ToolkitError", "TradeOff",
+    "UnsupportedRelease", "VerificationError", "ZCDP",
+    "approx_dp_to_tradeoff", "closed_form", "compose", "compose_as_zcdp", "compose_tradeoffs",
+    "gaussian_sigma", "gdp_delta", "gdp_epsilon", "gdp_to_approx_dp", "gdp_to_delta", "gdp_to_rdp",
+    "gdp_to_tradeoff", "gdp_to_zcdp", "joint_release_dp", "pure_dp_to_approx_dp",
+    "pure_dp_to_tradeoff", "pure_dp_to_zcdp", "rdp_to_approx_dp", "semi_dp", "semi_dp_composition",
+    "tradeoff_to_approx_dp", "tradeoff_to_delta", "zcdp_to_approx_dp", "zcdp_to_delta",
+    "zcdp_to_rdp", "zcdp_to_tradeoff",
+]

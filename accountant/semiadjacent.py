@@ -1,0 +1,221 @@
+r"""The semi-adjacent parameter :math:`a(t)` (Cho & Awan 2024, Def. 13) by proven closed forms.
+
+Def. 13 (replace-one / Hamming metric): :math:`a(t)` is the largest, over
+conforming datasets :math:`X\in\mathcal D_t`, individuals :math:`i` and
+plausible target records :math:`x'`, of the smallest Hamming distance to a
+conforming :math:`X'` in which individual :math:`i` holds :math:`x'`.
+
+Closed forms implemented here (each with its argument in :func:`closed_form`'s
+notes), for invariants that are margins over **pairwise disjoint** feature
+sets; features in no margin are *free*. Write :math:`q` for the number of
+margins (each margin set acts as one merged feature, Cho & Awan Remark 17):
+
+* no invariant, or the total count under replace-one (``n`` is fixed anyway):
+  :math:`a = 1` (``0`` if ``D_t`` is a single dataset);
+* :math:`q = 1` (a partition such as state totals, or the full table):
+  :math:`a = 2` if the margin has at least two non-empty levels; otherwise
+  :math:`a = 1` if a free feature lets a record change, else ``0``;
+* :math:`q \ge 2` (one-way margins of :math:`q` features): :math:`a \le q+1`
+  (Thm. 16), reported as a **bound**.
+
+Under add/remove adjacency with an invariant that fixes ``n`` (total, margins),
+every conforming pair has equal size and :math:`|X \triangle X'| = 2\,d_H`, so
+:math:`a_{\rm AR} = 2\,a_{\rm H}`; with no invariant :math:`a_{\rm AR} = 1`.
+
+Using an upper bound of :math:`a(t)` as the radius is sound (Prop. 11: pairs at
+distance ``d <= a'`` are :math:`f^{\circ d} \ge f^{\circ a'}` apart).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import numpy as np
+
+from accountant.dataspace import DataSpace
+from accountant.errors import InvalidArgument, UnsupportedRelease
+from accountant.invariants import Invariant, Margins, NoInvariant, Total
+from accountant.relations import AddRemove, BaseRelation, Replace
+
+Method = Literal["closed-form", "graph-search", "integer-program", "brute-force"]
+
+
+@dataclass(frozen=True, slots=True)
+class SemiAdjacentParameter:
+    """A value of :math:`a(t)` with how it was obtained and a worst case."""
+
+    value: int
+    """The semi-adjacent parameter (or an upper bound of it when ``exact`` is false)."""
+    method: Method
+    """How it was obtained (report field ``semi_adjacent_parameter.method``)."""
+    witness: str
+    """A worst case: dataset, individual, target and the cheapest conforming completion."""
+    exact: bool
+    """True if ``value`` equals :math:`a(t)`; False if it is a proven upper bound."""
+    scope: str
+    """``"actual t"`` when computed at the given table, else ``"worst case over t"``."""
+
+
+def _disjoint_margins(space: DataSpace, inv: Margins) -> list[tuple[int, ...]]:
+    inv.check(space)
+    sets = [tuple(space.index(n) for n in m) for m in inv.margins]
+    seen: set[int] = set()
+    for m, idx in zip(inv.margins, sets):
+        if seen & set(idx):
+            raise UnsupportedRelease(
+                f"margins {[list(x) for x in inv.margins]} overlap (feature(s) "
+                f"{sorted(space.names[i] for i in seen & set(idx))} appear twice): no closed form; "
+                "use the exact search (accountant.semiadjacent_search)."
+            )
+        seen |= set(idx)
+    return sets
+
+
+def _nonempty_levels(table: np.ndarray, space: DataSpace, idx: tuple[int, ...]) -> int:
+    arr = table.reshape(space.shape)
+    other = tuple(i for i in range(len(space.shape)) if i not in idx)
+    marg = arr.sum(axis=other) if other else arr
+    return int(np.count_nonzero(marg))
+
+
+def closed_form(
+    space: DataSpace,
+    invariant: Invariant,
+    relation: BaseRelation,
+    *,
+    table: Sequence[int] | None = None,
+    records: int | None = None,
+) -> SemiAdjacentParameter:
+    r""":math:`a(t)` by closed form (Cho & Awan 2024, Def. 13, Thm. 16, Remark 17).
+
+    Parameters
+    ----------
+    space:
+        The data space.
+    invariant:
+        ``NoInvariant``, ``Total`` or ``Margins`` over disjoint feature sets.
+    relation:
+        ``Replace()`` (Hamming, the paper's metric) or ``AddRemove()``.
+    table:
+        The confidential histogram (row-major); gives :math:`a(t)` at the
+        actual :math:`t`. Without it the result is the worst case over
+        :math:`t` (assuming at least two records unless ``records`` says less).
+    records:
+        Number of records ``n`` if known.
+
+    Raises
+    ------
+    UnsupportedRelease
+        For invariants without a closed form here (overlapping margins,
+        ``linear``, ``counting``): use the exact search.
+
+    Notes
+    -----
+    Lower bound 2 when the margin has two non-empty levels: an individual in
+    level :math:`m` impersonating level :math:`m'` changes the margin, which a
+    single replacement cannot restore. Upper bound: the individual moves
+    :math:`m\to m'` and, for each margin whose value changed, one record holding
+    the target's value there moves back (such a record exists because the
+    target's level is non-empty in :math:`t`), changing only that margin's
+    part: at most :math:`1+q` replacements (Thm. 16).
+
+    Examples
+    --------
+    >>> s = DataSpace.of(("state", 52))
+    >>> closed_form(s, Margins((("state",),)), Replace()).value      # Cho & Awan Sec. 6
+    2
+    >>> closed_form(DataSpace.of(("A", 2), ("B", 2)), Margins((("A",), ("B",))), Replace()).value
+    3
+    """
+    if not isinstance(relation, (Replace, AddRemove)) or relation.distance != 1:
+        raise InvalidArgument(f"relation={relation!r} must be Replace() or AddRemove().")
+    h: np.ndarray | None = None
+    if table is not None:
+        h = np.asarray(table, dtype=np.int64)
+        if h.shape != (space.n_cells,) or np.any(h < 0):
+            raise InvalidArgument(
+                f"table must be {space.n_cells} non-negative counts (row-major); got shape {h.shape}."
+            )
+        if records is not None and int(h.sum()) != records:
+            raise InvalidArgument(f"table sums to {int(h.sum())} but records = {records}.")
+        records = int(h.sum())
+    scope = "actual t" if h is not None else "worst case over t"
+    n = records if records is not None else 2
+    if isinstance(relation, AddRemove):
+        return _add_remove(space, invariant, table, records, scope)
+
+    if isinstance(invariant, (NoInvariant, Total)):
+        if n == 0 or space.n_cells == 1:
+            return SemiAdjacentParameter(
+                0, "closed-form", "D_t has a single dataset: nothing to protect", True, scope
+            )
+        what = "no invariant" if isinstance(invariant, NoInvariant) else "the total n is fixed by replace-one"
+        return SemiAdjacentParameter(
+            1, "closed-form",
+            f"{what}: any individual reaches any target value by one replacement",
+            True, scope,
+        )
+    if isinstance(invariant, Margins):
+        sets = _disjoint_margins(space, invariant)
+        constrained = {i for s in sets for i in s}
+        free_levels = int(np.prod([space.shape[i] for i in range(len(space.shape)) if i not in constrained]))
+        q = len(sets)
+        if q == 1:
+            levels = int(np.prod([space.shape[i] for i in sets[0]]))
+            nonempty = _nonempty_levels(h, space, sets[0]) if h is not None else min(levels, n)
+            name = " x ".join(space.names[i] for i in sets[0])
+            if nonempty >= 2:
+                return SemiAdjacentParameter(
+                    2, "closed-form",
+                    f"an individual in one {name} level impersonating another {name} level: the "
+                    f"{name} counts change, so one record of the target level must move back "
+                    "(distance 2; a single replacement cannot keep the counts)",
+                    True, scope,
+                )
+            if free_levels >= 2 and n >= 1:
+                return SemiAdjacentParameter(
+                    1, "closed-form",
+                    f"all records share one {name} level; only free features can change (distance 1)",
+                    True, scope,
+                )
+            return SemiAdjacentParameter(
+                0, "closed-form", "D_t has a single dataset: nothing to protect", True, scope
+            )
+        if n <= 1:
+            return SemiAdjacentParameter(
+                0 if free_levels == 1 else 1, "closed-form",
+                "a single record: its constrained values are fixed by the margins",
+                True, scope,
+            )
+        return SemiAdjacentParameter(
+            q + 1, "closed-form",
+            f"bound of Cho & Awan Thm. 16 with {q} disjoint margins: the individual changes every "
+            f"margin's value and each needs its own compensating record (<= {q + 1} replacements); "
+            "the exact value may be smaller",
+            False, scope,
+        )
+    raise UnsupportedRelease(
+        f"no closed form for a {invariant.kind!r} invariant; use the exact search "
+        "(accountant.semiadjacent_search)."
+    )
+
+
+def _add_remove(
+    space: DataSpace,
+    invariant: Invariant,
+    table: Sequence[int] | None,
+    records: int | None,
+    scope: str,
+) -> SemiAdjacentParameter:
+    if isinstance(invariant, NoInvariant):
+        return SemiAdjacentParameter(
+            1, "closed-form", "no invariant: add or remove one record", True, scope
+        )
+    hamming = closed_form(space, invariant, Replace(), table=table, records=records)
+    return SemiAdjacentParameter(
+        2 * hamming.value, "closed-form",
+        "the invariant fixes n, so conforming datasets have equal size and each replacement is one "
+        f"removal plus one addition (|X sym-diff X'| = 2 d_H); Hamming case: {hamming.witness}",
+        hamming.exact, scope,
+    )

@@ -1,0 +1,243 @@
+"""The spec runner: a spec in, a report (contract v1 JSON fields) out.
+
+Describe first, then account (house style R3): the spec is turned into values
+of :mod:`accountant` (data space, invariant, relation, advertised guarantee),
+the accountant computes the semi-adjacent parameter and the effective
+guarantee, and :mod:`verify` checks the claim and re-certifies every reported
+number independently (:mod:`verify.certify`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from accountant import conversions as conv
+from accountant.dataspace import DataSpace, Feature
+from accountant.errors import UnsupportedRelease
+from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from accountant.relations import AddRemove, BaseRelation, Replace
+from accountant.semiadjacent import SemiAdjacentParameter, closed_form
+from accountant.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
+from verify import __version__
+from verify.certify import certify_summary
+from verify.claims import Claim, check_claim
+from verify.outcome import Outcome, Unknown, Verified, detail_of, status_of
+from verify.spec import GuaranteeSpec, Spec
+
+#: Mechanism kinds this version audits (the others are accepted by the spec format
+#: and refused here with a clear message).
+SUPPORTED_MECHANISMS = ("published",)
+#: Claim frameworks this version evaluates.
+SUPPORTED_FRAMEWORKS = ("dp", "semi-dp")
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The values an audit computed, besides the JSON report (used for plots)."""
+
+    report: dict[str, Any]
+    """The JSON report (contract fields plus extensions)."""
+    advertised: Guarantee
+    """The advertised guarantee on ``(D, A_1)``."""
+    effective: Guarantee | NoFiniteGuarantee
+    """What holds for the joint release in the claim's framework."""
+
+
+def space_of(spec: Spec) -> DataSpace:
+    """The data space of ``[data] features``."""
+    return DataSpace(tuple(Feature(f.name, f.levels) for f in spec.data.features))
+
+
+def relation_of(spec: Spec) -> BaseRelation:
+    """``Replace()`` for ``replace-one``, ``AddRemove()`` for ``add-remove``."""
+    return Replace() if spec.data.adjacency == "replace-one" else AddRemove()
+
+
+def invariant_of(spec: Spec) -> Invariant:
+    """The invariant of ``[invariant]``."""
+    inv = spec.invariant
+    if inv.kind == "none":
+        return NoInvariant()
+    if inv.kind == "total":
+        return Total()
+    if inv.kind == "margins":
+        assert inv.margins is not None  # checked by the loader
+        return Margins(tuple(tuple(m) for m in inv.margins))
+    if inv.kind == "linear":
+        assert inv.matrix is not None
+        return Linear(tuple(tuple(r) for r in inv.matrix))
+    assert inv.sets is not None
+    return Counting(tuple(tuple(s) for s in inv.sets))
+
+
+def guarantee_of(g: GuaranteeSpec, relation: BaseRelation) -> Guarantee:
+    """A spec guarantee table as a guarantee value (floats; exact values stay in the spec)."""
+    if g.zcdp is not None:
+        return ZCDP(float(g.zcdp), relation)
+    if g.mu is not None:
+        return GDP(float(g.mu), relation)
+    if g.rdp is not None:
+        return RDP((float(g.rdp.alpha),), (float(g.rdp.epsilon),), relation)
+    assert g.epsilon is not None
+    if g.delta is None or g.delta == 0:
+        return PureDP(float(g.epsilon), relation)
+    return ApproxDP(float(g.epsilon), float(g.delta), relation)
+
+
+def claim_of(g: GuaranteeSpec) -> Claim:
+    """A spec guarantee table as a claim tuple for :func:`verify.claims.check_claim`."""
+    if g.zcdp is not None:
+        return ("zcdp", g.zcdp)  # type: ignore[return-value]
+    if g.mu is not None:
+        return ("mu", g.mu)  # type: ignore[return-value]
+    if g.rdp is not None:
+        return ("rdp", g.rdp.alpha, g.rdp.epsilon)  # type: ignore[return-value]
+    return ("epsilon", g.epsilon, g.delta if g.delta is not None else 0)  # type: ignore[return-value]
+
+
+def summarize(g: Guarantee | NoFiniteGuarantee, deltas: list[float]) -> dict[str, Any]:
+    """Report object of a guarantee: every form it converts to, each (epsilon, delta) labelled."""
+    out: dict[str, Any] = {"relation": _relation_text(g)}
+    eds: list[dict[str, Any]] = []
+    if isinstance(g, NoFiniteGuarantee):
+        out.update(epsilon=None, zcdp=None, mu=None, reason=g.reason)
+        eds = [{"delta": d, "epsilon": None, "method": "none"} for d in deltas]
+    elif isinstance(g, ZCDP):
+        out["zcdp"] = g.rho
+        for d in deltas:
+            for m in conv.ZCDP_METHODS:
+                eds.append({"delta": d, "epsilon": conv.zcdp_to_approx_dp(g, d, m).epsilon, "method": m})
+    elif isinstance(g, GDP):
+        out["mu"] = g.mu
+        out["zcdp"] = conv.gdp_to_zcdp(g).rho
+        eds = [{"delta": d, "epsilon": conv.gdp_to_approx_dp(g, d).epsilon, "method": "balle-wang"}
+               for d in deltas]
+    elif isinstance(g, (PureDP, ApproxDP)):
+        out["epsilon"] = g.epsilon
+        if isinstance(g, ApproxDP):
+            out["delta"] = g.delta
+        else:
+            out["zcdp"] = conv.pure_dp_to_zcdp(g).rho
+        t = conv.approx_dp_to_tradeoff(g)
+        own = g.delta if isinstance(g, ApproxDP) else 0.0
+        for d in deltas:
+            eps = conv.tradeoff_to_approx_dp(t, d).epsilon if d >= own else None
+            eds.append({"delta": d, "epsilon": eps, "method": "f-dp-profile"})
+    elif isinstance(g, RDP):
+        out["rdp"] = [{"alpha": a, "epsilon": e} for a, e in zip(g.orders, g.epsilons)]
+        for d in deltas:
+            for m in ("mironov", "canonne-kamath-steinke"):
+                eds.append({"delta": d, "epsilon": conv.rdp_to_approx_dp(g, d, m).epsilon, "method": m})  # type: ignore[arg-type]
+    elif isinstance(g, TradeOff):
+        eds = [{"delta": d, "epsilon": conv.tradeoff_to_approx_dp(g, d).epsilon, "method": "f-dp-profile"}
+               for d in deltas]
+    out["epsilon_delta"] = eds
+    return out
+
+
+def _relation_text(g: Guarantee | NoFiniteGuarantee) -> str:
+    return g.relation.describe()
+
+
+def _semi_adjacent(spec: Spec, space: DataSpace, inv: Invariant, rel: BaseRelation) -> SemiAdjacentParameter:
+    table = list(spec.data.table) if spec.data.table is not None else None
+    return closed_form(space, inv, rel, table=table, records=spec.data.records)
+
+
+def _check(name: str, outcome: Outcome, **extra: Any) -> dict[str, Any]:
+    kind = type(outcome).__name__.lower()
+    return {"name": name, "status": status_of(outcome), "outcome": kind,
+            "detail": detail_of(outcome), **extra}
+
+
+def audit(spec: Spec, *, seed: int | None = None) -> Audit:
+    """Run the audit of one spec (see the module docstring); raise ``UnsupportedRelease`` when it cannot."""
+    m = spec.mechanism
+    if m.kind not in SUPPORTED_MECHANISMS:
+        raise UnsupportedRelease(
+            f"{spec.path}: mechanism.kind = {m.kind!r} is not audited by semidp {__version__} yet; "
+            f"supported: {list(SUPPORTED_MECHANISMS)}."
+        )
+    framework = spec.claim.framework if spec.claim else ("dp" if spec.invariant.kind == "none" else "semi-dp")
+    if framework not in SUPPORTED_FRAMEWORKS:
+        raise UnsupportedRelease(
+            f"{spec.path}: claim.framework = {framework!r} is not evaluated by semidp {__version__} yet; "
+            f"supported: {list(SUPPORTED_FRAMEWORKS)}."
+        )
+    space, inv, rel = space_of(spec), invariant_of(spec), relation_of(spec)
+    assert m.guarantee is not None  # the loader requires it for published releases
+    advertised = guarantee_of(m.guarantee, rel)
+    deltas = [float(d) for d in spec.report.deltas]
+
+    a = _semi_adjacent(spec, space, inv, rel)
+    plain = joint_release_dp(advertised, inv, space)
+    effective = plain if framework == "dp" else semi_dp(advertised, inv, a.value)
+
+    adv_summary = summarize(advertised, deltas)
+    eff_summary = {"framework": framework, **summarize(effective, deltas)}
+    checks = [
+        _check(
+            "semi-adjacent-parameter",
+            Verified(f"a(t) = {a.value} by {a.method} ({'exact' if a.exact else 'upper bound'}, {a.scope})"),
+        ),
+        _check("conversions-certified", certify_summary([adv_summary, eff_summary], advertised, effective)),
+    ]
+    if spec.claim is not None:
+        outcome, bounds = check_claim(claim_of(spec.claim.guarantee), effective)
+        extra = {"bounds": {"lower": bounds.lower, "estimate": bounds.estimate, "upper": bounds.upper}} if bounds else {}
+        checks.append(_check("claim", outcome, **extra))
+    checks.append({
+        "name": "invariant-preserved", "status": "skip", "outcome": "skipped",
+        "detail": "a published release is audited through its advertised guarantee; no draws to check",
+    })
+
+    statuses = [c["outcome"] for c in checks]
+    verdict = "fails" if "refuted" in statuses else "inconclusive" if "unknown" in statuses else "holds"
+    report: dict[str, Any] = {
+        "name": spec.name,
+        "title": spec.title,
+        "tool": {"name": "semidp", "version": __version__},
+        "spec": {"path": spec.path, "sha256": spec.sha256},
+        "seed": seed,
+        "relation": rel.spec_name,
+        "invariant": {"kind": inv.kind, "description": inv.describe()},
+        "semi_adjacent_parameter": {
+            "value": a.value, "method": a.method, "witness": a.witness, "exact": a.exact, "scope": a.scope,
+        },
+        "advertised": adv_summary,
+        "effective": eff_summary,
+        "plain_dp": summarize(plain, deltas),
+        "claim": None if spec.claim is None else {
+            "framework": spec.claim.framework,
+            "guarantee": _guarantee_spec_json(spec.claim.guarantee),
+        },
+        "checks": checks,
+        "verdict": verdict,
+        "references": list(spec.references),
+    }
+    return Audit(report=report, advertised=advertised, effective=effective)
+
+
+def _guarantee_spec_json(g: GuaranteeSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k in ("epsilon", "delta", "mu", "zcdp"):
+        v = getattr(g, k)
+        if v is not None:
+            out[k] = float(v)
+    if g.rdp is not None:
+        out["rdp"] = {"alpha": float(g.rdp.alpha), "epsilon": float(g.rdp.epsilon)}
+    return out
+
+
+def exit_code(verdicts: list[str]) -> int:
+    """Contract exit status for evaluated reports: 1 if any fails, else 3 if any inconclusive, else 0."""
+    if "fails" in verdicts:
+        return 1
+    if "inconclusive" in verdicts:
+        return 3
+    return 0
+
+
+__all__ = ["Audit", "audit", "exit_code", "summarize", "Unknown"]

@@ -1,0 +1,133 @@
+r"""Independent re-certification of every reported (epsilon, delta) pair (house style R9).
+
+The accountant computes conversions in 50-digit arithmetic with its own
+optimisers; this module re-checks each *reported* pair by a different route at
+:data:`DPS` digits:
+
+* ``bun-steinke``: sympy evaluates :math:`\rho+2\sqrt{\rho\log(1/\delta)}` and
+  the reported epsilon must not be below it;
+* ``canonne-kamath-steinke`` (zCDP): the order :math:`\alpha` solving
+  :math:`(2\alpha-1)\rho-\varepsilon+\log(1-1/\alpha)=0` is found by bisection at
+  80 digits and :math:`\delta_\alpha(\varepsilon)=e^{(\alpha-1)(\alpha\rho-\varepsilon)+\alpha\log(1-1/\alpha)}/(\alpha-1)`
+  must be :math:`\le\delta` (any :math:`\alpha>1` certifies [CKS20, Prop. 12]);
+* ``balle-wang`` (GDP): the exact profile at the reported epsilon must be :math:`\le\delta`;
+* ``f-dp-profile`` (pure/approximate DP): the exact profile of :math:`f_{\varepsilon,\delta}`;
+* ``mironov`` / ``canonne-kamath-steinke`` (RDP): some order of the curve certifies.
+
+A failure is a bug in semidp, reported as a failed check rather than hidden.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mpmath
+import sympy
+
+from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from accountant.semidp import NoFiniteGuarantee
+from verify.outcome import Outcome, Refuted, Verified
+
+#: Working precision of the re-checks (decimal digits).
+DPS = 80
+_MP = mpmath.MPContext()
+_MP.dps = DPS
+
+
+def _bs_ok(rho: float, eps: float, delta: float) -> bool:
+    r, d = sympy.Rational(rho), sympy.Rational(delta)
+    bound = r + 2 * sympy.sqrt(r * sympy.log(1 / d))
+    return bool(sympy.N(sympy.Rational(eps) - bound, DPS) >= 0)
+
+
+def _cks_delta_at(rho: mpmath.mpf, eps: mpmath.mpf, alpha: mpmath.mpf) -> mpmath.mpf:
+    return _MP.exp((alpha - 1) * (alpha * rho - eps) + alpha * _MP.log1p(-1 / alpha)) / (alpha - 1)
+
+
+def _cks_ok(rho: float, eps: float, delta: float) -> bool:
+    r, e = _MP.mpf(rho), _MP.mpf(eps)
+    if r == 0:
+        return True
+
+    def deriv(a: mpmath.mpf) -> mpmath.mpf:
+        return (2 * a - 1) * r - e + _MP.log1p(-1 / a)
+
+    lo, hi = _MP.mpf(1) + _MP.mpf(10) ** -30, _MP.mpf(2)
+    while deriv(hi) < 0:
+        hi *= 2
+    if deriv(lo) >= 0:
+        alpha = lo
+    else:
+        for _ in range(400):  # bisection: deriv is increasing in alpha
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if deriv(mid) < 0 else (lo, mid)
+        alpha = hi
+    return bool(_cks_delta_at(r, e, alpha) <= _MP.mpf(delta))
+
+
+def _bw_ok(mu: float, eps: float, delta: float) -> bool:
+    m, e = _MP.mpf(mu), _MP.mpf(eps)
+    if m == 0:
+        return True
+    val = _MP.ncdf(m / 2 - e / m) - _MP.exp(e) * _MP.ncdf(-m / 2 - e / m)
+    return bool(val <= _MP.mpf(delta))
+
+
+def _approx_ok(eps_e: float, delta_e: float, eps: float, delta: float) -> bool:
+    ee, de, e = _MP.mpf(eps_e), _MP.mpf(delta_e), _MP.mpf(eps)
+    val = de + (1 - de) * max(_MP.mpf(0), _MP.exp(ee) - _MP.exp(e)) / (1 + _MP.exp(ee))
+    return bool(val <= _MP.mpf(delta))
+
+
+def _rdp_ok(g: RDP, eps: float, delta: float, method: str) -> bool:
+    lid = -_MP.log(_MP.mpf(delta))
+    for a_f, e_f in zip(g.orders, g.epsilons):
+        a = _MP.mpf(a_f)
+        if method == "mironov":
+            bound = _MP.mpf(e_f) + lid / (a - 1)
+        else:
+            bound = _MP.mpf(e_f) + (lid + (a - 1) * _MP.log1p(-1 / a) - _MP.log(a)) / (a - 1)
+        if bound <= _MP.mpf(eps):
+            return True
+    return False
+
+
+def certify_entry(g: Guarantee, entry: dict[str, Any]) -> bool | None:
+    """Re-check one reported ``{delta, epsilon, method}``; ``None`` if there is nothing to check."""
+    eps, delta, method = entry.get("epsilon"), entry["delta"], entry["method"]
+    if eps is None:
+        return None
+    if isinstance(g, ZCDP):
+        return _bs_ok(g.rho, eps, delta) if method == "bun-steinke" else _cks_ok(g.rho, eps, delta)
+    if isinstance(g, GDP):
+        return _bw_ok(g.mu, eps, delta)
+    if isinstance(g, PureDP):
+        return _approx_ok(g.epsilon, 0.0, eps, delta)
+    if isinstance(g, ApproxDP):
+        return _approx_ok(g.epsilon, g.delta, eps, delta)
+    if isinstance(g, RDP):
+        return _rdp_ok(g, eps, delta, method)
+    return None
+
+
+def certify_summary(
+    summaries: list[dict[str, Any]], advertised: Guarantee, effective: Guarantee | NoFiniteGuarantee
+) -> Outcome:
+    """Re-check every (epsilon, delta) in the advertised and effective report objects."""
+    checked, failed, unchecked = 0, [], 0
+    for summary, g in zip(summaries, (advertised, effective)):
+        if isinstance(g, NoFiniteGuarantee):
+            continue
+        for entry in summary.get("epsilon_delta", []):
+            ok = certify_entry(g, entry)
+            if ok is None:
+                unchecked += entry.get("epsilon") is not None
+                continue
+            checked += 1
+            if not ok:
+                failed.append(f"{entry['method']} epsilon={entry['epsilon']!r} at delta={entry['delta']!r}")
+    if failed:
+        return Refuted("BUG: reported epsilon below the certified bound: " + "; ".join(failed))
+    note = f"; {unchecked} f-DP value(s) rest on the accountant's own lower-bound curve" if unchecked else ""
+    return Verified(f"{checked} reported (epsilon, delta) pair(s) re-certified at {DPS} digits by an "
+                    f"independent route{note}")

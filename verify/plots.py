@@ -1,0 +1,81 @@
+"""Report plots: advertised vs effective privacy, as tradeoff curves and privacy profiles (PNG)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from accountant import conversions as conv
+from accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from accountant.semidp import NoFiniteGuarantee
+
+
+def _tradeoff(g: Guarantee | NoFiniteGuarantee) -> TradeOff | None:
+    if isinstance(g, ZCDP):
+        return conv.zcdp_to_tradeoff(g)
+    if isinstance(g, GDP):
+        return conv.gdp_to_tradeoff(g)
+    if isinstance(g, (PureDP, ApproxDP)):
+        return conv.approx_dp_to_tradeoff(g)
+    if isinstance(g, TradeOff):
+        return g
+    return None
+
+
+def _profile(g: Guarantee | NoFiniteGuarantee, eps: np.ndarray) -> np.ndarray | None:
+    if isinstance(g, NoFiniteGuarantee):
+        return np.ones_like(eps)
+    if isinstance(g, ZCDP):
+        return np.array([conv.zcdp_to_delta(g, float(e)) for e in eps])
+    t = _tradeoff(g)
+    if t is None:
+        return None
+    return np.array([conv.tradeoff_to_delta(t, float(e)) for e in eps])
+
+
+def plot_privacy(
+    curves: list[tuple[str, Guarantee | NoFiniteGuarantee]], path: Path, title: str
+) -> Path:
+    """Write a two-panel PNG: tradeoff lower bounds (Dong–Roth–Su convention) and delta(epsilon).
+
+    The tradeoff panel shows what each guarantee provably protects: the lowest
+    type-II error of any test at each type-I error (higher is more private).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    alpha = np.linspace(0, 1, 501)
+    ax1.plot(alpha, 1 - alpha, color="0.7", ls=":", label="perfect privacy")
+    eps_max = 1.0
+    for label, g in curves:
+        t = _tradeoff(g)
+        if t is not None:
+            ax1.plot(alpha, t.curve.std(alpha), label=label)
+        elif isinstance(g, NoFiniteGuarantee):
+            ax1.plot(alpha, np.zeros_like(alpha), label=f"{label}: none")
+        for e in (conv.zcdp_to_approx_dp(g, 1e-10).epsilon if isinstance(g, ZCDP) else None,):
+            if e is not None:
+                eps_max = max(eps_max, e)
+    ax1.set_xlabel("type I error (alpha)")
+    ax1.set_ylabel("type II error, lower bound f(alpha)")
+    ax1.set_title("tradeoff functions (higher = more private)")
+    ax1.legend(fontsize=8)
+    eps = np.linspace(0, eps_max * 1.1, 300)
+    for label, g in curves:
+        d = _profile(g, eps)
+        if d is not None:
+            ax2.semilogy(eps, np.maximum(d, 1e-300), label=label)
+    ax2.set_ylim(1e-14, 2)
+    ax2.set_xlabel("epsilon")
+    ax2.set_ylabel("delta(epsilon), upper bound")
+    ax2.set_title("privacy profiles (lower = more private)")
+    ax2.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

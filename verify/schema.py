@@ -1,0 +1,65 @@
+"""JSON schema of spec files, generated from the dataclasses of :mod:`verify.spec` (house style R13).
+
+``specs/schema.json`` is written by ``semidp schema > specs/schema.json``; a test
+asserts the committed file equals the generated one, so it is never edited by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from fractions import Fraction
+from typing import Any, Literal
+
+from verify.spec import SPEC_VERSION, Spec, _public_fields, _strip_optional
+
+_NUMBER = {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+(\.\d*)?(/\d+)?\s*$"}]}
+
+
+def _type_schema(tp: Any) -> dict[str, Any]:
+    tp, _ = _strip_optional(tp)
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        return _object_schema(tp)
+    if origin is Literal:
+        return {"enum": list(typing.get_args(tp))}
+    if origin is tuple:
+        return {"type": "array", "items": _type_schema(typing.get_args(tp)[0])}
+    if tp is Fraction:
+        return dict(_NUMBER)
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:
+        return {"type": "number"}
+    if tp is str:
+        return {"type": "string"}
+    raise TypeError(f"no schema for {tp!r}")
+
+
+def _object_schema(cls: Any) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for f in _public_fields(cls):
+        s = _type_schema(hints[f.name])
+        if "doc" in f.metadata:
+            s = {"description": f.metadata["doc"], **s}
+        props[f.name] = s
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            required.append(f.name)
+    out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+    if cls.__doc__:
+        out["description"] = cls.__doc__.strip().splitlines()[0]
+    if required:
+        out["required"] = required
+    return out
+
+
+def schema() -> dict[str, Any]:
+    """The JSON schema (draft 2020-12) of a spec file."""
+    s = _object_schema(Spec)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"semidp spec, contract v{SPEC_VERSION}",
+        **s,
+    }
