@@ -16,7 +16,9 @@ import functools
 from typing import Iterable, Sequence
 
 from accountant.conversions import gdp_to_zcdp, pure_dp_to_zcdp
-from accountant.directed import MP, up
+from fractions import Fraction as Q
+
+from accountant.directed import sqrt_up, up_exact
 from accountant.errors import InvalidArgument, UnsupportedRelease
 from accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from accountant.relations import Relation, check_same_relation
@@ -59,7 +61,7 @@ def compose_as_zcdp(guarantees: Iterable[PureDP | GDP | ZCDP]) -> ZCDP:
                 f"{type(g).__name__} has no zCDP conversion (approximate DP with delta > 0 does not "
                 "imply any zCDP bound); use compose_tradeoffs instead."
             )
-    return ZCDP(up(MP.fsum(MP.mpf(r) for r in rhos)), gs[0].relation)
+    return ZCDP(up_exact(sum((Q(r) for r in rhos), Q(0))), gs[0].relation)
 
 
 def compose_tradeoffs(
@@ -100,7 +102,7 @@ def compose_tradeoffs(
                 f"compose_tradeoffs cannot take {type(g).__name__}; convert it to ApproxDP or "
                 "TradeOff first (zCDP/RDP do not determine a tradeoff function)."
             )
-    mu = up(MP.sqrt(MP.fsum(MP.mpf(m) ** 2 for m in mus))) if mus else 0.0
+    mu = sqrt_up(sum((Q(m) ** 2 for m in mus), Q(0))) if mus else 0.0
     kwargs = {} if grid is None else {"grid": grid}
     if not curves:
         return TradeOff(TradeoffCurve.from_gdp(mu), relation)

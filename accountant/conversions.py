@@ -26,7 +26,9 @@ import numpy as np
 from scipy import optimize
 
 from accountant.arguments import check_in_interval, check_nonnegative
-from accountant.directed import MP, up
+from fractions import Fraction as Q
+
+from accountant.directed import MP, up, up_exact
 from accountant.errors import InvalidArgument
 from accountant.gaussian import gdp_delta, gdp_epsilon
 from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
@@ -54,8 +56,7 @@ def pure_dp_to_zcdp(g: PureDP) -> ZCDP:
     >>> pure_dp_to_zcdp(PureDP(1.0)).rho
     0.5
     """
-    e = MP.mpf(g.epsilon)
-    return ZCDP(up(e * e / 2), g.relation)
+    return ZCDP(up_exact(Q(g.epsilon) ** 2 / 2), g.relation)
 
 
 def approx_dp_to_tradeoff(g: ApproxDP | PureDP) -> TradeOff:
@@ -98,8 +99,7 @@ def gdp_to_zcdp(g: GDP) -> ZCDP:
     [DRS22, Thm. 2.10], whose Rényi divergence is :math:`\alpha\mu^2/2`
     [Mir17, Prop. 7]; Rényi divergence obeys data processing.
     """
-    m = MP.mpf(g.mu)
-    return ZCDP(up(m * m / 2), g.relation)
+    return ZCDP(up_exact(Q(g.mu) ** 2 / 2), g.relation)
 
 
 def gdp_to_rdp(g: GDP, orders: Sequence[float]) -> RDP:
@@ -120,7 +120,7 @@ def gdp_to_tradeoff(g: GDP, n_points: int = 400) -> TradeOff:
 def zcdp_to_rdp(g: ZCDP, orders: Sequence[float]) -> RDP:
     r""":math:`\rho`-zCDP is :math:`(\alpha, \alpha\rho)`-RDP for every :math:`\alpha>1` [BS16, Def. 1.1]."""
     orders_t = tuple(float(a) for a in orders)
-    return RDP(orders_t, tuple(up(MP.mpf(a) * MP.mpf(g.rho)) for a in orders_t), g.relation)
+    return RDP(orders_t, tuple(up_exact(Q(a) * Q(g.rho)) for a in orders_t), g.relation)
 
 
 def _log_inv_delta(delta: float) -> mpmath.mpf:

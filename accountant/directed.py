@@ -4,10 +4,18 @@ Convention: a quantity that *bounds privacy loss* (epsilon, delta, rho, mu, a
 sensitivity) is rounded **up**; a quantity that *bounds protection* (a value of
 a tradeoff function, a noise scale solved for) is rounded **down**.
 
-Closed forms are evaluated in :mod:`mpmath` at :data:`PRECISION_DPS` decimal
-digits and then converted to the adjacent float in the safe direction. The
-mpmath error (about ``10**-45`` relative) is far below half a float ulp, so
-``up(mp_value) >= true value`` holds for every finite input.
+Two kinds of arithmetic:
+
+* **exact** -- sums, integer multiples and squares of floats are rational:
+  they are computed with :class:`fractions.Fraction` and converted by
+  :func:`up_exact` / :func:`down_exact` (``float(Fraction)`` is correctly
+  rounded, then corrected by one step if it landed on the wrong side);
+  square roots by :func:`sqrt_up`, checked by squaring exactly;
+* **transcendental** (exp, log, Phi) -- evaluated in :mod:`mpmath` at
+  :data:`PRECISION_DPS` digits; :func:`up` / :func:`down` step one float
+  outward unless the nearest float clears the mpmath value by more than its
+  error bound (so the result is safe even when the true value sits within
+  ``10**-45`` of a float).
 """
 
 from __future__ import annotations
@@ -27,16 +35,21 @@ MP = mpmath.MPContext()
 MP.dps = PRECISION_DPS
 
 
+#: Relative error bound assumed for a 50-digit mpmath evaluation of a closed form.
+MP_REL_ERROR = MP.mpf(10) ** -(PRECISION_DPS - 5)
+
+
 def up(x: float | mpmath.mpf) -> float:
-    """Smallest float that is ``>= x`` up to one ulp of slack (rounds toward +inf).
+    """A float ``>= x`` (rounds toward +inf, at most one ulp beyond the nearest float).
 
     For a float input the value is returned unchanged (it is exact); for an
-    mpmath value, the nearest float is moved one step up unless it already
-    equals the high-precision value exactly.
+    mpmath value (an approximation with relative error below
+    :data:`MP_REL_ERROR`), the nearest float is returned only if it exceeds the
+    value by more than that error, else the next float up.
 
     Examples
     --------
-    >>> up(MP.mpf(1) / 3) > 1 / 3
+    >>> MP.mpf(up(MP.mpf(1) / 3)) >= MP.mpf(1) / 3
     True
     >>> up(0.5)
     0.5
@@ -44,7 +57,7 @@ def up(x: float | mpmath.mpf) -> float:
     if isinstance(x, float):
         return x
     f = float(x)
-    if math.isinf(f) or MP.mpf(f) >= x:
+    if math.isinf(f) or MP.mpf(f) > x + abs(x) * MP_REL_ERROR:
         return f
     return math.nextafter(f, math.inf)
 
@@ -54,15 +67,55 @@ def down(x: float | mpmath.mpf) -> float:
 
     Examples
     --------
-    >>> down(MP.mpf(1) / 3) < 1 / 3
+    >>> MP.mpf(down(MP.mpf(1) / 3)) <= MP.mpf(1) / 3
     True
     """
     if isinstance(x, float):
         return x
     f = float(x)
-    if math.isinf(f) or MP.mpf(f) <= x:
+    if math.isinf(f) or MP.mpf(f) < x - abs(x) * MP_REL_ERROR:
         return f
     return math.nextafter(f, -math.inf)
+
+
+def up_exact(q: Fraction | int) -> float:
+    """The smallest float ``>= q`` for an exact rational ``q``.
+
+    Examples
+    --------
+    >>> up_exact(Fraction(1) + Fraction(4.2e-106)) > 1.0
+    True
+    >>> up_exact(Fraction(256, 100) * 4) == 10.24 or up_exact(Fraction(256, 100) * 4) > 10.24
+    True
+    """
+    q = Fraction(q)
+    f = float(q)
+    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
+
+
+def down_exact(q: Fraction | int) -> float:
+    """The largest float ``<= q`` for an exact rational ``q``."""
+    q = Fraction(q)
+    f = float(q)
+    return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
+
+
+def sqrt_up(q: Fraction) -> float:
+    """The smallest float ``>= sqrt(q)`` for a rational ``q >= 0``, verified by exact squaring.
+
+    Examples
+    --------
+    >>> sqrt_up(Fraction(25)), sqrt_up(Fraction(2)) ** 2 >= 2
+    (5.0, True)
+    """
+    if q < 0:
+        raise InvalidArgument(f"sqrt_up needs q >= 0, got {q}.")
+    f = float(MP.sqrt(MP.mpf(q.numerator) / q.denominator))
+    while Fraction(f) ** 2 < q:
+        f = math.nextafter(f, math.inf)
+    while f > 0 and Fraction(math.nextafter(f, 0.0)) ** 2 >= q:
+        f = math.nextafter(f, 0.0)
+    return f
 
 
 def pad_up(x: float, rel: float = 1e-12, abs_: float = 0.0) -> float:

@@ -27,7 +27,9 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from accountant.arguments import check_finite_real, check_in_interval, check_nonnegative, check_positive
-from accountant.directed import MP, down, up
+from fractions import Fraction
+
+from accountant.directed import MP, down, up, up_exact
 from accountant.errors import InvalidArgument
 
 #: Relative error budget of :func:`gdp_delta_array` (log_ndtr is accurate to a
@@ -194,4 +196,4 @@ def gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) -> float:
     3.7306316
     """
     s = check_positive("sensitivity", sensitivity)
-    return up(MP.mpf(s) / MP.mpf(gdp_mu_for(eps, delta)))
+    return up_exact(Fraction(s) / Fraction(gdp_mu_for(eps, delta)))

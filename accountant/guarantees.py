@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
 from accountant.arguments import check_in_interval, check_int, check_nonnegative
-from accountant.directed import MP, up
+from fractions import Fraction as Q
+
+from accountant.directed import MP, sqrt_up, up, up_exact
 from accountant.errors import InvalidArgument, UnsupportedRelease
 from accountant.relations import Relation, Replace, check_same_relation
 
@@ -65,12 +67,12 @@ class PureDP:
         """Basic composition: epsilons add [DR14, Thm. 3.16]; rounded up."""
         _check_type(self, other)
         check_same_relation(self.relation, other.relation)
-        return PureDP(up(MP.mpf(self.epsilon) + MP.mpf(other.epsilon)), self.relation)
+        return PureDP(up_exact(Q(self.epsilon) + Q(other.epsilon)), self.relation)
 
     def group(self, k: int) -> "PureDP":
         """Group privacy of size ``k``: ``k * epsilon`` [DR14, Thm. 2.2]."""
         check_int("k", k, minimum=1)
-        return PureDP(up(k * MP.mpf(self.epsilon)), _scaled_relation(self.relation, k))
+        return PureDP(up_exact(k * Q(self.epsilon)), _scaled_relation(self.relation, k))
 
     def dominates(self, other: "PureDP") -> bool:
         """True if ``self`` is at least as private as ``other`` (same relation)."""
@@ -107,8 +109,8 @@ class ApproxDP:
         """
         _check_type(self, other)
         check_same_relation(self.relation, other.relation)
-        eps = up(MP.mpf(self.epsilon) + MP.mpf(other.epsilon))
-        delta = min(1.0, up(MP.mpf(self.delta) + MP.mpf(other.delta)))
+        eps = up_exact(Q(self.epsilon) + Q(other.epsilon))
+        delta = min(1.0, up_exact(Q(self.delta) + Q(other.delta)))
         return ApproxDP(eps, delta, self.relation)
 
     def group(self, k: int) -> "ApproxDP":
@@ -124,7 +126,7 @@ class ApproxDP:
         e = MP.mpf(self.epsilon)
         factor = MP.fsum(MP.exp(i * e) for i in range(k))
         delta = min(1.0, up(MP.mpf(self.delta) * factor))
-        return ApproxDP(up(k * e), delta, _scaled_relation(self.relation, k))
+        return ApproxDP(up_exact(k * Q(self.epsilon)), delta, _scaled_relation(self.relation, k))
 
     def dominates(self, other: "ApproxDP") -> bool:
         """True if ``self`` is at least as private in both parameters (same relation)."""
@@ -158,13 +160,13 @@ class GDP:
         r""":math:`G_{\mu_1}\otimes G_{\mu_2}=G_{\sqrt{\mu_1^2+\mu_2^2}}` [DRS22, Cor. 3.3]; rounded up."""
         _check_type(self, other)
         check_same_relation(self.relation, other.relation)
-        a, b = MP.mpf(self.mu), MP.mpf(other.mu)
-        return GDP(up(MP.sqrt(a * a + b * b)), self.relation)
+        a, b = Q(self.mu), Q(other.mu)
+        return GDP(sqrt_up(a * a + b * b), self.relation)
 
     def group(self, k: int) -> "GDP":
         r""":math:`G_\mu^{\circ k}=G_{k\mu}` [DRS22, Thm. 2.14]; Cho & Awan 2024, Sec. 2."""
         check_int("k", k, minimum=1)
-        return GDP(up(k * MP.mpf(self.mu)), _scaled_relation(self.relation, k))
+        return GDP(up_exact(k * Q(self.mu)), _scaled_relation(self.relation, k))
 
     def dominates(self, other: "GDP") -> bool:
         """True if ``self.mu <= other.mu`` under the same relation."""
@@ -194,12 +196,12 @@ class ZCDP:
         """Rhos add [BS16, Lemma 2.3]; rounded up."""
         _check_type(self, other)
         check_same_relation(self.relation, other.relation)
-        return ZCDP(up(MP.mpf(self.rho) + MP.mpf(other.rho)), self.relation)
+        return ZCDP(up_exact(Q(self.rho) + Q(other.rho)), self.relation)
 
     def group(self, k: int) -> "ZCDP":
         """Group privacy: ``k**2 * rho`` [BS16, Prop. 1.9]; Cho & Awan 2024, Lemma 39."""
         check_int("k", k, minimum=1)
-        return ZCDP(up(k * k * MP.mpf(self.rho)), _scaled_relation(self.relation, k))
+        return ZCDP(up_exact(k * k * Q(self.rho)), _scaled_relation(self.relation, k))
 
     def dominates(self, other: "ZCDP") -> bool:
         """True if ``self.rho <= other.rho`` under the same relation."""
@@ -253,7 +255,7 @@ class RDP:
             )
         a = dict(zip(self.orders, self.epsilons))
         b = dict(zip(other.orders, other.epsilons))
-        eps = tuple(up(MP.mpf(a[o]) + MP.mpf(b[o])) for o in common)
+        eps = tuple(up_exact(Q(a[o]) + Q(b[o])) for o in common)
         return RDP(tuple(common), eps, self.relation)
 
     def group(self, k: int) -> "RDP":

@@ -349,6 +349,8 @@ def _check_invariant(spec: Spec, probs: _Problems) -> None:
     names = [f.name for f in spec.data.features]
     cells = _cells(spec)
     inv = spec.invariant
+    if inv.kind is None:  # the kind itself failed to parse; its problem is listed
+        return
     required = {"margins": "margins", "linear": "matrix", "counting": "sets"}
     for kind, k in required.items():
         if inv.kind == kind and getattr(inv, k) is None:

@@ -1,0 +1,102 @@
+"""The semidp CLI end to end on the shipped census specs (contract: spec-format.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from verify.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PERSONS = str(ROOT / "specs" / "census-2020-persons.toml")
+DAS = str(ROOT / "specs" / "census-2020-persons-das.toml")
+TOTAL = str(ROOT / "specs" / "census-2020-total.toml")
+
+
+def _eds(obj: dict, method: str) -> float:
+    return next(e["epsilon"] for e in obj["epsilon_delta"] if e["method"] == method)
+
+
+def test_census_persons_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", PERSONS, "--json"]) == 1          # the advertised claim fails under the invariant
+    r = json.loads(capsys.readouterr().out)
+    assert r["name"] == "census-2020-persons"
+    assert r["semi_adjacent_parameter"]["value"] == 2
+    assert r["semi_adjacent_parameter"]["method"] == "closed-form"
+    assert r["advertised"]["zcdp"] == 2.56 and r["effective"]["zcdp"] == 10.24      # T-Z1
+    assert r["effective"]["framework"] == "semi-dp"
+    # T-Z2 and issue Step 1 figures at delta = 1e-10 (never below the printed value minus rounding).
+    assert round(_eds(r["advertised"], "bun-steinke"), 3) == 17.915
+    assert round(_eds(r["effective"], "bun-steinke"), 3) == 40.951
+    assert round(_eds(r["advertised"], "canonne-kamath-steinke"), 3) == 17.158
+    assert round(_eds(r["effective"], "canonne-kamath-steinke"), 3) == 39.823
+    assert r["advertised"]["epsilon_delta"][0]["method"] == "bun-steinke"
+    assert r["plain_dp"]["epsilon"] is None and "state" in r["plain_dp"]["reason"]
+    assert {c["name"]: c["status"] for c in r["checks"]} == {
+        "semi-adjacent-parameter": "pass", "conversions-certified": "pass", "claim": "fail",
+        "invariant-preserved": "skip"}
+    assert r["verdict"] == "fails"
+    assert len(r["spec"]["sha256"]) == 64
+
+
+def test_census_das_certificate(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", DAS, "--json"]) == 1
+    r = json.loads(capsys.readouterr().out)
+    assert round(_eds(r["advertised"], "canonne-kamath-steinke"), 4) == 17.1436   # reproduces 17.14
+    assert round(_eds(r["effective"], "canonne-kamath-steinke"), 3) == 39.785
+    claim = next(c for c in r["checks"] if c["name"] == "claim")
+    assert claim["outcome"] == "refuted"
+    assert claim["bounds"]["lower"] > 17.14                                   # refuted, not just unproven
+
+
+def test_total_counterfactual_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", TOTAL]) == 0
+    out = capsys.readouterr().out
+    assert "a(t) = 1" in out and "verdict: HOLDS" in out
+
+
+def test_text_report_rounds_up(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["audit", PERSONS])
+    out = capsys.readouterr().out
+    for figure in ("rho = 2.56", "rho = 10.24", "17.9153", "40.9506", "17.1584", "39.8226", "verdict: FAILS"):
+        assert figure in out
+
+
+def test_several_specs_json_array_and_out_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", PERSONS, TOTAL, "--json", "--out", str(tmp_path)]) == 1
+    arr = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in arr] == ["census-2020-persons", "census-2020-total"]
+    for name in ("census-2020-persons", "census-2020-total"):
+        assert json.loads((tmp_path / f"{name}.json").read_text())["name"] == name
+        assert "Verdict" in (tmp_path / f"{name}.md").read_text()
+        png = tmp_path / f"{name}.privacy.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_malformed_spec_exits_2_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(Path(PERSONS).read_text().replace("adjacency", "adjacncy"))
+    proc = subprocess.run([sys.executable, "-m", "verify.cli", "audit", str(bad)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "data.adjacncy: unknown key; did you mean 'adjacency'?" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_unsupported_mechanism_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "g.toml"
+    spec.write_text(Path(PERSONS).read_text().replace('kind = "published"', 'kind = "gaussian"'))
+    assert main(["audit", str(spec)]) == 2
+    assert "mechanism.kind = 'gaussian' is not audited" in capsys.readouterr().err
+
+
+def test_plain_dp_claim_with_invariant_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "dp.toml"
+    spec.write_text(Path(PERSONS).read_text().replace('framework = "semi-dp"', 'framework = "dp"'))
+    assert main(["audit", str(spec), "--json"]) == 1
+    r = json.loads(capsys.readouterr().out)
+    assert r["effective"]["epsilon"] is None and "told apart with certainty" in r["effective"]["reason"]
