@@ -36,6 +36,8 @@ from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
 ZcdpMethod = Literal["bun-steinke", "canonne-kamath-steinke"]
 RdpMethod = Literal["mironov", "canonne-kamath-steinke"]
 
+#: Methods offered for RDP -> (epsilon, delta), in report order.
+RDP_METHODS: tuple[RdpMethod, ...] = ("mironov", "canonne-kamath-steinke")
 #: Methods offered for zCDP -> (epsilon, delta), in report order.
 ZCDP_METHODS: tuple[ZcdpMethod, ...] = ("bun-steinke", "canonne-kamath-steinke")
 
@@ -277,7 +279,8 @@ def zcdp_to_tradeoff(g: ZCDP, epsilons: Sequence[float] | None = None) -> TradeO
 
     if epsilons is None:
         top = _cks_zcdp_eps(g.rho, 1e-12) if g.rho > 0 else 1.0
-        epsilons = np.concatenate([[0.0], np.geomspace(1e-3, max(top, 1e-2), 300)])
-    eps = [float(e) for e in epsilons]
+        eps = [0.0, *(float(x) for x in np.geomspace(1e-3, max(top, 1e-2), 300))]
+    else:
+        eps = [float(e) for e in epsilons]
     deltas = [zcdp_to_delta(g, e) for e in eps]
     return TradeOff(TradeoffCurve.from_profile(eps, deltas), g.relation)

@@ -117,7 +117,8 @@ def gdp_delta_array(mu: float, eps: ArrayLike) -> NDArray[np.float64]:
     d = e + special.log_ndtr(b) - la
     with np.errstate(over="ignore"):
         val = np.exp(la) * -np.expm1(np.minimum(d, 0.0))
-    return np.clip(val * (1 + ARRAY_REL_PAD) + ARRAY_ABS_PAD, 0.0, 1.0)
+    res: NDArray[np.float64] = np.clip(val * (1 + ARRAY_REL_PAD) + ARRAY_ABS_PAD, 0.0, 1.0)
+    return res
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
@@ -141,7 +142,9 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     hi = m * m / 2 + m * math.sqrt(2 * math.log(1 / d)) + 1.0
     while _mp_delta(mm, MP.mpf(hi)) > md:
         hi *= 2
-    f = lambda x: max(_float_log_delta(m, x), -1e300) - math.log(d)  # noqa: E731
+    def f(x: float) -> float:
+        return max(_float_log_delta(m, x), -1e300) - math.log(d)
+
     try:
         x = optimize.brentq(f, 0.0, hi, xtol=1e-14, rtol=1e-15, maxiter=200)
     except ValueError:  # sign change lost to underflow: fall back to the certified bracket end
@@ -170,7 +173,9 @@ def gdp_mu_for(eps: float, delta: float) -> float:
     e = check_nonnegative("eps", eps)
     d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
     me, md = MP.mpf(e), MP.mpf(d)
-    g = lambda mu: max(_float_log_delta(mu, e), -1e300) - math.log(d)  # noqa: E731  increasing in mu
+    def g(mu: float) -> float:  # increasing in mu
+        return max(_float_log_delta(mu, e), -1e300) - math.log(d)
+
     lo, hi = 0.5, 1.0
     while g(hi) < 0:
         lo, hi = hi, hi * 2

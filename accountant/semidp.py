@@ -83,8 +83,8 @@ def semi_dp(g: Guarantee, invariant: Invariant, radius: int) -> Guarantee:
         )
     rel = SemiAdjacent(base, invariant, k)
     if k == 0:
-        return dataclasses.replace(_perfect(g), relation=rel)  # type: ignore[type-var]
-    return dataclasses.replace(g.group(k), relation=rel)  # type: ignore[type-var]
+        return dataclasses.replace(_perfect(g), relation=rel)
+    return dataclasses.replace(g.group(k), relation=rel)
 
 
 @dataclass(frozen=True, slots=True)

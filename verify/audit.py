@@ -128,8 +128,8 @@ def summarize(g: Guarantee | NoFiniteGuarantee, deltas: list[float]) -> dict[str
     elif isinstance(g, RDP):
         out["rdp"] = [{"alpha": a, "epsilon": e} for a, e in zip(g.orders, g.epsilons)]
         for d in deltas:
-            for m in ("mironov", "canonne-kamath-steinke"):
-                eds.append({"delta": d, "epsilon": conv.rdp_to_approx_dp(g, d, m).epsilon, "method": m})  # type: ignore[arg-type]
+            for rm in conv.RDP_METHODS:
+                eds.append({"delta": d, "epsilon": conv.rdp_to_approx_dp(g, d, rm).epsilon, "method": rm})
     elif isinstance(g, TradeOff):
         eds = [{"delta": d, "epsilon": conv.tradeoff_to_approx_dp(g, d).epsilon, "method": "f-dp-profile"}
                for d in deltas]

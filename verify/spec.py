@@ -403,7 +403,8 @@ def loads(text: str, path: str = "<string>") -> Spec:
     if probs.items or spec is None:
         raise InvalidSpec(path, probs.items or ["could not be read"])
     digest = hashlib.sha256(text.encode()).hexdigest()
-    return dataclasses.replace(spec, path=path, sha256=digest)
+    out: Spec = dataclasses.replace(spec, path=path, sha256=digest)
+    return out
 
 
 def load(path: str | Path) -> Spec:
