@@ -48,19 +48,20 @@ def plot_privacy(
     import matplotlib.pyplot as plt
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
-    alpha = np.linspace(0, 1, 501)
-    ax1.plot(alpha, 1 - alpha, color="0.7", ls=":", label="perfect privacy")
+    # Log-scaled type-I error: at census-level budgets every curve hugs the axes on a linear scale.
+    alpha = np.concatenate([np.logspace(-14, -1, 400), np.linspace(0.1, 1.0, 200)[1:]])
+    ax1.semilogx(alpha, 1 - alpha, color="0.7", ls=":", label="perfect privacy")
     eps_max = 1.0
     for label, g in curves:
         t = _tradeoff(g)
         if t is not None:
-            ax1.plot(alpha, t.curve.std(alpha), label=label)
+            ax1.semilogx(alpha, t.curve.std(alpha), label=label)
         elif isinstance(g, NoFiniteGuarantee):
-            ax1.plot(alpha, np.zeros_like(alpha), label=f"{label}: none")
+            ax1.semilogx(alpha, np.zeros_like(alpha), label=f"{label}: none")
         for e in (conv.zcdp_to_approx_dp(g, 1e-10).epsilon if isinstance(g, ZCDP) else None,):
             if e is not None:
                 eps_max = max(eps_max, e)
-    ax1.set_xlabel("type I error (alpha)")
+    ax1.set_xlabel("type I error alpha (log scale)")
     ax1.set_ylabel("type II error, lower bound f(alpha)")
     ax1.set_title("tradeoff functions (higher = more private)")
     ax1.legend(fontsize=8)
