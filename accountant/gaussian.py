@@ -29,7 +29,7 @@ from scipy import optimize, special
 from accountant.arguments import check_finite_real, check_in_interval, check_nonnegative, check_positive
 from fractions import Fraction
 
-from accountant.directed import MP, down, up, up_exact
+from accountant.directed import MP, MP_REL_ERROR, down, up, up_exact
 from accountant.errors import InvalidArgument
 
 #: Relative error budget of :func:`gdp_delta_array` (log_ndtr is accurate to a
@@ -155,6 +155,26 @@ def gdp_epsilon(mu: float, delta: float) -> float:
         x = x + step
         step *= 2
     return x
+
+
+def gdp_epsilon_lower(mu: float, delta: float) -> float:
+    r"""Certified **lower** bound on the smallest :math:`\varepsilon` with :math:`\delta_\mu(\varepsilon)\le\delta`.
+
+    Returns ``x`` with :math:`\delta_\mu(x) > \delta` checked at 50 digits
+    (with the evaluation's error bound as margin), so the true epsilon exceeds
+    ``x`` because the profile is decreasing. Used to *refute* claims: the
+    Gaussian mechanism needs at least this epsilon. ``0.0`` when nothing
+    positive is certified.
+    """
+    m = check_nonnegative("mu", mu)
+    d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True)
+    mm, md = MP.mpf(m), MP.mpf(d)
+    x = gdp_epsilon(m, d)
+    step = max(abs(x) * 1e-15, 1e-300)
+    while x > 0 and _mp_delta(mm, MP.mpf(x)) <= md * (1 + MP_REL_ERROR):
+        x = max(0.0, x - step)
+        step *= 2
+    return x if x > 0 and _mp_delta(mm, MP.mpf(x)) > md * (1 + MP_REL_ERROR) else 0.0
 
 
 def gdp_mu_for(eps: float, delta: float) -> float:

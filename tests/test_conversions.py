@@ -159,3 +159,22 @@ def test_bad_arguments_raise_invalid_argument(call) -> None:  # type: ignore[no-
 def test_delta_one_is_trivial() -> None:
     assert zcdp_to_approx_dp(ZCDP(3.0), 1.0).epsilon == 0.0
     assert ApproxDP(0.0, 1.0).delta == 1.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(mus, deltas)
+def test_gdp_epsilon_lower_and_upper_bracket_truth(mu: float, delta: float) -> None:
+    from accountant.gaussian import gdp_epsilon_lower
+
+    lo, hi = gdp_epsilon_lower(mu, delta), gdp_to_approx_dp(GDP(mu), delta).epsilon
+    assert lo <= hi
+    m = HP.mpf(mu)
+
+    def d(x: float) -> mpmath.mpf:
+        e = HP.mpf(x)
+        return HP.ncdf(m / 2 - e / m) - HP.exp(e) * HP.ncdf(-m / 2 - e / m)
+
+    assert d(hi) <= delta                      # hi is achievable
+    if lo > 0:
+        assert d(lo) > delta                   # lo is not: the true epsilon lies in (lo, hi]
+        assert hi - lo <= 1e-9 * max(1.0, hi)  # and the bracket is tight

@@ -22,12 +22,11 @@ rounded against the conclusion being drawn.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 from accountant.conversions import zcdp_to_approx_dp, zcdp_to_delta
 from accountant.directed import MP, down, up
-from accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon
+from accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon, gdp_epsilon_lower
 from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from accountant.semidp import NoFiniteGuarantee
 from verify.outcome import Bounds, Outcome, Refuted, Unknown, Verified
@@ -123,9 +122,7 @@ def _from_zcdp(claim: Claim, g: ZCDP) -> tuple[Outcome, Bounds | None]:
     out, b = _profile_compare(eps_c, delta_c, d_up, d_low,
                               "CKS profile (upper) / Gaussian attaining rho (lower)")
     eps_up = zcdp_to_approx_dp(g, delta_c).epsilon
-    eps_low = gdp_epsilon(mu_g, delta_c) if mu_g > 0 else 0.0
-    # eps_low is rounded up by gdp_epsilon; step one ulp down so it stays a lower bound.
-    eps_low = math.nextafter(eps_low, 0.0) if eps_low > 0 else 0.0
+    eps_low = gdp_epsilon_lower(mu_g, delta_c) if mu_g > 0 else 0.0
     return out, Bounds(lower=eps_low, estimate=eps_up, upper=eps_up) if b else None
 
 
@@ -143,8 +140,10 @@ def _from_gdp(claim: Claim, g: GDP) -> tuple[Outcome, Bounds | None]:
     eps_c, delta_c = float(claim[1]), float(claim[2])
     out, _ = _profile_compare(eps_c, delta_c, gdp_delta(g.mu, eps_c), gdp_delta_lower(g.mu, eps_c),
                               "exact Balle-Wang profile")
-    e = gdp_epsilon(g.mu, delta_c) if delta_c < 1 else 0.0
-    return out, Bounds(lower=math.nextafter(e, 0.0) if e > 0 else 0.0, estimate=e, upper=e)
+    if delta_c >= 1:
+        return out, None
+    e = gdp_epsilon(g.mu, delta_c)
+    return out, Bounds(lower=gdp_epsilon_lower(g.mu, delta_c), estimate=e, upper=e)
 
 
 def _from_approx(claim: Claim, eps_e: float, delta_e: float) -> tuple[Outcome, Bounds | None]:
