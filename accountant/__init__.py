@@ -14,6 +14,7 @@ Conversions: :mod:`accountant.conversions` (``<from>_to_<to>``).
 Composition: :func:`compose`, :func:`compose_tradeoffs`, :func:`compose_as_zcdp`.
 Semi-DP: :func:`semi_dp` (Prop. 15), :func:`semi_dp_composition` (Prop. 21),
 :func:`joint_release_dp`, the semi-adjacent parameter :func:`closed_form`.
+Sensitivity spaces: :class:`SensitivitySpace`, :func:`table_space`, :func:`histogram_space`.
 Errors: :class:`ToolkitError` and its subclasses.
 """
 
@@ -51,16 +52,17 @@ from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, T
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 from accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
 from accountant.semiadjacent import SemiAdjacentParameter, closed_form
+from accountant.sensitivity import SensitivitySpace, histogram_space, table_space
 from accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
 
 __all__ = [
     "AddRemove", "ApproxDP", "Counting", "DataSpace", "Feature", "GDP", "Guarantee",
     "InvalidArgument", "InvalidSpec", "Invariant", "Linear", "Margins", "NoFiniteGuarantee",
     "NoInvariant", "Prop21Result", "PureDP", "RDP", "Relation", "RelationMismatch", "Replace",
-    "SearchTooLarge", "SemiAdjacent", "SemiAdjacentParameter", "Total", "ToolkitError", "TradeOff",
+    "SearchTooLarge", "SemiAdjacent", "SemiAdjacentParameter", "SensitivitySpace", "Total", "ToolkitError", "TradeOff",
     "UnsupportedRelease", "VerificationError", "ZCDP",
     "approx_dp_to_tradeoff", "closed_form", "compose", "compose_as_zcdp", "compose_tradeoffs",
-    "gaussian_sigma", "gdp_delta", "gdp_epsilon", "gdp_to_approx_dp", "gdp_to_delta", "gdp_to_rdp",
+    "gaussian_sigma", "gdp_delta", "histogram_space", "table_space", "gdp_epsilon", "gdp_to_approx_dp", "gdp_to_delta", "gdp_to_rdp",
     "gdp_to_tradeoff", "gdp_to_zcdp", "joint_release_dp", "pure_dp_to_approx_dp",
     "pure_dp_to_tradeoff", "pure_dp_to_zcdp", "rdp_to_approx_dp", "semi_dp", "semi_dp_composition",
     "tradeoff_to_approx_dp", "tradeoff_to_delta", "zcdp_to_approx_dp", "zcdp_to_delta",

@@ -1,0 +1,307 @@
+r"""Sensitivity spaces (Cho & Awan 2024, Def. 4, Sec. 4; Awan & Slavković 2021).
+
+A sensitivity space is the finite symmetric set
+:math:`S = \{q(X) - q(X') : X, X' \text{ adjacent}\}` of integer difference
+vectors (it contains 0). This module holds the value type
+:class:`SensitivitySpace` (norms, exact rank, span, orthonormal basis,
+projector) and the closed forms:
+
+* :func:`table_space` -- :math:`r\times c` tables under both one-way margins,
+  radius :math:`a`: the :math:`2\times2` moves :math:`E^{(i,i',j,j')}` of
+  Prop. 32 **and** the 3-cycles that Prop. 32 misses when :math:`a\ge3` and
+  :math:`\min(r,c)\ge3` (reference ``semi-dp.md`` §5 caveat, verified by
+  exhaustive enumeration; ``paper_exact=True`` gives Prop. 32 as printed);
+* :func:`histogram_space` -- :math:`S^{\mathcal D, A_k}` for a histogram under
+  replace-one with no invariant (the naive spaces of Prop. 24);
+* :func:`group_inflated` -- :math:`a\cdot S` (naive alternative (i) of Sec. 4).
+
+Exact enumeration over conforming datasets lives with the fiber search.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterable, Sequence
+
+import numpy as np
+import sympy
+from numpy.typing import NDArray
+
+from accountant.arguments import check_int
+from accountant.directed import sqrt_up
+from accountant.errors import InvalidArgument
+
+
+@dataclass(frozen=True)
+class SensitivitySpace:
+    """A finite symmetric set of integer difference vectors, with how it was obtained.
+
+    Examples
+    --------
+    >>> s = table_space(2, 2)                       # reference T-S1 / T-S5
+    >>> s.size, s.l1, s.l2, s.linf, s.rank
+    (3, 4, 2.0, 1, 1)
+    >>> s.projector_exact()[0, :]
+    Matrix([[1/4, -1/4, -1/4, 1/4]])
+    """
+
+    vectors: tuple[tuple[int, ...], ...]
+    """The distinct vectors, sorted, including 0 and closed under negation."""
+    label: str
+    """How the space was obtained (closed form with its source, or enumeration)."""
+
+    def __post_init__(self) -> None:
+        if not self.vectors:
+            raise InvalidArgument("A sensitivity space needs at least the zero vector.")
+        d = len(self.vectors[0])
+        if any(len(v) != d for v in self.vectors):
+            raise InvalidArgument("All vectors of a sensitivity space must have the same length.")
+        vs = set(self.vectors)
+        missing = [v for v in vs if tuple(-x for x in v) not in vs]
+        if missing:
+            raise InvalidArgument(
+                f"Sensitivity space is not symmetric. Specifically: {missing[0]} has no negation."
+            )
+        if (0,) * d not in vs:
+            raise InvalidArgument("A sensitivity space contains 0 (X = X' is adjacent to itself).")
+        object.__setattr__(self, "vectors", tuple(sorted(vs)))
+
+    @classmethod
+    def from_vectors(cls, vectors: Iterable[Sequence[int]], label: str) -> "SensitivitySpace":
+        """Build from any vectors, adding 0 and negations (a sensitivity space is symmetric)."""
+        vs = {tuple(int(x) for x in v) for v in vectors}
+        if not vs:
+            raise InvalidArgument("from_vectors needs at least one vector.")
+        d = len(next(iter(vs)))
+        vs |= {tuple(-x for x in v) for v in vs} | {(0,) * d}
+        return cls(tuple(vs), label)
+
+    @property
+    def array(self) -> NDArray[np.int64]:
+        """The vectors as an ``(m, d)`` integer array."""
+        return np.array(self.vectors, dtype=np.int64)
+
+    @property
+    def dimension(self) -> int:
+        """Ambient dimension ``d``."""
+        return len(self.vectors[0])
+
+    @property
+    def size(self) -> int:
+        """Number of distinct vectors (including 0)."""
+        return len(self.vectors)
+
+    @property
+    def l1(self) -> int:
+        """L1 sensitivity (exact integer)."""
+        return int(np.abs(self.array).sum(axis=1).max())
+
+    @property
+    def l2_squared(self) -> int:
+        """Squared L2 sensitivity (exact integer)."""
+        return int((self.array**2).sum(axis=1).max())
+
+    @property
+    def l2(self) -> float:
+        """L2 sensitivity, rounded up (exact value ``sqrt(l2_squared)``)."""
+        from fractions import Fraction
+
+        return sqrt_up(Fraction(self.l2_squared))
+
+    @property
+    def linf(self) -> int:
+        """L-infinity sensitivity (exact integer)."""
+        return int(np.abs(self.array).max())
+
+    @cached_property
+    def _exact_basis(self) -> list[sympy.Matrix]:
+        """A maximal linearly independent subset of the vectors (exact, fraction-free)."""
+        basis: list[sympy.Matrix] = []
+        rows: sympy.Matrix | None = None
+        for v in self.vectors:
+            if not any(v):
+                continue
+            cand = sympy.Matrix([list(v)]) if rows is None else rows.col_join(sympy.Matrix([list(v)]))
+            if cand.rank() > (0 if rows is None else rows.rows):
+                rows = cand
+                basis.append(sympy.Matrix(list(v)))
+        return basis
+
+    @property
+    def rank(self) -> int:
+        """Dimension of span(S), computed exactly."""
+        return len(self._exact_basis)
+
+    def projector_exact(self) -> sympy.Matrix:
+        r"""Orthogonal projector onto span(S) as an exact rational matrix: :math:`B(B^\top B)^{-1}B^\top`."""
+        if not self._exact_basis:
+            return sympy.zeros(self.dimension, self.dimension)
+        b = sympy.Matrix.hstack(*self._exact_basis)
+        return b * (b.T * b).inv() * b.T
+
+    def projector(self) -> NDArray[np.float64]:
+        """The projector as floats (from the exact matrix)."""
+        return np.array(self.projector_exact().evalf(20), dtype=np.float64)
+
+    def orthonormal_basis(self) -> NDArray[np.float64]:
+        """A ``(d, rank)`` matrix with orthonormal columns spanning S (SVD of the stacked vectors)."""
+        if self.rank == 0:
+            return np.zeros((self.dimension, 0))
+        u, _, _ = np.linalg.svd(self.array.T.astype(np.float64), full_matrices=False)
+        return u[:, : self.rank]
+
+    def image(self, matrix: NDArray[np.int64] | Sequence[Sequence[int]], label: str) -> "SensitivitySpace":
+        """The space of the linear query ``Q h``: ``{Q u : u in S}``."""
+        q = np.asarray(matrix, dtype=np.int64)
+        if q.ndim != 2 or q.shape[1] != self.dimension:
+            raise InvalidArgument(f"query matrix shape {q.shape}; expected (k, {self.dimension}).")
+        return SensitivitySpace.from_vectors((self.array @ q.T).tolist(), label)
+
+    def norms(self) -> dict[str, float | int]:
+        """The report's ``sensitivity`` object: l1, l2, linf, rank, dimension."""
+        return {"l1": self.l1, "l2": self.l2, "linf": self.linf, "rank": self.rank,
+                "dimension": self.dimension, "size": self.size}
+
+
+def _table_vector(r: int, c: int, plus: Iterable[tuple[int, int]], minus: Iterable[tuple[int, int]]) -> tuple[int, ...]:
+    v = [0] * (r * c)
+    for i, j in plus:
+        v[i * c + j] += 1
+    for i, j in minus:
+        v[i * c + j] -= 1
+    return tuple(v)
+
+
+def table_moves(r: int, c: int) -> list[tuple[int, ...]]:
+    r"""The nonzero :math:`2\times2` moves :math:`E^{(i,i',j,j')}` of an :math:`r\times c` table, row-major.
+
+    There are :math:`r(r-1)c(c-1)/2` of them (both signs) (Cho & Awan 2024, Sec. 5.1;
+    reference T-S4).
+    """
+    out = set()
+    for i, i2 in itertools.permutations(range(r), 2):
+        for j, j2 in itertools.permutations(range(c), 2):
+            out.add(_table_vector(r, c, [(i, j), (i2, j2)], [(i, j2), (i2, j)]))
+    return sorted(out)
+
+
+def table_three_cycles(r: int, c: int) -> list[tuple[int, ...]]:
+    r"""The 3-cycles: :math:`+1` at :math:`(i_1,j_1),(i_2,j_2),(i_3,j_3)`, :math:`-1` at :math:`(i_1,j_2),(i_2,j_3),(i_3,j_1)`.
+
+    Distinct rows and distinct columns; :math:`12\binom r3\binom c3` of them (both
+    signs). They are differences of conforming tables at Hamming distance 3
+    (records :math:`(1,2),(2,3),(3,1)` replaced by :math:`(1,1),(2,2),(3,3)`),
+    missing from Cho & Awan Prop. 32 (reference ``semi-dp.md`` §5, §10 item 1).
+    """
+    out = set()
+    for rows in itertools.permutations(range(r), 3):
+        for cols in itertools.permutations(range(c), 3):
+            plus = [(rows[k], cols[k]) for k in range(3)]
+            minus = [(rows[k], cols[(k + 1) % 3]) for k in range(3)]
+            out.add(_table_vector(r, c, plus, minus))
+    return sorted(out)
+
+
+def table_space(r: int, c: int, radius: int = 3, *, paper_exact: bool = False) -> SensitivitySpace:
+    r"""Semi-DP sensitivity space of an :math:`r\times c` table under both one-way margins.
+
+    Parameters
+    ----------
+    r, c:
+        Table shape (row-major vectorisation).
+    radius:
+        The semi-adjacent parameter :math:`a(t)` (at most 3 by Thm. 16 with
+        :math:`p = 2`; the paper uses the worst case 3). ``radius <= 1`` gives
+        ``{0}`` (one replacement always changes a margin); 2 gives the moves.
+    paper_exact:
+        Return Prop. 32 as printed (moves only) even where it is incomplete.
+
+    Notes
+    -----
+    Distance 2 reaches exactly the moves (two records swap a coordinate).
+    Distance 3 adds the 3-cycles whenever :math:`\min(r,c)\ge3`; no other
+    difference of conforming tables has Hamming distance :math:`\le 3`
+    (a nonzero margin-preserving difference with :math:`\ell_1 \le 6` is a move,
+    a 3-cycle or a sum of two moves with :math:`\ell_1 = 6`, and the latter are
+    3-cycles). Checked against exhaustive enumeration (reference T-S2, T-S2b).
+
+    Examples
+    --------
+    >>> s = table_space(3, 3)                       # reference T-S2
+    >>> s.size, s.l1, round(s.l2, 6), s.linf, s.rank
+    (31, 6, 2.44949, 1, 4)
+    >>> table_space(3, 3, paper_exact=True).l2      # Prop. 32 as printed
+    2.0
+    """
+    check_int("r", r, minimum=2)
+    check_int("c", c, minimum=2)
+    check_int("radius", radius, minimum=0)
+    d = r * c
+    vectors: list[tuple[int, ...]] = [(0,) * d]
+    if radius >= 2:
+        vectors += table_moves(r, c)
+    cycles = radius >= 3 and min(r, c) >= 3
+    if cycles and not paper_exact:
+        vectors += table_three_cycles(r, c)
+    if paper_exact:
+        label = "Cho & Awan Prop. 32 as printed (moves only)"
+        if cycles:
+            label += "; INCOMPLETE: misses the 3-cycles at radius 3 (reference semi-dp.md §5)"
+    elif cycles:
+        label = "closed form: moves and 3-cycles (Prop. 32 corrected; reference semi-dp.md §5)"
+    else:
+        label = "closed form: moves (Cho & Awan Prop. 32)" if radius >= 2 else "closed form: {0}"
+    return SensitivitySpace.from_vectors(vectors, label)
+
+
+def histogram_space(cells: int, distance: int = 1) -> SensitivitySpace:
+    r""":math:`S^{\mathcal D, A_k}` of the histogram under replace-one with no invariant (Prop. 24's naive space).
+
+    Differences of histograms of equal size at Hamming distance :math:`\le k`:
+    integer vectors summing to 0 with positive part :math:`\le k`. Enumerated
+    exactly for small cases (refuses when the count exceeds ``10**6``).
+
+    Examples
+    --------
+    >>> s = histogram_space(4)                      # reference T-S3
+    >>> s.l1, round(s.l2, 6), s.linf
+    (2, 1.414214, 1)
+    """
+    check_int("cells", cells, minimum=1)
+    check_int("distance", distance, minimum=1)
+    est = math.comb(cells + distance, distance) ** 2
+    if est > 10**6:
+        from accountant.errors import SearchTooLarge
+
+        raise SearchTooLarge(
+            f"histogram_space({cells}, {distance})", est, 10**6,
+            "Its norms are known in closed form: l1 = 2k, l2 = sqrt(2k) (if cells >= 2k), linf = k.",
+        )
+    parts = [p for p in itertools.product(range(distance + 1), repeat=cells) if 0 < sum(p) <= distance]
+    vectors = {(0,) * cells}
+    for plus in parts:
+        for minus in parts:
+            if sum(plus) == sum(minus) and all(a == 0 or b == 0 for a, b in zip(plus, minus)):
+                vectors.add(tuple(a - b for a, b in zip(plus, minus)))
+    return SensitivitySpace.from_vectors(vectors, f"histogram, replace-one, distance <= {distance}")
+
+
+def group_inflated(space: SensitivitySpace, a: int) -> dict[str, float | int]:
+    r"""Norms of :math:`a\cdot S` (the group-privacy calibration of Cho & Awan Sec. 4, alternative (i))."""
+    check_int("a", a, minimum=1)
+    from fractions import Fraction
+
+    return {"l1": a * space.l1, "l2": sqrt_up(Fraction(a * a * space.l2_squared)),
+            "linf": a * space.linf, "rank": space.rank, "dimension": space.dimension}
+
+
+def table_projector_kron(r: int, c: int) -> sympy.Matrix:
+    r""":math:`P = (I_r - \tfrac1r\mathbf 1\mathbf 1^\top)\otimes(I_c - \tfrac1c\mathbf 1\mathbf 1^\top)`, exact (Cho & Awan Sec. 5.1)."""
+    cr = sympy.eye(r) - sympy.ones(r, r) / r
+    cc = sympy.eye(c) - sympy.ones(c, c) / c
+    from sympy.physics.quantum import TensorProduct
+
+    return TensorProduct(cr, cc)
