@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Iterator, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -34,23 +35,41 @@ from accountant.dataspace import DataSpace
 
 
 class _WitnessLike(Protocol):
-    dataset: tuple[int, ...]
-    record: int
-    target: int
-    nearest: tuple[int, ...]
-    distance: int
-    individual: int | None
-    ordered_dataset: tuple[int, ...] | None
-    ordered_nearest: tuple[int, ...] | None
+    """Read-only view of :class:`accountant.semiadjacent_search.Witness` (no import needed)."""
+
+    @property
+    def dataset(self) -> tuple[int, ...]: ...
+    @property
+    def record(self) -> int: ...
+    @property
+    def target(self) -> int: ...
+    @property
+    def nearest(self) -> tuple[int, ...]: ...
+    @property
+    def distance(self) -> int: ...
+    @property
+    def individual(self) -> int | None: ...
+    @property
+    def ordered_dataset(self) -> tuple[int, ...] | None: ...
+    @property
+    def ordered_nearest(self) -> tuple[int, ...] | None: ...
 
 
 class _ResultLike(Protocol):
-    value: int
-    upper: int
-    exact: bool
-    witness: _WitnessLike
-    t: Hashable
-    n: int
+    """Read-only view of :class:`accountant.semiadjacent_search.SemiAdjacentResult`."""
+
+    @property
+    def value(self) -> int: ...
+    @property
+    def upper(self) -> int: ...
+    @property
+    def exact(self) -> bool: ...
+    @property
+    def witness(self) -> _WitnessLike: ...
+    @property
+    def t(self) -> Hashable: ...
+    @property
+    def n(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +104,11 @@ def _same_value(space: DataSpace, invariant: object, h: Sequence[int], t: Hashab
     v = _value(space, invariant, h)
     if isinstance(invariant, CallableInvariant):
         return v == freeze_value(t)
+    if not isinstance(t, (tuple, list)):
+        return False
     try:
-        tt = tuple(int(x) for x in t)  # type: ignore[union-attr]
-    except TypeError:
+        tt = tuple(int(x) for x in t)
+    except (TypeError, ValueError):
         return False
     return v == tt
 
@@ -299,12 +320,19 @@ def check_result(
     if len(conforming) > value_limit:
         return wc
     support = sorted({c for hh in conforming for c in range(k) if hh[c] > 0})
+    # a(t) = max over (h, x in supp h, x2 in X_t) of min over h2 (h2_{x2} >= 1) of the
+    # least ordering distance n - agreements (vectorised; exact integer arithmetic).
+    F = np.array(conforming, dtype=np.int64).reshape(-1, k)
+    eye = np.eye(k, dtype=np.int64)
+    pairs = [(r, x) for r in range(F.shape[0]) for x in range(k) if F[r, x] > 0]
+    G = np.array([F[r] - eye[x] for r, x in pairs], dtype=np.int64).reshape(-1, k)
+    xs = np.array([x for _, x in pairs], dtype=np.int64)
     a_t = 0
-    for hh in conforming:
-        for x in (c for c in range(k) if hh[c] > 0):
-            for x2 in support:
-                inner = min(_overlap_distance(hh, x, h2, x2) for h2 in conforming if h2[x2] > 0)
-                a_t = max(a_t, inner)
+    for x2 in support:
+        G2 = F[F[:, x2] > 0] - eye[x2]
+        agree = np.minimum(G[:, None, :], G2[None, :, :]).sum(axis=2)  # positions j != i
+        inner = n - (agree.max(axis=1) + (xs == x2))
+        a_t = max(a_t, int(inner.max()))
     if result.exact and a_t != result.value:
         return WitnessCheck(False, f"recomputed a(t) = {a_t} over all {len(conforming)} "
                             f"conforming histograms, result says {result.value}", True)
