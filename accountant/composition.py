@@ -103,7 +103,6 @@ def compose_tradeoffs(
                 "TradeOff first (zCDP/RDP do not determine a tradeoff function)."
             )
     mu = sqrt_up(sum((Q(m) ** 2 for m in mus), Q(0))) if mus else 0.0
-    kwargs = {} if grid is None else {"grid": grid}
     if not curves:
         return TradeOff(TradeoffCurve.from_gdp(mu), relation)
-    return TradeOff(pld_compose(curves, gaussian_mu=mu, **kwargs), relation)
+    return TradeOff(pld_compose(curves, gaussian_mu=mu, grid=grid), relation)

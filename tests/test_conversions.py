@@ -178,3 +178,19 @@ def test_gdp_epsilon_lower_and_upper_bracket_truth(mu: float, delta: float) -> N
     if lo > 0:
         assert d(lo) > delta                   # lo is not: the true epsilon lies in (lo, hi]
         assert hi - lo <= 1e-9 * max(1.0, hi)  # and the bracket is tight
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.0, 20.0), st.floats(0.0, 0.5), st.floats(0.0, 1.0))
+def test_approx_reexpression_is_exact_profile(eps: float, d0: float, d: float) -> None:
+    from accountant.conversions import approx_dp_to_approx_dp
+
+    r = approx_dp_to_approx_dp(ApproxDP(eps, d0), d)
+    if d < d0:
+        assert r is None
+        return
+    assert r is not None and r.epsilon <= eps
+    # The f_{eps,d0} profile at the reported epsilon must be within d (exact, 100 digits).
+    e, e2 = HP.exp(HP.mpf(eps)), HP.exp(HP.mpf(r.epsilon))
+    prof = HP.mpf(d0) + (1 - HP.mpf(d0)) * max(HP.mpf(0), e - e2) / (1 + e)
+    assert prof <= HP.mpf(d) * (1 + HP.mpf(10) ** -30)

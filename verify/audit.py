@@ -120,11 +120,9 @@ def summarize(g: Guarantee | NoFiniteGuarantee, deltas: list[float]) -> dict[str
             out["delta"] = g.delta
         else:
             out["zcdp"] = conv.pure_dp_to_zcdp(g).rho
-        t = conv.approx_dp_to_tradeoff(g)
-        own = g.delta if isinstance(g, ApproxDP) else 0.0
         for d in deltas:
-            eps = conv.tradeoff_to_approx_dp(t, d).epsilon if d >= own else None
-            eds.append({"delta": d, "epsilon": eps, "method": "f-dp-profile"})
+            r = conv.approx_dp_to_approx_dp(g, d)
+            eds.append({"delta": d, "epsilon": None if r is None else r.epsilon, "method": "f-dp-profile"})
     elif isinstance(g, RDP):
         out["rdp"] = [{"alpha": a, "epsilon": e} for a, e in zip(g.orders, g.epsilons)]
         for d in deltas:
