@@ -28,8 +28,8 @@ distance ``d <= a'`` are :math:`f^{\circ d} \ge f^{\circ a'}` apart).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from accountant.dataspace import DataSpace
 from accountant.errors import InvalidArgument, UnsupportedRelease
 from accountant.invariants import Invariant, Margins, NoInvariant, Total
 from accountant.relations import AddRemove, BaseRelation, Replace
+
+if TYPE_CHECKING:
+    from accountant.semiadjacent_search import SemiAdjacentResult
 
 Method = Literal["closed-form", "graph-search", "integer-program", "brute-force"]
 
@@ -55,6 +58,22 @@ class SemiAdjacentParameter:
     """True if ``value`` equals :math:`a(t)`; False if it is a proven upper bound."""
     scope: str
     """``"actual t"`` when computed at the given table, else ``"worst case over t"``."""
+    search: "SemiAdjacentResult | None" = field(default=None, compare=False)
+    """The structured search result (witness histograms), when a search was used."""
+    factor: int = 1
+    """``value = factor * search.upper`` (2 under add/remove: each replacement is 2 steps)."""
+
+    def witness_data(self, space: DataSpace) -> dict[str, Any] | None:
+        """The search witness as JSON-ready data (cells row-major; records as 1-based levels)."""
+        if self.search is None:
+            return None
+        w = self.search.witness
+        rec = lambda c: [v + 1 for v in space.record(c)]  # noqa: E731
+        return {
+            "dataset": list(w.dataset), "record": rec(w.record), "target": rec(w.target),
+            "nearest": list(w.nearest), "distance": w.distance,
+            "fiber_size": self.search.fiber_size, "note": self.search.note,
+        }
 
 
 def _disjoint_margins(space: DataSpace, inv: Margins) -> list[tuple[int, ...]]:
@@ -218,4 +237,78 @@ def _add_remove(
         "the invariant fixes n, so conforming datasets have equal size and each replacement is one "
         f"removal plus one addition (|X sym-diff X'| = 2 d_H); Hamming case: {hamming.witness}",
         hamming.exact, scope,
+    )
+
+
+def _describe_search(space: DataSpace, r: "SemiAdjacentResult") -> str:
+    w = r.witness
+    rec = lambda c: "(" + ", ".join(str(v + 1) for v in space.record(c)) + ")"  # noqa: E731
+    bound = "" if r.exact else f"; search budget ran out: a(t) in [{r.value}, {r.upper}], the upper end is used"
+    size = f" over {r.fiber_size} conforming histograms" if r.fiber_size is not None else ""
+    return (
+        f"an individual with record {rec(w.record)} in the dataset with histogram {list(w.dataset)} "
+        f"impersonating {rec(w.target)}: the nearest conforming dataset (histogram {list(w.nearest)}) "
+        f"is at Hamming distance {w.distance}{size}{bound}"
+    )
+
+
+def semi_adjacent_parameter(
+    space: DataSpace,
+    invariant: Invariant,
+    relation: BaseRelation,
+    *,
+    table: Sequence[int] | None = None,
+    records: int | None = None,
+    method: Literal["auto", "closed-form", "search"] = "auto",
+    limit: int = 1_000_000,
+    time_limit: float = 60.0,
+) -> SemiAdjacentParameter:
+    r""":math:`a(t)` by the best available method (Cho & Awan 2024, Def. 13), labelled.
+
+    ``"auto"``: the closed form when it is exact; otherwise, with the actual
+    table, the exact search (:mod:`accountant.semiadjacent_search`: graph search,
+    or integer programming when the fiber is larger than ``limit``); otherwise
+    the closed-form upper bound. A search whose budget runs out returns its
+    proven upper bound as ``value`` (``exact=False``), which is a sound radius
+    (Prop. 11). Under add/remove adjacency with an invariant that fixes ``n``,
+    the Hamming value is doubled (see :func:`closed_form`).
+
+    Raises
+    ------
+    UnsupportedRelease
+        When no method applies (e.g. a ``linear`` invariant without a table).
+    """
+    if method not in ("auto", "closed-form", "search"):
+        raise InvalidArgument(f"method={method!r} must be 'auto', 'closed-form' or 'search'.")
+    cf: SemiAdjacentParameter | None = None
+    cf_error: UnsupportedRelease | None = None
+    if method != "search":
+        try:
+            cf = closed_form(space, invariant, relation, table=table, records=records)
+        except UnsupportedRelease as e:
+            cf_error = e
+        if cf is not None and (cf.exact or method == "closed-form" or table is None):
+            return cf
+        if method == "closed-form":
+            assert cf_error is not None
+            raise cf_error
+    if table is None:
+        raise UnsupportedRelease(
+            f"a(t) for a {invariant.kind!r} invariant needs the actual table ([data] table) for the "
+            "exact search" + (f" ({cf_error})" if cf_error else "") + "."
+        )
+    factor = 1
+    if isinstance(relation, AddRemove):
+        if not isinstance(invariant, (Total, Margins)):
+            raise UnsupportedRelease(
+                f"add/remove adjacency with a {invariant.kind!r} invariant: a(t) is computed for "
+                "invariants that fix n (total, margins)."
+            )
+        factor = 2
+    from accountant.semiadjacent_search import semiadjacent_parameter as search
+
+    r = search(space, invariant, table=table, method="auto", limit=limit, time_limit=time_limit)
+    return SemiAdjacentParameter(
+        value=factor * r.upper, method=r.method,  # type: ignore[arg-type]
+        witness=_describe_search(space, r), exact=r.exact, scope="actual t", search=r, factor=factor,
     )

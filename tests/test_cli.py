@@ -100,3 +100,14 @@ def test_plain_dp_claim_with_invariant_fails(tmp_path: Path, capsys: pytest.Capt
     assert main(["audit", str(spec), "--json"]) == 1
     r = json.loads(capsys.readouterr().out)
     assert r["effective"]["epsilon"] is None and "told apart with certainty" in r["effective"]["reason"]
+
+
+def test_table_spec_uses_exact_search_with_rechecked_witness(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(ROOT / "specs" / "table-3x3-margins.toml"), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    a = r["semi_adjacent_parameter"]
+    assert (a["value"], a["method"], a["exact"], a["scope"]) == (3, "graph-search", True, "actual t")
+    assert a["witness_data"]["distance"] == 3                     # reference T-S2 instance: a(t) = 3
+    chk = next(c for c in r["checks"] if c["name"] == "semi-adjacent-parameter")
+    assert chk["status"] == "pass" and "re-checked from scratch" in chk["detail"]
+    assert r["effective"]["mu"] == 3.0 and r["verdict"] == "holds"

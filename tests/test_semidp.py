@@ -100,3 +100,26 @@ def test_closed_form_refuses_what_it_cannot_prove() -> None:
         closed_form(s, Linear(((1,) * 8,)), Replace())
     with pytest.raises(InvalidArgument, match="8 non-negative counts"):
         closed_form(s, Total(), Replace(), table=[1, 2])
+
+
+# ----------------------------------------------------------------- dispatcher (closed form / search)
+
+def test_dispatcher_uses_search_when_the_closed_form_is_only_a_bound() -> None:
+    from accountant.semiadjacent import semi_adjacent_parameter
+
+    s3 = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
+    inv = Margins((("A",), ("B",), ("C",)))
+    t_a8 = [1, 0, 0, 1, 0, 1, 1, 0]        # T-A8: records (1,1,1),(1,2,2),(2,1,2),(2,2,1) -> a = 3
+    r = semi_adjacent_parameter(s3, inv, Replace(), table=t_a8)
+    assert (r.value, r.exact, r.scope) == (3, True, "actual t") and r.method == "graph-search"
+    assert r.witness_data(s3)["distance"] == 3
+    assert semi_adjacent_parameter(s3, inv, AddRemove(), table=t_a8).value == 6   # 2 x Hamming
+    # Without a table: the Thm. 16 bound, labelled.
+    b = semi_adjacent_parameter(s3, inv, Replace())
+    assert (b.value, b.exact, b.scope) == (4, False, "worst case over t")
+    # Closed form when exact (no search needed).
+    assert semi_adjacent_parameter(DataSpace.of(("s", 5)), Margins((("s",),)), Replace()).method == "closed-form"
+    with pytest.raises(UnsupportedRelease, match="needs the actual table"):
+        semi_adjacent_parameter(s3, Linear(((1,) * 8,)), Replace())
+    lin = semi_adjacent_parameter(s3, Linear(((1, 1, 1, 1, 0, 0, 0, 0),)), Replace(), table=t_a8)
+    assert lin.value == 2 and lin.exact    # a partition of cells by A: same as the A margin
