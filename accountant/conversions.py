@@ -296,10 +296,14 @@ def tradeoff_to_delta(g: TradeOff, epsilon: float) -> float:
     return float(g.curve.privacy_profile(epsilon))
 
 
-def tradeoff_to_approx_dp(g: TradeOff, delta: float) -> ApproxDP:
-    r"""Smallest :math:`\varepsilon` with :math:`\delta(\varepsilon)\le\delta` [DRS22, Prop. 2.12]; rounded up."""
+def tradeoff_to_approx_dp(g: TradeOff, delta: float) -> ApproxDP | None:
+    r"""Smallest :math:`\varepsilon` with :math:`\delta(\varepsilon)\le\delta` [DRS22, Prop. 2.12]; rounded up.
+
+    ``None`` when no finite epsilon holds at ``delta`` (``delta < 1 - f(0)``).
+    """
     d = check_in_interval("delta", delta, 0.0, 1.0)
-    return ApproxDP(float(g.curve.epsilon(d)), d, g.relation)
+    eps = float(g.curve.epsilon(d))
+    return ApproxDP(eps, d, g.relation) if math.isfinite(eps) else None
 
 
 def zcdp_to_tradeoff(g: ZCDP, epsilons: Sequence[float] | None = None) -> TradeOff:

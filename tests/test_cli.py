@@ -111,3 +111,24 @@ def test_table_spec_uses_exact_search_with_rechecked_witness(capsys: pytest.Capt
     chk = next(c for c in r["checks"] if c["name"] == "semi-adjacent-parameter")
     assert chk["status"] == "pass" and "re-checked from scratch" in chk["detail"]
     assert r["effective"]["mu"] == 3.0 and r["verdict"] == "holds"
+
+
+def test_components_report_prop21_both_orders(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(ROOT / "specs" / "release-mixed-components.toml"), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    p21 = r["effective"]["prop21"]
+    first = p21["semi_first"]["epsilon_delta"][0]["epsilon"]
+    second = p21["composition_first"]["epsilon_delta"][0]["epsilon"]
+    adv = r["advertised"]["epsilon_delta"][0]["epsilon"]
+    assert adv < first <= second                    # Cho & Awan Prop. 21: Semi-DP first is never weaker
+    assert r["effective"]["epsilon_delta"][0]["epsilon"] == first
+    assert r["verdict"] == "holds"
+
+
+def test_infinite_epsilon_is_null_not_invalid_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "c.toml"
+    spec.write_text((ROOT / "specs" / "release-mixed-components.toml").read_text()
+                    .replace("deltas = [1e-6, 1e-8]", "deltas = [1e-10]"))
+    main(["audit", str(spec), "--json"])
+    out = capsys.readouterr().out
+    assert "Infinity" not in out and json.loads(out)["effective"]["epsilon_delta"][0]["epsilon"] is None

@@ -19,7 +19,8 @@ from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, T
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 from accountant.relations import AddRemove, BaseRelation, Replace
 from accountant.semiadjacent import SemiAdjacentParameter, semi_adjacent_parameter
-from accountant.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
+from accountant.composition import compose, compose_as_zcdp, compose_tradeoffs
+from accountant.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp, semi_dp_composition
 from verify import __version__
 from verify.certify import certify_summary
 from verify.claims import Claim, check_claim
@@ -97,6 +98,22 @@ def claim_of(g: GuaranteeSpec) -> Claim:
     return ("epsilon", g.epsilon, g.delta if g.delta is not None else 0)  # type: ignore[return-value]
 
 
+def compose_parts(parts: list[Guarantee]) -> Guarantee:
+    """The advertised guarantee of several released parts: closed form if one definition, else
+    numerical f-DP (pure/approx/GDP) or zCDP (pure/GDP/zCDP) composition."""
+    kinds = {type(p) for p in parts}
+    if len(kinds) == 1 and RDP not in kinds:
+        return compose(parts)
+    if kinds <= {PureDP, ApproxDP, GDP, TradeOff}:
+        return compose_tradeoffs(parts)  # type: ignore[arg-type]
+    if kinds <= {PureDP, GDP, ZCDP}:
+        return compose_as_zcdp(parts)  # type: ignore[arg-type]
+    raise UnsupportedRelease(
+        f"cannot compose components of kinds {sorted(k.__name__ for k in kinds)}: mix pure/approx/GDP "
+        "(f-DP composition) or pure/GDP/zCDP (zCDP composition)."
+    )
+
+
 def summarize(g: Guarantee | NoFiniteGuarantee, deltas: list[float]) -> dict[str, Any]:
     """Report object of a guarantee: every form it converts to, each (epsilon, delta) labelled."""
     out: dict[str, Any] = {"relation": _relation_text(g)}
@@ -129,8 +146,10 @@ def summarize(g: Guarantee | NoFiniteGuarantee, deltas: list[float]) -> dict[str
             for rm in conv.RDP_METHODS:
                 eds.append({"delta": d, "epsilon": conv.rdp_to_approx_dp(g, d, rm).epsilon, "method": rm})
     elif isinstance(g, TradeOff):
-        eds = [{"delta": d, "epsilon": conv.tradeoff_to_approx_dp(g, d).epsilon, "method": "f-dp-profile"}
-               for d in deltas]
+        # The curve is a lower bound of f; its epsilon(delta) is an upper bound (None when infinite).
+        for d in deltas:
+            r = conv.tradeoff_to_approx_dp(g, d)
+            eds.append({"delta": d, "epsilon": None if r is None else r.epsilon, "method": "f-dp-profile"})
     out["epsilon_delta"] = eds
     return out
 
@@ -202,16 +221,36 @@ def audit(spec: Spec, *, seed: int | None = None) -> Audit:
             f"supported: {list(SUPPORTED_FRAMEWORKS)}."
         )
     space, inv, rel = space_of(spec), invariant_of(spec), relation_of(spec)
-    assert m.guarantee is not None  # the loader requires it for published releases
-    advertised = guarantee_of(m.guarantee, rel)
     deltas = [float(d) for d in spec.report.deltas]
-
     a = _semi_adjacent(spec, space, inv, rel)
+    prop21: dict[str, Any] | None = None
+    if m.components is not None:
+        parts = [guarantee_of(c, rel) for c in m.components]
+        advertised = compose_parts(parts)
+        if framework == "semi-dp":
+            both = semi_dp_composition(parts, inv, a.value)
+            prop21 = {
+                "semi_first": summarize(both.semi_first, deltas),
+                "composition_first": summarize(both.composition_first, deltas),
+                "note": "Cho & Awan Prop. 21: group each part then compose (semi_first) is never "
+                        "weaker than compose then group; effective uses semi_first",
+            }
+            semi_effective: Guarantee = both.semi_first
+    else:
+        assert m.guarantee is not None  # the loader requires guarantee or components
+        advertised = guarantee_of(m.guarantee, rel)
     plain = joint_release_dp(advertised, inv, space)
-    effective = plain if framework == "dp" else semi_dp(advertised, inv, a.value)
+    if framework == "dp":
+        effective: Guarantee | NoFiniteGuarantee = plain
+    elif prop21 is not None:
+        effective = semi_effective
+    else:
+        effective = semi_dp(advertised, inv, a.value)
 
     adv_summary = summarize(advertised, deltas)
     eff_summary = {"framework": framework, **summarize(effective, deltas)}
+    if prop21 is not None:
+        eff_summary["prop21"] = prop21
     checks = [
         _check("semi-adjacent-parameter", check_semi_adjacent(spec, space, inv, rel, a)),
         _check("conversions-certified", certify_summary([adv_summary, eff_summary], advertised, effective)),

@@ -132,6 +132,11 @@ class MechanismSpec:
     guarantee: Optional[GuaranteeSpec] = _doc(
         "kind = published: the advertised guarantee of the release on (D, A_1).", default=None
     )
+    components: Optional[tuple[GuaranteeSpec, ...]] = _doc(
+        "kind = published (extension): advertised guarantees of the released parts, composed; "
+        "instead of guarantee. Semi-DP is then reported both ways (Cho & Awan Prop. 21).",
+        default=None,
+    )
     epsilon: Optional[Fraction] = _doc("Calibration target epsilon.", default=None)
     delta: Optional[Fraction] = _doc("Calibration target delta.", default=None)
     mu: Optional[Fraction] = _doc("Calibration target mu.", default=None)
@@ -374,9 +379,14 @@ def _check_invariant(spec: Spec, probs: _Problems) -> None:
 
 def _check_rest(spec: Spec, probs: _Problems) -> None:
     m = spec.mechanism
-    if m.kind == "published" and m.guarantee is None:
-        probs.add("mechanism.guarantee", "required when kind = 'published' (the advertised guarantee)")
+    if m.kind == "published" and (m.guarantee is None) == (m.components is None):
+        probs.add("mechanism.guarantee", "kind = 'published' needs exactly one of guarantee (the advertised "
+                  "guarantee) or components (the guarantees of the released parts)")
     _check_guarantee(m.guarantee, "mechanism.guarantee", probs)
+    if m.components is not None and not m.components:
+        probs.add("mechanism.components", "needs at least one guarantee")
+    for i, c in enumerate(m.components or ()):
+        _check_guarantee(c, f"mechanism.components[{i}]", probs)
     if spec.claim is not None:
         _check_guarantee(spec.claim.guarantee, "claim.guarantee", probs)
     for i, dl in enumerate(spec.report.deltas):
