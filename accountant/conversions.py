@@ -86,7 +86,8 @@ def approx_dp_to_approx_dp(g: ApproxDP | PureDP, delta: float) -> ApproxDP | Non
     e, md, md0 = MP.exp(MP.mpf(g.epsilon)), MP.mpf(d), MP.mpf(d0)
     inner = e - (md - md0) * (1 + e) / (1 - md0)
     eps = MP.log(inner) if inner > 1 else MP.mpf(0)
-    return ApproxDP(max(0.0, up(eps)) if eps > 0 else 0.0, d, g.relation)
+    # The profile decreases, so epsilon' <= epsilon exactly; the cap removes a one-ulp outward step.
+    return ApproxDP(min(g.epsilon, up(eps)) if eps > 0 else 0.0, d, g.relation)
 
 
 def approx_dp_to_tradeoff(g: ApproxDP | PureDP) -> TradeOff:
