@@ -68,9 +68,8 @@ class SemiAdjacentParameter:
         if self.search is None:
             return None
         w = self.search.witness
-        rec = lambda c: [v + 1 for v in space.record(c)]  # noqa: E731
         return {
-            "dataset": list(w.dataset), "record": rec(w.record), "target": rec(w.target),
+            "dataset": list(w.dataset), "record": _levels(space, w.record), "target": _levels(space, w.target),
             "nearest": list(w.nearest), "distance": w.distance,
             "fiber_size": self.search.fiber_size, "note": self.search.note,
         }
@@ -240,9 +239,16 @@ def _add_remove(
     )
 
 
+def _levels(space: DataSpace, cell: int) -> list[int]:
+    """A cell as 1-based feature levels (the papers' and specs' numbering)."""
+    return [v + 1 for v in space.record(cell)]
+
+
 def _describe_search(space: DataSpace, r: "SemiAdjacentResult") -> str:
     w = r.witness
-    rec = lambda c: "(" + ", ".join(str(v + 1) for v in space.record(c)) + ")"  # noqa: E731
+
+    def rec(c: int) -> str:
+        return "(" + ", ".join(map(str, _levels(space, c))) + ")"
     bound = "" if r.exact else f"; search budget ran out: a(t) in [{r.value}, {r.upper}], the upper end is used"
     size = f" over {r.fiber_size} conforming histograms" if r.fiber_size is not None else ""
     return (
