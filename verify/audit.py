@@ -16,6 +16,7 @@ from accountant import conversions as conv
 from accountant.dataspace import DataSpace, Feature
 from accountant.errors import UnsupportedRelease
 from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from accountant.callable_invariant import CallableInvariant
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 from accountant.relations import AddRemove, BaseRelation, Replace
 from accountant.semiadjacent import SemiAdjacentParameter, semi_adjacent_parameter
@@ -167,6 +168,21 @@ def _semi_adjacent(spec: Spec, space: DataSpace, inv: Invariant, rel: BaseRelati
 CROSS_CHECK_LIMIT = 100_000
 
 
+#: Largest number of cells for which a(t) is also proved exactly by Z3 in an audit.
+Z3_CELL_LIMIT = 16
+
+
+def _z3_proof(space: DataSpace, inv: Invariant, table: list[int] | None, a: SemiAdjacentParameter) -> Outcome:
+    from verify.z3_semiadjacent import certify_value
+
+    if a.search is None or table is None or not a.exact or isinstance(inv, CallableInvariant):
+        return Unknown("no z3 proof attempted (needs an exact search result at the actual table)")
+    if space.n_cells > Z3_CELL_LIMIT:
+        return Unknown(f"no z3 proof attempted ({space.n_cells} cells > {Z3_CELL_LIMIT})")
+    w = a.search.witness
+    return certify_value(space, inv, table, a.search.value, w.dataset, w.record, w.target)
+
+
 def check_semi_adjacent(
     spec: Spec, space: DataSpace, inv: Invariant, rel: BaseRelation, a: SemiAdjacentParameter
 ) -> Outcome:
@@ -179,7 +195,10 @@ def check_semi_adjacent(
         chk = check_result(space, inv, a.search, table=table)
         if not chk.passed:
             return Refuted(f"BUG: {head}, but the witness check failed: {chk.reason}")
-        return Verified(f"{head}; witness re-checked from scratch ({chk.reason})")
+        proof = _z3_proof(space, inv, table, a)
+        if isinstance(proof, Refuted):
+            return Refuted(f"BUG: {head}, but z3 disagrees: {proof.counterexample}")
+        return Verified(f"{head}; witness re-checked from scratch ({chk.reason}); {detail_of(proof)}")
     if table is None or a.method != "closed-form":
         return Verified(f"{head}; no table given, so the closed form is not cross-checked by search")
     from accountant.errors import SearchTooLarge, ToolkitError
