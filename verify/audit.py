@@ -159,9 +159,12 @@ def _relation_text(g: Guarantee | NoFiniteGuarantee) -> str:
     return g.relation.describe()
 
 
-def _semi_adjacent(spec: Spec, space: DataSpace, inv: Invariant, rel: BaseRelation) -> SemiAdjacentParameter:
+def _semi_adjacent(
+    spec: Spec, space: DataSpace, inv: Invariant, rel: BaseRelation, time_limit: float
+) -> SemiAdjacentParameter:
     table = list(spec.data.table) if spec.data.table is not None else None
-    return semi_adjacent_parameter(space, inv, rel, table=table, records=spec.data.records)
+    return semi_adjacent_parameter(space, inv, rel, table=table, records=spec.data.records,
+                                   time_limit=time_limit)
 
 
 #: Largest fiber (conforming histograms) on which a closed form is cross-checked by search.
@@ -225,8 +228,12 @@ def _check(name: str, outcome: Outcome, **extra: Any) -> dict[str, Any]:
             "detail": detail_of(outcome), **extra}
 
 
-def audit(spec: Spec, *, seed: int | None = None) -> Audit:
-    """Run the audit of one spec (see the module docstring); raise ``UnsupportedRelease`` when it cannot."""
+def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> Audit:
+    """Run the audit of one spec (see the module docstring); raise ``UnsupportedRelease`` when it cannot.
+
+    ``time_limit`` (seconds) bounds the exact a(t) search; when it runs out the
+    search's proven upper bound is used and the report says so.
+    """
     m = spec.mechanism
     if m.kind not in SUPPORTED_MECHANISMS:
         raise UnsupportedRelease(
@@ -241,7 +248,7 @@ def audit(spec: Spec, *, seed: int | None = None) -> Audit:
         )
     space, inv, rel = space_of(spec), invariant_of(spec), relation_of(spec)
     deltas = [float(d) for d in spec.report.deltas]
-    a = _semi_adjacent(spec, space, inv, rel)
+    a = _semi_adjacent(spec, space, inv, rel, time_limit)
     prop21: dict[str, Any] | None = None
     if m.components is not None:
         parts = [guarantee_of(c, rel) for c in m.components]

@@ -35,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true", help="print JSON (an array for several specs)")
     a.add_argument("--out", metavar="DIR", help="also write DIR/<name>.json, .md and plots (PNG)")
     a.add_argument("--seed", type=int, default=None, help="seed for sampling-based checks")
+    a.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
+                   help="budget for exact searches per spec (default 60); past it, proven bounds are used")
     sub.add_parser("schema", help="print the JSON schema of spec files")
     return p
 
@@ -68,7 +70,7 @@ def _audit(args: argparse.Namespace) -> int:
     for path in args.specs:
         try:
             spec = load(path)
-            result = audit(spec, seed=args.seed)
+            result = audit(spec, seed=args.seed, time_limit=args.time_limit)
             if args.out:
                 _write_outputs(Path(args.out), result)
         except InvalidSpec as e:
