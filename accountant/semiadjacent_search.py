@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from accountant.progress import Progress
 from accountant.arguments import check_int, check_positive
 from accountant.callable_invariant import CallableInvariant
 from accountant.dataspace import DataSpace
@@ -658,7 +659,9 @@ def _graph_search_on(
     complete = True
     unchecked_bound = -1
     bits_cache: dict[int, _RowBits] = {}
+    progress = Progress("a(t) graph search, record pairs", len(pairs))
     for idx, (x, y) in enumerate(pairs):
+        progress.update(idx, f"a(t) >= {best + 1}")
         if pair_bound(x, y) <= best:
             continue
         if time.monotonic() > deadline:
@@ -682,6 +685,7 @@ def _graph_search_on(
                       out.g_near.astype(np.int64))
         if not out.complete:
             break
+    progress.close()
     if best_w is None:  # the budget ran out before any pair was resolved
         x, y = pairs[0]
         g = gset(x)[0].astype(np.int64)
@@ -1000,7 +1004,9 @@ def _ilp_search(
     unresolved_bound = -1
     n_decisions = 0
     n_lazy = 0
+    progress = Progress("a(t) integer program, record pairs", len(pairs))
     for idx, (x, y) in enumerate(pairs):
+        progress.update(idx, f"a(t) >= {best + 1}")
         if np.array_equal(a[:, x], a[:, y]):
             continue  # G_x = G_y: distance 0 for every g
         while complete and pair_bound(x, y) > best:
@@ -1020,6 +1026,7 @@ def _ilp_search(
             notes.append(f"budget ran out deciding pair ({x}, {y}) at distance {m} ({status})")
         if not complete:
             break
+    progress.close()
     if not complete and unresolved_bound < 0:
         unresolved_bound = max(pair_bound(*p) for p in pairs)
         notes.append("time budget ran out")
