@@ -123,3 +123,47 @@ def test_dispatcher_uses_search_when_the_closed_form_is_only_a_bound() -> None:
         semi_adjacent_parameter(s3, Linear(((1,) * 8,)), Replace())
     lin = semi_adjacent_parameter(s3, Linear(((1, 1, 1, 1, 0, 0, 0, 0),)), Replace(), table=t_a8)
     assert lin.value == 2 and lin.exact    # a partition of cells by A: same as the A margin
+
+
+# ----------------------------------------------------------------- closed forms vs exact search
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _instances(draw: st.DrawFn) -> tuple[DataSpace, object, list[int]]:
+    p = draw(st.integers(1, 3))
+    levels = [draw(st.integers(1, 3)) for _ in range(p)]
+    space = DataSpace.of(*[(f"f{i}", k) for i, k in enumerate(levels)])
+    n = draw(st.integers(1, 5))
+    cells = draw(st.lists(st.integers(0, space.n_cells - 1), min_size=n, max_size=n))
+    table = [cells.count(c) for c in range(space.n_cells)]
+    names = list(space.names)
+    kind = draw(st.sampled_from(["none", "total", "one-way", "partition", "joint"]))
+    if kind == "none":
+        inv: object = NoInvariant()
+    elif kind == "total":
+        inv = Total()
+    elif kind == "one-way":
+        inv = Margins(tuple((f,) for f in names))
+    elif kind == "partition":
+        inv = Margins(((names[0],),))
+    else:
+        inv = Margins((tuple(names),))
+    return space, inv, table
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_instances())
+def test_closed_forms_agree_with_exact_search(inst: tuple[DataSpace, object, list[int]]) -> None:
+    """Cho & Awan Def. 13: every closed form is exact where it says so and an upper bound elsewhere."""
+    from accountant.semiadjacent_search import semiadjacent_parameter as search
+
+    space, inv, table = inst
+    cf = closed_form(space, inv, Replace(), table=table)  # type: ignore[arg-type]
+    exact = search(space, inv, table=table, method="graph-search", time_limit=20.0)  # type: ignore[arg-type]
+    assert exact.exact
+    if cf.exact:
+        assert cf.value == exact.value, (space, inv, table)
+    else:
+        assert cf.value >= exact.value, (space, inv, table)
