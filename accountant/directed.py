@@ -56,6 +56,8 @@ def up(x: float | mpmath.mpf) -> float:
     """
     if isinstance(x, float):
         return x
+    if x == 0:  # an exact zero (e.g. from max(0, .)) carries no evaluation error
+        return 0.0
     f = float(x)
     if math.isinf(f) or MP.mpf(f) > x + abs(x) * MP_REL_ERROR:
         return f
@@ -72,6 +74,8 @@ def down(x: float | mpmath.mpf) -> float:
     """
     if isinstance(x, float):
         return x
+    if x == 0:
+        return 0.0
     f = float(x)
     if math.isinf(f) or MP.mpf(f) < x - abs(x) * MP_REL_ERROR:
         return f

@@ -4,9 +4,19 @@ Every sampler takes a keyword-only ``numpy.random.Generator``; nothing seeds a
 global generator. Samplers are for research and auditing and are not hardened
 against floating-point side channels.
 
-Public API: :class:`GaussianMechanism`.
+Public API: :class:`GaussianMechanism`; canonical noise distributions
+:class:`GaussianCND`, :class:`Tulap`, :func:`cnd_from_tradeoff`; the exact
+Fisher noncentral hypergeometric null :class:`FisherNoncentralHypergeometric`;
+the Semi-DP UMPU odds-ratio test :class:`SemiDPOddsRatioTest`,
+:func:`umpu_odds_ratio_test`, :class:`UMPUTestResult`, :class:`TableMargins`.
 """
 
+from mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
+from mechanisms.fnch import FisherNoncentralHypergeometric
 from mechanisms.gaussian import GaussianMechanism
+from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, umpu_odds_ratio_test
 
-__all__ = ["GaussianMechanism"]
+__all__ = [
+    "FisherNoncentralHypergeometric", "GaussianCND", "GaussianMechanism", "SemiDPOddsRatioTest",
+    "TableMargins", "Tulap", "UMPUTestResult", "cnd_from_tradeoff", "umpu_odds_ratio_test",
+]

@@ -132,3 +132,29 @@ def test_infinite_epsilon_is_null_not_invalid_json(tmp_path: Path, capsys: pytes
     main(["audit", str(spec), "--json"])
     out = capsys.readouterr().out
     assert "Infinity" not in out and json.loads(out)["effective"]["epsilon_delta"][0]["epsilon"] is None
+
+
+def test_umpu_spec_test_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    umpu = ROOT / "specs" / "umpu-odds-ratio.toml"
+    assert main(["audit", str(umpu), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    t = r["test"]
+    assert {"statistic", "pvalue", "reject", "m", "size"} <= set(t)         # contract fields
+    assert abs(t["size"] - 0.05) <= 1e-12 and r["seed"] == 1
+    assert r["effective"]["relation"].endswith("distance <= 3")
+    # T-U1 through a spec: margins rows (5,5), cols (4,6), Tulap(1), Z = 3.7 -> p = 0.12014987, m = 4.51867827.
+    spec = tmp_path / "tu1.toml"
+    spec.write_text(umpu.read_text().replace("table = [12, 5, 7, 9]", "table = [2, 3, 2, 3]")
+                    .replace("alpha = 0.05", "alpha = 0.05\nreleased = 3.7"))
+    assert main(["audit", str(spec), "--json"]) == 0
+    t = json.loads(capsys.readouterr().out)["test"]
+    assert round(t["pvalue"], 8) == 0.12014987 and round(t["m"], 8) == 4.51867827
+    assert t["released"] is True and t["statistic"] == 3.7
+
+
+def test_umpu_spec_validation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "bad.toml"
+    spec.write_text((ROOT / "specs" / "umpu-odds-ratio.toml").read_text()
+                    .replace('noise = { cnd = "tulap", epsilon = 1.0, delta = 0.0 }', 'noise = { cnd = "tulap" }'))
+    assert main(["audit", str(spec)]) == 2
+    assert "mechanism.noise.epsilon: required when cnd = 'tulap'" in capsys.readouterr().err

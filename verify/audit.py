@@ -30,7 +30,7 @@ from verify.spec import GuaranteeSpec, Spec
 
 #: Mechanism kinds this version audits (the others are accepted by the spec format
 #: and refused here with a clear message).
-SUPPORTED_MECHANISMS = ("published",)
+SUPPORTED_MECHANISMS = ("published", "umpu-odds-ratio")
 #: Claim frameworks this version evaluates.
 SUPPORTED_FRAMEWORKS = ("dp", "semi-dp")
 
@@ -240,6 +240,10 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
             f"{spec.path}: mechanism.kind = {m.kind!r} is not audited by semidp {__version__} yet; "
             f"supported: {list(SUPPORTED_MECHANISMS)}."
         )
+    if m.kind == "umpu-odds-ratio":
+        from verify.umpu_audit import audit_umpu
+
+        return audit_umpu(spec, seed=seed, time_limit=time_limit)
     framework = spec.claim.framework if spec.claim else ("dp" if spec.invariant.kind == "none" else "semi-dp")
     if framework not in SUPPORTED_FRAMEWORKS:
         raise UnsupportedRelease(

@@ -150,6 +150,9 @@ def _from_approx(claim: Claim, eps_e: float, delta_e: float) -> tuple[Outcome, B
     form = claim[0]
     if form == "epsilon":
         eps_c, delta_c = float(claim[1]), float(claim[2])
+        if delta_c == 0 and delta_e == 0:
+            return _exact_compare("epsilon", Fraction(eps_e), Fraction(claim[1]),
+                                  "randomized response (tight for f_{eps,0})"), None
         return _profile_compare(
             eps_c, delta_c, _rr_delta(eps_e, delta_e, eps_c, "up"), _rr_delta(eps_e, delta_e, eps_c, "down"),
             "exact profile of f_{eps,delta} (attained by the four-point mechanism)",

@@ -69,6 +69,13 @@ def render_text(r: dict[str, Any]) -> str:
         f"effective, {eff['framework']} ({eff['relation']}): {_guarantee_line(eff)}",
         *_ed_lines(eff, "    "),
     ]
+    if "test" in r:
+        t = r["test"]
+        lines += ["", f"Semi-DP UMPU odds-ratio test (H0: theta <= {t['theta0']:g}, {t['alternative']}), "
+                      f"margins rows {t['margins']['rows']} cols {t['margins']['cols']}",
+                  f"    Z = {t['statistic']:.6g}{' (given)' if t['released'] else ''}, p-value = {t['pvalue']:.6g}, "
+                  f"threshold m = {t['m']:.6g}, reject at alpha = {t['alpha']:g}: {t['reject']}, "
+                  f"exact size = {t['size']:.12g}"]
     if "reason" in eff:
         lines.append(f"    no finite guarantee: {eff['reason']}")
     if r.get("claim"):

@@ -145,6 +145,9 @@ class MechanismSpec:
     theta0: Optional[Fraction] = _doc("umpu-odds-ratio: null odds ratio.", default=None)
     alpha: Optional[Fraction] = _doc("umpu-odds-ratio: level.", default=None)
     noise: Optional[NoiseSpec] = _doc("umpu-odds-ratio: the noise.", default=None)
+    alternative: Optional[Literal["greater", "less", "two-sided"]] = _doc(
+        "umpu-odds-ratio (extension): H1 theta > theta0 (greater, Thm. 37), < (less), or the "
+        "documented two-sided variant.", default=None)
     released: Optional[Fraction] = _doc("umpu-odds-ratio: an already released Z.", default=None)
 
 
@@ -383,6 +386,23 @@ def _check_rest(spec: Spec, probs: _Problems) -> None:
         probs.add("mechanism.guarantee", "kind = 'published' needs exactly one of guarantee (the advertised "
                   "guarantee) or components (the guarantees of the released parts)")
     _check_guarantee(m.guarantee, "mechanism.guarantee", probs)
+    if m.kind == "umpu-odds-ratio":
+        if m.noise is None:
+            probs.add("mechanism.noise", "required for umpu-odds-ratio: { cnd = 'tulap', epsilon = .. } "
+                      "or { cnd = 'gaussian', mu = .. }")
+        elif m.noise.cnd == "tulap" and m.noise.epsilon is None:
+            probs.add("mechanism.noise.epsilon", "required when cnd = 'tulap'")
+        elif m.noise.cnd == "gaussian" and m.noise.mu is None:
+            probs.add("mechanism.noise.mu", "required when cnd = 'gaussian'")
+        if spec.data.table is None and m.released is None:
+            probs.add("data.table", "umpu-odds-ratio needs the 2x2 table (or mechanism.released with the "
+                      "margins in data.table)")
+        if [f.levels for f in spec.data.features] != [2, 2]:
+            probs.add("data.features", "umpu-odds-ratio needs two features with 2 levels each (a 2x2 table)")
+        if m.alpha is not None and not (0 < m.alpha < 1):
+            probs.add("mechanism.alpha", f"must be in (0, 1), got {float(m.alpha)!r}")
+        if m.theta0 is not None and not m.theta0 > 0:
+            probs.add("mechanism.theta0", f"must be > 0, got {float(m.theta0)!r}")
     if m.components is not None and not m.components:
         probs.add("mechanism.components", "needs at least one guarantee")
     for i, c in enumerate(m.components or ()):
