@@ -24,7 +24,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import sympy
@@ -117,29 +117,21 @@ class SensitivitySpace:
         return int(np.abs(self.array).max())
 
     @cached_property
-    def _exact_basis(self) -> list[sympy.Matrix]:
-        """A maximal linearly independent subset of the vectors (exact, fraction-free)."""
-        basis: list[sympy.Matrix] = []
-        rows: sympy.Matrix | None = None
-        for v in self.vectors:
-            if not any(v):
-                continue
-            cand = sympy.Matrix([list(v)]) if rows is None else rows.col_join(sympy.Matrix([list(v)]))
-            if cand.rank() > (0 if rows is None else rows.rows):
-                rows = cand
-                basis.append(sympy.Matrix(list(v)))
-        return basis
-
-    @property
     def rank(self) -> int:
-        """Dimension of span(S), computed exactly."""
-        return len(self._exact_basis)
+        """Dimension of span(S), computed exactly (:func:`exact_rank`)."""
+        return exact_rank(self.array)
 
     def projector_exact(self) -> sympy.Matrix:
-        r"""Orthogonal projector onto span(S) as an exact rational matrix: :math:`B(B^\top B)^{-1}B^\top`."""
-        if not self._exact_basis:
+        r"""Orthogonal projector onto span(S) as an exact rational matrix: :math:`B(B^\top B)^{-1}B^\top`.
+
+        ``B`` is a basis of the column space of the Gram matrix :math:`V^\top V`
+        (``d x d``), which equals span(S); so sympy never sees the full vector list.
+        """
+        if self.rank == 0:
             return sympy.zeros(self.dimension, self.dimension)
-        b = sympy.Matrix.hstack(*self._exact_basis)
+        v = self.array.astype(np.int64)
+        gram = sympy.Matrix((v.T @ v).tolist())
+        b = sympy.Matrix.hstack(*gram.columnspace())
         return b * (b.T * b).inv() * b.T
 
     def projector(self) -> NDArray[np.float64]:
@@ -164,6 +156,51 @@ class SensitivitySpace:
         """The report's ``sensitivity`` object: l1, l2, linf, rank, dimension."""
         return {"l1": self.l1, "l2": self.l2, "linf": self.linf, "rank": self.rank,
                 "dimension": self.dimension, "size": self.size}
+
+
+def exact_rank(vectors: NDArray[np.integer[Any]] | Sequence[Sequence[int]]) -> int:
+    r"""Exact rank of integer vectors (rows), via the Gram matrix (Cho & Awan 2024, Prop. 25).
+
+    :math:`\mathrm{rank}\,V = \mathrm{rank}\,V^\top V` over the reals; the
+    ``d x d`` Gram matrix is formed exactly in integers and reduced by
+    fraction-free (Bareiss) elimination in Python integers: after pivots in
+    columns :math:`c_1..c_p` every remaining entry is the
+    :math:`(p+1)`-minor on the pivot rows and columns plus its own row and
+    column, so each division is exact (Sylvester's identity) and skipped
+    columns stay zero. Cost ``O(m d^2 + d^3)``.
+
+    Examples
+    --------
+    >>> exact_rank([[1, -1, 0], [0, 1, -1], [1, 0, -1]])
+    2
+    """
+    v = np.asarray(vectors)
+    if v.ndim != 2 or v.shape[0] == 0:
+        return 0
+    vmax = int(np.abs(v).max()) if v.size else 0
+    if v.shape[0] * vmax * vmax < 2**62:
+        gram = (v.astype(np.int64).T @ v.astype(np.int64)).tolist()
+    else:  # pragma: no cover - astronomically large entries: exact Python ints
+        vo = v.astype(object)
+        gram = (vo.T @ vo).tolist()
+    m: list[list[int]] = [[int(x) for x in row] for row in gram]
+    d = len(m)
+    rank = 0
+    prev = 1
+    for c in range(d):
+        piv = next((i for i in range(rank, d) if m[i][c] != 0), None)
+        if piv is None:
+            continue
+        m[rank], m[piv] = m[piv], m[rank]
+        p_row = m[rank]
+        p = p_row[c]
+        for i in range(rank + 1, d):
+            row = m[i]
+            f = row[c]
+            m[i] = [(x * p - f * y) // prev for x, y in zip(row, p_row)]
+        prev = p
+        rank += 1
+    return rank
 
 
 def _table_vector(r: int, c: int, plus: Iterable[tuple[int, int]], minus: Iterable[tuple[int, int]]) -> tuple[int, ...]:
@@ -239,6 +276,12 @@ def table_space(r: int, c: int, radius: int = 3, *, paper_exact: bool = False) -
     check_int("r", r, minimum=2)
     check_int("c", c, minimum=2)
     check_int("radius", radius, minimum=0)
+    if radius > 3:
+        raise InvalidArgument(
+            f"radius={radius}: under both one-way margins a(t) <= 3 (Cho & Awan Thm. 16, p = 2), and "
+            "this closed form covers radius <= 3 only. For larger radii use "
+            "accountant.sensitivity_search.semi_sensitivity_space (e.g. 3x3 at radius 4 has 121 vectors)."
+        )
     d = r * c
     vectors: list[tuple[int, ...]] = [(0,) * d]
     if radius >= 2:
@@ -272,13 +315,14 @@ def histogram_space(cells: int, distance: int = 1) -> SensitivitySpace:
     """
     check_int("cells", cells, minimum=1)
     check_int("distance", distance, minimum=1)
-    est = math.comb(cells + distance, distance) ** 2
+    est = (distance + 1) ** cells  # the loop below visits every vector with entries in 0..k
     if est > 10**6:
         from accountant.errors import SearchTooLarge
 
         raise SearchTooLarge(
             f"histogram_space({cells}, {distance})", est, 10**6,
-            "Its norms are known in closed form: l1 = 2k, l2 = sqrt(2k) (if cells >= 2k), linf = k.",
+            "Its norms are known in closed form: l1 = 2k, l2 = k*sqrt(2) (+k and -k on two cells), "
+            "linf = k; accountant.sensitivity_search.naive_spaces enumerates larger cases.",
         )
     parts = [p for p in itertools.product(range(distance + 1), repeat=cells) if 0 < sum(p) <= distance]
     vectors = {(0,) * cells}

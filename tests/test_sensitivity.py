@@ -90,3 +90,18 @@ def test_validation() -> None:
         SensitivitySpace(((1, -1), (-1, 1)), "bad")
     with pytest.raises(SearchTooLarge, match="exceeds the limit"):
         histogram_space(100, 3)
+
+
+def test_refusals_found_by_the_exact_enumeration() -> None:
+    # a(t) <= 3 for two-way tables: the closed form must not silently answer radius 4.
+    with pytest.raises(InvalidArgument, match="radius <= 3 only"):
+        table_space(3, 3, radius=4)
+    # The guard counts what the loop visits, (k+1)^cells, so it refuses before running long.
+    with pytest.raises(SearchTooLarge, match="k\\*sqrt\\(2\\)"):
+        histogram_space(16, 3)
+
+
+def test_rank_and_projector_on_a_larger_space() -> None:
+    # Gram-matrix rank and projector (the per-vector sympy rank took 13 s here).
+    s = table_space(5, 5)
+    assert s.rank == 16 and s.projector_exact() == table_projector_kron(5, 5)   # (r-1)(c-1), exact

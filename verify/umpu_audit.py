@@ -57,7 +57,9 @@ def audit_umpu(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0)
     else:
         used_seed = seed if seed is not None else (spec.audit.seed if spec.audit is not None else None)
         if used_seed is None:
-            used_seed = int(np.random.SeedSequence().entropy % 2**63)  # recorded in the report
+            entropy = np.random.SeedSequence().entropy
+            assert isinstance(entropy, int)  # SeedSequence() draws an int from the OS
+            used_seed = entropy % 2**63  # recorded in the report
         z = test.release(int(table[0, 0]), rng=np.random.default_rng(used_seed))
     result = test.result(z)
     effective = result.guarantee
