@@ -158,3 +158,16 @@ def test_umpu_spec_validation(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                     .replace('noise = { cnd = "tulap", epsilon = 1.0, delta = 0.0 }', 'noise = { cnd = "tulap" }'))
     assert main(["audit", str(spec)]) == 2
     assert "mechanism.noise.epsilon: required when cnd = 'tulap'" in capsys.readouterr().err
+
+
+def test_sensitivity_section_reports_prop32_gap(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(ROOT / "specs" / "table-3x3-margins.toml"), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)["sensitivity"]
+    assert (s["size"], s["l1"], s["linf"], s["rank"], s["dimension"]) == (31, 6, 1, 4, 9)   # T-S2
+    assert 6 ** 0.5 <= s["l2"] <= 6 ** 0.5 * (1 + 1e-15)
+    pcf = s["published_closed_form"]
+    assert not pcf["agrees"] and pcf["missing"] == 12 and pcf["closed_norms"]["l2"] == 2.0
+    assert s["naive"]["group_inflated"]["l2"] >= 3 * 2 ** 0.5                                 # T-S3
+    main(["audit", str(ROOT / "specs" / "table-3x3-margins.toml")])
+    text = capsys.readouterr().out
+    assert "UNDERSTATES" in text and "sensitivity (histogram, radius 3" in text

@@ -289,6 +289,12 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
         outcome, bounds = check_claim(claim_of(spec.claim.guarantee), effective)
         extra = {"bounds": {"lower": bounds.lower, "estimate": bounds.estimate, "upper": bounds.upper}} if bounds else {}
         checks.append(_check("claim", outcome, **extra))
+    sens: dict[str, Any] | None = None
+    if spec.query is not None:
+        from verify.sensitivity_report import sensitivity_section
+
+        sens, sens_outcome = sensitivity_section(spec, space, inv, a, time_limit)
+        checks.append(_check("sensitivity", sens_outcome))
     checks.append({
         "name": "invariant-preserved", "status": "skip", "outcome": "skipped",
         "detail": "a published release is audited through its advertised guarantee; no draws to check",
@@ -308,6 +314,7 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
             "value": a.value, "method": a.method, "witness": a.witness, "exact": a.exact, "scope": a.scope,
             **({"witness_data": wd} if (wd := a.witness_data(space)) is not None else {}),
         },
+        **({"sensitivity": sens} if sens is not None else {}),
         "advertised": adv_summary,
         "effective": eff_summary,
         "plain_dp": summarize(plain, deltas),

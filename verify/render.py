@@ -51,6 +51,25 @@ def _ed_lines(obj: dict[str, Any], indent: str) -> list[str]:
             for e in obj.get("epsilon_delta", [])]
 
 
+def _sensitivity_lines(sens: dict[str, Any] | None) -> list[str]:
+    if sens is None:
+        return []
+    if sens.get("status") == "refused":
+        return [f"sensitivity ({sens['query']}): not computed: {sens['detail']}", ""]
+    out = [f"sensitivity ({sens['query']}, radius {sens['radius']}, {sens['scope']}, "
+           f"{'exact' if sens['exact'] else 'NOT EXACT'}): l1 = {sens['l1']}, l2 = {fmt_up(sens['l2'])}, "
+           f"linf = {sens['linf']}, rank {sens['rank']} of {sens['dimension']}, {sens['size']} vectors"]
+    naive = sens.get("naive", {})
+    if "group_inflated" in naive:
+        g = naive["group_inflated"]
+        out.append(f"    naive a * S(D, A_1) (Prop. 24): l1 = {g['l1']}, l2 = {fmt_up(g['l2'])}, linf = {g['linf']}")
+    pcf = sens.get("published_closed_form")
+    if pcf and not pcf["agrees"]:
+        out.append(f"    {pcf['source']} disagrees with the exact space:")
+        out += [f"      {line}" for line in pcf["findings"][1:]]
+    return out + [""]
+
+
 def render_text(r: dict[str, Any]) -> str:
     """Terminal report."""
     a = r["semi_adjacent_parameter"]
@@ -64,6 +83,7 @@ def render_text(r: dict[str, Any]) -> str:
         f"{'exact' if a['exact'] else 'upper bound'}, {a['scope']}]",
         f"  witness: {a['witness']}",
         "",
+        *_sensitivity_lines(r.get("sensitivity")),
         f"advertised ({r['advertised']['relation']}): {_guarantee_line(r['advertised'])}",
         *_ed_lines(r["advertised"], "    "),
         f"effective, {eff['framework']} ({eff['relation']}): {_guarantee_line(eff)}",
