@@ -49,7 +49,7 @@ def sensitivity_section(
     q = _query_matrix(spec, space)
     table = list(spec.data.table) if spec.data.table is not None else None
     try:
-        res = semi_sensitivity_search(space, inv, a.value, table=table, n=spec.data.records,  # type: ignore[arg-type]
+        res = semi_sensitivity_search(space, inv, a.value, table=table, n=spec.data.records,
                                       query=q, time_limit=time_limit)
     except ToolkitError as e:
         return ({"status": "refused", "detail": str(e), "query": spec.query.kind if spec.query else None},
@@ -60,7 +60,7 @@ def sensitivity_section(
         "label": res.space.label, "scope": "actual t" if res.actual_t else "worst case over t",
     }
     try:
-        nv = naive_spaces(space, a.value, q, n=spec.data.records)  # type: ignore[arg-type]
+        nv = naive_spaces(space, a.value, q, n=spec.data.records)
         out["naive"] = {
             "one_step": nv.one_step.norms(), "group_inflated": dict(nv.inflated),
             "a_step": dict(nv.a_step_norms),
