@@ -179,9 +179,9 @@ def _z3_proof(space: DataSpace, inv: Invariant, table: list[int] | None, a: Semi
     from verify.z3_semiadjacent import certify_value
 
     if a.search is None or table is None or not a.exact or isinstance(inv, CallableInvariant):
-        return Unknown("no z3 proof attempted (needs an exact search result at the actual table)")
+        return Unknown("not attempted (needs an exact search result at the actual table)")
     if space.n_cells > Z3_CELL_LIMIT:
-        return Unknown(f"no z3 proof attempted ({space.n_cells} cells > {Z3_CELL_LIMIT})")
+        return Unknown(f"not attempted ({space.n_cells} cells > {Z3_CELL_LIMIT})")
     w = a.search.witness
     return certify_value(space, inv, table, a.search.value, w.dataset, w.record, w.target)
 
@@ -201,7 +201,8 @@ def check_semi_adjacent(
         proof = _z3_proof(space, inv, table, a)
         if isinstance(proof, Refuted):
             return Refuted(f"BUG: {head}, but z3 disagrees: {proof.counterexample}")
-        return Verified(f"{head}; witness re-checked from scratch ({chk.reason}); {detail_of(proof)}")
+        z3_note = proof.certificate if isinstance(proof, Verified) else f"not proved by z3: {proof.reason}"
+        return Verified(f"{head}; witness re-checked from scratch ({chk.reason}); {z3_note}")
     if table is None or a.method != "closed-form":
         return Verified(f"{head}; no table given, so the closed form is not cross-checked by search")
     from accountant.errors import SearchTooLarge, ToolkitError
