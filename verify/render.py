@@ -124,6 +124,14 @@ def render_markdown(r: dict[str, Any]) -> str:
         for e in eds:
             rows.append(f"| {label} | {_guarantee_line(obj)} | {e['delta']:.3g} | {fmt_up(e['epsilon'])} | {e['method']} |")
     checks = [f"| {c['name']} | {c['status']} | {c['detail']} |" for c in r["checks"]]
+    extra: list[str] = []
+    if r.get("sensitivity"):
+        extra += ["## Sensitivity", "", *(f"    {line}" for line in _sensitivity_lines(r["sensitivity"]) if line), ""]
+    if r.get("test"):
+        t = r["test"]
+        extra += ["## Private test", "",
+                  f"- Z = {t['statistic']:.6g}, p-value = {t['pvalue']:.6g}, threshold m = {t['m']:.6g}, "
+                  f"reject at alpha = {t['alpha']:g}: **{t['reject']}**, exact size = {t['size']:.12g}", ""]
     out = [
         f"# Audit: {r['name']}",
         "",
@@ -139,6 +147,7 @@ def render_markdown(r: dict[str, Any]) -> str:
         "|---|---|---|---|---|",
         *rows,
         "",
+        *extra,
         "| check | status | detail |",
         "|---|---|---|",
         *checks,
