@@ -14,7 +14,10 @@ Conversions: :mod:`accountant.conversions` (``<from>_to_<to>``).
 Composition: :func:`compose`, :func:`compose_tradeoffs`, :func:`compose_as_zcdp`.
 Semi-DP: :func:`semi_dp` (Prop. 15), :func:`semi_dp_composition` (Prop. 21),
 :func:`joint_release_dp`, the semi-adjacent parameter :func:`closed_form`.
-Sensitivity spaces: :class:`SensitivitySpace`, :func:`table_space`, :func:`histogram_space`.
+Exact a(t): :func:`semi_adjacent_parameter` (closed form or search, labelled).
+Sensitivity spaces: :class:`SensitivitySpace`, :func:`table_space`, :func:`histogram_space`,
+:func:`semi_sensitivity_search` (exact), :func:`naive_spaces`, :func:`compare_with_closed_form`.
+K-norm balls: :class:`KNormBall`, :func:`exact_gauge`, :func:`containing_ball`, :func:`compare_lp_balls`.
 Errors: :class:`ToolkitError` and its subclasses.
 """
 
@@ -52,11 +55,17 @@ from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, T
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 from accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
 from accountant.semiadjacent import SemiAdjacentParameter, closed_form
+from accountant.knorm import KNormBall, TableSymmetry, compare_lp_balls, containing_ball, exact_gauge
+from accountant.semiadjacent import semi_adjacent_parameter
+from accountant.semiadjacent_search import SemiAdjacentResult, Witness
 from accountant.sensitivity import SensitivitySpace, histogram_space, table_space
+from accountant.sensitivity_search import compare_with_closed_form, naive_spaces, semi_sensitivity_search
 from accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
 
 __all__ = [
-    "AddRemove", "ApproxDP", "Counting", "DataSpace", "Feature", "GDP", "Guarantee",
+    "AddRemove", "ApproxDP", "KNormBall", "SemiAdjacentResult", "TableSymmetry", "Witness",
+    "compare_lp_balls", "compare_with_closed_form", "containing_ball", "exact_gauge", "naive_spaces",
+    "semi_adjacent_parameter", "semi_sensitivity_search", "Counting", "DataSpace", "Feature", "GDP", "Guarantee",
     "InvalidArgument", "InvalidSpec", "Invariant", "Linear", "Margins", "NoFiniteGuarantee",
     "NoInvariant", "Prop21Result", "PureDP", "RDP", "Relation", "RelationMismatch", "Replace",
     "SearchTooLarge", "SemiAdjacent", "SemiAdjacentParameter", "SensitivitySpace", "Total", "ToolkitError", "TradeOff",

@@ -4,7 +4,9 @@ Every sampler takes a keyword-only ``numpy.random.Generator``; nothing seeds a
 global generator. Samplers are for research and auditing and are not hardened
 against floating-point side channels.
 
-Public API: :class:`GaussianMechanism`; canonical noise distributions
+Public API: :class:`GaussianMechanism`; the optimal K-norm mechanism
+:class:`KNormMechanism` (exact sampler :func:`uniform_in_ball`, baseline
+:class:`CubeRejectionSampler`); canonical noise distributions
 :class:`GaussianCND`, :class:`Tulap`, :func:`cnd_from_tradeoff`; the exact
 Fisher noncentral hypergeometric null :class:`FisherNoncentralHypergeometric`;
 the Semi-DP UMPU odds-ratio test :class:`SemiDPOddsRatioTest`,
@@ -14,9 +16,10 @@ the Semi-DP UMPU odds-ratio test :class:`SemiDPOddsRatioTest`,
 from mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
 from mechanisms.fnch import FisherNoncentralHypergeometric
 from mechanisms.gaussian import GaussianMechanism
+from mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
 from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, umpu_odds_ratio_test
 
 __all__ = [
-    "FisherNoncentralHypergeometric", "GaussianCND", "GaussianMechanism", "SemiDPOddsRatioTest",
+    "CubeRejectionSampler", "FisherNoncentralHypergeometric", "KNormMechanism", "uniform_in_ball", "GaussianCND", "GaussianMechanism", "SemiDPOddsRatioTest",
     "TableMargins", "Tulap", "UMPUTestResult", "cnd_from_tradeoff", "umpu_odds_ratio_test",
 ]
