@@ -301,9 +301,29 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
         "detail": "a published release is audited through its advertised guarantee; no draws to check",
     })
 
-    statuses = [c["outcome"] for c in checks]
-    verdict = "fails" if "refuted" in statuses else "inconclusive" if "unknown" in statuses else "holds"
     report: dict[str, Any] = {
+        **report_header(spec, space, rel, inv, a, seed),
+        **({"sensitivity": sens} if sens is not None else {}),
+        "advertised": adv_summary,
+        "effective": eff_summary,
+        "plain_dp": summarize(plain, deltas),
+        "claim": None if spec.claim is None else {
+            "framework": spec.claim.framework,
+            "guarantee": _guarantee_spec_json(spec.claim.guarantee),
+        },
+        "checks": checks,
+        "verdict": verdict_of(checks),
+        "references": list(spec.references),
+    }
+    return Audit(report=report, advertised=advertised, effective=effective)
+
+
+def report_header(
+    spec: Spec, space: DataSpace, rel: BaseRelation, inv: Invariant, a: SemiAdjacentParameter,
+    seed: int | None,
+) -> dict[str, Any]:
+    """The report fields every audit kind shares (contract: name, spec, seed, a(t), ...)."""
+    return {
         "name": spec.name,
         "title": spec.title,
         "tool": {"name": "semidp", "version": __version__},
@@ -315,19 +335,13 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
             "value": a.value, "method": a.method, "witness": a.witness, "exact": a.exact, "scope": a.scope,
             **({"witness_data": wd} if (wd := a.witness_data(space)) is not None else {}),
         },
-        **({"sensitivity": sens} if sens is not None else {}),
-        "advertised": adv_summary,
-        "effective": eff_summary,
-        "plain_dp": summarize(plain, deltas),
-        "claim": None if spec.claim is None else {
-            "framework": spec.claim.framework,
-            "guarantee": _guarantee_spec_json(spec.claim.guarantee),
-        },
-        "checks": checks,
-        "verdict": verdict,
-        "references": list(spec.references),
     }
-    return Audit(report=report, advertised=advertised, effective=effective)
+
+
+def verdict_of(checks: list[dict[str, Any]]) -> str:
+    """``fails`` if any check was refuted, else ``inconclusive`` if any was unknown, else ``holds``."""
+    outcomes = [c["outcome"] for c in checks]
+    return "fails" if "refuted" in outcomes else "inconclusive" if "unknown" in outcomes else "holds"
 
 
 def _guarantee_spec_json(g: GuaranteeSpec) -> dict[str, Any]:

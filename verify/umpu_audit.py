@@ -18,8 +18,10 @@ import numpy as np
 from accountant.semiadjacent import semi_adjacent_parameter
 from mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
 from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
-from verify import __version__
-from verify.audit import Audit, _check, _guarantee_spec_json, claim_of, invariant_of, relation_of, space_of, summarize
+from verify.audit import (
+    Audit, _check, _guarantee_spec_json, claim_of, invariant_of, relation_of, report_header, space_of,
+    summarize, verdict_of,
+)
 from verify.certify import certify_summary
 from verify.claims import check_claim
 from verify.outcome import Outcome, Refuted, Verified
@@ -85,17 +87,8 @@ def audit_umpu(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0)
     if spec.claim is not None:
         outcome, _ = check_claim(claim_of(spec.claim.guarantee), effective)
         checks.append(_check("claim", outcome))
-    statuses = [c["outcome"] for c in checks]
-    verdict = "fails" if "refuted" in statuses else "inconclusive" if "unknown" in statuses else "holds"
     report: dict[str, Any] = {
-        "name": spec.name, "title": spec.title,
-        "tool": {"name": "semidp", "version": __version__},
-        "spec": {"path": spec.path, "sha256": spec.sha256},
-        "seed": used_seed,
-        "relation": rel.spec_name,
-        "invariant": {"kind": inv.kind, "description": inv.describe()},
-        "semi_adjacent_parameter": {"value": a.value, "method": a.method, "witness": a.witness,
-                                    "exact": a.exact, "scope": a.scope},
+        **report_header(spec, space, rel, inv, a, used_seed),
         "test": {
             "statistic": result.statistic, "pvalue": result.pvalue, "reject": result.reject,
             "m": result.m, "m_lower": result.m_lower, "size": result.size, "alpha": alpha,
@@ -109,7 +102,7 @@ def audit_umpu(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0)
         "claim": None if spec.claim is None else {
             "framework": spec.claim.framework, "guarantee": _guarantee_spec_json(spec.claim.guarantee)},
         "checks": checks,
-        "verdict": verdict,
+        "verdict": verdict_of(checks),
         "references": list(spec.references),
     }
     return Audit(report=report, advertised=effective, effective=effective)
