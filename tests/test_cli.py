@@ -171,3 +171,18 @@ def test_sensitivity_section_reports_prop32_gap(capsys: pytest.CaptureFixture[st
     main(["audit", str(ROOT / "specs" / "table-3x3-margins.toml")])
     text = capsys.readouterr().out
     assert "UNDERSTATES" in text and "sensitivity (histogram, radius 3" in text
+
+
+def test_mechanism_specs_text_and_samples_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import numpy as np
+
+    specs = [str(ROOT / "specs" / f"table-3x3-{k}.toml") for k in ("projected-gaussian", "k-norm")]
+    assert main(["audit", *specs, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("verdict: HOLDS") == 2 and "OPTIMAL K-norm ball" in out and "Semi-DP Gaussian" in out
+    for name in ("table-3x3-projected-gaussian", "table-3x3-k-norm"):
+        draws = np.load(tmp_path / f"{name}.samples.npy")          # contract: (samples, cells) float64
+        assert draws.shape == (500, 9) and draws.dtype == np.float64
+        tables = draws.reshape(-1, 3, 3)
+        assert np.abs(tables.sum(axis=1) - [2, 1, 1]).max() < 1e-9    # column margins kept
+        assert np.abs(tables.sum(axis=2) - [2, 1, 1]).max() < 1e-9    # row margins kept

@@ -56,6 +56,12 @@ def _write_outputs(out: Path, result: Any) -> None:
         f"{name}: advertised vs effective privacy",
     )
     r["plots"] = [png.name]
+    samples = getattr(result, "samples", None)
+    if samples is not None:  # contract: float64, shape (samples, cells), row-major cells
+        import numpy as np
+
+        np.save(out / f"{name}.samples.npy", np.ascontiguousarray(samples, dtype=np.float64))
+        r["samples_file"] = f"{name}.samples.npy"
     (out / f"{name}.json").write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
     (out / f"{name}.md").write_text(render_markdown(r), encoding="utf-8")
 

@@ -89,6 +89,19 @@ def render_text(r: dict[str, Any]) -> str:
         f"effective, {eff['framework']} ({eff['relation']}): {_guarantee_line(eff)}",
         *_ed_lines(eff, "    "),
     ]
+    if "mechanism" in r:
+        mech, err = r["mechanism"], r.get("expected_l2_error", {})
+        est = err.get("exact")
+        mc = err.get("monte_carlo", {})
+        target = mech.get("calibration") or (f"epsilon = {mech['epsilon']:g}" if "epsilon" in mech else "")
+        delta2 = f", Delta_2 = {fmt_up(mech['l2_sensitivity'])}" if "l2_sensitivity" in mech else ""
+        lines += ["", f"mechanism: {mech['label']}, {target}, noise in a "
+                      f"{mech['noise_dimension']}-dimensional subspace{delta2}",
+                  f"    expected l2 error: " + (f"{est:.6g} (exact); " if est is not None else "")
+                  + (f"draws: mean {mc['mean']:.6g} over {mc['draws']}" if mc else "")]
+        if r.get("samples_file"):
+            lines.append(f"    samples: {r['samples_file']} ({r['samples']['count']} x {r['samples']['shape'][1]}, "
+                         f"seed {r['samples']['seed']})")
     if "test" in r:
         t = r["test"]
         lines += ["", f"Semi-DP UMPU odds-ratio test (H0: theta <= {t['theta0']:g}, {t['alternative']}), "

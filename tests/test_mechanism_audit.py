@@ -1,0 +1,152 @@
+"""Audits of built mechanisms (issue 4, deliverable 5): projected Gaussian and K-norm on a 3x3 table."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from accountant import InvalidSpec
+from accountant.errors import UnsupportedRelease
+from accountant.guarantees import GDP, PureDP
+from mechanisms.projected_gaussian import expected_chi
+from verify.mechanism_audit import MechanismAudit, audit_mechanism
+from verify.spec import Spec, load, loads
+
+ROOT = Path(__file__).resolve().parents[1]
+GAUSS = ROOT / "specs" / "table-3x3-projected-gaussian.toml"
+KNORM = ROOT / "specs" / "table-3x3-k-norm.toml"
+
+
+def _check(report: dict[str, object], name: str) -> dict[str, object]:
+    checks = report["checks"]
+    assert isinstance(checks, list)
+    return next(c for c in checks if c["name"] == name)
+
+
+@pytest.fixture(scope="module")
+def gauss() -> MechanismAudit:
+    return audit_mechanism(load(GAUSS), seed=None, time_limit=30.0)
+
+
+@pytest.fixture(scope="module")
+def knorm() -> MechanismAudit:
+    return audit_mechanism(load(KNORM), seed=None, time_limit=30.0)
+
+
+def _margins(x: np.ndarray) -> np.ndarray:
+    t = x.reshape(-1, 3, 3)
+    return np.concatenate([t.sum(axis=2), t.sum(axis=1)], axis=1)
+
+
+@pytest.mark.parametrize("which", ["gauss", "knorm"])
+def test_every_draw_keeps_the_margins(which: str, request: pytest.FixtureRequest) -> None:
+    res: MechanismAudit = request.getfixturevalue(which)
+    spec = load(GAUSS if which == "gauss" else KNORM)
+    assert spec.data.table is not None and spec.audit is not None
+    table = np.asarray(spec.data.table, dtype=np.float64)
+    assert res.samples is not None
+    assert res.samples.shape == (spec.audit.samples, 9) and res.samples.dtype == np.float64
+    dev = np.abs(_margins(res.samples) - _margins(table))
+    assert dev.max() <= 1e-9 * 10
+    assert not np.allclose(res.samples, table)          # noise was added
+    assert _check(res.report, "invariant-preserved")["status"] == "pass"
+    assert res.report["seed"] == 7                      # [audit] seed, recorded
+    assert res.report["verdict"] == "holds"
+
+
+def test_gaussian_sensitivity_is_sqrt6_from_the_three_cycles(gauss: MechanismAudit) -> None:
+    mech = gauss.report["mechanism"]
+    assert isinstance(mech, dict)
+    assert mech["l2_sensitivity_squared"] == 6          # not 4 (Prop. 32's moves only)
+    assert mech["l2_sensitivity"] == pytest.approx(math.sqrt(6), rel=1e-15)
+    assert mech["l2_sensitivity"] >= math.sqrt(6)      # rounded up
+    assert mech["noise_dimension"] == 4
+    assert mech["sigma"] >= mech["l2_sensitivity"] / 1.0
+    assert isinstance(gauss.effective, GDP) and gauss.effective.mu <= 1.0
+
+
+def test_gaussian_expected_error_is_exact_and_inside_the_interval(gauss: MechanismAudit) -> None:
+    err = gauss.report["expected_l2_error"]
+    assert isinstance(err, dict)
+    assert err["exact"] == pytest.approx(math.sqrt(6) * expected_chi(4), rel=1e-12)
+    # E chi_4 = 3 sqrt(pi) / (2 sqrt 2)  (Gamma(5/2) = 3 sqrt(pi)/4, Gamma(2) = 1)
+    assert expected_chi(4) == pytest.approx(3 * math.sqrt(math.pi) / (2 * math.sqrt(2)), rel=1e-14)
+    lo, hi = err["monte_carlo"]["interval"]
+    assert lo <= err["exact"] <= hi
+    assert _check(gauss.report, "expected-l2-error")["status"] == "pass"
+    assert _check(gauss.report, "claim")["status"] == "pass"
+
+
+def test_knorm_is_optimal_and_its_error_check_passes(knorm: MechanismAudit) -> None:
+    mech = knorm.report["mechanism"]
+    assert isinstance(mech, dict) and mech["optimal"] is True and "OPTIMAL" in mech["label"]
+    assert isinstance(knorm.effective, PureDP) and knorm.effective.epsilon == 1.0
+    assert _check(knorm.report, "expected-l2-error")["status"] == "pass"
+    assert _check(knorm.report, "claim")["status"] == "pass"
+    assert _check(knorm.report, "sensitivity")["status"] == "pass"
+
+
+def test_seed_argument_overrides_and_reproduces() -> None:
+    spec = dataclasses.replace(load(GAUSS), audit=dataclasses.replace(load(GAUSS).audit, samples=50))  # type: ignore[type-var]
+    a = audit_mechanism(spec, seed=123)
+    b = audit_mechanism(spec, seed=123)
+    assert a.report["seed"] == 123
+    assert a.samples is not None and b.samples is not None and a.samples.shape == (50, 9)
+    assert np.array_equal(a.samples, b.samples)
+
+
+def test_epsilon_delta_calibration_meets_its_target() -> None:
+    base = load(GAUSS)
+    spec = dataclasses.replace(
+        base, claim=None, audit=dataclasses.replace(base.audit, samples=50),  # type: ignore[type-var]
+        mechanism=dataclasses.replace(base.mechanism, mu=None, epsilon=Fraction(1), delta=Fraction(1, 10**6)))
+    res = audit_mechanism(spec, seed=1)
+    assert _check(res.report, "calibration")["status"] == "pass"
+    assert _check(res.report, "invariant-preserved")["status"] == "pass"
+
+
+def test_missing_table_is_refused() -> None:
+    spec: Spec = dataclasses.replace(load(KNORM), data=dataclasses.replace(load(KNORM).data, table=None))
+    with pytest.raises(UnsupportedRelease, match="data.table"):
+        audit_mechanism(spec)
+
+
+def test_bad_table_size_is_rejected_by_the_loader() -> None:
+    text = GAUSS.read_text(encoding="utf-8").replace("1, 0, 0]", "1, 0]")
+    with pytest.raises(InvalidSpec, match="data.table"):
+        loads(text)
+
+
+def test_knorm_falls_back_to_a_labelled_non_optimal_ball(monkeypatch: pytest.MonkeyPatch) -> None:
+    from accountant.errors import SearchTooLarge
+    from accountant.knorm import KNormBall
+
+    def refuse(*args: object, **kwargs: object) -> KNormBall:
+        raise SearchTooLarge("convex hull (test)", 1e12, 1e9)
+
+    monkeypatch.setattr(KNormBall, "from_space", refuse)
+    base = load(KNORM)
+    spec = dataclasses.replace(base, audit=dataclasses.replace(base.audit, samples=200))  # type: ignore[type-var]
+    res = audit_mechanism(spec, seed=3)
+    mech = res.report["mechanism"]
+    assert isinstance(mech, dict) and mech["optimal"] is False
+    assert "NON-OPTIMAL" in mech["label"] and mech["loss"]["norm_ratio_upper"] >= 1
+    assert _check(res.report, "invariant-preserved")["status"] == "pass"
+    assert _check(res.report, "expected-l2-error")["status"] == "pass"
+    assert isinstance(res.effective, PureDP) and res.effective.epsilon == 1.0
+
+
+def test_loader_requires_a_table_and_a_target() -> None:
+    text = GAUSS.read_text(encoding="utf-8")
+    no_table = text.replace("table = [1, 1, 0,\n         0, 0, 1,\n         1, 0, 0]\n", "")
+    with pytest.raises(InvalidSpec, match="data.table"):
+        loads(no_table)
+    with pytest.raises(InvalidSpec, match="mechanism.mu"):
+        loads(text.replace("mu = 1.0\n\n[claim]", "\n[claim]"))
+    with pytest.raises(InvalidSpec, match="mechanism.epsilon"):
+        loads(KNORM.read_text(encoding="utf-8").replace("epsilon = 1.0\n\n[claim]", "mu = 1.0\n\n[claim]"))
