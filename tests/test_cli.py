@@ -186,3 +186,12 @@ def test_mechanism_specs_text_and_samples_file(tmp_path: Path, capsys: pytest.Ca
         tables = draws.reshape(-1, 3, 3)
         assert np.abs(tables.sum(axis=1) - [2, 1, 1]).max() < 1e-9    # column margins kept
         assert np.abs(tables.sum(axis=2) - [2, 1, 1]).max() < 1e-9    # row margins kept
+
+
+def test_umpu_report_power_curves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(ROOT / "specs" / "umpu-odds-ratio.toml"), "--json", "--out", str(tmp_path)]) == 0
+    r = json.loads(capsys.readouterr().out)
+    for p in r["test"]["power"]["at"]:            # exact power: privacy costs power; Semi-DP beats naive
+        assert p["fisher"] >= p["semi_dp"] > p["naive"] > 0.05
+    assert "umpu-odds-ratio.power.png" in r["plots"]
+    assert (tmp_path / "umpu-odds-ratio.power.png").read_bytes()[:4] == b"\x89PNG"

@@ -56,6 +56,12 @@ def _write_outputs(out: Path, result: Any) -> None:
         f"{name}: advertised vs effective privacy",
     )
     r["plots"] = [png.name]
+    power = getattr(result, "power", None)
+    if power is not None:
+        from verify.plots_power import plot_power
+
+        ppng = plot_power(power, out / f"{name}.power.png", f"{name}: power against the odds ratio")
+        r["plots"].append(ppng.name)
     samples = getattr(result, "samples", None)
     if samples is not None:  # contract: float64, shape (samples, cells), row-major cells
         import numpy as np

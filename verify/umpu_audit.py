@@ -11,6 +11,7 @@ the certified conversions, and the claim if the spec states one.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from accountant.semiadjacent import semi_adjacent_parameter
 from mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
 from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
+from mechanisms.umpu_power import PowerCurves, power_curves
 from verify.audit import (
     Audit, _check, _guarantee_spec_json, claim_of, invariant_of, relation_of, report_header, space_of,
     summarize, verdict_of,
@@ -26,6 +28,14 @@ from verify.certify import certify_summary
 from verify.claims import check_claim
 from verify.outcome import Outcome, Refuted, Verified
 from verify.spec import Spec
+
+@dataclass(frozen=True)
+class TestAudit(Audit):
+    """An audit of a private test, with its exact power curves (for the report's plot)."""
+
+    power: PowerCurves | None = None
+    """Semi-DP UMPU vs the non-private Fisher test vs the naive group-privacy test."""
+
 
 #: Relative tolerance for "size equals alpha": the threshold m is a double (mechanisms.umpu notes).
 SIZE_RTOL = 1e-9
@@ -79,6 +89,18 @@ def audit_umpu(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0)
         if size_ok else Refuted(f"exact size {result.size!r} differs from alpha = {alpha!r}")
     )
     eff_summary = {"framework": "semi-dp", **summarize(effective, deltas)}
+    curves: PowerCurves | None = None
+    power: dict[str, Any] | None = None
+    if test.alternative == "greater":
+        curves = power_curves(margins, test.noise, theta0=theta0, alpha=alpha)
+        pick = [i for i, th in enumerate(curves.thetas) if th in (2 * theta0, 4 * theta0)]
+        power = {
+            "note": "exact power: Semi-DP UMPU (Thm 37) vs the non-private randomised Fisher test vs a "
+                    "naive DP test calibrated by group privacy (f_{eps/3}, so f^{o3} >= f on A_3)",
+            "naive_noise": repr(curves.naive_noise),
+            "at": [{"theta": float(curves.thetas[i]), "fisher": float(curves.fisher[i]),
+                    "semi_dp": float(curves.semi_dp[i]), "naive": float(curves.naive[i])} for i in pick],
+        }
     checks = [
         _check("semi-adjacent-parameter", cover),
         _check("size-exact", size),
@@ -96,6 +118,7 @@ def audit_umpu(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0)
             "margins": {"rows": list(margins.rows), "cols": list(margins.cols)},
             "released": m.released is not None,
             "guarantee": eff_summary,
+            **({"power": power} if power is not None else {}),
         },
         "advertised": eff_summary,
         "effective": eff_summary,
@@ -105,4 +128,4 @@ def audit_umpu(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0)
         "verdict": verdict_of(checks),
         "references": list(spec.references),
     }
-    return Audit(report=report, advertised=effective, effective=effective)
+    return TestAudit(report=report, advertised=effective, effective=effective, power=curves)
