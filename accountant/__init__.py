@@ -53,7 +53,7 @@ from accountant.errors import (
 from accountant.gaussian import gaussian_sigma, gdp_delta, gdp_epsilon
 from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
-from accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
+from accountant.relations import AddRemove, Relation, Replace, SemiAdjacent, Subspace
 from accountant.semiadjacent import SemiAdjacentParameter, closed_form
 from accountant.knorm import KNormBall, TableSymmetry, compare_lp_balls, containing_ball, exact_gauge
 from accountant.semiadjacent import semi_adjacent_parameter
@@ -68,7 +68,7 @@ __all__ = [
     "semi_adjacent_parameter", "semi_sensitivity_search", "Counting", "DataSpace", "Feature", "GDP", "Guarantee",
     "InvalidArgument", "InvalidSpec", "Invariant", "Linear", "Margins", "NoFiniteGuarantee",
     "NoInvariant", "Prop21Result", "PureDP", "RDP", "Relation", "RelationMismatch", "Replace",
-    "SearchTooLarge", "SemiAdjacent", "SemiAdjacentParameter", "SensitivitySpace", "Total", "ToolkitError", "TradeOff",
+    "SearchTooLarge", "SemiAdjacent", "Subspace", "SemiAdjacentParameter", "SensitivitySpace", "Total", "ToolkitError", "TradeOff",
     "UnsupportedRelease", "VerificationError", "ZCDP",
     "approx_dp_to_tradeoff", "closed_form", "compose", "compose_as_zcdp", "compose_tradeoffs",
     "gaussian_sigma", "gdp_delta", "histogram_space", "table_space", "gdp_epsilon", "gdp_to_approx_dp", "gdp_to_delta", "gdp_to_rdp",

@@ -6,6 +6,8 @@ A guarantee always says *which* pairs of datasets it protects:
   distance ``<= distance`` (replace-one when ``distance = 1``);
 * :class:`AddRemove` -- unbounded DP: multisets at symmetric-difference
   distance ``<= distance``;
+* :class:`Subspace` -- Gao, Gong & Yu 2022, Def. 2.6: induced subspace DP
+  w.r.t. a linear invariant (not DP of the joint release);
 * :class:`SemiAdjacent` -- Cho & Awan 2024, Def. 12: pairs of
   invariant-conforming datasets ``X, X' in D_t`` at distance ``<= radius``
   under ``base``; ``radius`` is the semi-adjacent parameter ``a(t)`` (Def. 13)
@@ -110,7 +112,35 @@ class SemiAdjacent:
         )
 
 
-Relation = Union[Replace, AddRemove, SemiAdjacent]
+@dataclass(frozen=True, slots=True)
+class Subspace:
+    """Induced subspace DP w.r.t. a linear invariant ``C`` (Gao, Gong & Yu 2022, Def. 2.6).
+
+    The guarantee holds for the release projected onto ``ker C`` on the pairs of
+    ``base``; the components in ``row C`` are published exactly, so it is **not**
+    DP of the joint release. A distinct relation value, so guarantees under it
+    never compose or compare with ordinary DP guarantees by accident.
+    """
+
+    base: BaseRelation
+    """The neighbouring relation of the underlying subspace-DP statement."""
+    constraint: tuple[tuple[float, ...], ...]
+    """The rows of ``C`` (on the query output)."""
+
+    def group(self, k: int) -> "Subspace":
+        """The same subspace statement on pairs at ``k`` times the base distance."""
+        check_int("k", k, minimum=1)
+        return Subspace(self.base.group(k), self.constraint)
+
+    @property
+    def spec_name(self) -> str:
+        return "subspace"
+
+    def describe(self) -> str:
+        return f"induced subspace DP w.r.t. a {len(self.constraint)}-row linear invariant, on {self.base.describe()}"
+
+
+Relation = Union[Replace, AddRemove, SemiAdjacent, Subspace]
 
 
 def check_same_relation(left: Relation, right: Relation) -> None:

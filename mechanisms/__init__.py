@@ -4,7 +4,10 @@ Every sampler takes a keyword-only ``numpy.random.Generator``; nothing seeds a
 global generator. Samplers are for research and auditing and are not hardened
 against floating-point side channels.
 
-Public API: :class:`GaussianMechanism`; the optimal K-norm mechanism
+Public API: :class:`GaussianMechanism`; the Semi-DP Gaussian
+:class:`ProjectedGaussianMechanism` (Cho & Awan Alg. 1); subspace DP (Gao, Gong & Yu):
+:class:`ProjectedGaussian`, :class:`ExtendedGaussian`, :class:`ProjectedLaplace`,
+:class:`ExtendedLaplace`; the optimal K-norm mechanism
 :class:`KNormMechanism` (exact sampler :func:`uniform_in_ball`, baseline
 :class:`CubeRejectionSampler`); canonical noise distributions
 :class:`GaussianCND`, :class:`Tulap`, :func:`cnd_from_tradeoff`; the exact
@@ -17,9 +20,12 @@ from mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
 from mechanisms.fnch import FisherNoncentralHypergeometric
 from mechanisms.gaussian import GaussianMechanism
 from mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
+from mechanisms.projected_gaussian import ProjectedGaussianMechanism
+from mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaussian, ProjectedLaplace
 from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, umpu_odds_ratio_test
 
 __all__ = [
-    "CubeRejectionSampler", "FisherNoncentralHypergeometric", "KNormMechanism", "uniform_in_ball", "GaussianCND", "GaussianMechanism", "SemiDPOddsRatioTest",
+    "CubeRejectionSampler", "ExtendedGaussian", "ExtendedLaplace", "ProjectedGaussian",
+    "ProjectedGaussianMechanism", "ProjectedLaplace", "FisherNoncentralHypergeometric", "KNormMechanism", "uniform_in_ball", "GaussianCND", "GaussianMechanism", "SemiDPOddsRatioTest",
     "TableMargins", "Tulap", "UMPUTestResult", "cnd_from_tradeoff", "umpu_odds_ratio_test",
 ]
