@@ -4,7 +4,9 @@ Every sampler takes a keyword-only ``numpy.random.Generator``; nothing seeds a
 global generator. Samplers are for research and auditing and are not hardened
 against floating-point side channels.
 
-Public API: :class:`GaussianMechanism`; the Semi-DP Gaussian
+Public API: exact discrete samplers (Canonne, Kamath & Steinke 2020)
+:func:`discrete_laplace`, :func:`discrete_gaussian` (and vectorised ``*_array``),
+:func:`double_geometric`, :func:`bernoulli_exp`; :class:`GaussianMechanism`; the Semi-DP Gaussian
 :class:`ProjectedGaussianMechanism` (Cho & Awan Alg. 1); subspace DP (Gao, Gong & Yu):
 :class:`ProjectedGaussian`, :class:`ExtendedGaussian`, :class:`ProjectedLaplace`,
 :class:`ExtendedLaplace`; the optimal K-norm mechanism
@@ -17,6 +19,14 @@ the Semi-DP UMPU odds-ratio test :class:`SemiDPOddsRatioTest`,
 """
 
 from mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
+from mechanisms.discrete import (
+    bernoulli_exp,
+    discrete_gaussian,
+    discrete_gaussian_array,
+    discrete_laplace,
+    discrete_laplace_array,
+    double_geometric,
+)
 from mechanisms.fnch import FisherNoncentralHypergeometric
 from mechanisms.gaussian import GaussianMechanism
 from mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
@@ -28,4 +38,6 @@ __all__ = [
     "CubeRejectionSampler", "ExtendedGaussian", "ExtendedLaplace", "ProjectedGaussian",
     "ProjectedGaussianMechanism", "ProjectedLaplace", "FisherNoncentralHypergeometric", "KNormMechanism", "uniform_in_ball", "GaussianCND", "GaussianMechanism", "SemiDPOddsRatioTest",
     "TableMargins", "Tulap", "UMPUTestResult", "cnd_from_tradeoff", "umpu_odds_ratio_test",
+    "bernoulli_exp", "discrete_gaussian", "discrete_gaussian_array", "discrete_laplace",
+    "discrete_laplace_array", "double_geometric",
 ]
