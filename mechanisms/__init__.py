@@ -35,9 +35,10 @@ from mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaus
 from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, umpu_odds_ratio_test
 
 __all__ = [
-    "CubeRejectionSampler", "ExtendedGaussian", "ExtendedLaplace", "ProjectedGaussian",
-    "ProjectedGaussianMechanism", "ProjectedLaplace", "FisherNoncentralHypergeometric", "KNormMechanism", "uniform_in_ball", "GaussianCND", "GaussianMechanism", "SemiDPOddsRatioTest",
-    "TableMargins", "Tulap", "UMPUTestResult", "cnd_from_tradeoff", "umpu_odds_ratio_test",
-    "bernoulli_exp", "discrete_gaussian", "discrete_gaussian_array", "discrete_laplace",
-    "discrete_laplace_array", "double_geometric",
+    "CubeRejectionSampler", "ExtendedGaussian", "ExtendedLaplace",
+    "FisherNoncentralHypergeometric", "GaussianCND", "GaussianMechanism", "KNormMechanism",
+    "ProjectedGaussian", "ProjectedGaussianMechanism", "ProjectedLaplace",
+    "SemiDPOddsRatioTest", "TableMargins", "Tulap", "UMPUTestResult", "bernoulli_exp",
+    "cnd_from_tradeoff", "discrete_gaussian", "discrete_gaussian_array", "discrete_laplace",
+    "discrete_laplace_array", "double_geometric", "umpu_odds_ratio_test", "uniform_in_ball",
 ]
