@@ -255,6 +255,23 @@ def _subspace_relation(base: Relation, sub: "InvariantSubspace") -> Subspace:
     return Subspace(base, tuple(tuple(float(x) for x in row) for row in sub.constraint))
 
 
+def _calibration_inputs(
+    constraint: ArrayLike, query: ArrayLike | None, relation: Relation | None, p: int, extended: bool
+) -> tuple["InvariantSubspace", float, Relation]:
+    r"""Subspace, sensitivity and base relation for a calibration (GGY Cor 3.2/11 and 3.6/15).
+
+    The projection framework uses :math:`\Delta_p(A)`; the extension framework
+    :math:`\Delta_p(Q_{\mathcal N}^\top A)`. Refuses when nothing moves inside ker C.
+    """
+    rel = relation if relation is not None else Replace()
+    sub = InvariantSubspace.of(constraint)
+    a = np.eye(sub.dimension) if query is None else _query_for(sub, query)
+    full = query_sensitivity(a, rel, p)
+    s = query_sensitivity(sub.null_basis.T @ a, rel, p) if extended else full
+    _require_noise_dimension(s, full, f"Delta_{p}(Q_N^T A)" if extended else f"Delta_{p}(A)")
+    return sub, s, rel
+
+
 @dataclass(frozen=True, eq=False)
 class _GaussianBase:
     subspace: InvariantSubspace
@@ -324,12 +341,8 @@ class ProjectedGaussian(_GaussianBase):
         relation: Relation | None = None,
     ) -> ProjectedGaussian:
         """C (on the query output), target (ε, δ), query matrix (default: identity = histogram), base relation (default Replace)."""
-        rel = relation if relation is not None else Replace()
-        sub = InvariantSubspace.of(constraint)
-        a = np.eye(sub.dimension) if query is None else _query_for(sub, query)
+        sub, s, rel = _calibration_inputs(constraint, query, relation, 2, extended=False)
         c = c_eps_delta(epsilon, delta)
-        s = query_sensitivity(a, rel, 2)
-        _require_noise_dimension(s, s, "Delta_2(A)")
         return cls(sub, epsilon, delta, up(MP.mpf(c) * MP.mpf(s)), s, rel)
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
@@ -362,12 +375,8 @@ class ExtendedGaussian(_GaussianBase):
         relation: Relation | None = None,
     ) -> ExtendedGaussian:
         """As :meth:`ProjectedGaussian.calibrate`, with the sensitivity of :math:`Q_{\\mathcal N}^\\top A`."""
-        rel = relation if relation is not None else Replace()
-        sub = InvariantSubspace.of(constraint)
-        a = np.eye(sub.dimension) if query is None else _query_for(sub, query)
+        sub, s, rel = _calibration_inputs(constraint, query, relation, 2, extended=True)
         c = c_eps_delta(epsilon, delta)
-        s = query_sensitivity(sub.null_basis.T @ a, rel, 2)
-        _require_noise_dimension(s, query_sensitivity(a, rel, 2), "Delta_2(Q_N^T A)")
         return cls(sub, epsilon, delta, up(MP.mpf(c) * MP.mpf(s)), s, rel)
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
@@ -437,12 +446,8 @@ class ProjectedLaplace(_LaplaceBase):
         cls, constraint: ArrayLike, epsilon: float, *, query: ArrayLike | None = None, relation: Relation | None = None
     ) -> ProjectedLaplace:
         """C (on the query output), target ε, query matrix (default identity), base relation (default Replace)."""
-        rel = relation if relation is not None else Replace()
         check_positive("epsilon", epsilon)
-        sub = InvariantSubspace.of(constraint)
-        a = np.eye(sub.dimension) if query is None else _query_for(sub, query)
-        s = query_sensitivity(a, rel, 1)
-        _require_noise_dimension(s, s, "Delta_1(A)")
+        sub, s, rel = _calibration_inputs(constraint, query, relation, 1, extended=False)
         return cls(sub, epsilon, up(MP.mpf(s) / MP.mpf(epsilon)), s, rel)
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
@@ -466,12 +471,8 @@ class ExtendedLaplace(_LaplaceBase):
         cls, constraint: ArrayLike, epsilon: float, *, query: ArrayLike | None = None, relation: Relation | None = None
     ) -> ExtendedLaplace:
         """As :meth:`ProjectedLaplace.calibrate`, with the sensitivity of :math:`Q_{\\mathcal N}^\\top A`."""
-        rel = relation if relation is not None else Replace()
         check_positive("epsilon", epsilon)
-        sub = InvariantSubspace.of(constraint)
-        a = np.eye(sub.dimension) if query is None else _query_for(sub, query)
-        s = query_sensitivity(sub.null_basis.T @ a, rel, 1)
-        _require_noise_dimension(s, query_sensitivity(a, rel, 1), "Delta_1(Q_N^T A)")
+        sub, s, rel = _calibration_inputs(constraint, query, relation, 1, extended=True)
         return cls(sub, epsilon, up(MP.mpf(s) / MP.mpf(epsilon)), s, rel)
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
