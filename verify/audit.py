@@ -290,10 +290,7 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
         _check("semi-adjacent-parameter", check_semi_adjacent(spec, space, inv, rel, a)),
         _check("conversions-certified", certify_summary([adv_summary, eff_summary], advertised, effective)),
     ]
-    if spec.claim is not None:
-        outcome, bounds = check_claim(claim_of(spec.claim.guarantee), effective)
-        extra = {"bounds": {"lower": bounds.lower, "estimate": bounds.estimate, "upper": bounds.upper}} if bounds else {}
-        checks.append(_check("claim", outcome, **extra))
+    checks += claim_check(spec, effective)
     sens: dict[str, Any] | None = None
     if spec.query is not None:
         from verify.sensitivity_report import sensitivity_section
@@ -311,13 +308,7 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
         "advertised": adv_summary,
         "effective": eff_summary,
         "plain_dp": summarize(plain, deltas),
-        "claim": None if spec.claim is None else {
-            "framework": spec.claim.framework,
-            "guarantee": _guarantee_spec_json(spec.claim.guarantee),
-        },
-        "checks": checks,
-        "verdict": verdict_of(checks),
-        "references": list(spec.references),
+        **report_footer(spec, checks),
     }
     return Audit(report=report, advertised=advertised, effective=effective)
 
@@ -346,6 +337,26 @@ def verdict_of(checks: list[dict[str, Any]]) -> str:
     """``fails`` if any check was refuted, else ``inconclusive`` if any was unknown, else ``holds``."""
     outcomes = [c["outcome"] for c in checks]
     return "fails" if "refuted" in outcomes else "inconclusive" if "unknown" in outcomes else "holds"
+
+
+def claim_check(spec: Spec, effective: Guarantee | NoFiniteGuarantee) -> list[dict[str, Any]]:
+    """The ``claim`` check (with epsilon bounds when the comparison yields them), if the spec has a claim."""
+    if spec.claim is None:
+        return []
+    outcome, bounds = check_claim(claim_of(spec.claim.guarantee), effective)
+    extra = {"bounds": {"lower": bounds.lower, "estimate": bounds.estimate, "upper": bounds.upper}} if bounds else {}
+    return [_check("claim", outcome, **extra)]
+
+
+def report_footer(spec: Spec, checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report fields every audit kind ends with: claim, checks, verdict, references."""
+    return {
+        "claim": None if spec.claim is None else {
+            "framework": spec.claim.framework, "guarantee": _guarantee_spec_json(spec.claim.guarantee)},
+        "checks": checks,
+        "verdict": verdict_of(checks),
+        "references": list(spec.references),
+    }
 
 
 def _guarantee_spec_json(g: GuaranteeSpec) -> dict[str, Any]:

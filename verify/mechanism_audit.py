@@ -44,18 +44,16 @@ from mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_c
 from verify.audit import (
     Audit,
     _check,
-    _guarantee_spec_json,
     check_semi_adjacent,
-    report_header,
-    verdict_of,
-    claim_of,
+    claim_check,
     invariant_of,
     relation_of,
+    report_footer,
+    report_header,
     space_of,
     summarize,
 )
 from verify.certify import certify_summary
-from verify.claims import check_claim
 from verify.outcome import Outcome, Refuted, Verified
 from verify.spec import Spec
 
@@ -257,10 +255,7 @@ def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 
         _check("expected-l2-error", err_outcome),
         _check("conversions-certified", certify_summary([adv_summary, eff_summary], advertised, effective)),
     ]
-    if spec.claim is not None:
-        outcome, bounds = check_claim(claim_of(spec.claim.guarantee), effective)
-        extra = {"bounds": {"lower": bounds.lower, "estimate": bounds.estimate, "upper": bounds.upper}} if bounds else {}
-        checks.append(_check("claim", outcome, **extra))
+    checks += claim_check(spec, effective)
     sens: dict[str, Any] | None = None
     if spec.query is not None:
         from verify.sensitivity_report import sensitivity_section
@@ -276,11 +271,7 @@ def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 
         "expected_l2_error": err,
         "advertised": adv_summary,
         "effective": eff_summary,
-        "claim": None if spec.claim is None else {
-            "framework": spec.claim.framework, "guarantee": _guarantee_spec_json(spec.claim.guarantee)},
-        "checks": checks,
-        "verdict": verdict_of(checks),
-        "references": list(spec.references),
+        **report_footer(spec, checks),
     }
     return MechanismAudit(report=report, advertised=advertised, effective=effective, samples=draws)
 

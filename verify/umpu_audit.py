@@ -21,11 +21,10 @@ from mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
 from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
 from mechanisms.umpu_power import PowerCurves, power_curves
 from verify.audit import (
-    Audit, _check, _guarantee_spec_json, claim_of, invariant_of, relation_of, report_header, space_of,
-    summarize, verdict_of,
+    Audit, _check, claim_check, invariant_of, relation_of, report_footer, report_header, space_of,
+    summarize,
 )
 from verify.certify import certify_summary
-from verify.claims import check_claim
 from verify.outcome import Outcome, Refuted, Verified
 from verify.spec import Spec
 
@@ -106,9 +105,7 @@ def audit_umpu(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0)
         _check("size-exact", size),
         _check("conversions-certified", certify_summary([eff_summary], effective, effective)),
     ]
-    if spec.claim is not None:
-        outcome, _ = check_claim(claim_of(spec.claim.guarantee), effective)
-        checks.append(_check("claim", outcome))
+    checks += claim_check(spec, effective)
     report: dict[str, Any] = {
         **report_header(spec, space, rel, inv, a, used_seed),
         "test": {
@@ -122,10 +119,6 @@ def audit_umpu(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0)
         },
         "advertised": eff_summary,
         "effective": eff_summary,
-        "claim": None if spec.claim is None else {
-            "framework": spec.claim.framework, "guarantee": _guarantee_spec_json(spec.claim.guarantee)},
-        "checks": checks,
-        "verdict": verdict_of(checks),
-        "references": list(spec.references),
+        **report_footer(spec, checks),
     }
     return TestAudit(report=report, advertised=effective, effective=effective, power=curves)
