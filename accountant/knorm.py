@@ -1292,7 +1292,9 @@ def containing_ball(
       :math:`S` (the row/column permutation group acts irreducibly on :math:`V`,
       so an invariant ellipsoid is a ball).
 
-    ``auto`` picks the smallest volume.
+    ``auto`` picks the smallest expected :math:`\ell_2` error (the K-norm noise
+    is :math:`RU`, so this is the smallest :math:`\mathbb E\|U\|_2`; the smallest
+    volume is a different, worse criterion in high dimension).
 
     Loss (:class:`FallbackLoss`): with :math:`\mathrm{vol}(K)\ge v_-` (the hull
     volume of ``optimum`` if given, else the cross-polytope
@@ -1318,11 +1320,15 @@ def containing_ball(
     cands["box"] = (np.diag(half), float(s * math.log(2) + np.log(half).sum()), 0.0)
     rad = sqrt_up(Fraction(space.l2_squared)) * (1 + 1e-12)
     cands["l2-ball"] = (rad * np.eye(s), _log_unit_ball_volume(s) + s * math.log(rad), 0.0)
+    def mean_norm(k: str) -> float:
+        """E||U||_2 on the candidate: exact for the ball, the Jensen upper bound ||T||_F/sqrt(3) for cubes."""
+        return s / (s + 1) * rad if k == "l2-ball" else float(np.linalg.norm(cands[k][0])) / math.sqrt(3)
+
     chosen: FallbackKind
-    if kind == "auto":
+    if kind == "auto":   # the smallest expected l2 error (not the smallest volume: they disagree)
         chosen = "l2-ball"
         for k in ("basis-cube", "box"):
-            if k in cands and cands[k][1] < cands[chosen][1]:
+            if k in cands and mean_norm(k) < mean_norm(chosen):
                 chosen = k
     elif kind in cands:
         chosen = kind
@@ -1347,10 +1353,7 @@ def containing_ball(
     else:
         log_vk = s * math.log(2) + log_det_b - log_fact
         how = "vol(K) >= cross-polytope conv(+-b_k)"
-    if kind == "l2-ball":
-        mean_l = s / (s + 1) * rad
-    else:
-        mean_l = float(np.linalg.norm(t)) / math.sqrt(3)
+    mean_l = mean_norm(kind)
     mean_k_lower = s / (s + 1) * math.exp((log_vk - _log_unit_ball_volume(s)) / s)
     loss = FallbackLoss(
         volume_ratio_upper=pad_up(math.exp(log_vol - log_vk), rel=1e-9),

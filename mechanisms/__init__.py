@@ -31,6 +31,7 @@ from mechanisms.fnch import FisherNoncentralHypergeometric
 from mechanisms.gaussian import GaussianMechanism
 from mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
 from mechanisms.projected_gaussian import ProjectedGaussianMechanism
+from mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
 from mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaussian, ProjectedLaplace
 from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, umpu_odds_ratio_test
 
@@ -38,7 +39,7 @@ __all__ = [
     "CubeRejectionSampler", "ExtendedGaussian", "ExtendedLaplace",
     "FisherNoncentralHypergeometric", "GaussianCND", "GaussianMechanism", "KNormMechanism",
     "ProjectedGaussian", "ProjectedGaussianMechanism", "ProjectedLaplace",
-    "SemiDPOddsRatioTest", "TableMargins", "Tulap", "UMPUTestResult", "bernoulli_exp",
+    "SemiDPOddsRatioTest", "SemiGaussianMechanism", "SemiLaplaceMechanism", "TableMargins", "Tulap", "UMPUTestResult", "bernoulli_exp",
     "cnd_from_tradeoff", "discrete_gaussian", "discrete_gaussian_array", "discrete_laplace",
     "discrete_laplace_array", "double_geometric", "umpu_odds_ratio_test", "uniform_in_ball",
 ]

@@ -87,11 +87,13 @@ def test_malformed_spec_exits_2_without_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr + proc.stdout
 
 
-def test_unsupported_mechanism_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_built_mechanism_without_table_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "g.toml"
     spec.write_text(Path(PERSONS).read_text().replace('kind = "published"', 'kind = "gaussian"'))
     assert main(["audit", str(spec)]) == 2
-    assert "mechanism.kind = 'gaussian' is not audited" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "data.table: required for mechanism.kind = 'gaussian'" in err
+    assert "Traceback" not in err
 
 
 def test_plain_dp_claim_with_invariant_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -150,3 +150,71 @@ def test_loader_requires_a_table_and_a_target() -> None:
         loads(text.replace("mu = 1.0\n\n[claim]", "\n[claim]"))
     with pytest.raises(InvalidSpec, match="mechanism.epsilon"):
         loads(KNORM.read_text(encoding="utf-8").replace("epsilon = 1.0\n\n[claim]", "mu = 1.0\n\n[claim]"))
+
+
+def _variant(kind: str, samples: int = 400, **mech: object) -> Spec:
+    """The 3x3 K-norm spec with another mechanism kind (same table, margins, relation).
+
+    A Gaussian kind drops the pure 1-DP claim (no Gaussian mechanism meets it).
+    """
+    base = load(KNORM)
+    m = dataclasses.replace(base.mechanism, kind=kind, **mech)  # type: ignore[arg-type]
+    claim = None if "gaussian" in kind else base.claim
+    return dataclasses.replace(base, mechanism=m, claim=claim,
+                               audit=dataclasses.replace(base.audit, samples=samples))  # type: ignore[type-var]
+
+
+def test_projected_laplace_keeps_margins_with_exact_second_moment() -> None:
+    res = audit_mechanism(_variant("projected-laplace"), seed=11)
+    mech = res.report["mechanism"]
+    assert isinstance(mech, dict)
+    assert mech["l1_sensitivity"] == 6                 # the 3-cycles of S: |u|_1 = 6 (moves: 4)
+    assert mech["scale"] == 6.0 and mech["noise_dimension"] == 4
+    err = res.report["expected_l2_error"]
+    assert isinstance(err, dict) and err["exact"] == 2 * 36 * 4      # 2 b^2 s
+    assert err["quantity"] == "E||noise||_2^2"
+    assert _check(res.report, "expected-l2-error")["status"] == "pass"
+    assert _check(res.report, "invariant-preserved")["status"] == "pass"
+    assert res.samples is not None
+    assert np.abs(_margins(res.samples) - _margins(np.asarray(load(KNORM).data.table, dtype=float))).max() < 1e-9
+    assert isinstance(res.effective, PureDP) and res.effective.epsilon == 1.0
+    assert res.report["verdict"] == "holds"
+
+
+@pytest.mark.parametrize("kind, extra, noise_dim", [
+    ("laplace", {}, 9), ("gaussian", {"epsilon": None, "mu": Fraction(1)}, 9)])
+def test_full_dimensional_kinds_do_not_keep_the_invariant_but_hold(
+        kind: str, extra: dict[str, object], noise_dim: int) -> None:
+    res = audit_mechanism(_variant(kind, **extra), seed=5)
+    mech = res.report["mechanism"]
+    assert isinstance(mech, dict) and mech["noise_dimension"] == noise_dim
+    inv = _check(res.report, "invariant-preserved")
+    assert inv["status"] == "skip" and inv["outcome"] == "not-applicable"
+    assert "break the invariant" in str(inv["detail"])   # the draws really do break it
+    assert _check(res.report, "expected-l2-error")["status"] == "pass"
+    assert res.report["verdict"] == "holds"             # a not-applicable skip is not inconclusive
+
+
+def test_the_cost_order_on_the_3x3_table() -> None:
+    """Same target (1-DP on (D_t, A_3)): projected Laplace beats Laplace by the factor d/s = 9/4 in E||.||^2."""
+    full = audit_mechanism(_variant("laplace", samples=50), seed=1).report["expected_l2_error"]
+    proj = audit_mechanism(_variant("projected-laplace", samples=50), seed=1).report["expected_l2_error"]
+    assert isinstance(full, dict) and isinstance(proj, dict)
+    assert full["exact"] / proj["exact"] == pytest.approx(9 / 4, rel=1e-15)
+
+
+def test_knorm_beyond_the_hull_picks_the_better_exact_fallback_5x5() -> None:
+    """5x5 (s = 16): hull refused; projected Laplace (<= 6 sqrt(2*16) = 33.94) beats the l2 ball (16 sqrt 6 = 39.19)."""
+    spec = load(ROOT / "specs" / "table-5x5-k-norm.toml")
+    spec = dataclasses.replace(spec, audit=dataclasses.replace(spec.audit, samples=300))  # type: ignore[type-var]
+    res = audit_mechanism(spec, seed=2)
+    mech = res.report["mechanism"]
+    assert isinstance(mech, dict)
+    assert mech["optimal"] is False and mech["fallback"] == "projected-laplace"
+    assert "NON-OPTIMAL" in mech["label"] and "refused" in mech["label"]
+    alt = mech["alternatives"]
+    assert alt["containing-ball"]["expected_l2_upper"] == pytest.approx(16 * math.sqrt(6), rel=1e-9)
+    assert alt["projected-laplace"]["expected_l2_upper"] == pytest.approx(6 * math.sqrt(32), rel=1e-12)
+    assert _check(res.report, "invariant-preserved")["status"] == "pass"
+    assert _check(res.report, "expected-l2-error")["status"] == "pass"
+    assert res.report["verdict"] == "holds"

@@ -30,7 +30,8 @@ from verify.spec import GuaranteeSpec, Spec
 
 #: Mechanism kinds this version audits (the others are accepted by the spec format
 #: and refused here with a clear message).
-SUPPORTED_MECHANISMS = ("published", "umpu-odds-ratio", "projected-gaussian", "k-norm")
+SUPPORTED_MECHANISMS = ("published", "umpu-odds-ratio", "gaussian", "projected-gaussian", "laplace",
+                        "projected-laplace", "k-norm")
 #: Claim frameworks this version evaluates.
 SUPPORTED_FRAMEWORKS = ("dp", "semi-dp")
 
@@ -245,7 +246,7 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
         from verify.umpu_audit import audit_umpu
 
         return audit_umpu(spec, seed=seed, time_limit=time_limit)
-    if m.kind in ("projected-gaussian", "k-norm"):
+    if m.kind in ("gaussian", "projected-gaussian", "laplace", "projected-laplace", "k-norm"):
         from verify.mechanism_audit import audit_mechanism
 
         return audit_mechanism(spec, seed=seed, time_limit=time_limit)

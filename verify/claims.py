@@ -121,6 +121,8 @@ def _from_zcdp(claim: Claim, g: ZCDP) -> tuple[Outcome, Bounds | None]:
     d_low = gdp_delta_lower(mu_g, eps_c)
     out, b = _profile_compare(eps_c, delta_c, d_up, d_low,
                               "CKS profile (upper) / Gaussian attaining rho (lower)")
+    if delta_c == 0:          # a pure claim has no epsilon(delta) bounds
+        return out, None
     eps_up = zcdp_to_approx_dp(g, delta_c).epsilon
     eps_low = gdp_epsilon_lower(mu_g, delta_c) if mu_g > 0 else 0.0
     return out, Bounds(lower=eps_low, estimate=eps_up, upper=eps_up) if b else None
@@ -140,7 +142,7 @@ def _from_gdp(claim: Claim, g: GDP) -> tuple[Outcome, Bounds | None]:
     eps_c, delta_c = float(claim[1]), float(claim[2])
     out, _ = _profile_compare(eps_c, delta_c, gdp_delta(g.mu, eps_c), gdp_delta_lower(g.mu, eps_c),
                               "exact Balle-Wang profile")
-    if delta_c >= 1:
+    if not 0 < delta_c < 1:   # a pure claim (delta = 0) has no epsilon(delta) bounds
         return out, None
     e = gdp_epsilon(g.mu, delta_c)
     return out, Bounds(lower=gdp_epsilon_lower(g.mu, delta_c), estimate=e, upper=e)

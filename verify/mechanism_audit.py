@@ -1,46 +1,57 @@
-"""Audit of a mechanism semidp builds: ``mechanism.kind = "projected-gaussian"`` or ``"k-norm"``.
+"""Audit of a mechanism semidp builds: ``mechanism.kind`` in :data:`MECHANISM_KINDS`.
 
 Steps (Cho & Awan 2024): a(t) at the confidential table; the exact Semi-DP
 sensitivity space S of the histogram at radius a(t)
 (:func:`accountant.sensitivity_search.semi_sensitivity_search`); the mechanism
-calibrated to the spec's target on the relation ``SemiAdjacent(base, invariant, a(t))``:
+calibrated to the spec's target on the relation ``SemiAdjacent(base, invariant, a(t))``
+(every kind on the same relation, so their expected errors compare directly):
 
 * ``projected-gaussian`` (Alg. 1): noise (Delta_2/mu) Q xi, xi ~ N(0, I_s), Q an
   orthonormal basis of span(S); mu-GDP on (D_t, A_a(t)) (Prop. 28). Target
   ``mechanism.mu``, or ``mechanism.epsilon`` + ``delta`` through
   :func:`accountant.gaussian.gdp_mu_for`.
+* ``gaussian``: the same sigma in every cell
+  (:class:`mechanisms.semi_additive.SemiGaussianMechanism`); does not keep the
+  invariant (the invariant check is then a ``skip``, not applicable).
+* ``laplace`` / ``projected-laplace``: Lap(Delta_1(S)/epsilon) in every cell, or
+  projected onto span(S) so the invariant is kept
+  (:class:`mechanisms.semi_additive.SemiLaplaceMechanism`); epsilon-DP on (D_t, A_a(t)).
 * ``k-norm`` (Alg. 2, Thm. 31): the optimal K-norm mechanism with K = conv(S),
   epsilon-DP on (D_t, A_a(t)); when the hull is refused (``SearchTooLarge``), the
   exact but NON-OPTIMAL containing ball of :func:`accountant.knorm.containing_ball`.
 
 Then ``[audit] samples`` releases are drawn with ``numpy.random.default_rng(seed)``
 (the seed is recorded) and checked: every draw keeps the invariant, and the
-mean l2 error agrees with its expectation (exact for the Gaussian, T-G1; an
-independent Monte Carlo estimate for K-norm). The draws are returned in
+mean error agrees with its expectation (exact E||noise||_2 for the Gaussians,
+T-G1; exact E||noise||_2^2 = 2 b^2 k for Laplace; an independent Monte Carlo
+estimate for K-norm). The draws are returned in
 :attr:`MechanismAudit.samples` (float64, shape (samples, cells), row-major
 cells) for the contract's ``DIR/<name>.samples.npy``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import norm
 
-from accountant.errors import SearchTooLarge, UnsupportedRelease
+from accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
 from accountant.gaussian import gdp_mu_for
 from accountant.guarantees import GDP, ApproxDP, Guarantee, PureDP
-from accountant.knorm import ContainingBall, KNormBall, containing_ball
+from accountant.knorm import ContainingBall, KNormBall, TableSymmetry, containing_ball
 from accountant.relations import SemiAdjacent
 from accountant.semiadjacent import semi_adjacent_parameter
 from accountant.semidp import NoFiniteGuarantee, joint_release_dp
+from accountant.sensitivity import SensitivitySpace
 from accountant.sensitivity_search import semi_sensitivity_search
 from mechanisms.knorm import KNormMechanism
 from mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
+from mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
 from verify.audit import (
     Audit,
     _check,
@@ -54,13 +65,13 @@ from verify.audit import (
     summarize,
 )
 from verify.certify import certify_summary
-from verify.outcome import Outcome, Refuted, Verified
+from verify.outcome import Outcome, Refuted, Verified, detail_of
 from verify.spec import Spec
 
 FloatArray = NDArray[np.float64]
 
 #: Mechanism kinds audited here.
-MECHANISM_KINDS = ("projected-gaussian", "k-norm")
+MECHANISM_KINDS = ("gaussian", "projected-gaussian", "laplace", "projected-laplace", "k-norm")
 #: Draws when the spec has no ``[audit]`` section.
 DEFAULT_SAMPLES = 200
 #: Relative tolerance of the invariant check (times the scale of A x).
@@ -113,6 +124,197 @@ def _mc_interval(norms: FloatArray) -> tuple[float, float, float, float]:
     return mean, se, mean - z * se, mean + z * se
 
 
+@dataclass(frozen=True)
+class _Built:
+    """A calibrated mechanism, ready to draw from and to check."""
+
+    sample: Callable[[FloatArray, np.random.Generator, int], FloatArray]
+    advertised: Guarantee
+    """The calibration target, on the Semi-DP relation."""
+    guarantee: Guarantee
+    """The mechanism's privacy map on the Semi-DP relation."""
+    info: dict[str, Any]
+    keeps_invariant: bool
+    error_check: Callable[[FloatArray, int], tuple[dict[str, Any], Outcome]]
+    """``(noise norms, seed) -> (expected_l2_error section, outcome)``."""
+
+
+def _gaussian_target(spec: Spec, semi: SemiAdjacent) -> tuple[float, Guarantee, str]:
+    """mu, the advertised guarantee and a description, from ``mechanism.mu`` or ``epsilon`` + ``delta``."""
+    m = spec.mechanism
+    if m.mu is not None and m.epsilon is None:
+        mu = float(m.mu)
+        return mu, GDP(mu, semi), f"mu = {mu!r}"
+    if m.mu is None and m.epsilon is not None and m.delta is not None and 0 < m.delta < 1:
+        mu = gdp_mu_for(float(m.epsilon), float(m.delta))
+        return mu, ApproxDP(float(m.epsilon), float(m.delta), semi), (
+            f"(epsilon, delta) = ({float(m.epsilon)!r}, {float(m.delta)!r}) -> mu = {mu!r} "
+            "(analytic Gaussian, gdp_mu_for)")
+    raise UnsupportedRelease(f"{spec.path}: mechanism.kind = {m.kind!r} needs mechanism.mu, "
+                             "or mechanism.epsilon with 0 < mechanism.delta < 1.")
+
+
+def _pure_target(spec: Spec) -> float:
+    m = spec.mechanism
+    if m.epsilon is None or m.mu is not None or (m.delta is not None and m.delta != 0):
+        raise UnsupportedRelease(f"{spec.path}: mechanism.kind = {m.kind!r} needs mechanism.epsilon "
+                                 "(pure DP: no delta, no mu).")
+    return float(m.epsilon)
+
+
+def _mean_check(what: str, exact: float, formula: str, values: FloatArray) -> tuple[dict[str, Any], Outcome]:
+    """The draws' mean of ``what`` against its exact expectation, at confidence LEVEL."""
+    mean, se, lo, hi = _mc_interval(values)
+    sec: dict[str, Any] = {"monte_carlo": {"quantity": what, "mean": mean, "std_error": se, "level": LEVEL,
+                                           "interval": [lo, hi], "draws": len(values)},
+                           "exact": exact, "quantity": what, "formula": formula}
+    if lo <= exact <= hi:
+        return sec, Verified(f"exact {what} = {exact:.6g}; Monte Carlo mean {mean:.6g}, {LEVEL:.0%} interval "
+                             f"[{lo:.6g}, {hi:.6g}] contains it")
+    return sec, Refuted(f"exact {what} = {exact:.6g} outside the {LEVEL:.0%} interval [{lo:.6g}, {hi:.6g}] "
+                        f"of the {len(values)} draws (a correct sampler fails this for {1 - LEVEL:.2%} of seeds)")
+
+
+def _build_gaussian(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _Built:
+    """``projected-gaussian`` (Cho & Awan Alg. 1, Prop. 28) or ``gaussian`` (noise in every cell)."""
+    mu, advertised, how = _gaussian_target(spec, semi)
+    mech: ProjectedGaussianMechanism | SemiGaussianMechanism
+    if spec.mechanism.kind == "projected-gaussian":
+        mech = ProjectedGaussianMechanism.for_gdp(s_space, mu, semi)
+        label, dim = "Semi-DP Gaussian (Cho & Awan Alg. 1, Prop. 28)", mech.dimension
+    else:
+        mech = SemiGaussianMechanism.for_gdp(s_space, mu, semi)
+        label = ("Gaussian noise in every cell, sigma = Delta_2(S)/mu (Dong, Roth & Su Thm. 2.7 on the "
+                 "Semi-DP relation); does not keep the invariant, which is published separately")
+        dim = mech.dimension
+    info = {"calibration": how, "sigma": mech.sigma, "l2_sensitivity": mech.sensitivity,
+            "l2_sensitivity_squared": s_space.l2_squared, "noise_dimension": dim, "optimal": None, "label": label}
+    exact = mech.expected_l2_norm()
+
+    def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
+        sec, out = _mean_check("E||noise||_2", exact, "sigma E chi_k = sigma sqrt(2) Gamma((k+1)/2)/Gamma(k/2), "
+                               "k = noise dimension (T-G1)", norms)
+        sec.update(k=dim, e_chi_k=expected_chi(dim))
+        return sec, out
+
+    return _Built(lambda t, rng, n: mech.sample(t, rng=rng, size=n), advertised, mech.privacy_map(semi), info,
+                  spec.mechanism.kind == "projected-gaussian", check)
+
+
+def _build_laplace(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _Built:
+    """``laplace`` / ``projected-laplace``: Lap(Delta_1(S)/epsilon) per cell, projected onto span(S) or not."""
+    eps = _pure_target(spec)
+    projected = spec.mechanism.kind == "projected-laplace"
+    mech = SemiLaplaceMechanism.for_epsilon(s_space, eps, semi, projected=projected)
+    label = ("Laplace noise projected onto span(S) (keeps the invariant; post-processing pair by pair)"
+             if projected else
+             "Laplace noise in every cell; does not keep the invariant, which is published separately")
+    info = {"calibration": f"epsilon = {eps!r}", "scale": mech.scale, "l1_sensitivity": mech.sensitivity,
+            "noise_dimension": mech.noise_dimension, "optimal": None,
+            "expected_squared_error": mech.expected_squared_error(),
+            "label": label + f"; b = Delta_1(S)/epsilon = {mech.sensitivity}/{eps!r}"}
+    exact = mech.expected_squared_error()
+
+    def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
+        return _mean_check("E||noise||_2^2", exact, "2 b^2 k, k = noise dimension", norms**2)
+
+    return _Built(lambda t, rng, n: mech.sample(t, rng=rng, size=n), PureDP(eps, semi), mech.privacy_map(semi),
+                  info, projected, check)
+
+
+def _build_knorm(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _Built:
+    """``k-norm`` (Alg. 2, Thm. 31), or the labelled non-optimal containing ball when the hull is refused."""
+    eps = _pure_target(spec)
+    try:
+        optimal_ball = KNormBall.from_space(s_space, relation=semi, symmetry=_table_symmetry(spec, s_space))
+        ball: KNormBall | ContainingBall = optimal_ball
+        label = f"OPTIMAL K-norm ball conv(S) ({optimal_ball.method})"
+    except SearchTooLarge as e:
+        ball = containing_ball(s_space, relation=semi)
+        label = f"{ball.label}; the optimal hull was refused: {e}"
+        # The other exact, invariant-keeping candidate: projected Laplace on Delta_1(S). Pick the smaller
+        # expected l2 error (upper bounds on both sides, so the choice is never made on an optimistic number).
+        lap = _build_laplace(dataclasses.replace(spec, mechanism=dataclasses.replace(
+            spec.mechanism, kind="projected-laplace")), s_space, semi)
+        lap_upper = math.sqrt(lap.info["expected_squared_error"])            # Jensen
+        ball_upper = _containing_ball_mean_upper(ball, eps)
+        alternatives = {"containing-ball": {"kind": ball.kind, "expected_l2_upper": ball_upper},
+                        "projected-laplace": {"expected_l2_upper": lap_upper}}
+        if lap_upper < ball_upper:
+            lap.info.update(
+                optimal=False, alternatives=alternatives, fallback="projected-laplace",
+                label=(f"NON-OPTIMAL fallback for k-norm: {lap.info['label']}; chosen over the containing "
+                       f"{ball.kind} (E||noise||_2 <= {lap_upper:.4g} vs {ball_upper:.4g}); the optimal hull "
+                       f"was refused: {e}"))
+            return lap
+        label += (f"; chosen over projected Laplace (E||noise||_2 = {ball_upper:.4g} vs <= {lap_upper:.4g})")
+    knorm = KNormMechanism(ball, eps)
+    info: dict[str, Any] = {"epsilon": eps, "noise_dimension": knorm.dimension, "optimal": knorm.optimal,
+                            "label": label}
+    if isinstance(ball, ContainingBall):
+        info["loss"] = {"volume_ratio_upper": ball.loss.volume_ratio_upper,
+                        "norm_ratio_upper": ball.loss.norm_ratio_upper, "how": ball.loss.how}
+        info["fallback"] = "containing-ball"
+
+    def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
+        mean, se, lo, hi = _mc_interval(norms)
+        ref = knorm.expected_l2_norm_mc(rng=np.random.default_rng([seed, 1]), draws=KNORM_REFERENCE_DRAWS,
+                                        level=LEVEL)
+        z = float(norm.ppf(0.5 + LEVEL / 2))
+        ref_se = (ref.upper - ref.lower) / (2 * z)
+        tol = z * math.hypot(se, ref_se)
+        sec: dict[str, Any] = {
+            "monte_carlo": {"quantity": "E||noise||_2", "mean": mean, "std_error": se, "level": LEVEL,
+                            "interval": [lo, hi], "draws": len(norms)},
+            "reference": {"estimate": ref.estimate, "interval": [ref.lower, ref.upper],
+                          "draws": KNORM_REFERENCE_DRAWS,
+                          "formula": "(s+1)/epsilon E||U||_2, U uniform on the ball (independent stream)"},
+            "epsilon_times_mean": mean * eps}
+        if knorm.optimal:
+            sec["note"] = ("reference semi-dp.md T-K1 (moves-only hull, shape s+1): epsilon E||noise||_2 = "
+                           "2.000 (2x2), 6.05 (3x3); the exact S here may contain 3-cycles, which enlarge K")
+        if abs(mean - ref.estimate) <= tol:
+            return sec, Verified(f"Monte Carlo mean {mean:.6g} of the draws agrees with the independent estimate "
+                                 f"{ref.estimate:.6g} (difference {abs(mean - ref.estimate):.3g} <= {tol:.3g}, "
+                                 f"{LEVEL:.0%})")
+        return sec, Refuted(f"Monte Carlo mean {mean:.6g} of the draws differs from the independent estimate "
+                            f"{ref.estimate:.6g} by {abs(mean - ref.estimate):.3g} > {tol:.3g} ({LEVEL:.0%})")
+
+    return _Built(lambda t, rng, n: knorm.sample(t, rng=rng, size=n), PureDP(eps, semi), knorm.privacy_map(semi),
+                  info, True, check)
+
+
+def _table_symmetry(spec: Spec, s_space: SensitivitySpace) -> TableSymmetry | None:
+    """The row/column symmetry of a two-way table when S is invariant under it (it need not be at small t)."""
+    feats = spec.data.features
+    if len(feats) != 2:
+        return None
+    sym = TableSymmetry(feats[0].levels, feats[1].levels)
+    try:
+        sym.check_invariant(s_space)
+    except InvalidArgument:
+        return None
+    return sym
+
+
+def _containing_ball_mean_upper(ball: ContainingBall, eps: float) -> float:
+    r"""Upper bound on :math:`\mathbb E\|RU\|_2=\frac{s+1}{\varepsilon}\mathbb E\|U\|_2` for a containing ball.
+
+    Exact for ``l2-ball`` (:math:`\mathbb E\|U\|_2=\frac{s}{s+1}r`); the Jensen bound
+    :math:`\|T\|_F/\sqrt3` for the cubes.
+    """
+    s = ball.dimension
+    mean_u = (s / (s + 1) * float(ball.transform[0, 0]) if ball.kind == "l2-ball"
+              else float(np.linalg.norm(ball.transform)) / math.sqrt(3))
+    return (s + 1) / eps * mean_u
+
+
+_BUILDERS: dict[str, Callable[[Spec, SensitivitySpace, SemiAdjacent], _Built]] = {
+    "gaussian": _build_gaussian, "projected-gaussian": _build_gaussian,
+    "laplace": _build_laplace, "projected-laplace": _build_laplace, "k-norm": _build_knorm,
+}
+
+
 def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> MechanismAudit:
     """Build, calibrate, draw from and check the spec's mechanism (see the module docstring).
 
@@ -146,101 +348,29 @@ def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 
     semi = SemiAdjacent(rel, inv, a.value)
     res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None, time_limit=time_limit)
     s_space = res.space
-
-    # -- calibrate ------------------------------------------------------------------
+    built = _BUILDERS[m.kind](spec, s_space, semi)
     mechanism_info: dict[str, Any] = {"kind": m.kind, "sensitivity_space": s_space.label,
-                                      "sensitivity_exact": res.exact}
-    knorm: KNormMechanism | None = None
-    knorm_eps = 0.0
-    gauss: ProjectedGaussianMechanism | None = None
-    if m.kind == "projected-gaussian":
-        if m.mu is not None and m.epsilon is None:
-            mu = float(m.mu)
-            advertised: Guarantee = GDP(mu, semi)
-            mechanism_info["calibration"] = f"mu = {mu!r}"
-        elif m.mu is None and m.epsilon is not None and m.delta is not None and 0 < m.delta < 1:
-            mu = gdp_mu_for(float(m.epsilon), float(m.delta))
-            advertised = ApproxDP(float(m.epsilon), float(m.delta), semi)
-            mechanism_info["calibration"] = (f"(epsilon, delta) = ({float(m.epsilon)!r}, {float(m.delta)!r}) "
-                                             f"-> mu = {mu!r} (analytic Gaussian, gdp_mu_for)")
-        else:
-            raise UnsupportedRelease(f"{spec.path}: mechanism.kind = 'projected-gaussian' needs mechanism.mu, "
-                                     "or mechanism.epsilon with 0 < mechanism.delta < 1.")
-        gauss = ProjectedGaussianMechanism.for_gdp(s_space, mu, semi)
-        mech_g: Guarantee = gauss.privacy_map(semi)
-        mechanism_info.update(sigma=gauss.sigma, l2_sensitivity=gauss.sensitivity,
-                              l2_sensitivity_squared=s_space.l2_squared, noise_dimension=gauss.dimension,
-                              optimal=None, label="Semi-DP Gaussian (Cho & Awan Alg. 1, Prop. 28)")
-    else:
-        if m.epsilon is None or m.mu is not None or (m.delta is not None and m.delta != 0):
-            raise UnsupportedRelease(f"{spec.path}: mechanism.kind = 'k-norm' needs mechanism.epsilon "
-                                     "(pure DP: no delta, no mu).")
-        eps = knorm_eps = float(m.epsilon)
-        advertised = PureDP(eps, semi)
-        try:
-            optimal_ball = KNormBall.from_space(s_space, relation=semi)
-            ball: KNormBall | ContainingBall = optimal_ball
-            label = f"OPTIMAL K-norm ball conv(S) ({optimal_ball.method})"
-        except SearchTooLarge as e:
-            ball = containing_ball(s_space, relation=semi)
-            label = f"{ball.label}; the optimal hull was refused: {e}"
-        knorm = KNormMechanism(ball, eps)
-        mech_g = knorm.privacy_map(semi)
-        mechanism_info.update(epsilon=eps, noise_dimension=knorm.dimension, optimal=knorm.optimal, label=label)
-        if isinstance(ball, ContainingBall):
-            mechanism_info["loss"] = {"volume_ratio_upper": ball.loss.volume_ratio_upper,
-                                      "norm_ratio_upper": ball.loss.norm_ratio_upper, "how": ball.loss.how}
+                                      "sensitivity_exact": res.exact, **built.info}
+    mech_g, advertised = built.guarantee, built.advertised
     effective: Guarantee | NoFiniteGuarantee = mech_g
     if framework == "dp":   # the joint release with the invariant, on (D, A_1)
-        on_base: Guarantee = GDP(mech_g.mu, rel) if isinstance(mech_g, GDP) else PureDP(knorm_eps, rel)
+        on_base: Guarantee = (GDP(mech_g.mu, rel) if isinstance(mech_g, GDP) else
+                              PureDP(mech_g.epsilon, rel) if isinstance(mech_g, PureDP) else mech_g)
         effective = joint_release_dp(on_base, inv, space)
 
     # -- draw -----------------------------------------------------------------------
     used_seed = _seed(spec, seed)
     n = spec.audit.samples if spec.audit is not None else DEFAULT_SAMPLES
-    rng = np.random.default_rng(used_seed)
-    if gauss is not None:
-        draws = gauss.sample(table, rng=rng, size=n)
-    else:
-        assert knorm is not None
-        draws = knorm.sample(table, rng=rng, size=n)
+    draws = built.sample(table, np.random.default_rng(used_seed), n)
     draws = np.ascontiguousarray(draws, dtype=np.float64).reshape(n, space.n_cells)
 
     inv_outcome = _invariant_check(inv.matrix(space), table, draws)
-    norms = np.linalg.norm(draws - table[None, :], axis=1)
-    mean, se, lo, hi = _mc_interval(norms)
-    err: dict[str, Any] = {"monte_carlo": {"mean": mean, "std_error": se, "level": LEVEL,
-                                           "interval": [lo, hi], "draws": n}}
-    if gauss is not None:
-        exact = gauss.expected_l2_norm()
-        err.update(exact=exact, formula="(Delta_2/mu) E chi_s = sigma sqrt(2) Gamma((s+1)/2)/Gamma(s/2) (T-G1)",
-                   s=gauss.dimension, e_chi_s=expected_chi(gauss.dimension))
-        err_outcome: Outcome = (
-            Verified(f"exact E||noise||_2 = {exact:.6g}; Monte Carlo mean {mean:.6g}, {LEVEL:.0%} interval "
-                     f"[{lo:.6g}, {hi:.6g}] contains it")
-            if lo <= exact <= hi else
-            Refuted(f"exact E||noise||_2 = {exact:.6g} outside the {LEVEL:.0%} interval [{lo:.6g}, {hi:.6g}] "
-                    f"of the {n} draws (a correct sampler fails this for {1 - LEVEL:.0%} of seeds)"))
-    else:
-        assert knorm is not None
-        ref = knorm.expected_l2_norm_mc(rng=np.random.default_rng([used_seed, 1]),
-                                        draws=KNORM_REFERENCE_DRAWS, level=LEVEL)
-        z = float(norm.ppf(0.5 + LEVEL / 2))
-        ref_se = (ref.upper - ref.lower) / (2 * z)
-        tol = z * math.hypot(se, ref_se)
-        err.update(reference={"estimate": ref.estimate, "interval": [ref.lower, ref.upper],
-                              "draws": KNORM_REFERENCE_DRAWS,
-                              "formula": "(s+1)/epsilon E||U||_2, U uniform on the ball (independent stream)"},
-                   epsilon_times_mean=mean * knorm.epsilon)
-        if knorm.optimal:
-            err["note"] = ("reference semi-dp.md T-K1 (moves-only hull, shape s+1): epsilon E||noise||_2 = "
-                           "2.000 (2x2), 6.05 (3x3); the exact S here may contain 3-cycles, which enlarge K")
-        err_outcome = (
-            Verified(f"Monte Carlo mean {mean:.6g} of the draws agrees with the independent estimate "
-                     f"{ref.estimate:.6g} (difference {abs(mean - ref.estimate):.3g} <= {tol:.3g}, {LEVEL:.0%})")
-            if abs(mean - ref.estimate) <= tol else
-            Refuted(f"Monte Carlo mean {mean:.6g} of the draws differs from the independent estimate "
-                    f"{ref.estimate:.6g} by {abs(mean - ref.estimate):.3g} > {tol:.3g} ({LEVEL:.0%})"))
+    inv_check = _check("invariant-preserved", inv_outcome)
+    if not built.keeps_invariant:   # not applicable: a skip that does not make the verdict inconclusive
+        inv_check.update(status="skip", outcome="not-applicable", detail=(
+            f"mechanism.kind = {m.kind!r} adds noise in every cell and does not keep the invariant (it is "
+            f"published separately; the Semi-DP guarantee covers both): {detail_of(inv_outcome)}"))
+    err, err_outcome = built.error_check(np.linalg.norm(draws - table[None, :], axis=1), used_seed)
 
     # -- report ---------------------------------------------------------------------
     adv_summary = summarize(advertised, deltas)
@@ -251,7 +381,7 @@ def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 
     checks = [
         _check("semi-adjacent-parameter", check_semi_adjacent(spec, space, inv, rel, a)),
         _check("calibration", target),
-        _check("invariant-preserved", inv_outcome),
+        inv_check,
         _check("expected-l2-error", err_outcome),
         _check("conversions-certified", certify_summary([adv_summary, eff_summary], advertised, effective)),
     ]
@@ -261,7 +391,7 @@ def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 
         from verify.sensitivity_report import sensitivity_section
 
         sens, sens_outcome = sensitivity_section(spec, space, inv, a, time_limit)
-        checks.append(_check("sensitivity", _calibrated_to_exact(sens, sens_outcome, s_space.l2_squared)))
+        checks.append(_check("sensitivity", _calibrated_to_exact(sens, sens_outcome, s_space)))
     report: dict[str, Any] = {
         **report_header(spec, space, rel, inv, a, used_seed),
         **({"sensitivity": sens} if sens is not None else {}),
@@ -276,15 +406,19 @@ def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 
     return MechanismAudit(report=report, advertised=advertised, effective=effective, samples=draws)
 
 
-def _calibrated_to_exact(sens: dict[str, Any], outcome: Outcome, l2_squared: int) -> Outcome:
+def _calibrated_to_exact(sens: dict[str, Any], outcome: Outcome, s_space: SensitivitySpace) -> Outcome:
     """The sensitivity check for a mechanism calibrated to the exact space S.
 
-    The section's independently computed l2 must equal the one the mechanism used.
+    The section's independently computed l1 and l2 must equal the ones of S the mechanism used.
     """
     l2 = sens.get("l2")
-    if isinstance(l2, (int, float)) and not math.isclose(float(l2) ** 2, l2_squared, rel_tol=1e-12):
+    if isinstance(l2, (int, float)) and not math.isclose(float(l2) ** 2, s_space.l2_squared, rel_tol=1e-12):
         return Refuted(f"BUG: the sensitivity section has l2 = {l2!r}, the mechanism was calibrated to "
-                       f"sqrt({l2_squared})")
+                       f"sqrt({s_space.l2_squared})")
+    l1 = sens.get("l1")
+    if isinstance(l1, (int, float)) and float(l1) != s_space.l1:
+        return Refuted(f"BUG: the sensitivity section has l1 = {l1!r}, the mechanism was calibrated to "
+                       f"{s_space.l1}")
     return outcome
 
 

@@ -380,6 +380,10 @@ def _check_invariant(spec: Spec, probs: _Problems) -> None:
             probs.add(f"invariant.sets[{r}]", f"cell indices {bad} out of range 0..{cells - 1}")
 
 
+#: Mechanism kinds semidp builds, calibrates and draws from at ``data.table`` (verify.mechanism_audit).
+_BUILT_KINDS = ("gaussian", "projected-gaussian", "laplace", "projected-laplace", "k-norm")
+
+
 def _check_rest(spec: Spec, probs: _Problems) -> None:
     m = spec.mechanism
     if m.kind == "published" and (m.guarantee is None) == (m.components is None):
@@ -403,7 +407,7 @@ def _check_rest(spec: Spec, probs: _Problems) -> None:
             probs.add("mechanism.alpha", f"must be in (0, 1), got {float(m.alpha)!r}")
         if m.theta0 is not None and not m.theta0 > 0:
             probs.add("mechanism.theta0", f"must be > 0, got {float(m.theta0)!r}")
-    if m.kind in ("projected-gaussian", "k-norm"):
+    if m.kind in _BUILT_KINDS:
         if spec.data.table is None:
             probs.add("data.table", f"required for mechanism.kind = {m.kind!r}: the releases are drawn "
                       "at the confidential histogram")
@@ -411,14 +415,14 @@ def _check_rest(spec: Spec, probs: _Problems) -> None:
             v = getattr(m, k)
             if v is not None and not v > 0:
                 probs.add(f"mechanism.{k}", f"must be > 0, got {float(v)!r}")
-        if m.kind == "projected-gaussian":
+        if m.kind in ("gaussian", "projected-gaussian"):
             if (m.mu is None) == (m.epsilon is None):
-                probs.add("mechanism.mu", "projected-gaussian needs exactly one calibration target: mu, "
+                probs.add("mechanism.mu", f"{m.kind} needs exactly one calibration target: mu, "
                           "or epsilon with delta")
             elif m.epsilon is not None and not (m.delta is not None and 0 < m.delta < 1):
-                probs.add("mechanism.delta", "projected-gaussian with epsilon needs 0 < delta < 1")
+                probs.add("mechanism.delta", f"{m.kind} with epsilon needs 0 < delta < 1")
         elif m.epsilon is None or m.mu is not None or m.delta not in (None, 0):
-            probs.add("mechanism.epsilon", "k-norm needs epsilon (pure DP: no mu, no delta)")
+            probs.add("mechanism.epsilon", f"{m.kind} needs epsilon (pure DP: no mu, no delta)")
     if m.components is not None and not m.components:
         probs.add("mechanism.components", "needs at least one guarantee")
     for i, c in enumerate(m.components or ()):
