@@ -15,9 +15,12 @@ Public API: exact discrete samplers (Canonne, Kamath & Steinke 2020)
 :class:`GaussianCND`, :class:`Tulap`, :func:`cnd_from_tradeoff`; the exact
 Fisher noncentral hypergeometric null :class:`FisherNoncentralHypergeometric`;
 the Semi-DP UMPU odds-ratio test :class:`SemiDPOddsRatioTest`,
-:func:`umpu_odds_ratio_test`, :class:`UMPUTestResult`, :class:`TableMargins`.
+:func:`umpu_odds_ratio_test`, :class:`UMPUTestResult`, :class:`TableMargins`; the DP UMP
+test for a binomial proportion (Awan & Slavković 2018) :class:`BinomialUMPTest`,
+:func:`binomial_ump_test`, :func:`binomial_pvalue`.
 """
 
+from mechanisms.binomial_ump import BinomialTestResult, BinomialUMPTest, binomial_pvalue, binomial_ump_test
 from mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
 from mechanisms.discrete import (
     bernoulli_exp,
@@ -36,6 +39,7 @@ from mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaus
 from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, umpu_odds_ratio_test
 
 __all__ = [
+    "BinomialTestResult", "BinomialUMPTest", "binomial_pvalue", "binomial_ump_test",
     "CubeRejectionSampler", "ExtendedGaussian", "ExtendedLaplace",
     "FisherNoncentralHypergeometric", "GaussianCND", "GaussianMechanism", "KNormMechanism",
     "ProjectedGaussian", "ProjectedGaussianMechanism", "ProjectedLaplace",
