@@ -69,6 +69,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from accountant.arguments import check_finite_real, check_in_interval, check_int, check_positive
+from accountant.directed import MP, up
 from accountant.errors import InvalidArgument
 from accountant.guarantees import GDP, ApproxDP, Guarantee, PureDP, TradeOff
 from accountant.relations import Relation, Replace
@@ -464,14 +465,17 @@ class Tulap(CanonicalNoise):
         r"""Tulap with the parameters of [AS18] used as given: ``b`` in ``(0, 1)``, ``q`` in ``[0, 1)``.
 
         ``epsilon = -log b`` and ``delta = q (1 - b) / (2 b (1 - q))`` are recorded
-        for the guarantee (they invert the map in the class docstring).
+        for the guarantee (they invert the map in the class docstring), each
+        rounded up (computed at 50 digits, then one step up).
         """
         bb = check_in_interval("b", b, 0.0, 1.0, lo_open=True, hi_open=True)
         qq = check_in_interval("q", q, 0.0, 1.0, hi_open=True)
-        delta = qq * (1.0 - bb) / (2.0 * bb * (1.0 - qq))
+        # Recorded guarantee rounded conservatively (house style R6): epsilon and delta up.
+        mb, mq = MP.mpf(bb), MP.mpf(qq)
+        delta = up(mq * (1 - mb) / (2 * mb * (1 - mq))) if qq > 0 else 0.0
         if not delta < 1.0:
             raise InvalidArgument(f"q={q!r} with b={b!r} corresponds to delta={delta!r} >= 1.")
-        t = cls(-math.log(bb), delta)
+        t = cls(up(-MP.log(mb)), delta)
         t._set_bq(bb, 1.0 - bb, qq)
         object.__setattr__(t, "_given_bq", True)
         return t

@@ -465,3 +465,19 @@ def test_scalar_and_array_returns() -> None:
     out = t.cdf(np.array([[0.1, 0.2], [0.3, 0.4]]))
     assert isinstance(out, np.ndarray) and out.shape == (2, 2)
     assert t.cdf(-math.inf) == 0.0 and t.cdf(math.inf) == 1.0 and t.logcdf(-math.inf) == -math.inf
+
+
+def test_from_bq_records_a_conservative_guarantee() -> None:
+    """epsilon = -log b and delta = q(1-b)/(2b(1-q)) are rounded up, never down (house style R6)."""
+    import mpmath
+
+    from mechanisms.cnd import Tulap as _T
+
+    for b, q in [(0.3, 0.05), (math.exp(-1), 0.0), (0.9, 0.2), (1e-3, 1e-4)]:
+        t = _T.from_bq(b, q)
+        with mpmath.workdps(60):
+            eps = -mpmath.log(mpmath.mpf(b))
+            delta = mpmath.mpf(q) * (1 - mpmath.mpf(b)) / (2 * mpmath.mpf(b) * (1 - mpmath.mpf(q)))
+            assert mpmath.mpf(t.epsilon) >= eps and mpmath.mpf(t.delta) >= delta
+        assert t.epsilon == pytest.approx(float(eps), rel=1e-15)
+        assert t.b == b and t.q == q                 # the noise itself uses the given parameters
