@@ -18,6 +18,9 @@ Exact a(t): :func:`semi_adjacent_parameter` (closed form or search, labelled).
 Sensitivity spaces: :class:`SensitivitySpace`, :func:`table_space`, :func:`histogram_space`,
 :func:`semi_sensitivity_search` (exact), :func:`naive_spaces`, :func:`compare_with_closed_form`.
 K-norm balls: :class:`KNormBall`, :func:`exact_gauge`, :func:`containing_ball`, :func:`compare_lp_balls`.
+Integer kernel lattices (DGGY Prop 8): :func:`kernel_lattice_basis`, :func:`basis_for`,
+:func:`certify`, :class:`LatticeBasis`, :func:`tail_constant`.
+Discrete Gaussian privacy profile (CKS): :func:`discrete_gaussian_delta`, :func:`discrete_gaussian_epsilon`.
 Errors: :class:`ToolkitError` and its subclasses.
 """
 
@@ -61,6 +64,8 @@ from accountant.semiadjacent_search import SemiAdjacentResult, Witness
 from accountant.sensitivity import SensitivitySpace, histogram_space, table_space
 from accountant.sensitivity_search import compare_with_closed_form, naive_spaces, semi_sensitivity_search
 from accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
+from accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_epsilon
+from accountant.lattice import LatticeBasis, basis_for, certify, kernel_lattice_basis, tail_constant
 
 __all__ = [
     "AddRemove", "ApproxDP", "KNormBall", "SemiAdjacentResult", "TableSymmetry", "Witness",
@@ -76,4 +81,6 @@ __all__ = [
     "pure_dp_to_tradeoff", "pure_dp_to_zcdp", "rdp_to_approx_dp", "semi_dp", "semi_dp_composition",
     "tradeoff_to_approx_dp", "tradeoff_to_delta", "zcdp_to_approx_dp", "zcdp_to_delta",
     "zcdp_to_rdp", "zcdp_to_tradeoff",
+    "LatticeBasis", "basis_for", "certify", "kernel_lattice_basis", "tail_constant",
+    "discrete_gaussian_delta", "discrete_gaussian_epsilon",
 ]
