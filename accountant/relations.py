@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from accountant.arguments import check_int
-from accountant.errors import RelationMismatch
+from accountant.errors import InvalidArgument, RelationMismatch
 from accountant.invariants import Invariant
 
 
@@ -140,7 +140,47 @@ class Subspace:
         return f"induced subspace DP w.r.t. a {len(self.constraint)}-row linear invariant, on {self.base.describe()}"
 
 
-Relation = Union[Replace, AddRemove, SemiAdjacent, Subspace]
+@dataclass(frozen=True, slots=True)
+class IntegerSubspace:
+    r"""Equivalent datasets under counting invariants, at ``norm`` distance ``<= distance`` (DGGY 2023, Def 2).
+
+    Dharangutte, Gao, Gong & Yu state :math:`(\varepsilon,\delta)`-DP *on* :math:`\equiv_{\mathcal A}`
+    in smooth form: for :math:`x\equiv x'` the loss scales with :math:`\|x-x'\|`
+    (:math:`\ell_1` or :math:`\ell_2`, the norm of the mechanism). A guarantee on this
+    relation with ``distance = 1`` is their per-unit-norm :math:`\varepsilon`; one person
+    moving between two cells is at :math:`\ell_1` distance 2 (:math:`\ell_2`: :math:`\sqrt2`).
+    A distinct relation value: such guarantees never compose or compare with DP
+    on datasets by accident.
+    """
+
+    norm: str
+    """``"l1"`` or ``"l2"``: the norm on histograms."""
+    constraint: tuple[tuple[int, ...], ...]
+    """The rows of the integer invariant matrix A (equivalence: same A x)."""
+    distance: float = 1.0
+    """Norm distance bound between the equivalent histograms."""
+
+    def __post_init__(self) -> None:
+        if self.norm not in ("l1", "l2"):
+            raise InvalidArgument(f"norm={self.norm!r}: expected 'l1' or 'l2'.")
+        if not self.distance > 0:
+            raise InvalidArgument(f"distance={self.distance!r}: expected > 0.")
+
+    def group(self, k: int) -> "IntegerSubspace":
+        """Equivalent pairs at ``k`` times the distance."""
+        check_int("k", k, minimum=1)
+        return IntegerSubspace(self.norm, self.constraint, self.distance * k)
+
+    @property
+    def spec_name(self) -> str:
+        return "integer-subspace"
+
+    def describe(self) -> str:
+        return (f"integer subspace DP: histograms with the same {len(self.constraint)} counting totals, "
+                f"{self.norm} distance <= {self.distance:g}")
+
+
+Relation = Union[Replace, AddRemove, SemiAdjacent, Subspace, IntegerSubspace]
 
 
 def check_same_relation(left: Relation, right: Relation) -> None:

@@ -110,3 +110,17 @@ def test_cannot_mix_types_without_conversion() -> None:
     assert compose([ZCDP(1.0), ZCDP(1.56)]).rho == 2.56
     with pytest.raises(InvalidArgument):
         compose([])
+
+
+def test_integer_subspace_relation_is_distinct_and_groups_by_distance() -> None:
+    """DGGY Def 2: a per-unit-norm statement on equivalent histograms; never composes with DP on datasets."""
+    from accountant.errors import InvalidArgument, RelationMismatch
+    from accountant.relations import IntegerSubspace
+
+    rel = IntegerSubspace("l1", ((1, 1, 0), (0, 1, 1)))
+    assert rel.group(2).distance == 2.0 and rel.spec_name == "integer-subspace"
+    assert "l1 distance <= 1" in rel.describe()
+    with pytest.raises(RelationMismatch):
+        PureDP(1.0, rel).compose(PureDP(1.0, Replace()))
+    with pytest.raises(InvalidArgument, match="norm"):
+        IntegerSubspace("linf", ((1,),))
