@@ -60,6 +60,15 @@ class RelationMismatch(ToolkitError, ValueError):
         )
 
 
+def _fmt_size(x: float) -> str:
+    """``x`` to 4 significant digits; exact integers beyond the float range as ``d.ddde+N``."""
+    try:
+        return f"{x:.4g}"
+    except OverflowError:        # an int too large for a float
+        digits = str(abs(int(x)))
+        return f"{'-' if x < 0 else ''}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+
+
 class SearchTooLarge(InvalidArgument):
     """A combinatorial search was refused before starting because it is too big.
 
@@ -74,7 +83,7 @@ class SearchTooLarge(InvalidArgument):
     def __init__(self, what: str, size: float, limit: float, hint: str = "") -> None:
         self.size = size
         self.limit = limit
-        msg = f"{what}: estimated size {size:.4g} exceeds the limit {limit:.4g}."
+        msg = f"{what}: estimated size {_fmt_size(size)} exceeds the limit {_fmt_size(limit)}."
         if hint:
             msg += " " + hint
         super().__init__(msg)

@@ -124,3 +124,11 @@ def test_integer_subspace_relation_is_distinct_and_groups_by_distance() -> None:
         PureDP(1.0, rel).compose(PureDP(1.0, Replace()))
     with pytest.raises(InvalidArgument, match="norm"):
         IntegerSubspace("linf", ((1,),))
+
+
+def test_search_too_large_formats_sizes_beyond_the_float_range() -> None:
+    """Regression: a fiber of 10^400 histograms made the refusal itself crash (OverflowError)."""
+    from accountant.errors import SearchTooLarge
+
+    assert "estimated size 1.000e+400 exceeds the limit 1e+06" in str(SearchTooLarge("fiber", 10**400, 1e6))
+    assert "estimated size 1.234e+04" in str(SearchTooLarge("fiber", 12345, 1e6))

@@ -218,3 +218,29 @@ def test_knorm_beyond_the_hull_picks_the_better_exact_fallback_5x5() -> None:
     assert _check(res.report, "invariant-preserved")["status"] == "pass"
     assert _check(res.report, "expected-l2-error")["status"] == "pass"
     assert res.report["verdict"] == "holds"
+
+
+def test_subspace_dp_projected_laplace_reproduces_T_G4() -> None:
+    """GGY Cor 3.8/17 at epsilon = 0.192, add-remove, 102 counties: per-county variance 53.7216 (reference T-G4)."""
+    spec = load(ROOT / "specs" / "county-state-total-projected-laplace.toml")
+    spec = dataclasses.replace(spec, audit=dataclasses.replace(spec.audit, samples=500))  # type: ignore[type-var]
+    res = audit_mechanism(spec, seed=1)
+    mech = res.report["mechanism"]
+    assert isinstance(mech, dict)
+    assert mech["per_cell_variance"]["max"] == pytest.approx(53.7216, abs=5e-5)
+    assert mech["per_cell_variance"]["min"] == pytest.approx(53.7216, abs=5e-5)
+    assert mech["noise_dimension"] == 101 and "sensitivity_space" not in mech     # S is not needed
+    assert res.effective.relation.spec_name == "subspace"                         # not DP, not Semi-DP
+    assert _check(res.report, "invariant-preserved")["status"] == "pass"
+    assert res.report["verdict"] == "holds"
+
+
+def test_subspace_dp_projected_gaussian_uses_ggy_constant() -> None:
+    """c(0.5, 1e-6) * Delta_2 = 13.715304 for the replace-one histogram (GGY Lemma 3.4/13; mechanisms.subspace doctest)."""
+    spec = _variant("projected-gaussian", samples=200, epsilon=Fraction(1, 2), delta=Fraction(1, 10**6))
+    spec = dataclasses.replace(spec, claim=dataclasses.replace(load(KNORM).claim, framework="subspace-dp"))  # type: ignore[type-var]
+    res = audit_mechanism(spec, seed=3)
+    mech = res.report["mechanism"]
+    assert isinstance(mech, dict) and round(mech["sigma"], 6) == 13.715304
+    assert res.report["verdict"] == "fails"        # claim {epsilon = 1} is pure; a Gaussian gives (0.5, 1e-6) only
+    assert _check(res.report, "expected-l2-error")["status"] == "pass"

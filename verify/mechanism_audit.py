@@ -44,7 +44,7 @@ from accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedReleas
 from accountant.gaussian import gdp_mu_for
 from accountant.guarantees import GDP, ApproxDP, Guarantee, PureDP
 from accountant.knorm import ContainingBall, KNormBall, TableSymmetry, containing_ball
-from accountant.relations import SemiAdjacent
+from accountant.relations import BaseRelation, SemiAdjacent
 from accountant.semiadjacent import semi_adjacent_parameter
 from accountant.semidp import NoFiniteGuarantee, joint_release_dp
 from accountant.sensitivity import SensitivitySpace
@@ -52,6 +52,7 @@ from accountant.sensitivity_search import semi_sensitivity_search
 from mechanisms.knorm import KNormMechanism
 from mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
 from mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
+from mechanisms.subspace import ProjectedGaussian, ProjectedLaplace
 from verify.audit import (
     Audit,
     _check,
@@ -169,9 +170,9 @@ def _mean_check(what: str, exact: float, formula: str, values: FloatArray) -> tu
                                            "interval": [lo, hi], "draws": len(values)},
                            "exact": exact, "quantity": what, "formula": formula}
     if lo <= exact <= hi:
-        return sec, Verified(f"exact {what} = {exact:.6g}; Monte Carlo mean {mean:.6g}, {LEVEL:.0%} interval "
+        return sec, Verified(f"exact {what} = {exact:.6g}; Monte Carlo mean {mean:.6g}, {LEVEL:.2%} interval "
                              f"[{lo:.6g}, {hi:.6g}] contains it")
-    return sec, Refuted(f"exact {what} = {exact:.6g} outside the {LEVEL:.0%} interval [{lo:.6g}, {hi:.6g}] "
+    return sec, Refuted(f"exact {what} = {exact:.6g} outside the {LEVEL:.2%} interval [{lo:.6g}, {hi:.6g}] "
                         f"of the {len(values)} draws (a correct sampler fails this for {1 - LEVEL:.2%} of seeds)")
 
 
@@ -276,9 +277,9 @@ def _build_knorm(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _
         if abs(mean - ref.estimate) <= tol:
             return sec, Verified(f"Monte Carlo mean {mean:.6g} of the draws agrees with the independent estimate "
                                  f"{ref.estimate:.6g} (difference {abs(mean - ref.estimate):.3g} <= {tol:.3g}, "
-                                 f"{LEVEL:.0%})")
+                                 f"{LEVEL:.2%})")
         return sec, Refuted(f"Monte Carlo mean {mean:.6g} of the draws differs from the independent estimate "
-                            f"{ref.estimate:.6g} by {abs(mean - ref.estimate):.3g} > {tol:.3g} ({LEVEL:.0%})")
+                            f"{ref.estimate:.6g} by {abs(mean - ref.estimate):.3g} > {tol:.3g} ({LEVEL:.2%})")
 
     return _Built(lambda t, rng, n: knorm.sample(t, rng=rng, size=n), PureDP(eps, semi), knorm.privacy_map(semi),
                   info, True, check)
@@ -309,6 +310,56 @@ def _containing_ball_mean_upper(ball: ContainingBall, eps: float) -> float:
     return (s + 1) / eps * mean_u
 
 
+#: Kinds that also run as Gao, Gong & Yu's subspace-DP mechanisms (``claim.framework = "subspace-dp"``).
+_SUBSPACE_KINDS = ("projected-gaussian", "projected-laplace")
+
+
+def _build_subspace(spec: Spec, constraint: NDArray[np.int64], rel: BaseRelation) -> _Built:
+    """GGY's projected Gaussian (Cor 3.5/14, their c_{eps,delta}, eps < 1) or projected Laplace (Cor 3.8/17).
+
+    Calibrated on the base relation with the histogram's Delta_p; the guarantee is
+    induced subspace DP w.r.t. the invariant matrix (``Subspace`` relation), not DP of
+    the joint release and not Semi-DP.
+    """
+    m = spec.mechanism
+    if m.kind == "projected-gaussian":
+        if m.epsilon is None or m.delta is None or m.mu is not None:
+            raise UnsupportedRelease(f"{spec.path}: claim.framework = 'subspace-dp' with projected-gaussian needs "
+                                     "mechanism.epsilon and mechanism.delta (GGY's c_eps_delta, both in (0, 1)).")
+        eps, delta = float(m.epsilon), float(m.delta)
+        try:
+            g = ProjectedGaussian.calibrate(constraint, eps, delta, relation=rel)
+        except InvalidArgument as e:
+            raise UnsupportedRelease(f"{spec.path}: mechanism: {e}") from e
+        info: dict[str, Any] = {"calibration": f"(epsilon, delta) = ({eps!r}, {delta!r}) -> sigma = c_eps_delta "
+                                f"* Delta_2 = {g.sigma!r}", "sigma": g.sigma, "l2_sensitivity": g.sensitivity}
+        advertised: Guarantee = ApproxDP(eps, delta, g.privacy_map(rel).relation)
+        mech: ProjectedGaussian | ProjectedLaplace = g
+        label = "GGY projected Gaussian (Cor 3.5/14): induced subspace DP, not DP of the joint release"
+    else:
+        eps = _pure_target(spec)
+        lap = ProjectedLaplace.calibrate(constraint, eps, relation=rel)
+        info = {"calibration": f"epsilon = {eps!r} -> b = Delta_1/epsilon = {lap.scale!r}", "scale": lap.scale,
+                "l1_sensitivity": lap.sensitivity}
+        advertised = PureDP(eps, lap.privacy_map(rel).relation)
+        mech = lap
+        label = "GGY projected Laplace (Cor 3.8/17): induced subspace DP, not DP of the joint release"
+    exact = mech.expected_squared_error()
+    k = mech.subspace.null_dimension
+    var = (mech.marginal_variances() if isinstance(mech, ProjectedLaplace) else
+           mech.sigma**2 * mech.subspace.projector_diagonal())
+    info.update(noise_dimension=k, optimal=None, label=label, expected_squared_error=exact,
+                per_cell_variance={"min": float(var.min()), "max": float(var.max())},
+                framework="subspace-dp (Gao, Gong & Yu 2022, Def 2.6)")
+
+    def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
+        return _mean_check("E||noise||_2^2", exact, f"(n - rank C) x per-coordinate variance, n - rank C = {k}",
+                           norms**2)
+
+    return _Built(lambda t, rng, n: mech.sample(t, rng=rng, size=n), advertised, mech.privacy_map(rel), info,
+                  True, check)
+
+
 _BUILDERS: dict[str, Callable[[Spec, SensitivitySpace, SemiAdjacent], _Built]] = {
     "gaussian": _build_gaussian, "projected-gaussian": _build_gaussian,
     "laplace": _build_laplace, "projected-laplace": _build_laplace, "k-norm": _build_knorm,
@@ -335,9 +386,10 @@ def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 
         raise UnsupportedRelease(f"{spec.path}: mechanism.kind = {m.kind!r} releases the histogram; "
                                  f"query.kind = {spec.query.kind!r} is not supported for it (use 'histogram').")
     framework = spec.claim.framework if spec.claim else "semi-dp"
-    if framework not in ("semi-dp", "dp"):
+    frameworks = ("dp", "semi-dp", "subspace-dp") if m.kind in _SUBSPACE_KINDS else ("dp", "semi-dp")
+    if framework not in frameworks:
         raise UnsupportedRelease(f"{spec.path}: claim.framework = {framework!r} is not evaluated for "
-                                 f"mechanism.kind = {m.kind!r} yet; supported: ['dp', 'semi-dp'].")
+                                 f"mechanism.kind = {m.kind!r} yet; supported: {list(frameworks)}.")
     space, inv, rel = space_of(spec), invariant_of(spec), relation_of(spec)
     table_list = [int(c) for c in spec.data.table]
     table = np.asarray(table_list, dtype=np.float64)
@@ -346,11 +398,16 @@ def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 
     a = semi_adjacent_parameter(space, inv, rel, table=table_list, records=spec.data.records,
                                 time_limit=time_limit)
     semi = SemiAdjacent(rel, inv, a.value)
-    res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None, time_limit=time_limit)
-    s_space = res.space
-    built = _BUILDERS[m.kind](spec, s_space, semi)
-    mechanism_info: dict[str, Any] = {"kind": m.kind, "sensitivity_space": s_space.label,
-                                      "sensitivity_exact": res.exact, **built.info}
+    mechanism_info: dict[str, Any] = {"kind": m.kind}
+    s_space: SensitivitySpace | None = None
+    if framework == "subspace-dp":   # calibrated on the base relation: the Semi-DP space S is not needed
+        built = _build_subspace(spec, inv.matrix(space), rel)
+    else:
+        res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None, time_limit=time_limit)
+        s_space = res.space
+        built = _BUILDERS[m.kind](spec, s_space, semi)
+        mechanism_info.update(sensitivity_space=s_space.label, sensitivity_exact=res.exact)
+    mechanism_info.update(built.info)
     mech_g, advertised = built.guarantee, built.advertised
     effective: Guarantee | NoFiniteGuarantee = mech_g
     if framework == "dp":   # the joint release with the invariant, on (D, A_1)
@@ -391,7 +448,8 @@ def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 
         from verify.sensitivity_report import sensitivity_section
 
         sens, sens_outcome = sensitivity_section(spec, space, inv, a, time_limit)
-        checks.append(_check("sensitivity", _calibrated_to_exact(sens, sens_outcome, s_space)))
+        checks.append(_check("sensitivity", sens_outcome if s_space is None else
+                             _calibrated_to_exact(sens, sens_outcome, s_space)))
     report: dict[str, Any] = {
         **report_header(spec, space, rel, inv, a, used_seed),
         **({"sensitivity": sens} if sens is not None else {}),

@@ -97,7 +97,7 @@ def render_text(r: dict[str, Any]) -> str:
         delta2 = f", Delta_2 = {fmt_up(mech['l2_sensitivity'])}" if "l2_sensitivity" in mech else ""
         lines += ["", f"mechanism: {mech['label']}, {target}, noise in a "
                       f"{mech['noise_dimension']}-dimensional subspace{delta2}",
-                  "    expected l2 error: " + (f"{est:.6g} (exact); " if est is not None else "")
+                  f"    {err.get('quantity', 'E||noise||_2')}: " + (f"{est:.6g} (exact); " if est is not None else "")
                   + (f"draws: mean {mc['mean']:.6g} over {mc['draws']}" if mc else "")]
         if r.get("samples_file"):
             lines.append(f"    samples: {r['samples_file']} ({r['samples']['count']} x {r['samples']['shape'][1]}, "
