@@ -22,6 +22,9 @@ test for a binomial proportion (Awan & Slavković 2018) :class:`BinomialUMPTest`
 
 from mechanisms.binomial_ump import BinomialTestResult, BinomialUMPTest, binomial_pvalue, binomial_ump_test
 from mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
+from mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
+from mechanisms.distributed import Agent, Share, assemble, distributed_release
+from mechanisms.mvee import EnclosingEllipsoid, mvee, mvee_khachiyan
 from mechanisms.discrete import (
     bernoulli_exp,
     discrete_gaussian,
@@ -40,6 +43,8 @@ from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, u
 
 __all__ = [
     "BinomialTestResult", "BinomialUMPTest", "binomial_pvalue", "binomial_ump_test",
+    "Agent", "EllipsoidGaussian", "EnclosingEllipsoid", "Share", "SubspaceCorrelatedGaussian", "assemble",
+    "distributed_release", "mvee", "mvee_khachiyan",
     "CubeRejectionSampler", "ExtendedGaussian", "ExtendedLaplace",
     "FisherNoncentralHypergeometric", "GaussianCND", "GaussianMechanism", "KNormMechanism",
     "ProjectedGaussian", "ProjectedGaussianMechanism", "ProjectedLaplace",

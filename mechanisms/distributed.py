@@ -28,6 +28,7 @@ noise drawn from ``rng`` alone): :class:`~mechanisms.subspace.ProjectedGaussian`
 :class:`~mechanisms.subspace.ExtendedGaussian`,
 :class:`~mechanisms.subspace.ProjectedLaplace`,
 :class:`~mechanisms.subspace.ExtendedLaplace`,
+:class:`~mechanisms.correlated_gaussian.EllipsoidGaussian`,
 :class:`~mechanisms.correlated_gaussian.SubspaceCorrelatedGaussian`. Each must be
 calibrated for the identity query (its ``subspace.dimension`` is :math:`N`).
 
@@ -59,7 +60,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from accountant.arguments import check_int
 from accountant.errors import InvalidArgument
-from mechanisms.correlated_gaussian import SubspaceCorrelatedGaussian
+from mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
 from mechanisms.subspace import (
     ExtendedGaussian,
     ExtendedLaplace,
@@ -70,9 +71,21 @@ from mechanisms.subspace import (
 FloatArray = NDArray[np.float64]
 
 AdditiveSubspaceMechanism: TypeAlias = (
-    ProjectedGaussian | ExtendedGaussian | ProjectedLaplace | ExtendedLaplace | SubspaceCorrelatedGaussian
+    ProjectedGaussian
+    | ExtendedGaussian
+    | ProjectedLaplace
+    | ExtendedLaplace
+    | EllipsoidGaussian
+    | SubspaceCorrelatedGaussian
 )
-_ADDITIVE = (ProjectedGaussian, ExtendedGaussian, ProjectedLaplace, ExtendedLaplace, SubspaceCorrelatedGaussian)
+_ADDITIVE = (
+    ProjectedGaussian,
+    ExtendedGaussian,
+    ProjectedLaplace,
+    ExtendedLaplace,
+    EllipsoidGaussian,
+    SubspaceCorrelatedGaussian,
+)
 #: The mechanisms whose ``sample`` is ``value + noise(rng)`` (checked by reading them; tested).
 ADDITIVE_MECHANISMS: tuple[type, ...] = _ADDITIVE
 CommonSeed: TypeAlias = int | np.random.SeedSequence

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from accountant.errors import InvalidArgument
-from accountant.relations import AddRemove, Subspace
-from mechanisms.correlated_gaussian import SubspaceCorrelatedGaussian
+from accountant.guarantees import ApproxDP
+from accountant.relations import AddRemove, Replace, Subspace
+from mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
 from mechanisms.distributed import (
     ADDITIVE_MECHANISMS,
     AdditiveSubspaceMechanism,
@@ -53,14 +54,16 @@ def _mechanisms() -> list[AdditiveSubspaceMechanism]:
         ExtendedGaussian.calibrate(C, 0.5, 1e-6),
         ProjectedLaplace.calibrate(C, 0.5),
         ExtendedLaplace.calibrate(C, 0.5),
-        SubspaceCorrelatedGaussian.calibrate(C, 0.5, 1e-6),
+        EllipsoidGaussian.calibrate(C, 0.5, 1e-6),
+        SubspaceCorrelatedGaussian.calibrate(C, 0.5, 1e-6),   # GGY Alg 3 (m = 2: k = 2, pieces (1, 1))
     ]
 
 
 MECHS = _mechanisms()
 
 
-def test_whitelist_is_the_five_subspace_mechanisms() -> None:
+def test_whitelist_is_the_six_subspace_mechanisms() -> None:
+    assert len(ADDITIVE_MECHANISMS) == 6
     assert {t.__name__ for t in ADDITIVE_MECHANISMS} == {type(m).__name__ for m in MECHS}
 
 
@@ -116,9 +119,21 @@ def test_caveat_any_agent_can_unnoise_the_others() -> None:
 def test_any_partition_reproduces_the_centralized_release(perm: list[int], cuts: set[int], seed: int) -> None:
     bounds = [0, *sorted(cuts), 6]
     blocks = [perm[a:b] for a, b in itertools.pairwise(bounds)]
-    for m in (MECHS[1], MECHS[3]):
+    for m in (MECHS[1], MECHS[3], MECHS[5]):
         y = assemble(distributed_release(X, blocks, m, seed=seed))
         assert np.array_equal(y, centralized_release(X, m, seed=seed))
+
+
+def test_full_alg3_with_several_pieces_is_reproduced_bitwise() -> None:
+    # C = 1^T on R^6: m = 5, k = 4, pieces of sizes (3, 1, 1); three agents, scattered blocks, 5 draws.
+    c = np.ones((1, 6))
+    m = SubspaceCorrelatedGaussian.calibrate(c, 0.5, 1e-6, method="khachiyan")
+    assert [u.shape[1] for u, _ in m.pieces] == [3, 1, 1] and m.k == 4
+    y = assemble(distributed_release(X, BLOCKS, m, seed=31337, size=5))
+    central = centralized_release(X, m, seed=31337, size=5)
+    assert y.tobytes() == central.tobytes()
+    assert np.max(np.abs(y.sum(axis=1) - X.sum())) <= 1e-9 * 1e6
+    assert m.privacy_map(Replace()) == ApproxDP(0.5, 1e-6, Subspace(Replace(), ((1.0,) * 6,)))
 
 
 def test_guarantee_is_the_mechanisms() -> None:
