@@ -45,6 +45,7 @@ from accountant.conversions import (
 )
 from accountant.dataspace import DataSpace, Feature
 from accountant.errors import (
+    BudgetExhausted,
     InvalidArgument,
     InvalidSpec,
     RelationMismatch,
@@ -68,7 +69,7 @@ from accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_ga
 from accountant.lattice import LatticeBasis, basis_for, certify, kernel_lattice_basis, tail_constant
 
 __all__ = [
-    "AddRemove", "ApproxDP", "KNormBall", "SemiAdjacentResult", "TableSymmetry", "Witness",
+    "AddRemove", "ApproxDP", "BudgetExhausted", "KNormBall", "SemiAdjacentResult", "TableSymmetry", "Witness",
     "compare_lp_balls", "compare_with_closed_form", "containing_ball", "exact_gauge", "naive_spaces",
     "semi_adjacent_parameter", "semi_sensitivity_search", "Counting", "DataSpace", "Feature", "GDP", "Guarantee",
     "InvalidArgument", "InvalidSpec", "Invariant", "Linear", "Margins", "NoFiniteGuarantee",

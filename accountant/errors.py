@@ -89,5 +89,19 @@ class SearchTooLarge(InvalidArgument):
         super().__init__(msg)
 
 
+class BudgetExhausted(ToolkitError):
+    """A long computation (an MCMC run, a meeting-time search) hit its iteration or time budget first.
+
+    Attributes
+    ----------
+    completed:
+        Iterations completed when the budget ran out.
+    """
+
+    def __init__(self, message: str, completed: int) -> None:
+        self.completed = completed
+        super().__init__(message)
+
+
 class VerificationError(ToolkitError):
     """An internal certificate failed its independent re-check (a bug, never bad input)."""
