@@ -31,7 +31,7 @@ from verify.spec import GuaranteeSpec, Spec
 #: Mechanism kinds this version audits (the others are accepted by the spec format
 #: and refused here with a clear message).
 SUPPORTED_MECHANISMS = ("published", "umpu-odds-ratio", "gaussian", "projected-gaussian", "laplace",
-                        "projected-laplace", "k-norm")
+                        "projected-laplace", "k-norm", "generalized-laplace", "generalized-gaussian")
 #: Claim frameworks this version evaluates.
 SUPPORTED_FRAMEWORKS = ("dp", "semi-dp")
 
@@ -246,6 +246,10 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
         from verify.umpu_audit import audit_umpu
 
         return audit_umpu(spec, seed=seed, time_limit=time_limit)
+    if m.kind in ("generalized-laplace", "generalized-gaussian"):
+        from verify.lattice_audit import audit_lattice
+
+        return audit_lattice(spec, seed=seed, time_limit=time_limit)
     if m.kind in ("gaussian", "projected-gaussian", "laplace", "projected-laplace", "k-norm"):
         from verify.mechanism_audit import audit_mechanism
 

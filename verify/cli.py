@@ -62,6 +62,14 @@ def _write_outputs(out: Path, result: Any) -> None:
 
         ppng = plot_power(power, out / f"{name}.power.png", f"{name}: power against the odds ratio")
         r["plots"].append(ppng.name)
+    tv = getattr(result, "tv_curve", None)
+    if tv:
+        from verify.plots_mcmc import plot_tv
+
+        smp = r.get("mechanism", {}).get("sampler", {})
+        tpng = plot_tv(tv, out / f"{name}.tv.png", f"{name}: L-lag coupling TV bound",
+                       burn_in=smp.get("burn_in", {}).get("t"), target=smp.get("coupling", {}).get("tv_target"))
+        r["plots"].append(tpng.name)
     samples = getattr(result, "samples", None)
     if samples is not None:  # contract: float64, shape (samples, cells), row-major cells
         import numpy as np

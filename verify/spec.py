@@ -118,6 +118,21 @@ class NoiseSpec:
     mu: Optional[Fraction] = _doc("Gaussian mu.", default=None)
 
 
+@dataclass(frozen=True)
+class SamplerSpec:
+    """generalized-laplace / generalized-gaussian (extension): how the lattice noise is drawn."""
+
+    method: Literal["auto", "exact", "mcmc"] = _doc(
+        "auto: exact rejection from free coordinates when the target is separable (l1, Gaussian) and "
+        "the invariant admits a unimodular split, else MCMC; exact / mcmc: force one.", default="auto")
+    ratio: Optional[Fraction] = _doc("MCMC proposal ratio a of DG(a) (default: the sampler's rule).", default=None)
+    tv: Fraction = _doc("MCMC: largest TV distance to the target accepted at the burn-in (delta'_TV, "
+                        "charged to the guarantee).", default=Fraction(1, 20))
+    pairs: int = _doc("MCMC: coupled chain pairs for the L-lag TV bound.", default=200)
+    lag: int = _doc("MCMC: lag L of the coupling.", default=2000)
+    time_limit: Fraction = _doc("Seconds for the coupling diagnostics and the sampling each.", default=Fraction(120))
+
+
 MechanismKind = Literal[
     "published", "gaussian", "projected-gaussian", "laplace", "projected-laplace", "k-norm",
     "generalized-laplace", "generalized-gaussian", "umpu-odds-ratio",
@@ -145,6 +160,8 @@ class MechanismSpec:
     theta0: Optional[Fraction] = _doc("umpu-odds-ratio: null odds ratio.", default=None)
     alpha: Optional[Fraction] = _doc("umpu-odds-ratio: level.", default=None)
     noise: Optional[NoiseSpec] = _doc("umpu-odds-ratio: the noise.", default=None)
+    sampler: Optional[SamplerSpec] = _doc("generalized-*: how the lattice noise is drawn (extension).",
+                                          default=None)
     alternative: Optional[Literal["greater", "less", "two-sided"]] = _doc(
         "umpu-odds-ratio (extension): H1 theta > theta0 (greater, Thm. 37), < (less), or the "
         "documented two-sided variant.", default=None)
@@ -423,6 +440,28 @@ def _check_rest(spec: Spec, probs: _Problems) -> None:
                 probs.add("mechanism.delta", f"{m.kind} with epsilon needs 0 < delta < 1")
         elif m.epsilon is None or m.mu is not None or m.delta not in (None, 0):
             probs.add("mechanism.epsilon", f"{m.kind} needs epsilon (pure DP: no mu, no delta)")
+    if m.kind in ("generalized-laplace", "generalized-gaussian"):
+        if spec.data.table is None:
+            probs.add("data.table", f"required for mechanism.kind = {m.kind!r}: the integer releases are "
+                      "drawn at the confidential histogram")
+        if m.kind == "generalized-laplace" and (m.epsilon is None or not m.epsilon > 0):
+            probs.add("mechanism.epsilon", "generalized-laplace needs epsilon > 0 (per unit of mechanism.norm)")
+        if m.kind == "generalized-gaussian":
+            if m.rho is None or not m.rho > 0:
+                probs.add("mechanism.rho", "generalized-gaussian needs rho > 0 (zCDP per unit l2 distance "
+                          "between equivalent histograms; sigma = 1/sqrt(2 rho))")
+            if m.norm not in (None, "l2"):
+                probs.add("mechanism.norm", "generalized-gaussian uses the l2 norm")
+        smp = m.sampler
+        if smp is not None:
+            if not 0 < smp.tv < 1:
+                probs.add("mechanism.sampler.tv", f"must be in (0, 1), got {float(smp.tv)!r}")
+            if smp.ratio is not None and not 0 < smp.ratio < 1:
+                probs.add("mechanism.sampler.ratio", f"must be in (0, 1), got {float(smp.ratio)!r}")
+            if smp.pairs < 2 or smp.lag < 1 or not smp.time_limit > 0:
+                probs.add("mechanism.sampler", "needs pairs >= 2, lag >= 1 and time_limit > 0")
+    elif m.sampler is not None:
+        probs.add("mechanism.sampler", "only allowed for generalized-laplace / generalized-gaussian")
     if m.components is not None and not m.components:
         probs.add("mechanism.components", "needs at least one guarantee")
     for i, c in enumerate(m.components or ()):
