@@ -14,18 +14,25 @@ reference semi-dp.md §5), it prints, measured side by side in one run:
   = vol(conv S) / vol(cube)); and the paper's membership test (one LP per
   proposal) timed on a few proposals;
 * beyond the reach of the hull, the exact non-optimal fallback
-  (containing_ball): which ball, its throughput, and its loss bounds.
+  (containing_ball): which ball, its throughput, and its loss bounds;
+* cold vs cached build (accountant.knorm_cache, symmetric build): a cache miss
+  in a fresh temporary directory (build, re-verification, atomic write) against
+  a hit (read and full re-verification), median of ``--cache-repeats`` runs,
+  and the speed-up cold/cached.
 
 Targets (issue Step 3): >= 1e5 exact samples/s after <= 10 s of set-up where
 feasible, >= 1000x the cube sampler at 4x4.
 
-Run: ``python benchmarks/knorm.py`` (about 50 s on 2 cores, 10x10 included), or ``--quick``.
+Run: ``python benchmarks/knorm.py`` (about 75 s on 2 cores, 10x10 included), or ``--quick``;
+``--only 3x3,4x4`` restricts the table sizes.
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import statistics
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -33,7 +40,8 @@ import numpy as np
 
 from accountant.errors import SearchTooLarge
 from accountant.knorm import KNormBall, TableSymmetry, certified_span, containing_ball
-from accountant.sensitivity import table_space
+from accountant.knorm_cache import cached_knorm_ball
+from accountant.sensitivity import SensitivitySpace, table_space
 from mechanisms.knorm import CubeRejectionSampler, KNormMechanism
 
 
@@ -53,6 +61,7 @@ class Row:
     lp_rate: str
     ratio: str
     ratio_lp: str
+    cache: str = "-"
 
 
 def _rate(fn, n: int) -> float:  # type: ignore[no-untyped-def]
@@ -65,7 +74,24 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
-def run_case(r: int, c: int, paper_exact: bool, seed: int, quick: bool) -> tuple[Row, str]:
+def cold_vs_cached(sp: SensitivitySpace, sym: TableSymmetry, repeats: int) -> str:
+    """Median wall-clock of a cache miss (fresh temporary directory) and of a hit, side by side."""
+    cold, warm = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as d:
+            t = time.perf_counter()
+            _, miss = cached_knorm_ball(sp, symmetry=sym, cache_dir=d, time_limit=60.0)
+            cold.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            _, hit = cached_knorm_ball(sp, symmetry=sym, cache_dir=d, time_limit=60.0)
+            warm.append(time.perf_counter() - t)
+            if (miss.status, hit.status) != ("miss", "hit"):
+                return f"{miss.status}/{hit.status}: {hit.reason or miss.reason}"
+    c, w = statistics.median(cold), statistics.median(warm)
+    return f"{c:.3g}s/{w:.3g}s ({c / w:.3g}x)"
+
+
+def run_case(r: int, c: int, paper_exact: bool, seed: int, quick: bool, repeats: int = 3) -> tuple[Row, str]:
     sp = table_space(r, c, paper_exact=paper_exact)
     name = f"{r}x{c} {'moves' if paper_exact else 'moves+3cyc'}"
     cert = certified_span(sp)
@@ -131,7 +157,7 @@ def run_case(r: int, c: int, paper_exact: bool, seed: int, quick: bool) -> tuple
     lp_rate = k_lp / (time.perf_counter() - t) * acc
     row = Row(name, s, n, qh, sym, str(ball.facet_count), str(len(ball.fan)), f"{ball.volume:.6g}",
               _fmt(ex), acc_str, cube_str, f"{_fmt(lp_rate)} (proj.)", f"{ex / cube_rate:.3g}x",
-              f"{ex / lp_rate:.3g}x")
+              f"{ex / lp_rate:.3g}x", cold_vs_cached(sp, TableSymmetry(r, c), repeats))
     return row, ""
 
 
@@ -139,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--quick", action="store_true", help="fewer draws; skip 6x6 and 10x10")
+    ap.add_argument("--only", default="", help="comma-separated table sizes to run, e.g. 3x3,4x4")
+    ap.add_argument("--cache-repeats", type=int, default=3, help="runs per cold/cached timing (median)")
     args = ap.parse_args(argv)
     print(f"# K-norm sampling, one-way margins; seed={args.seed}; {platform.processor() or platform.machine()}, "
           f"python {platform.python_version()}, numpy {np.__version__}")
@@ -146,15 +174,19 @@ def main(argv: list[str] | None = None) -> int:
              (4, 5, True), (4, 5, False), (5, 5, True), (5, 5, False)]
     if not args.quick:
         cases += [(6, 6, True), (6, 6, False), (10, 10, True), (10, 10, False)]
+    if args.only:
+        keep = {tuple(int(x) for x in size.split("x")) for size in args.only.split(",")}
+        cases = [case for case in cases if case[:2] in keep]
     cols = ["case", "s", "n", "qhull", "symmetric", "facets", "fan", "volume", "exact/s", "cube acceptance",
-            "cube/s", "cube+LP/s", "exact/cube", "exact/cube+LP"]
-    widths = [16, 3, 6, 9, 10, 7, 7, 9, 20, 24, 16, 17, 11, 13]
+            "cube/s", "cube+LP/s", "exact/cube", "exact/cube+LP", "cold/cached (speed-up)"]
+    widths = [16, 3, 6, 9, 10, 7, 7, 9, 20, 24, 16, 17, 11, 13, 24]
     print("  ".join(f"{h:<{w}}" for h, w in zip(cols, widths)))
     notes = []
     for r, c, pe in cases:
-        row, note = run_case(r, c, pe, args.seed, args.quick)
+        row, note = run_case(r, c, pe, args.seed, args.quick, args.cache_repeats)
         vals = [row.case, str(row.s), str(row.n_points), row.qhull, row.symmetric, row.facets, row.fan,
-                row.volume, row.exact_rate, row.cube_accept, row.cube_rate, row.lp_rate, row.ratio, row.ratio_lp]
+                row.volume, row.exact_rate, row.cube_accept, row.cube_rate, row.lp_rate, row.ratio, row.ratio_lp,
+                row.cache]
         print("  ".join(f"{v:<{w}}" for v, w in zip(vals, widths)), flush=True)
         if note:
             notes.append(note)
@@ -166,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
           " membership by the facets we computed (so it needs the hull the exact sampler already has);\n"
           " cube+LP/s: Alg. 3 with one HiGHS LP per proposal, as in the paper when facets are unknown;\n"
           " proj. = proposals/s x exact acceptance vol(conv S)/vol(cube), the cube being B[-1,1]^s for the\n"
-          " lattice basis of moves found by certified_span; qhull/symmetric: hull build times.)")
+          " lattice basis of moves found by certified_span; qhull/symmetric: hull build times;\n"
+          " cold/cached: accountant.knorm_cache miss (build + re-verification + atomic write, fresh temporary\n"
+          " directory) vs hit (read + full re-verification), median wall-clock, and the ratio.)")
     return 0
 
 

@@ -129,7 +129,9 @@ def test_knorm_falls_back_to_a_labelled_non_optimal_ball(monkeypatch: pytest.Mon
     def refuse(*args: object, **kwargs: object) -> KNormBall:
         raise SearchTooLarge("convex hull (test)", 1e12, 1e9)
 
-    monkeypatch.setattr(KNormBall, "from_space", refuse)
+    import verify.mechanism_audit as ma
+
+    monkeypatch.setattr(ma, "cached_knorm_ball", refuse)     # the build (cached or not) is refused
     base = load(KNORM)
     spec = dataclasses.replace(base, audit=dataclasses.replace(base.audit, samples=200))  # type: ignore[type-var]
     res = audit_mechanism(spec, seed=3)
@@ -244,3 +246,13 @@ def test_subspace_dp_projected_gaussian_uses_ggy_constant() -> None:
     assert isinstance(mech, dict) and round(mech["sigma"], 6) == 13.715304
     assert res.report["verdict"] == "fails"        # claim {epsilon = 1} is pure; a Gaussian gives (0.5, 1e-6) only
     assert _check(res.report, "expected-l2-error")["status"] == "pass"
+
+
+def test_knorm_hull_is_cached_and_reverified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEMIDP_CACHE_DIR", str(tmp_path))
+    spec = _variant("k-norm", samples=50)
+    first = audit_mechanism(spec, seed=1).report["mechanism"]
+    second = audit_mechanism(spec, seed=1).report["mechanism"]
+    assert isinstance(first, dict) and isinstance(second, dict)
+    assert first["hull_cache"]["status"] == "miss" and second["hull_cache"]["status"] == "hit"
+    assert Path(second["hull_cache"]["path"]).parent == tmp_path

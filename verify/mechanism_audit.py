@@ -44,6 +44,7 @@ from accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedReleas
 from accountant.gaussian import gdp_mu_for
 from accountant.guarantees import GDP, ApproxDP, Guarantee, PureDP
 from accountant.knorm import ContainingBall, KNormBall, TableSymmetry, containing_ball
+from accountant.knorm_cache import cached_knorm_ball
 from accountant.relations import BaseRelation, SemiAdjacent
 from accountant.semiadjacent import semi_adjacent_parameter
 from accountant.semidp import NoFiniteGuarantee, joint_release_dp
@@ -227,9 +228,11 @@ def _build_knorm(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _
     """``k-norm`` (Alg. 2, Thm. 31), or the labelled non-optimal containing ball when the hull is refused."""
     eps = _pure_target(spec)
     try:
-        optimal_ball = KNormBall.from_space(s_space, relation=semi, symmetry=_table_symmetry(spec, s_space))
+        optimal_ball, cache = cached_knorm_ball(s_space, relation=semi, symmetry=_table_symmetry(spec, s_space))
         ball: KNormBall | ContainingBall = optimal_ball
         label = f"OPTIMAL K-norm ball conv(S) ({optimal_ball.method})"
+        cache_info = {"status": cache.status, "path": str(cache.path), "seconds": cache.seconds,
+                      "note": "hulls are cached on disk (SEMIDP_CACHE_DIR) and fully re-verified on every load"}
     except SearchTooLarge as e:
         ball = containing_ball(s_space, relation=semi)
         label = f"{ball.label}; the optimal hull was refused: {e}"
@@ -252,6 +255,8 @@ def _build_knorm(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _
     knorm = KNormMechanism(ball, eps)
     info: dict[str, Any] = {"epsilon": eps, "noise_dimension": knorm.dimension, "optimal": knorm.optimal,
                             "label": label}
+    if isinstance(ball, KNormBall):
+        info["hull_cache"] = cache_info
     if isinstance(ball, ContainingBall):
         info["loss"] = {"volume_ratio_upper": ball.loss.volume_ratio_upper,
                         "norm_ratio_upper": ball.loss.norm_ratio_upper, "how": ball.loss.how}
