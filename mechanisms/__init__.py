@@ -36,6 +36,7 @@ from mechanisms.discrete import (
 from mechanisms.fnch import FisherNoncentralHypergeometric
 from mechanisms.gaussian import GaussianMechanism
 from mechanisms.coupling import CoupledKernel, choose_burn_in, meeting_times, tv_bound, tv_bound_curve
+from mechanisms.lattice_exact import ExactLatticeGaussian, ExactLatticeLaplace, ExactLatticeSampler
 from mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeSampler, release_histogram
 from mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
 from mechanisms.projected_gaussian import ProjectedGaussianMechanism
@@ -47,7 +48,7 @@ __all__ = [
     "BinomialTestResult", "BinomialUMPTest", "binomial_pvalue", "binomial_ump_test",
     "Agent", "EllipsoidGaussian", "EnclosingEllipsoid", "Share", "SubspaceCorrelatedGaussian", "assemble",
     "distributed_release", "mvee", "mvee_khachiyan",
-    "CoupledKernel", "LatticeGaussianTarget", "LatticeLaplaceTarget", "LatticeSampler", "choose_burn_in",
+    "CoupledKernel", "ExactLatticeGaussian", "ExactLatticeLaplace", "ExactLatticeSampler", "LatticeGaussianTarget", "LatticeLaplaceTarget", "LatticeSampler", "choose_burn_in",
     "meeting_times", "release_histogram", "tv_bound", "tv_bound_curve",
     "CubeRejectionSampler", "ExtendedGaussian", "ExtendedLaplace",
     "FisherNoncentralHypergeometric", "GaussianCND", "GaussianMechanism", "KNormMechanism",

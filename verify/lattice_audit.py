@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accountant.conversions import zcdp_to_approx_dp
-from accountant.directed import sqrt_up, up
+from accountant.directed import sqrt_up, up, up_exact
 from accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
 from accountant.guarantees import ZCDP, ApproxDP, Guarantee, PureDP
 from accountant.lattice import LatticeBasis, basis_for
@@ -100,6 +100,10 @@ class _Draws:
     info: dict[str, Any]
     outcome: Outcome
     curve: tuple[tuple[int, float], ...] | None
+    sigma: float | None = None
+    """Exact Gaussian draws: the noise scale for accounting (sigma rounded down)."""
+    epsilon: float | None = None
+    """Exact Laplace draws: the sampler's epsilon rounded up."""
 
 
 def _semi_distance(spec: Spec, a: int, table: list[int], norm: str, time_limit: float) -> tuple[float, str]:
@@ -117,18 +121,31 @@ def _semi_distance(spec: Spec, a: int, table: list[int], norm: str, time_limit: 
                    f"histogram by at most {per_step:g} in {norm}); the exact S was refused: {e}")
 
 
-def _exact_sampler(a_mat: NDArray[np.int64], kind: str, eps: float, norm: str, sigma: float) -> Any:
-    """The exact rejection sampler of :mod:`mechanisms.lattice_exact`, or ``None`` (with no split, or l2 Laplace)."""
-    if kind == "generalized-laplace" and norm != "l1":
-        return None
-    from mechanisms.lattice_exact import ExactLatticeSampler, free_coordinates
+def _exact_sampler(spec: Spec, a_mat: NDArray[np.int64], norm: str) -> tuple[Any, str]:
+    """The exact rejection sampler of :mod:`mechanisms.lattice_exact` at the spec's EXACT rational parameters.
 
-    split = free_coordinates(a_mat)
-    if split is None:
-        return None
-    if kind == "generalized-laplace":
-        return ExactLatticeSampler(a_mat, epsilon=eps, norm="l1")
-    return ExactLatticeSampler(a_mat, sigma=sigma)
+    Returns ``(sampler or None, why not)``: ``None`` for the l2 Laplace (not separable) or an
+    invariant without a free-coordinate split.
+    """
+    m = spec.mechanism
+    if m.kind == "generalized-laplace" and norm != "l1":
+        return None, "the l2 generalized Laplace is not separable over cells"
+    from mechanisms.lattice_exact import (
+        ExactLatticeGaussian,
+        ExactLatticeSampler,
+        search_free_split,
+    )
+
+    split = search_free_split(a_mat)
+    if not hasattr(split, "free"):
+        return None, f"no free-coordinate split: {getattr(split, 'reason', split)}"
+    if m.kind == "generalized-laplace":
+        assert m.epsilon is not None
+        # a float is read as its shortest decimal (0.192 -> 24/125); the accounting uses the larger of
+        # that and the spec's value, rounded up (epsilon_upper)
+        return ExactLatticeSampler(a_mat, epsilon=float(m.epsilon), norm="l1"), ""
+    assert m.rho is not None
+    return ExactLatticeGaussian.from_sigma2(a_mat, 1 / (2 * float(m.rho))), ""
 
 
 def _draw(spec: Spec, basis: LatticeBasis, a_mat: NDArray[np.int64], n: int, rng: np.random.Generator,
@@ -136,23 +153,34 @@ def _draw(spec: Spec, basis: LatticeBasis, a_mat: NDArray[np.int64], n: int, rng
     m = spec.mechanism
     smp = m.sampler if m.sampler is not None else SamplerSpec()
     budget = float(smp.time_limit)
+    fallback = ""
     if smp.method in ("auto", "exact"):
-        ex = _exact_sampler(a_mat, m.kind, eps, norm, sigma)
+        ex, fallback = _exact_sampler(spec, a_mat, norm)
+        noise = None
         if ex is not None:
-            noise = np.asarray(ex.sample(n, rng=rng, time_budget=budget), dtype=np.int64)
+            try:
+                noise = np.asarray(ex.sample(n, rng=rng, time_budget=budget), dtype=np.int64)
+            except (SearchTooLarge, BudgetExhausted) as e:   # acceptance too low for the budget
+                if smp.method == "exact":
+                    return _Draws(np.zeros((0, basis.cells), dtype=np.int64), "exact", 1.0,
+                                  {"method": "exact"}, Unknown(f"the exact sampler was refused: {e}"), None)
+                fallback = f"the exact sampler was refused ({e})"
+        if noise is not None:
             ex_info: dict[str, Any] = {"method": "exact",
                                        "label": "exact rejection from free coordinates (no MCMC, no delta')",
-                                       **getattr(ex, "diagnostics", dict)()}
+                                       **ex.diagnostics()}
             return _Draws(noise, "exact", 0.0, ex_info, Verified(
-                "exact sampler: proposals on the free coordinates, dependent cells solved in integers, "
-                "accepted with probability prod p(z_D)/p(0); the accepted law is the target exactly"), None)
+                "exact sampler: proposals on the free coordinates (exact discrete samplers), dependent cells "
+                "solved in integers, accepted by an exact Bernoulli(exp(-energy)) coin; the accepted law is "
+                "the target exactly, at the spec's rational parameters"), None,
+                getattr(ex, "sigma_lower", None), getattr(ex, "epsilon_upper", None))
         if smp.method == "exact":
-            raise UnsupportedRelease(f"{spec.path}: mechanism.sampler.method = 'exact' needs a separable target "
-                                     "(l1 Laplace or Gaussian) and an invariant with a unimodular split of cells.")
+            raise UnsupportedRelease(f"{spec.path}: mechanism.sampler.method = 'exact' is not possible: {fallback}.")
     target = (LatticeLaplaceTarget(basis.matrix, eps, norm) if m.kind == "generalized-laplace"  # type: ignore[arg-type]
               else LatticeGaussianTarget(basis.matrix, sigma))
     sampler = LatticeSampler(target, None if smp.ratio is None else float(smp.ratio))
     info: dict[str, Any] = {"method": "mcmc", "label": "Gibbs-within-Metropolis on lattice coordinates (DGGY Alg 1)",
+                            **({"why_not_exact": fallback} if fallback else {}),
                             "ratio": [float(x) for x in np.exp(sampler.log_ratio)][:1],
                             "coupling": {"pairs": smp.pairs, "lag": smp.lag, "kind": "hybrid (CRN far, maximal near)",
                                          "tv_target": float(smp.tv)}}
@@ -243,7 +271,12 @@ def audit_lattice(spec: Spec, *, seed: int | None = None, time_limit: float = 60
     used_seed = _seed(spec, seed)
     n = spec.audit.samples if spec.audit is not None else DEFAULT_SAMPLES
     draws = _draw(spec, basis, a_mat, n, np.random.default_rng(used_seed), eps, norm, sigma)
-    target, eff_unit, eff_semi = _guarantees(m.kind, eps, rho, sigma, d_semi, draws.delta_tv, unit, semi, deltas[0])
+    # Accounting at the parameters the noise really has, rounded the safe way: epsilon up (the spec's
+    # exact rational), sigma down (the exact sampler's sigma^2 = 1/(2 rho); MCMC uses the float sigma).
+    eps_acc = max(up_exact(m.epsilon) if m.epsilon is not None else 0.0, draws.epsilon or 0.0)
+    sigma_acc = draws.sigma if draws.sigma is not None else sigma
+    target, eff_unit, eff_semi = _guarantees(m.kind, eps_acc, rho, sigma_acc, d_semi, draws.delta_tv, unit, semi,
+                                             deltas[0])
     effective: Guarantee | NoFiniteGuarantee = eff_unit if framework == "integer-subspace-dp" else eff_semi
     if framework == "dp":
         effective = joint_release_dp(eff_semi, inv, space)
