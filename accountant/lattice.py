@@ -58,7 +58,7 @@ from accountant.invariants import Invariant
 __all__ = [
     "GRAM_DIRECT_LIMIT", "MAX_CELLS_BLOCK", "MAX_CELLS_EXACT", "MAX_CELLS_SNF",
     "MAX_LLL_DIMENSION", "LatticeBasis",
-    "LatticeCertificate", "basis_for", "basis_from_columns", "certify", "counting_matrix",
+    "LatticeCertificate", "basic_move_basis", "basis_for", "basis_from_columns", "certify", "counting_matrix",
     "kernel_lattice_basis", "table_margins_matrix", "tail_constant", "total_matrix",
 ]
 
@@ -482,6 +482,32 @@ def table_margins_matrix(r: int, c: int, *, drop_redundant: bool = False) -> NDA
     sets = [[i * c + j for j in range(c)] for i in range(r)] + [[j + i * c for i in range(r)]
                                                                for j in range(c)]
     return counting_matrix(sets[:-1] if drop_redundant else sets, r * c)
+
+
+def basic_move_basis(r: int, c: int) -> NDArray[np.int64]:
+    r"""The basic moves :math:`E_{00}-E_{0j}-E_{i0}+E_{ij}` (:math:`i,j\ge1`) of an ``r x c`` table, as columns.
+
+    A :math:`\mathbb Z`-basis of the kernel lattice of :func:`table_margins_matrix` ``(r, c)``
+    [DGGY23, Prop 8] with anchor cell :math:`(0,0)`: reference
+    ``subspace-integer-postprocessing.md`` §3.2 (saturated, T-I1;
+    :math:`\det(\mathbf C^\top\mathbf C)=r^{c-1}c^{r-1}`). Cells are row-major; columns are
+    ordered by ``i`` then ``j``; the shape is ``(r c) x (r-1)(c-1)``. The lattice MCMC runs
+    for T-I7/T-I8 use this basis (their mixing depends on the basis, so they fix it). Not
+    certified here: pass it to :func:`basis_from_columns` for the exact check.
+
+    Examples
+    --------
+    >>> C = basic_move_basis(2, 3)
+    >>> C.T.tolist()
+    [[1, -1, 0, -1, 1, 0], [1, 0, -1, -1, 0, 1]]
+    >>> basis_from_columns(table_margins_matrix(2, 3), C).gram_determinant   # 2^2 * 3^1
+    12
+    """
+    r, c = check_int("r", r, minimum=1), check_int("c", c, minimum=1)
+    basis = np.zeros((r * c, (r - 1) * (c - 1)), dtype=np.int64)
+    for k, (i, j) in enumerate((i, j) for i in range(1, r) for j in range(1, c)):
+        basis[[0, j, i * c, i * c + j], k] = (1, -1, -1, 1)
+    return basis
 
 
 def basis_for(invariant: Invariant, space: DataSpace, *, method: Method = "auto",

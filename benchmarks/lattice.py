@@ -37,34 +37,12 @@ import time
 from fractions import Fraction
 
 import numpy as np
-from numpy.typing import NDArray
 
+from accountant.lattice import basic_move_basis, kernel_lattice_basis, total_matrix
 from mechanisms.coupling import choose_burn_in, meeting_times, tv_bound
 from mechanisms.discrete import discrete_gaussian_array, discrete_laplace_array
 from mechanisms.lattice_exact import ExactLatticeSampler
 from mechanisms.lattice_mcmc import LatticeLaplaceTarget, LatticeSampler
-
-
-def table_basis(r: int, c: int) -> NDArray[np.int64]:
-    cols = []
-    for i in range(1, r):
-        for j in range(1, c):
-            v = np.zeros((r, c), dtype=np.int64)
-            v[0, 0], v[0, j], v[i, 0], v[i, j] = 1, -1, -1, 1
-            cols.append(v.ravel())
-    basis = np.array(cols, dtype=np.int64).T
-    rows = np.kron(np.eye(r, dtype=np.int64), np.ones((1, c), dtype=np.int64))
-    colsum = np.kron(np.ones((1, r), dtype=np.int64), np.eye(c, dtype=np.int64))
-    assert not np.any(np.vstack([rows, colsum]) @ basis)
-    return basis
-
-
-def total_basis(d: int) -> NDArray[np.int64]:
-    basis = np.zeros((d, d - 1), dtype=np.int64)
-    for j in range(d - 1):
-        basis[j, j], basis[j + 1, j] = 1, -1
-    assert not np.any(np.ones(d, dtype=np.int64) @ basis)
-    return basis
 
 
 def proposal_rate(
@@ -102,11 +80,12 @@ def main() -> None:
         f"numpy {np.__version__}  cpus={os.cpu_count()}  load={os.getloadavg()[0]:.2f}"
     )
 
-    four = LatticeSampler(LatticeLaplaceTarget(table_basis(4, 4), 0.25), ratio=math.exp(-1))
+    four = LatticeSampler(LatticeLaplaceTarget(basic_move_basis(4, 4), 0.25), ratio=math.exp(-1))
     four_l2 = LatticeSampler(
-        LatticeLaplaceTarget(table_basis(4, 4), 0.25, "l2"), ratio=math.exp(-1.5)
+        LatticeLaplaceTarget(basic_move_basis(4, 4), 0.25, "l2"), ratio=math.exp(-1.5)
     )
-    county = LatticeSampler(LatticeLaplaceTarget(total_basis(102), 0.192), ratio=math.exp(-2.5))
+    county_basis = kernel_lattice_basis(total_matrix(102), method="block").matrix  # e_j - e_{j+1}
+    county = LatticeSampler(LatticeLaplaceTarget(county_basis, 0.192), ratio=math.exp(-2.5))
 
     print("\n## MCMC proposals per second (one proposal = one sweep of one chain; best of 3 runs)")
     print(

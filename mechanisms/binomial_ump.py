@@ -96,6 +96,7 @@ from mechanisms.binomial_tail import (
     log_tail,
 )
 from mechanisms.cnd import Tulap, _check_rng
+from mechanisms.umpu import _check_alternative
 
 __all__ = [
     "Alternative",
@@ -110,17 +111,12 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 
-def _check_alternative(alternative: object) -> Alternative:
-    if alternative == "greater":
-        return "greater"
-    if alternative == "less":
-        return "less"
-    if alternative == "two-sided":
-        return "two-sided"
-    raise InvalidArgument(
-        f"alternative={alternative!r} must be 'greater' (H1: theta > theta0; binomialDP pvalRight), "
-        "'less' (H1: theta < theta0; pvalLeft) or 'two-sided' (H1: theta != theta0; pvalTwoSide)."
-    )
+#: binomialDP's p-value function for each alternative (named in error messages).
+_BINOMIALDP_PVALUES: dict[Alternative, str] = {
+    "greater": "binomialDP pvalRight",
+    "less": "pvalLeft",
+    "two-sided": "pvalTwoSide",
+}
 
 
 def _check_n(n: object) -> int:
@@ -161,7 +157,7 @@ def binomial_log_pvalue(
     zz = _check_z(z)
     nn = _check_n(n)
     th = check_in_interval("theta0", theta0, 0.0, 1.0, lo_open=True, hi_open=True)
-    return _log_pvalue(nn, th, _check_noise(noise), zz, _check_alternative(alternative))
+    return _log_pvalue(nn, th, _check_noise(noise), zz, _check_alternative(alternative, _BINOMIALDP_PVALUES))
 
 
 def binomial_pvalue(
@@ -330,7 +326,7 @@ class BinomialUMPTest:
         object.__setattr__(
             self, "alpha", check_in_interval("alpha", self.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
         )
-        object.__setattr__(self, "alternative", _check_alternative(self.alternative))
+        object.__setattr__(self, "alternative", _check_alternative(self.alternative, _BINOMIALDP_PVALUES))
         if self.alternative == "two-sided":
             t = self._solve_two_sided()
             c = self.n * self.theta0

@@ -58,11 +58,10 @@ side channels.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal, TypeVar
+from typing import ClassVar, Literal, Self, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -70,8 +69,7 @@ from numpy.typing import ArrayLike, NDArray
 from accountant.arguments import check_positive
 from accountant.directed import MP, up
 from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.guarantees import ApproxDP
-from accountant.relations import AddRemove, Relation, Replace, check_same_relation
+from accountant.relations import AddRemove, Relation, Replace
 from mechanisms.mvee import MAX_WORK, EnclosingEllipsoid, mvee, mvee_khachiyan
 from mechanisms.ntz_decomposition import BaseDecomposition, DecompositionPiece, base_decomposition
 from mechanisms.subspace import (
@@ -82,7 +80,7 @@ from mechanisms.subspace import (
     _query_for,
     _require_noise_dimension,
     _shape,
-    _subspace_relation,
+    _SubspaceApproxDP,
     c_eps_delta,
 )
 
@@ -168,32 +166,114 @@ def _spanning(sub: InvariantSubspace, build: Callable[[], _T]) -> _T:
         raise
 
 
-class _WhitenedGaussian:
-    r"""Shared API of the mechanisms :math:`A(x)+Q_{\mathcal N}\,\sigma Sw` (module docstring); not a dataclass."""
+@dataclass(frozen=True, eq=False)
+class _WhitenedGaussian(_SubspaceApproxDP):
+    r"""Shared part of the mechanisms :math:`A(x)+Q_{\mathcal N}\,\sigma Sw` (module docstring).
+
+    A subclass adds the field holding its whitening :math:`S` and the base ``relation``
+    (in that order), and provides :attr:`_factor` (:math:`S`), :attr:`sensitivity`,
+    :meth:`_fit` and ``expected_squared_error``.
+    """
 
     subspace: InvariantSubspace
     epsilon: float
     delta: float
     sigma: float
-    relation: Relation
+    """c_eps_delta (rounded up): the standard deviation of each coordinate of the white noise (e, or every w_i)."""
 
-    @property
-    def noise_map(self) -> FloatArray:
-        r""":math:`Q_{\mathcal N}S` (``n x m``): the noise is ``sigma * noise_map @ w``."""
+    _factor_name: ClassVar[str]
+    """The whitening field's name in error messages."""
+    _sensitivity_name: ClassVar[str]
+    """The sensitivity's name in error messages."""
+
+    def __post_init__(self) -> None:
+        check_positive("sigma", self.sigma)
+        m = self.subspace.null_dimension
+        dimension = int(self._factor.shape[0])
+        if dimension != m:
+            raise InvalidArgument(
+                f"the {self._factor_name} has dimension {dimension}; dim ker C = {m} (they must match)."
+            )
+        need = up(MP.mpf(c_eps_delta(self.epsilon, self.delta)) * MP.mpf(self.sensitivity))
+        if self.sigma < need:
+            raise InvalidArgument(
+                f"sigma={self.sigma!r} is below c_eps_delta * {self._sensitivity_name} = {need!r} needed for "
+                f"(epsilon, delta)=({self.epsilon!r}, {self.delta!r})."
+            )
+
+    @classmethod
+    def calibrate(
+        cls,
+        constraint: ArrayLike,
+        epsilon: float,
+        delta: float,
+        *,
+        query: ArrayLike | None = None,
+        relation: Relation | None = None,
+        method: Literal["cvxpy", "khachiyan"] = "cvxpy",
+        solver: str | None = None,
+        max_work: float = MAX_WORK,
+    ) -> Self:
+        r"""Fit the whitening :math:`S` and calibrate to (ε, δ) with ε, δ in (0, 1) (Lemma 3.4/13).
+
+        :class:`EllipsoidGaussian` fits the MVEE (:math:`S=F`);
+        :class:`SubspaceCorrelatedGaussian` runs GGY Alg 3 steps 1–4
+        (:func:`~mechanisms.ntz_decomposition.base_decomposition`).
+
+        Parameters
+        ----------
+        constraint
+            C (``n_c x n``, on the query output).
+        epsilon, delta
+            Target; :func:`~mechanisms.subspace.c_eps_delta` refuses ε ≥ 1.
+        query
+            ``n x d`` query matrix (default identity = histogram query).
+        relation
+            Base relation (default ``Replace()``, GGY's bounded DP).
+        method
+            ``"cvxpy"`` (:func:`~mechanisms.mvee.mvee`) or ``"khachiyan"``
+            (:func:`~mechanisms.mvee.mvee_khachiyan`, for larger point sets); Alg 3 uses it
+            for the MVEE at every recursion level.
+        solver, max_work
+            Passed to :func:`~mechanisms.mvee.mvee` (cvxpy route only).
+
+        Raises
+        ------
+        InvalidArgument
+            Bad ε/δ/C/query; nothing moves in ker C; the sensitivity vectors do not
+            span ker C (names the rank: the MVEE would be flat).
+        SearchTooLarge
+            Too many sensitivity vectors for the chosen route.
+        VerificationError
+            Alg 3 only: the certified whitened sensitivity exceeded 1 (a bug, not an input error).
+        """
+        sub, vectors, sigma, rel = _calibration_setup(constraint, epsilon, delta, query, relation, method)
+        fitted = _spanning(sub, lambda: cls._fit(vectors, method, solver, max_work))
+        new: Callable[..., Self] = cls  # the subclass's fields: (subspace, epsilon, delta, sigma, <fitted>, relation)
+        return new(sub, epsilon, delta, sigma, fitted, rel)
+
+    @classmethod
+    def _fit(
+        cls, vectors: FloatArray, method: Literal["cvxpy", "khachiyan"], solver: str | None, max_work: float
+    ) -> object:
+        """The whitening object fitted to the sensitivity vectors (the subclass's field after ``sigma``)."""
         raise NotImplementedError  # pragma: no cover - both subclasses override it
 
-    def privacy_map(self, relation: Relation) -> ApproxDP:
-        r"""(ε, δ) **induced subspace DP w.r.t. C** (GGY Def 2.6/6) on ``relation`` (the base relation).
+    @property
+    def _factor(self) -> FloatArray:
+        r""":math:`S` (``m x m``): the noise in :math:`\ker C` coordinates is :math:`\sigma Sw`."""
+        raise NotImplementedError  # pragma: no cover - both subclasses override it
 
-        Not DP of the joint release: the row(C) components are exact.
-        """
-        check_same_relation(self.relation, relation)
-        return ApproxDP(self.epsilon, self.delta, _subspace_relation(self.relation, self.subspace))
+    @property
+    def sensitivity(self) -> float:
+        r"""Certified whitened sensitivity :math:`\max_j\|S^{-1}v_j\|_2\le1`."""
+        raise NotImplementedError  # pragma: no cover - both subclasses override it
 
-    def check(self, relation: Relation, target: ApproxDP) -> bool:
-        """True if the (subspace) guarantee implies ``target`` (read as subspace DP w.r.t. the same C)."""
-        g = self.privacy_map(relation)
-        return g.dominates(dataclasses.replace(target, relation=g.relation))
+    @cached_property
+    def noise_map(self) -> FloatArray:
+        r""":math:`Q_{\mathcal N}S` (``n x m``): the noise is ``sigma * noise_map @ w``."""
+        out: FloatArray = np.ascontiguousarray(self.subspace.null_basis @ self._factor)
+        return out
 
     def covariance(self) -> FloatArray:
         r""":math:`\sigma^2Q_{\mathcal N}SS^\top Q_{\mathcal N}^\top` (``n x n``, rank m)."""
@@ -243,75 +323,22 @@ class EllipsoidGaussian(_WhitenedGaussian):
     True
     """
 
-    subspace: InvariantSubspace
-    epsilon: float
-    delta: float
-    sigma: float
-    """Standard deviation of each coordinate of e (c_eps_delta, rounded up)."""
     ellipsoid: EnclosingEllipsoid
     r"""The MVEE :math:`FB_2^m` of the projected sensitivity vectors (certified enclosing)."""
     relation: Relation
     """The base relation (Replace or AddRemove) the sensitivity vectors were built for."""
 
-    def __post_init__(self) -> None:
-        check_positive("sigma", self.sigma)
-        m = self.subspace.null_dimension
-        if self.ellipsoid.dimension != m:
-            raise InvalidArgument(
-                f"the ellipsoid has dimension {self.ellipsoid.dimension}; dim ker C = {m} (they must match)."
-            )
-        need = up(MP.mpf(c_eps_delta(self.epsilon, self.delta)) * MP.mpf(self.sensitivity))
-        if self.sigma < need:
-            raise InvalidArgument(
-                f"sigma={self.sigma!r} is below c_eps_delta * Mahalanobis sensitivity = {need!r} needed for "
-                f"(epsilon, delta)=({self.epsilon!r}, {self.delta!r})."
-            )
+    _factor_name: ClassVar[str] = "ellipsoid"
+    _sensitivity_name: ClassVar[str] = "Mahalanobis sensitivity"
 
     @classmethod
-    def calibrate(
-        cls,
-        constraint: ArrayLike,
-        epsilon: float,
-        delta: float,
-        *,
-        query: ArrayLike | None = None,
-        relation: Relation | None = None,
-        method: Literal["cvxpy", "khachiyan"] = "cvxpy",
-        solver: str | None = None,
-        max_work: float = MAX_WORK,
-    ) -> EllipsoidGaussian:
-        r"""Fit the MVEE and calibrate to (ε, δ) with ε, δ in (0, 1) (Lemma 3.4/13).
-
-        Parameters
-        ----------
-        constraint
-            C (``n_c x n``, on the query output).
-        epsilon, delta
-            Target; :func:`~mechanisms.subspace.c_eps_delta` refuses ε ≥ 1.
-        query
-            ``n x d`` query matrix (default identity = histogram query).
-        relation
-            Base relation (default ``Replace()``, GGY's bounded DP).
-        method
-            ``"cvxpy"`` (:func:`~mechanisms.mvee.mvee`) or ``"khachiyan"``
-            (:func:`~mechanisms.mvee.mvee_khachiyan`, for larger point sets).
-        solver, max_work
-            Passed to :func:`~mechanisms.mvee.mvee` (cvxpy route only).
-
-        Raises
-        ------
-        InvalidArgument
-            Bad ε/δ/C/query; nothing moves in ker C; the sensitivity vectors do not
-            span ker C (names the rank: the MVEE would be flat).
-        SearchTooLarge
-            Too many sensitivity vectors for the chosen route.
-        """
-        sub, vectors, sigma, rel = _calibration_setup(constraint, epsilon, delta, query, relation, method)
+    def _fit(
+        cls, vectors: FloatArray, method: Literal["cvxpy", "khachiyan"], solver: str | None, max_work: float
+    ) -> EnclosingEllipsoid:
+        """The MVEE of the sensitivity vectors (GGY Alg 3 step 1)."""
         if method == "cvxpy":
-            ell = _spanning(sub, lambda: mvee(vectors, solver=solver, max_work=max_work))
-        else:
-            ell = _spanning(sub, lambda: mvee_khachiyan(vectors))
-        return cls(sub, epsilon, delta, sigma, ell, rel)
+            return mvee(vectors, solver=solver, max_work=max_work)
+        return mvee_khachiyan(vectors)
 
     @property
     def shape(self) -> FloatArray:
@@ -323,11 +350,10 @@ class EllipsoidGaussian(_WhitenedGaussian):
         r"""Certified Mahalanobis sensitivity :math:`\Delta_F=\max_j\|F^{-1}v_j\|_2\le1`."""
         return self.ellipsoid.max_mahalanobis
 
-    @cached_property
-    def noise_map(self) -> FloatArray:
-        r""":math:`Q_{\mathcal N}F` (``n x m``): the noise is ``noise_map @ e``."""
-        out: FloatArray = np.ascontiguousarray(self.subspace.null_basis @ self.shape)
-        return out
+    @property
+    def _factor(self) -> FloatArray:
+        """S = F."""
+        return self.ellipsoid.shape
 
     def expected_squared_error(self) -> float:
         r""":math:`\mathbb E\|\mathcal M(x)-A(x)\|_2^2=\sigma^2\operatorname{tr}(FF^\top)` (exact; :math:`Q_{\mathcal N}` orthonormal)."""
@@ -378,53 +404,20 @@ class SubspaceCorrelatedGaussian(_WhitenedGaussian):
     True
     """
 
-    subspace: InvariantSubspace
-    epsilon: float
-    delta: float
-    sigma: float
-    """c_eps_delta (rounded up): the standard deviation of each coordinate of every w_i."""
     decomposition: BaseDecomposition
     r"""Steps 1–4 on the sensitivity vectors in :math:`\ker C` coordinates (validated and certified)."""
     relation: Relation
     """The base relation (Replace or AddRemove) the sensitivity vectors were built for."""
 
-    def __post_init__(self) -> None:
-        check_positive("sigma", self.sigma)
-        m = self.subspace.null_dimension
-        if self.decomposition.dimension != m:
-            raise InvalidArgument(
-                f"the decomposition has dimension {self.decomposition.dimension}; dim ker C = {m} (they must match)."
-            )
-        need = up(MP.mpf(c_eps_delta(self.epsilon, self.delta)) * MP.mpf(self.sensitivity))
-        if self.sigma < need:
-            raise InvalidArgument(
-                f"sigma={self.sigma!r} is below c_eps_delta * whitened sensitivity = {need!r} needed for "
-                f"(epsilon, delta)=({self.epsilon!r}, {self.delta!r})."
-            )
+    _factor_name: ClassVar[str] = "decomposition"
+    _sensitivity_name: ClassVar[str] = "whitened sensitivity"
 
     @classmethod
-    def calibrate(
-        cls,
-        constraint: ArrayLike,
-        epsilon: float,
-        delta: float,
-        *,
-        query: ArrayLike | None = None,
-        relation: Relation | None = None,
-        method: Literal["cvxpy", "khachiyan"] = "cvxpy",
-        solver: str | None = None,
-        max_work: float = MAX_WORK,
-    ) -> SubspaceCorrelatedGaussian:
-        r"""Run GGY Alg 3 steps 1–4 and calibrate to (ε, δ) with ε, δ in (0, 1) (Lemma 3.4/13).
-
-        Parameters and errors as :meth:`EllipsoidGaussian.calibrate`; ``method``,
-        ``solver`` and ``max_work`` apply to the MVEE at every recursion level.
-        A :class:`~accountant.errors.VerificationError` means the certified whitened
-        sensitivity exceeded 1 (a bug, not an input error).
-        """
-        sub, vectors, sigma, rel = _calibration_setup(constraint, epsilon, delta, query, relation, method)
-        dec = _spanning(sub, lambda: base_decomposition(vectors, method=method, solver=solver, max_work=max_work))
-        return cls(sub, epsilon, delta, sigma, dec, rel)
+    def _fit(
+        cls, vectors: FloatArray, method: Literal["cvxpy", "khachiyan"], solver: str | None, max_work: float
+    ) -> BaseDecomposition:
+        """GGY Alg 3 steps 1–4 on the sensitivity vectors; the MVEE ``method`` at every recursion level."""
+        return base_decomposition(vectors, method=method, solver=solver, max_work=max_work)
 
     @property
     def k(self) -> int:
@@ -441,11 +434,10 @@ class SubspaceCorrelatedGaussian(_WhitenedGaussian):
         r"""Certified whitened sensitivity :math:`\max_j\|S^{-1}v_j\|_2\le1`."""
         return self.decomposition.mahalanobis_sensitivity
 
-    @cached_property
-    def noise_map(self) -> FloatArray:
-        r""":math:`Q_{\mathcal N}S=\sqrt k\,Q_{\mathcal N}[r_1U_1,\dots,r_\ell U_\ell]` (``n x m``)."""
-        out: FloatArray = np.ascontiguousarray(self.subspace.null_basis @ self.decomposition.noise_factor)
-        return out
+    @property
+    def _factor(self) -> FloatArray:
+        r""":math:`S=\sqrt k\,[r_1U_1,\dots,r_\ell U_\ell]`."""
+        return self.decomposition.noise_factor
 
     def expected_squared_error(self) -> float:
         r""":math:`\mathbb E\|\mathcal M(x)-A(x)\|_2^2=k\sigma^2\sum_in_ir_i^2` (exact; the pieces and :math:`Q_{\mathcal N}` are orthonormal)."""

@@ -48,7 +48,6 @@ not hardened against floating-point side channels.
 from __future__ import annotations
 
 import dataclasses
-
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -248,7 +247,7 @@ def _require_noise_dimension(sensitivity: float, full: float, what: str) -> None
         )
 
 
-def _subspace_relation(base: Relation, sub: "InvariantSubspace") -> Subspace:
+def _subspace_relation(base: Relation, sub: InvariantSubspace) -> Subspace:
     """The relation value of an induced subspace-DP statement w.r.t. ``sub.constraint``."""
     if not isinstance(base, (Replace, AddRemove)):
         raise InvalidArgument(f"subspace DP is stated on Replace or AddRemove; got {base!r}.")
@@ -257,7 +256,7 @@ def _subspace_relation(base: Relation, sub: "InvariantSubspace") -> Subspace:
 
 def _calibration_inputs(
     constraint: ArrayLike, query: ArrayLike | None, relation: Relation | None, p: int, extended: bool
-) -> tuple["InvariantSubspace", float, Relation]:
+) -> tuple[InvariantSubspace, float, Relation]:
     r"""Subspace, sensitivity and base relation for a calibration (GGY Cor 3.2/11 and 3.6/15).
 
     The projection framework uses :math:`\Delta_p(A)`; the extension framework
@@ -272,8 +271,33 @@ def _calibration_inputs(
     return sub, s, rel
 
 
+class _SubspaceApproxDP:
+    """The (ε, δ) privacy map shared by every subspace Gaussian (GGY Def 2.6/6); not a dataclass.
+
+    Subclasses declare the fields ``subspace``, ``epsilon``, ``delta`` and ``relation``.
+    """
+
+    subspace: InvariantSubspace
+    epsilon: float
+    delta: float
+    relation: Relation
+
+    def privacy_map(self, relation: Relation) -> ApproxDP:
+        r"""(ε, δ) **induced subspace DP w.r.t. C** (GGY Def 2.6/6) on ``relation`` (the base relation).
+
+        Not DP of the joint release: the row(C) components are exact.
+        """
+        check_same_relation(self.relation, relation)
+        return ApproxDP(self.epsilon, self.delta, _subspace_relation(self.relation, self.subspace))
+
+    def check(self, relation: Relation, target: ApproxDP) -> bool:
+        """True if the (subspace) guarantee implies ``target`` (read as subspace DP w.r.t. the same C)."""
+        g = self.privacy_map(relation)
+        return g.dominates(dataclasses.replace(target, relation=g.relation))
+
+
 @dataclass(frozen=True, eq=False)
-class _GaussianBase:
+class _GaussianBase(_SubspaceApproxDP):
     subspace: InvariantSubspace
     epsilon: float
     delta: float
@@ -292,19 +316,6 @@ class _GaussianBase:
                 f"sigma={self.sigma!r} is below c_eps_delta * sensitivity = {need!r} needed for "
                 f"(epsilon, delta)=({self.epsilon!r}, {self.delta!r})."
             )
-
-    def privacy_map(self, relation: Relation) -> ApproxDP:
-        r"""(ε, δ) **induced subspace DP w.r.t. C** (GGY Def 2.6/6) on ``relation`` (the base relation).
-
-        Not DP of the joint release: the row(C) components are exact.
-        """
-        check_same_relation(self.relation, relation)
-        return ApproxDP(self.epsilon, self.delta, _subspace_relation(self.relation, self.subspace))
-
-    def check(self, relation: Relation, target: ApproxDP) -> bool:
-        """True if the (subspace) guarantee implies ``target`` (read as subspace DP w.r.t. the same C)."""
-        g = self.privacy_map(relation)
-        return g.dominates(dataclasses.replace(target, relation=g.relation))
 
     def covariance(self) -> FloatArray:
         r""":math:`\sigma^2\Pi_{\mathcal N}` (both frameworks)."""

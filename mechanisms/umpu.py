@@ -104,7 +104,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -145,16 +145,21 @@ _PVALUE_NATS = 800.0
 _LOG_TINY = -745.2
 
 
-def _check_alternative(alternative: object) -> Alternative:
-    if alternative == "greater":
-        return "greater"
-    if alternative == "less":
-        return "less"
-    if alternative == "two-sided":
-        return "two-sided"
+_H1: dict[Alternative, str] = {
+    "greater": "H1: theta > theta0",
+    "less": "H1: theta < theta0",
+    "two-sided": "H1: theta != theta0",
+}
+
+
+def _check_alternative(alternative: object, notes: Mapping[Alternative, str] | None = None) -> Alternative:
+    """``alternative`` as an :data:`Alternative`; ``notes`` add a remark to each choice in the error message."""
+    for choice in _H1:
+        if alternative == choice:
+            return choice
+    described = [f"'{a}' ({h1}{'' if notes is None else '; ' + notes[a]})" for a, h1 in _H1.items()]
     raise InvalidArgument(
-        f"alternative={alternative!r} must be 'greater' (H1: theta > theta0), 'less' "
-        "(H1: theta < theta0) or 'two-sided' (H1: theta != theta0)."
+        f"alternative={alternative!r} must be {described[0]}, {described[1]} or {described[2]}."
     )
 
 

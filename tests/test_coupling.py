@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from accountant.errors import InvalidArgument
+from accountant.lattice import basic_move_basis
 from mechanisms.coupling import (
     CoupledKernel,
     MeetingTimes,
@@ -28,28 +29,14 @@ from mechanisms.coupling import (
     tv_bound_curve,
 )
 from mechanisms.lattice_mcmc import BudgetExhausted, LatticeLaplaceTarget, LatticeSampler
+from tests.chi_square import P_PASS
 
-P_PASS = 1e-4
 C3 = np.array([[1, 0], [-1, 1], [0, -1]], dtype=np.int64)  # d = 3 total: e_j - e_{j+1}
 
 
-def table_basis(r: int, c: int) -> NDArray[np.int64]:
-    """Basic moves E_00 - E_0j - E_i0 + E_ij (i, j >= 1), row-major; A C = 0 checked below."""
-    cols = []
-    for i in range(1, r):
-        for j in range(1, c):
-            v = np.zeros((r, c), dtype=np.int64)
-            v[0, 0], v[0, j], v[i, 0], v[i, j] = 1, -1, -1, 1
-            cols.append(v.ravel())
-    return np.array(cols, dtype=np.int64).T
-
-
 def four_by_four() -> LatticeSampler:
-    c = table_basis(4, 4)
-    rows = np.kron(np.eye(4, dtype=np.int64), np.ones((1, 4), dtype=np.int64))
-    cols = np.kron(np.ones((1, 4), dtype=np.int64), np.eye(4, dtype=np.int64))
-    assert not np.any(np.vstack([rows, cols]) @ c)
-    return LatticeSampler(LatticeLaplaceTarget(c, 0.25), ratio=math.exp(-1))
+    """T-I7/T-I8: 4x4 margins (basic moves, anchor (0, 0)), l1, eps = 0.25, a = e^-1."""
+    return LatticeSampler(LatticeLaplaceTarget(basic_move_basis(4, 4), 0.25), ratio=math.exp(-1))
 
 
 # --------------------------------------------------------------------------- exact one-step kernel
@@ -228,7 +215,7 @@ def test_ti8_full_l1() -> None:
 @pytest.mark.slow
 def test_ti8b_full_l2() -> None:
     """T-I8b: 4x4 l2 (a = e^-1.5), 200 pairs, L = 2000 (reference: 1.815 / 0.125 / 0.000 at 2e4 / 5e4 / 1e5)."""
-    smp = LatticeSampler(LatticeLaplaceTarget(table_basis(4, 4), 0.25, "l2"), ratio=math.exp(-1.5))
+    smp = LatticeSampler(LatticeLaplaceTarget(basic_move_basis(4, 4), 0.25, "l2"), ratio=math.exp(-1.5))
     mt = meeting_times(smp, lag=2000, pairs=200, rng=np.random.default_rng(19), progress=False)
     assert tv_bound(mt, 5000).estimate >= 0.5
     assert tv_bound(mt, 100_000).estimate <= 0.05

@@ -31,31 +31,7 @@ from mechanisms.discrete import (
     double_geometric,
     double_geometric_pmf,
 )
-
-P_PASS = 1e-4
-Pmf = Callable[[NDArray[np.int64]], NDArray[np.float64]]
-
-
-def chi2_pvalue(draws: NDArray[np.int64], pmf: Pmf) -> float:
-    """Chi-square p-value of integer ``draws`` against ``pmf`` (symmetric tails pooled)."""
-    n = draws.size
-    m = 0
-    while n * float(pmf(np.array([m + 1], dtype=np.int64))[0]) >= 5.0:
-        m += 1
-    xs = np.arange(-m, m + 1, dtype=np.int64)
-    p_in = pmf(xs)
-    expected = list(n * p_in)
-    observed = [int(np.sum(draws == x)) for x in xs]
-    tail_p = max(0.0, 1.0 - float(np.sum(p_in))) / 2.0
-    expected += [n * tail_p, n * tail_p]
-    observed += [int(np.sum(draws < -m)), int(np.sum(draws > m))]
-    e = np.array(expected)
-    o = np.array(observed, dtype=np.float64)
-    keep = e > 0
-    stat = float(np.sum((o[keep] - e[keep]) ** 2 / e[keep]))
-    if np.any(o[~keep] > 0):
-        return 0.0
-    return float(stats.chi2.sf(stat, int(keep.sum()) - 1))
+from tests.chi_square import P_PASS, chi2_pvalue
 
 
 def scalar_draws(f: Callable[[np.random.Generator], int], n: int, seed: int) -> NDArray[np.int64]:

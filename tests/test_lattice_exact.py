@@ -36,9 +36,7 @@ from mechanisms.lattice_exact import (
     search_free_split,
 )
 from mechanisms.lattice_mcmc import BudgetExhausted
-
-P_PASS = 1e-4
-Pmf = Callable[[NDArray[np.int64]], NDArray[np.float64]]
+from tests.chi_square import P_PASS, Pmf, dg_pmf
 
 #: A 6 x 7 0/1 counting matrix whose kernel lattice is Z (2,-2,-3,-3,-2,4,3): no cell is a
 #: +-1 coordinate, so no free-coordinate split exists (found by random search, proved below).
@@ -86,10 +84,6 @@ def chi2_2d(uv: NDArray[np.int64], weight: Callable[[NDArray[np.int64], NDArray[
     for a, b in uv.tolist():
         obs[keys.get((a, b), probs.size - 1)] += 1
     return chi2_pvalue(obs, probs)
-
-
-def dg_pmf(a: float) -> Pmf:
-    return lambda x: np.asarray((1 - a) / (1 + a) * a ** np.abs(x), dtype=np.float64)
 
 
 def brute_force_split_exists(a: list[list[int]]) -> bool:

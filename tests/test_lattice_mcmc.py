@@ -3,9 +3,10 @@
 Targets: T-I5 (d = 2 exact law), T-I6 (d = 3 exact moments, recomputed here by
 enumeration), T-I7 (4x4 table), T-I10 (double geometric). Distribution tests
 are seeded (house style R12); chi-square tests pass at p > 1e-4 and each has a
-"wrong law" twin that the same test rejects. Lattice bases are built by hand
-(single total e_j - e_{j+1}; table basic moves with anchor (0, 0)) and checked
-against the invariant matrix here.
+"wrong law" twin that the same test rejects. The lattice bases are fixed, since
+the chains' mixing depends on them: the single total's e_j - e_{j+1} and the
+table basic moves with anchor (0, 0) (``accountant.lattice.basic_move_basis``;
+both certified in ``tests/test_lattice.py``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
-from scipy import stats
 
 from accountant.errors import InvalidArgument
+from accountant.lattice import (
+    basic_move_basis,
+    kernel_lattice_basis,
+    table_margins_matrix,
+    total_matrix,
+)
 from mechanisms.discrete import discrete_gaussian_pmf, double_geometric_pmf
 from mechanisms.lattice_mcmc import (
     BudgetExhausted,
@@ -39,79 +45,14 @@ from mechanisms.lattice_privacy import (
     per_person_distance,
     per_person_epsilon,
 )
+from tests.chi_square import P_PASS, chi2_pvalue, dg_pmf
 
-P_PASS = 1e-4
-Pmf = Callable[[NDArray[np.int64]], NDArray[np.float64]]
-
-
-# --------------------------------------------------------------------------- bases by hand
+# --------------------------------------------------------------------------- bases and pmfs
 
 
 def total_basis(d: int) -> NDArray[np.int64]:
-    """Columns e_j - e_{j+1}, j = 0..d-2 (kernel of the single total)."""
-    c = np.zeros((d, d - 1), dtype=np.int64)
-    for j in range(d - 1):
-        c[j, j], c[j + 1, j] = 1, -1
-    return c
-
-
-def table_basis(r: int, c: int) -> NDArray[np.int64]:
-    """Basic moves E_00 - E_0j - E_i0 + E_ij, i, j >= 1, cells row-major."""
-    cols = []
-    for i in range(1, r):
-        for j in range(1, c):
-            v = np.zeros((r, c), dtype=np.int64)
-            v[0, 0], v[0, j], v[i, 0], v[i, j] = 1, -1, -1, 1
-            cols.append(v.ravel())
-    return np.array(cols, dtype=np.int64).T
-
-
-def margins_matrix(r: int, c: int) -> NDArray[np.int64]:
-    """All r + c margin rows (row sums, then column sums), cells row-major."""
-    a = np.zeros((r + c, r * c), dtype=np.int64)
-    for i in range(r):
-        for j in range(c):
-            a[i, i * c + j] = 1
-            a[r + j, i * c + j] = 1
-    return a
-
-
-@pytest.mark.parametrize(("r", "c"), [(2, 2), (3, 4), (4, 4)])
-def test_hand_bases_span_the_kernel(r: int, c: int) -> None:
-    """A C = 0, rank (r-1)(c-1), and det(C^T C) = r^(c-1) c^(r-1) (reference T-I1/T-I2: saturated)."""
-    a, cb = margins_matrix(r, c), table_basis(r, c)
-    assert not np.any(a @ cb)
-    assert np.linalg.matrix_rank(cb.astype(float)) == (r - 1) * (c - 1)
-    assert round(float(np.linalg.det((cb.T @ cb).astype(float)))) == r ** (c - 1) * c ** (r - 1)
-    t = total_basis(5)
-    assert not np.any(np.ones(5, dtype=np.int64) @ t)
-    assert round(float(np.linalg.det((t.T @ t).astype(float)))) == 5  # T-I2
-
-
-# --------------------------------------------------------------------------- chi-square helper
-
-
-def chi2_pvalue(draws: NDArray[np.int64], pmf: Pmf) -> float:
-    """Chi-square p-value of integer draws against a symmetric pmf (tails pooled, expected >= 5)."""
-    n = draws.size
-    m = 0
-    while n * float(pmf(np.array([m + 1], dtype=np.int64))[0]) >= 5.0:
-        m += 1
-    xs = np.arange(-m, m + 1, dtype=np.int64)
-    p_in = pmf(xs)
-    tail = max(0.0, 1.0 - float(p_in.sum())) / 2.0
-    e = np.concatenate([n * p_in, [n * tail, n * tail]])
-    o = np.array(
-        [np.sum(draws == x) for x in xs] + [np.sum(draws < -m), np.sum(draws > m)], dtype=float
-    )
-    keep = e > 0
-    if np.any(o[~keep] > 0):
-        return 0.0
-    return float(stats.chi2.sf(np.sum((o[keep] - e[keep]) ** 2 / e[keep]), int(keep.sum()) - 1))
-
-
-def dg_pmf(a: float) -> Pmf:
-    return lambda x: np.asarray((1 - a) / (1 + a) * a ** np.abs(x), dtype=np.float64)
+    """Columns e_j - e_{j+1}, j = 0..d-2: the library's closed form for the single total."""
+    return kernel_lattice_basis(total_matrix(d), method="block").matrix
 
 
 # --------------------------------------------------------------------------- T-I10
@@ -246,7 +187,7 @@ def test_ti7_four_by_four_l1() -> None:
     so the tolerances are loose (about 4 standard errors); every draw keeps all
     8 margins exactly.
     """
-    c = table_basis(4, 4)
+    c = basic_move_basis(4, 4)
     smp = LatticeSampler(LatticeLaplaceTarget(c, 0.25), ratio=math.exp(-1))
     rng = np.random.default_rng(8)
     run = smp.run(
@@ -254,7 +195,7 @@ def test_ti7_four_by_four_l1() -> None:
     )
     z = run.draws.reshape(-1, 16)
     assert z.shape == (50 * 200, 16)
-    assert not np.any(z @ margins_matrix(4, 4).T)
+    assert not np.any(z @ table_margins_matrix(4, 4).T)
     assert np.array_equal(run.noise, run.states @ c.T)
     assert abs(float(np.abs(z).sum(1).mean()) - 35.07) < 1.5
     assert abs(float((z.astype(float) ** 2).mean()) - 8.85) < 0.8
@@ -276,7 +217,7 @@ def test_every_draw_keeps_the_invariants(
     if r == 1:
         cb, a = total_basis(c), np.ones((1, c), dtype=np.int64)
     else:
-        cb, a = table_basis(r, c), margins_matrix(r, c)
+        cb, a = basic_move_basis(r, c), table_margins_matrix(r, c)
     target = (
         LatticeGaussianTarget(cb, 1.0 / eps)
         if kind == "gauss"
@@ -294,7 +235,7 @@ def test_every_draw_keeps_the_invariants(
 
 
 def test_log_density_vectorised() -> None:
-    c = table_basis(3, 3)
+    c = basic_move_basis(3, 3)
     s = np.random.default_rng(0).integers(-5, 6, size=(10, 4))
     z = s @ c.T
     l1 = LatticeLaplaceTarget(c, 0.3).log_density(s)
@@ -322,7 +263,7 @@ def test_default_ratio_rule() -> None:
 
 def test_thinning_and_recording_are_consistent() -> None:
     """Recording does not consume randomness: thin = 5 keeps every 5th state of the thin = 1 run."""
-    smp = LatticeSampler(LatticeLaplaceTarget(table_basis(3, 3), 0.5))
+    smp = LatticeSampler(LatticeLaplaceTarget(basic_move_basis(3, 3), 0.5))
     s0 = smp.initial_states(4, rng=np.random.default_rng(1))
     r1 = smp.run(s0, 2100, rng=np.random.default_rng(2), thin=1, progress=False)
     r5 = smp.run(s0, 2100, rng=np.random.default_rng(2), burn_in=100, thin=5, progress=False)
@@ -343,9 +284,9 @@ def test_time_budget() -> None:
 
 def test_release_keeps_margins() -> None:
     x = np.array([15, 1, 3, 1, 20, 10, 10, 15, 3, 10, 10, 2, 12, 14, 7, 2])  # reference §3.6 table
-    smp = LatticeSampler(LatticeLaplaceTarget(table_basis(4, 4), 0.25))
+    smp = LatticeSampler(LatticeLaplaceTarget(basic_move_basis(4, 4), 0.25))
     y, z = release_histogram(x, smp, burn_in=2000, rng=np.random.default_rng(3))
-    a = margins_matrix(4, 4)
+    a = table_margins_matrix(4, 4)
     assert np.array_equal(a @ y, a @ x) and np.array_equal(y - x, z)
 
 

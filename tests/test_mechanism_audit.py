@@ -166,6 +166,12 @@ def _variant(kind: str, samples: int = 400, **mech: object) -> Spec:
                                audit=dataclasses.replace(base.audit, samples=samples))  # type: ignore[type-var]
 
 
+def _spec(name: str, *, samples: int) -> Spec:
+    """``specs/<name>.toml`` with ``samples`` audit draws (fewer than the spec's, to keep the test fast)."""
+    spec = load(ROOT / "specs" / f"{name}.toml")
+    return dataclasses.replace(spec, audit=dataclasses.replace(spec.audit, samples=samples))  # type: ignore[type-var]
+
+
 def test_projected_laplace_keeps_margins_with_exact_second_moment() -> None:
     res = audit_mechanism(_variant("projected-laplace"), seed=11)
     mech = res.report["mechanism"]
@@ -207,9 +213,7 @@ def test_the_cost_order_on_the_3x3_table() -> None:
 
 def test_knorm_beyond_the_hull_picks_the_better_exact_fallback_5x5() -> None:
     """5x5 (s = 16): hull refused; projected Laplace (<= 6 sqrt(2*16) = 33.94) beats the l2 ball (16 sqrt 6 = 39.19)."""
-    spec = load(ROOT / "specs" / "table-5x5-k-norm.toml")
-    spec = dataclasses.replace(spec, audit=dataclasses.replace(spec.audit, samples=300))  # type: ignore[type-var]
-    res = audit_mechanism(spec, seed=2)
+    res = audit_mechanism(_spec("table-5x5-k-norm", samples=300), seed=2)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict)
     assert mech["optimal"] is False and mech["fallback"] == "projected-laplace"
@@ -224,9 +228,7 @@ def test_knorm_beyond_the_hull_picks_the_better_exact_fallback_5x5() -> None:
 
 def test_subspace_dp_projected_laplace_reproduces_T_G4() -> None:
     """GGY Cor 3.8/17 at epsilon = 0.192, add-remove, 102 counties: per-county variance 53.7216 (reference T-G4)."""
-    spec = load(ROOT / "specs" / "county-state-total-projected-laplace.toml")
-    spec = dataclasses.replace(spec, audit=dataclasses.replace(spec.audit, samples=500))  # type: ignore[type-var]
-    res = audit_mechanism(spec, seed=1)
+    res = audit_mechanism(_spec("county-state-total-projected-laplace", samples=500), seed=1)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict)
     assert mech["per_cell_variance"]["max"] == pytest.approx(53.7216, abs=5e-5)
