@@ -60,8 +60,8 @@ class RelationMismatch(ToolkitError, ValueError):
         )
 
 
-def _fmt_size(x: float) -> str:
-    """``x`` to 4 significant digits; exact integers beyond the float range as ``d.ddde+N``."""
+def format_size(x: float) -> str:
+    """``x`` to 4 significant digits (sizes in messages); integers beyond the float range as ``d.ddde+N``."""
     try:
         return f"{x:.4g}"
     except OverflowError:        # an int too large for a float
@@ -83,7 +83,7 @@ class SearchTooLarge(InvalidArgument):
     def __init__(self, what: str, size: float, limit: float, hint: str = "") -> None:
         self.size = size
         self.limit = limit
-        msg = f"{what}: estimated size {_fmt_size(size)} exceeds the limit {_fmt_size(limit)}."
+        msg = f"{what}: estimated size {format_size(size)} exceeds the limit {format_size(limit)}."
         if hint:
             msg += " " + hint
         super().__init__(msg)

@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from accountant.arguments import check_int
 from accountant.callable_invariant import CallableInvariant, freeze_value
 from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, SearchTooLarge
+from accountant.errors import InvalidArgument, SearchTooLarge, format_size
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 
 AnyInvariant = Invariant | CallableInvariant
@@ -79,7 +79,8 @@ class FiberSize:
     def describe(self) -> str:
         """E.g. ``'36 (exact, dynamic-programming)'``."""
         kind = "exact" if self.exact else "upper bound"
-        return f"{self.value} ({kind}, {self.method})"
+        value = str(self.value) if self.value < 10**15 else format_size(self.value)
+        return f"{value} ({kind}, {self.method})"
 
 
 @dataclass(frozen=True, eq=False)

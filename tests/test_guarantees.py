@@ -132,3 +132,11 @@ def test_search_too_large_formats_sizes_beyond_the_float_range() -> None:
 
     assert "estimated size 1.000e+400 exceeds the limit 1e+06" in str(SearchTooLarge("fiber", 10**400, 1e6))
     assert "estimated size 1.234e+04" in str(SearchTooLarge("fiber", 12345, 1e6))
+
+
+def test_fiber_size_descriptions_stay_short() -> None:
+    """Regression: a 503-digit fiber bound was printed in full in the a(t) cross-check message."""
+    from accountant.fiber import FiberSize
+
+    assert FiberSize(10**503 + 7, False, "partition-bound").describe() == "1.000e+503 (upper bound, partition-bound)"
+    assert FiberSize(36, True, "dynamic-programming").describe() == "36 (exact, dynamic-programming)"
