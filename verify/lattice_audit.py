@@ -73,7 +73,7 @@ from verify.audit import (
     summarize,
 )
 from verify.certify import certify_summary
-from verify.mechanism_audit import DEFAULT_SAMPLES, LEVEL, MechanismAudit, _mc_interval, _seed
+from verify.draws import LEVEL, MechanismAudit, audit_seed, draw_count, mc_interval
 from verify.outcome import Outcome, Refuted, Unknown, Verified
 from verify.spec import SamplerSpec, Spec
 
@@ -268,8 +268,8 @@ def audit_lattice(spec: Spec, *, seed: int | None = None, time_limit: float = 60
     unit = IntegerSubspace(norm, tuple(tuple(int(v) for v in row) for row in a_mat))
     d_semi, d_how = _semi_distance(spec, a.value, table, norm, time_limit)
 
-    used_seed = _seed(spec, seed)
-    n = spec.audit.samples if spec.audit is not None else DEFAULT_SAMPLES
+    used_seed = audit_seed(spec, seed)
+    n = draw_count(spec)
     draws = _draw(spec, basis, a_mat, n, np.random.default_rng(used_seed), eps, norm, sigma)
     # Accounting at the parameters the noise really has, rounded the safe way: epsilon up (the spec's
     # exact rational), sigma down (the exact sampler's sigma^2 = 1/(2 rho); MCMC uses the float sigma).
@@ -287,7 +287,7 @@ def audit_lattice(spec: Spec, *, seed: int | None = None, time_limit: float = 60
              np.linalg.norm(draws.noise.astype(np.float64), axis=1)).astype(np.float64)
     err: dict[str, Any] = {"quantity": f"E||noise||_{norm[1]}"}
     if len(norms) > 1:
-        mean, se, lo, hi = _mc_interval(norms)
+        mean, se, lo, hi = mc_interval(norms)
         err["monte_carlo"] = {"quantity": err["quantity"], "mean": mean, "std_error": se, "level": LEVEL,
                               "interval": [lo, hi], "draws": len(norms)}
     if m.kind == "generalized-laplace":

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -55,7 +56,6 @@ from mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_c
 from mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
 from mechanisms.subspace import ProjectedGaussian, ProjectedLaplace
 from verify.audit import (
-    Audit,
     _check,
     check_semi_adjacent,
     claim_check,
@@ -67,6 +67,7 @@ from verify.audit import (
     summarize,
 )
 from verify.certify import certify_summary
+from verify.draws import DEFAULT_SAMPLES, LEVEL, MechanismAudit, audit_seed, draw_count, mc_interval
 from verify.outcome import Outcome, Refuted, Verified, detail_of
 from verify.spec import Spec
 
@@ -74,31 +75,10 @@ FloatArray = NDArray[np.float64]
 
 #: Mechanism kinds audited here.
 MECHANISM_KINDS = ("gaussian", "projected-gaussian", "laplace", "projected-laplace", "k-norm")
-#: Draws when the spec has no ``[audit]`` section.
-DEFAULT_SAMPLES = 200
 #: Relative tolerance of the invariant check (times the scale of A x).
 INVARIANT_RTOL = 1e-9
-#: Confidence level of the Monte Carlo intervals of the expected l2 error.
-LEVEL = 0.9999  # a correct sampler fails this check once in 10^4 audits, not once in 100
 #: Uniform draws for the independent K-norm reference estimate of E||noise||_2.
 KNORM_REFERENCE_DRAWS = 200_000
-
-
-@dataclass(frozen=True)
-class MechanismAudit(Audit):
-    """An :class:`~verify.audit.Audit` that also carries the drawn releases."""
-
-    samples: FloatArray | None = None
-    """``(samples, cells)`` float64 releases, row-major cells (contract ``DIR/<name>.samples.npy``)."""
-
-
-def _seed(spec: Spec, seed: int | None) -> int:
-    used = seed if seed is not None else (spec.audit.seed if spec.audit is not None else None)
-    if used is None:
-        entropy = np.random.SeedSequence().entropy
-        assert isinstance(entropy, int)  # SeedSequence() draws an int from the OS
-        used = entropy % 2**63
-    return int(used)
 
 
 def _invariant_check(a_mat: NDArray[np.int64], table: FloatArray, draws: FloatArray) -> Outcome:
@@ -115,15 +95,6 @@ def _invariant_check(a_mat: NDArray[np.int64], table: FloatArray, draws: FloatAr
     head = f"max |A y - A x| = {worst:.3g} over {len(draws)} draws (tolerance {tol:.3g} = 1e-9 x {scale:.3g})"
     return Verified(f"{head}; every draw keeps the invariant") if bad == 0 else Refuted(
         f"{head}; {bad} draws break the invariant")
-
-
-def _mc_interval(norms: FloatArray) -> tuple[float, float, float, float]:
-    """Mean, its standard error, and the two-sided LEVEL interval."""
-    n = len(norms)
-    mean = float(norms.mean())
-    se = float(norms.std(ddof=1)) / math.sqrt(n) if n > 1 else math.inf
-    z = float(norm.ppf(0.5 + LEVEL / 2))
-    return mean, se, mean - z * se, mean + z * se
 
 
 @dataclass(frozen=True)
@@ -166,7 +137,7 @@ def _pure_target(spec: Spec) -> float:
 
 def _mean_check(what: str, exact: float, formula: str, values: FloatArray) -> tuple[dict[str, Any], Outcome]:
     """The draws' mean of ``what`` against its exact expectation, at confidence LEVEL."""
-    mean, se, lo, hi = _mc_interval(values)
+    mean, se, lo, hi = mc_interval(values)
     sec: dict[str, Any] = {"monte_carlo": {"quantity": what, "mean": mean, "std_error": se, "level": LEVEL,
                                            "interval": [lo, hi], "draws": len(values)},
                            "exact": exact, "quantity": what, "formula": formula}
@@ -263,7 +234,7 @@ def _build_knorm(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _
         info["fallback"] = "containing-ball"
 
     def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
-        mean, se, lo, hi = _mc_interval(norms)
+        mean, se, lo, hi = mc_interval(norms)
         ref = knorm.expected_l2_norm_mc(rng=np.random.default_rng([seed, 1]), draws=KNORM_REFERENCE_DRAWS,
                                         level=LEVEL)
         z = float(norm.ppf(0.5 + LEVEL / 2))
@@ -421,8 +392,8 @@ def audit_mechanism(spec: Spec, *, seed: int | None = None, time_limit: float = 
         effective = joint_release_dp(on_base, inv, space)
 
     # -- draw -----------------------------------------------------------------------
-    used_seed = _seed(spec, seed)
-    n = spec.audit.samples if spec.audit is not None else DEFAULT_SAMPLES
+    used_seed = audit_seed(spec, seed)
+    n = draw_count(spec)
     draws = built.sample(table, np.random.default_rng(used_seed), n)
     draws = np.ascontiguousarray(draws, dtype=np.float64).reshape(n, space.n_cells)
 
