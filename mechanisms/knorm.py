@@ -23,6 +23,9 @@ with Dirichlet(1, ..., 1) weights (normalised exponentials). For sizes where
 the hull is out of reach, :func:`accountant.knorm.containing_ball` gives an
 exact but **non-optimal** ball (cube or Euclidean ball containing conv(S)); the
 mechanism then says so in :attr:`KNormMechanism.optimal` and the ball's label.
+For a :math:`2\times c` table under both one-way margins,
+:class:`~accountant.root_polytope.RootPolytopeBall` is the optimal ball in
+closed form (type-A root polytope): exact sampler, no hull, any :math:`c`.
 
 :class:`CubeRejectionSampler` is the paper's Alg. 3 (uniform proposals from a
 basis cube :math:`B[-1,1]^s`, accepted if inside conv(S)), kept as a baseline:
@@ -57,11 +60,12 @@ from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
 from accountant.guarantees import PureDP
 from accountant.knorm import ContainingBall, KNormBall, certified_span
 from accountant.relations import Relation, check_same_relation
+from accountant.root_polytope import RootPolytopeBall
 from accountant.sensitivity import SensitivitySpace
 from verify.outcome import Bounds
 
 FloatArray = NDArray[np.float64]
-Ball = KNormBall | ContainingBall
+Ball = KNormBall | ContainingBall | RootPolytopeBall
 
 _CHUNK = 1 << 16
 
@@ -81,6 +85,8 @@ def uniform_in_ball(ball: Ball, *, rng: np.random.Generator, size: int) -> Float
       uniform on :math:`K`.
     * :class:`~accountant.knorm.ContainingBall`: :math:`Tz` with :math:`z`
       uniform on the cube or the Euclidean unit ball.
+    * :class:`~accountant.root_polytope.RootPolytopeBall`: its closed-form
+      cone decomposition (:meth:`~accountant.root_polytope.RootPolytopeBall.sample_uniform`).
 
     Examples
     --------
@@ -102,6 +108,8 @@ def uniform_in_ball(ball: Ball, *, rng: np.random.Generator, size: int) -> Float
 
 def _uniform_chunk(ball: Ball, rng: np.random.Generator, m: int) -> FloatArray:
     s = ball.dimension
+    if isinstance(ball, RootPolytopeBall):
+        return ball.sample_uniform(rng=rng, size=m)
     if isinstance(ball, KNormBall):
         idx = np.searchsorted(ball.fan_cdf, rng.random(m) * ball.fan_cdf[-1], side="right")
         np.minimum(idx, len(ball.fan_cdf) - 1, out=idx)
@@ -125,7 +133,9 @@ def _uniform_chunk(ball: Ball, rng: np.random.Generator, m: int) -> FloatArray:
 class KNormMechanism:
     r"""The K-norm mechanism for a sensitivity space of rank :math:`s` (Cho & Awan 2024, Alg. 2).
 
-    With a :class:`~accountant.knorm.KNormBall` this is the optimal K-norm
+    With a :class:`~accountant.knorm.KNormBall` or a
+    :class:`~accountant.root_polytope.RootPolytopeBall` (closed form:
+    type-A root polytope, :math:`2\times c` tables) this is the optimal K-norm
     mechanism (Thm. 31); with a :class:`~accountant.knorm.ContainingBall` it is
     an exact, **non-optimal** K-norm mechanism (still :math:`\varepsilon`-DP,
     more noise; see the ball's ``loss``).
@@ -153,8 +163,8 @@ class KNormMechanism:
 
     @property
     def optimal(self) -> bool:
-        """True for the optimal ball conv(S); False for a containing (fallback) ball."""
-        return isinstance(self.ball, KNormBall)
+        """True for the optimal ball conv(S) (hull or closed form); False for a containing (fallback) ball."""
+        return isinstance(self.ball, (KNormBall, RootPolytopeBall))
 
     @property
     def dimension(self) -> int:

@@ -258,3 +258,15 @@ def test_knorm_hull_is_cached_and_reverified(tmp_path: Path, monkeypatch: pytest
     assert isinstance(first, dict) and isinstance(second, dict)
     assert first["hull_cache"]["status"] == "miss" and second["hull_cache"]["status"] == "hit"
     assert Path(second["hull_cache"]["path"]).parent == tmp_path
+
+
+def test_knorm_2x13_is_optimal_in_closed_form() -> None:
+    """s = 12, beyond the hull: the root polytope gives the optimal ball exactly (no hull, no fallback)."""
+    spec = load(ROOT / "specs" / "table-2x13-k-norm.toml")
+    res = audit_mechanism(dataclasses.replace(spec, audit=dataclasses.replace(spec.audit, samples=300)),  # type: ignore[type-var]
+                          seed=2)
+    mech = res.report["mechanism"]
+    assert isinstance(mech, dict) and mech["optimal"] is True and mech["noise_dimension"] == 12
+    assert "root polytope" in mech["label"] and "hull_cache" not in mech
+    assert _check(res.report, "invariant-preserved")["status"] == "pass"
+    assert res.report["verdict"] == "holds"

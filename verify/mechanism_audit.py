@@ -46,6 +46,7 @@ from accountant.gaussian import gdp_mu_for
 from accountant.guarantees import GDP, ApproxDP, Guarantee, PureDP
 from accountant.knorm import ContainingBall, KNormBall, TableSymmetry, containing_ball
 from accountant.knorm_cache import cached_knorm_ball
+from accountant.root_polytope import RootPolytopeBall
 from accountant.relations import BaseRelation, SemiAdjacent
 from accountant.semiadjacent import semi_adjacent_parameter
 from accountant.semidp import NoFiniteGuarantee, joint_release_dp
@@ -198,12 +199,18 @@ def _build_laplace(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) ->
 def _build_knorm(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _Built:
     """``k-norm`` (Alg. 2, Thm. 31), or the labelled non-optimal containing ball when the hull is refused."""
     eps = _pure_target(spec)
+    root = _root_polytope(spec, s_space, semi)
+    cache_info: dict[str, Any] | None = None
     try:
-        optimal_ball, cache = cached_knorm_ball(s_space, relation=semi, symmetry=_table_symmetry(spec, s_space))
-        ball: KNormBall | ContainingBall = optimal_ball
-        label = f"OPTIMAL K-norm ball conv(S) ({optimal_ball.method})"
-        cache_info = {"status": cache.status, "path": str(cache.path), "seconds": cache.seconds,
-                      "note": "hulls are cached on disk (SEMIDP_CACHE_DIR) and fully re-verified on every load"}
+        optimal: KNormBall | RootPolytopeBall
+        if root is not None:       # 2 x c under both margins: conv(S) in closed form, no hull
+            optimal = root
+        else:
+            optimal, cache = cached_knorm_ball(s_space, relation=semi, symmetry=_table_symmetry(spec, s_space))
+            cache_info = {"status": cache.status, "path": str(cache.path), "seconds": cache.seconds,
+                          "note": "hulls are cached on disk (SEMIDP_CACHE_DIR) and fully re-verified on every load"}
+        ball: KNormBall | ContainingBall | RootPolytopeBall = optimal
+        label = f"OPTIMAL K-norm ball conv(S) ({optimal.method})"
     except SearchTooLarge as e:
         ball = containing_ball(s_space, relation=semi)
         label = f"{ball.label}; the optimal hull was refused: {e}"
@@ -226,7 +233,7 @@ def _build_knorm(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _
     knorm = KNormMechanism(ball, eps)
     info: dict[str, Any] = {"epsilon": eps, "noise_dimension": knorm.dimension, "optimal": knorm.optimal,
                             "label": label}
-    if isinstance(ball, KNormBall):
+    if cache_info is not None:
         info["hull_cache"] = cache_info
     if isinstance(ball, ContainingBall):
         info["loss"] = {"volume_ratio_upper": ball.loss.volume_ratio_upper,
@@ -259,6 +266,17 @@ def _build_knorm(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _
 
     return _Built(lambda t, rng, n: knorm.sample(t, rng=rng, size=n), PureDP(eps, semi), knorm.privacy_map(semi),
                   info, True, check)
+
+
+def _root_polytope(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> RootPolytopeBall | None:
+    """The closed-form conv(S) of a 2 x c table under both margins, when S is exactly its moves set."""
+    feats = spec.data.features
+    if len(feats) != 2 or feats[0].levels != 2:
+        return None
+    try:
+        return RootPolytopeBall.from_space(s_space, relation=semi)
+    except InvalidArgument:
+        return None
 
 
 def _table_symmetry(spec: Spec, s_space: SensitivitySpace) -> TableSymmetry | None:
