@@ -17,7 +17,8 @@ Semi-DP: :func:`semi_dp` (Prop. 15), :func:`semi_dp_composition` (Prop. 21),
 Exact a(t): :func:`semi_adjacent_parameter` (closed form or search, labelled).
 Sensitivity spaces: :class:`SensitivitySpace`, :func:`table_space`, :func:`histogram_space`,
 :func:`semi_sensitivity_search` (exact), :func:`naive_spaces`, :func:`compare_with_closed_form`.
-K-norm balls: :class:`KNormBall`, :func:`exact_gauge`, :func:`containing_ball`, :func:`compare_lp_balls`.
+K-norm balls: :class:`KNormBall`, :func:`exact_gauge`, :func:`containing_ball`, :func:`compare_lp_balls`,
+:func:`cached_knorm_ball` (verified disk cache), :class:`RootPolytopeBall` (2 x c tables, closed form).
 Integer kernel lattices (DGGY Prop 8): :func:`kernel_lattice_basis`, :func:`basis_for`,
 :func:`certify`, :class:`LatticeBasis`, :func:`tail_constant`.
 Discrete Gaussian privacy profile (CKS): :func:`discrete_gaussian_delta`, :func:`discrete_gaussian_epsilon`.
@@ -67,6 +68,8 @@ from accountant.sensitivity_search import compare_with_closed_form, naive_spaces
 from accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
 from accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_epsilon
 from accountant.lattice import LatticeBasis, basis_for, certify, kernel_lattice_basis, tail_constant
+from accountant.knorm_cache import cached_knorm_ball
+from accountant.root_polytope import RootPolytopeBall
 
 __all__ = [
     "AddRemove", "ApproxDP", "BudgetExhausted", "KNormBall", "SemiAdjacentResult", "TableSymmetry", "Witness",
@@ -83,5 +86,5 @@ __all__ = [
     "tradeoff_to_approx_dp", "tradeoff_to_delta", "zcdp_to_approx_dp", "zcdp_to_delta",
     "zcdp_to_rdp", "zcdp_to_tradeoff",
     "LatticeBasis", "basis_for", "certify", "kernel_lattice_basis", "tail_constant",
-    "discrete_gaussian_delta", "discrete_gaussian_epsilon",
+    "discrete_gaussian_delta", "discrete_gaussian_epsilon", "cached_knorm_ball", "RootPolytopeBall",
 ]
