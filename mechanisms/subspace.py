@@ -50,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
+from typing import ClassVar, Self
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -326,6 +327,25 @@ class _GaussianBase(_SubspaceApproxDP):
         return self.subspace.null_dimension * self.sigma**2
 
 
+    #: Extension framework (sensitivity of Q_N^T A) rather than projection (of A).
+    _extended: ClassVar[bool] = False
+
+    @classmethod
+    def calibrate(
+        cls,
+        constraint: ArrayLike,
+        epsilon: float,
+        delta: float,
+        *,
+        query: ArrayLike | None = None,
+        relation: Relation | None = None,
+    ) -> Self:
+        r"""C (on the query output), target (ε, δ), query matrix (default: identity = histogram), base relation
+        (default Replace); the L2 sensitivity is of A (projection) or of :math:`Q_{\mathcal N}^\top A` (extension)."""
+        sub, s, rel = _calibration_inputs(constraint, query, relation, 2, extended=cls._extended)
+        c = c_eps_delta(epsilon, delta)
+        return cls(sub, epsilon, delta, up(MP.mpf(c) * MP.mpf(s)), s, rel)
+
 @dataclass(frozen=True, eq=False)
 class ProjectedGaussian(_GaussianBase):
     r"""Projected Gaussian (GGY Cor 3.5/14): :math:`A(x)+\Pi_{\mathcal N}e`, :math:`e\sim N(0,\sigma^2I_n)`, :math:`\sigma=c_{\varepsilon,\delta}\Delta_2(A)`.
@@ -340,21 +360,6 @@ class ProjectedGaussian(_GaussianBase):
     >>> bool(abs(y.sum() - 6.0) < 1e-9)
     True
     """
-
-    @classmethod
-    def calibrate(
-        cls,
-        constraint: ArrayLike,
-        epsilon: float,
-        delta: float,
-        *,
-        query: ArrayLike | None = None,
-        relation: Relation | None = None,
-    ) -> ProjectedGaussian:
-        """C (on the query output), target (ε, δ), query matrix (default: identity = histogram), base relation (default Replace)."""
-        sub, s, rel = _calibration_inputs(constraint, query, relation, 2, extended=False)
-        c = c_eps_delta(epsilon, delta)
-        return cls(sub, epsilon, delta, up(MP.mpf(c) * MP.mpf(s)), s, rel)
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         """``value + Pi_N e``; ``value`` is the query value A(x) (shape ``(n,)``); ``size`` draws stack on a new first axis."""
@@ -375,20 +380,7 @@ class ExtendedGaussian(_GaussianBase):
     13.715304
     """
 
-    @classmethod
-    def calibrate(
-        cls,
-        constraint: ArrayLike,
-        epsilon: float,
-        delta: float,
-        *,
-        query: ArrayLike | None = None,
-        relation: Relation | None = None,
-    ) -> ExtendedGaussian:
-        """As :meth:`ProjectedGaussian.calibrate`, with the sensitivity of :math:`Q_{\\mathcal N}^\\top A`."""
-        sub, s, rel = _calibration_inputs(constraint, query, relation, 2, extended=True)
-        c = c_eps_delta(epsilon, delta)
-        return cls(sub, epsilon, delta, up(MP.mpf(c) * MP.mpf(s)), s, rel)
+    _extended: ClassVar[bool] = True
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         """``value + Q_N e_N`` (see :meth:`ProjectedGaussian.sample`)."""
@@ -441,6 +433,19 @@ class _LaplaceBase:
         return 2.0 * self.subspace.null_dimension * self.scale**2
 
 
+    #: Extension framework (sensitivity of Q_N^T A) rather than projection (of A).
+    _extended: ClassVar[bool] = False
+
+    @classmethod
+    def calibrate(
+        cls, constraint: ArrayLike, epsilon: float, *, query: ArrayLike | None = None, relation: Relation | None = None
+    ) -> Self:
+        r"""C (on the query output), target ε, query matrix (default identity), base relation (default Replace);
+        the L1 sensitivity is of A (projection) or of :math:`Q_{\mathcal N}^\top A` (extension)."""
+        check_positive("epsilon", epsilon)
+        sub, s, rel = _calibration_inputs(constraint, query, relation, 1, extended=cls._extended)
+        return cls(sub, epsilon, up(MP.mpf(s) / MP.mpf(epsilon)), s, rel)
+
 @dataclass(frozen=True, eq=False)
 class ProjectedLaplace(_LaplaceBase):
     r"""Projected Laplace (GGY Cor 3.8/17): :math:`A(x)+\Pi_{\mathcal N}e`, :math:`e\sim\mathrm{Lap}(b)^n`, :math:`b=\Delta_1(A)/\varepsilon`.
@@ -451,15 +456,6 @@ class ProjectedLaplace(_LaplaceBase):
     >>> m.privacy_map(Replace()).epsilon, round(m.scale, 6)
     (0.5, 4.0)
     """
-
-    @classmethod
-    def calibrate(
-        cls, constraint: ArrayLike, epsilon: float, *, query: ArrayLike | None = None, relation: Relation | None = None
-    ) -> ProjectedLaplace:
-        """C (on the query output), target ε, query matrix (default identity), base relation (default Replace)."""
-        check_positive("epsilon", epsilon)
-        sub, s, rel = _calibration_inputs(constraint, query, relation, 1, extended=False)
-        return cls(sub, epsilon, up(MP.mpf(s) / MP.mpf(epsilon)), s, rel)
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         """``value + Pi_N e`` (see :meth:`ProjectedGaussian.sample`)."""
@@ -477,14 +473,7 @@ class ExtendedLaplace(_LaplaceBase):
     :class:`ProjectedLaplace` before choosing.
     """
 
-    @classmethod
-    def calibrate(
-        cls, constraint: ArrayLike, epsilon: float, *, query: ArrayLike | None = None, relation: Relation | None = None
-    ) -> ExtendedLaplace:
-        """As :meth:`ProjectedLaplace.calibrate`, with the sensitivity of :math:`Q_{\\mathcal N}^\\top A`."""
-        check_positive("epsilon", epsilon)
-        sub, s, rel = _calibration_inputs(constraint, query, relation, 1, extended=True)
-        return cls(sub, epsilon, up(MP.mpf(s) / MP.mpf(epsilon)), s, rel)
+    _extended: ClassVar[bool] = True
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         """``value + Q_N w`` (see :meth:`ProjectedGaussian.sample`)."""
