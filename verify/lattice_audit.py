@@ -46,11 +46,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accountant.conversions import zcdp_to_approx_dp
+from accountant.dataspace import DataSpace
 from accountant.directed import sqrt_up, up, up_exact
 from accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
 from accountant.guarantees import ZCDP, ApproxDP, Guarantee, PureDP
+from accountant.invariants import Invariant
 from accountant.lattice import LatticeBasis, basis_for
-from accountant.relations import AddRemove, IntegerSubspace, SemiAdjacent
+from accountant.relations import AddRemove, BaseRelation, IntegerSubspace, SemiAdjacent
 from accountant.semiadjacent import semi_adjacent_parameter
 from accountant.semidp import NoFiniteGuarantee, joint_release_dp
 from accountant.sensitivity_search import semi_sensitivity_search
@@ -106,9 +108,9 @@ class _Draws:
     """Exact Laplace draws: the sampler's epsilon rounded up."""
 
 
-def _semi_distance(spec: Spec, a: int, table: list[int], norm: str, time_limit: float) -> tuple[float, str]:
+def _semi_distance(space: DataSpace, inv: Invariant, rel: BaseRelation, a: int, table: list[int], norm: str,
+                   time_limit: float) -> tuple[float, str]:
     """D = Delta_p(S) of the exact Semi-DP sensitivity space, or the triangle-inequality bound."""
-    space, inv, rel = space_of(spec), invariant_of(spec), relation_of(spec)
     try:
         s = semi_sensitivity_search(space, inv, a, table=table, query=None, time_limit=time_limit).space
         d = float(s.l1) if norm == "l1" else sqrt_up(Fraction(s.l2_squared))
@@ -130,22 +132,18 @@ def _exact_sampler(spec: Spec, a_mat: NDArray[np.int64], norm: str) -> tuple[Any
     m = spec.mechanism
     if m.kind == "generalized-laplace" and norm != "l1":
         return None, "the l2 generalized Laplace is not separable over cells"
-    from mechanisms.lattice_exact import (
-        ExactLatticeGaussian,
-        ExactLatticeSampler,
-        search_free_split,
-    )
+    from mechanisms.lattice_exact import ExactLatticeGaussian, ExactLatticeSampler
 
-    split = search_free_split(a_mat)
-    if not hasattr(split, "free"):
-        return None, f"no free-coordinate split: {getattr(split, 'reason', split)}"
-    if m.kind == "generalized-laplace":
-        assert m.epsilon is not None
-        # a float is read as its shortest decimal (0.192 -> 24/125); the accounting uses the larger of
-        # that and the spec's value, rounded up (epsilon_upper)
-        return ExactLatticeSampler(a_mat, epsilon=float(m.epsilon), norm="l1"), ""
-    assert m.rho is not None
-    return ExactLatticeGaussian.from_sigma2(a_mat, 1 / (2 * float(m.rho))), ""
+    try:   # the samplers search the free-coordinate split themselves and refuse, with the reason, without one
+        if m.kind == "generalized-laplace":
+            assert m.epsilon is not None
+            # a float is read as its shortest decimal (0.192 -> 24/125); the accounting uses the larger of
+            # that and the spec's value, rounded up (epsilon_upper)
+            return ExactLatticeSampler(a_mat, epsilon=float(m.epsilon), norm="l1"), ""
+        assert m.rho is not None
+        return ExactLatticeGaussian.from_sigma2(a_mat, 1 / (2 * float(m.rho))), ""
+    except UnsupportedRelease as e:
+        return None, str(e)
 
 
 def _draw(spec: Spec, basis: LatticeBasis, a_mat: NDArray[np.int64], n: int, rng: np.random.Generator,
@@ -266,7 +264,7 @@ def audit_lattice(spec: Spec, *, seed: int | None = None, time_limit: float = 60
     a = semi_adjacent_parameter(space, inv, rel, table=table, records=spec.data.records, time_limit=time_limit)
     semi = SemiAdjacent(rel, inv, a.value)
     unit = IntegerSubspace(norm, tuple(tuple(int(v) for v in row) for row in a_mat))
-    d_semi, d_how = _semi_distance(spec, a.value, table, norm, time_limit)
+    d_semi, d_how = _semi_distance(space, inv, rel, a.value, table, norm, time_limit)
 
     used_seed = audit_seed(spec, seed)
     n = draw_count(spec)
