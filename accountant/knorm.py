@@ -30,14 +30,20 @@ to :math:`K'=Q^\top K` is exactly 1, whatever basis is used.
   one facet per orbit (adjacency decomposition, every facet snapped to an exact
   rational normal and re-verified in integer arithmetic) and triangulates only
   those; the sampler spreads a draw over :math:`K` with a uniformly random
-  group element. This reaches 4x4 with 3-cycles (3 818 facets, 9 orbits, ~1.5 s;
-  direct qhull would need ~1.06 M simplices and ~95 s) and 4x5 moves (15 690
-  facets, 16 orbits, ~1.3 s).
+  group element. A representative facet too degenerate for qhull is
+  triangulated recursively, one orbit of faces at a time
+  (:mod:`accountant.face_fan`). Measured on 2 cores: 4x4 with 3-cycles (3 818
+  facets, 9 orbits) ~0.8 s, where direct qhull needs ~1.06 M simplices and ~95 s;
+  4x5 moves (15 690 facets) ~1 s; 3x7 with 3-cycles (378 facets, a facet with
+  144 vertices in dimension 11) ~6 s; 4x5 with 3-cycles (130 530 facets, 47
+  orbits, a facet with 168 vertices) ~21 s, 1.4 M fan simplices.
 
 Size guards: a direct qhull run is refused (:class:`~accountant.errors.SearchTooLarge`)
 when ``n ** floor(s/2)`` exceeds :data:`QHULL_WORK_LIMIT`; the symmetric build
-refuses when one facet's own hull would exceed it, or beyond its orbit and time
-budgets. Either way it refuses before or within the stated budget, never hangs.
+recurses below a face whose own hull would exceed it (up to rank
+:data:`RECURSION_MAX_RANK`; beyond, it refuses such a face at once), and refuses
+beyond its orbit, fan-size and time budgets. Either way it refuses before or within the
+stated budget, never hangs.
 
 Floating point: hull facets come from qhull. Every ball is checked at
 construction (R9): all of :math:`Q^\top S` has facet gauge
@@ -76,6 +82,8 @@ from scipy.special import gammaln
 from accountant.arguments import check_int
 from accountant.directed import pad_down, pad_up, sqrt_up
 from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
+from accountant.face_fan import FaceDecomposer, simplex_volumes
+from accountant.progress import Progress
 from accountant.relations import Relation
 from accountant.sensitivity import SensitivitySpace
 from verify.outcome import Bounds, Outcome, Refuted, Unknown, Verified
@@ -90,8 +98,15 @@ GEOMETRY_RTOL = 1e-9
 #: ~95 s, so it is refused.
 QHULL_WORK_LIMIT = 1e8
 
-#: Largest number of fan simplices kept in memory.
-FAN_LIMIT = 2_000_000
+#: Largest number of fan simplices kept in memory (4x5 with 3-cycles: 1.97 M before qhull's
+#: flat simplices are dropped, 1.42 M after; ~200 bytes each with the volumes).
+FAN_LIMIT = 3_000_000
+
+#: Largest rank s for which the symmetric build triangulates a facet beyond ``work_limit``
+#: recursively (:mod:`accountant.face_fan`); above it such a facet is refused at once. s = 12 covers
+#: every table with (r-1)(c-1) <= 12 (4x5 with 3-cycles: ~21 s); at 5x5 (s = 16) the face lattice
+#: is out of reach (>= 842 030 facets with the moves only), so refusing quickly is the useful answer.
+RECURSION_MAX_RANK = 12
 
 #: Largest number of table entries enumerated for one canonical form under
 #: :class:`TableSymmetry` (``r! * 2 * 2 * r * c``; 8x8 is about 2.1e7).
@@ -420,6 +435,16 @@ def exact_gauge(space: SensitivitySpace, x: Sequence[int] | ArrayLike) -> GaugeC
 
 
 @dataclass(frozen=True, slots=True)
+class TableElement:
+    """An element of :class:`TableSymmetry`: ``u -> sign * (u or u.T)[rows, :][:, cols]``."""
+
+    rows: tuple[int, ...]
+    cols: tuple[int, ...]
+    transpose: bool
+    sign: int
+
+
+@dataclass(frozen=True, slots=True)
 class TableSymmetry:
     r"""Row and column permutations, transposition (square tables) and sign, acting on :math:`r\times c` tables.
 
@@ -483,25 +508,100 @@ class TableSymmetry:
         return np.concatenate(out)
 
     def canonical(self, m: IntArray) -> tuple[bytes, int]:
-        r"""A complete invariant of the orbit of the integer table ``m``, and the order of its stabiliser.
+        """A complete invariant of the orbit of the integer table ``m``, and the order of its stabiliser.
 
-        Canonical form: over row permutations, transposition and sign, the
-        lexicographically least sequence of sorted column codes (column
-        permutations are absorbed by sorting). Stabiliser: the variants whose
-        column multiset equals that of ``m``, each realised by
-        :math:`\prod_k \mathrm{mult}_k!` column permutations.
+        The same as :meth:`chain_key` of the one-table stack ``m[None]``.
         """
-        var = self._variants(m)
-        nv = var.shape[0]
-        cols = var.transpose(0, 2, 1).reshape(-1, self.rows)
-        uniq, inv = np.unique(cols, axis=0, return_inverse=True)
-        codes = np.sort(np.asarray(inv).reshape(nv, self.cols), axis=1)
-        best = codes[np.lexsort(codes.T[::-1])[0]]
-        own = codes[0]
-        same = int(np.all(codes == own, axis=1).sum())
-        _, mult = np.unique(own, return_counts=True)
-        stab = same * math.prod(math.factorial(int(k)) for k in mult)
-        return uniq[best].astype(np.int64).tobytes(), stab
+        return self.chain_key(np.asarray(m)[None])
+
+    def chain_key(self, stack: IntArray) -> tuple[bytes, int]:
+        r"""A complete invariant of the orbit of a stack of tables ``(k, r, c)`` (acted on together), and
+        the order of its stabiliser.
+
+        Used for faces and chains of faces of conv(S) (:mod:`accountant.face_fan`:
+        a face is identified by the sum of its vertices). Canonical form: over
+        the row permutations, transposition (square tables) and sign, the least
+        (bytewise) sequence of the stack's columns, each a vector of length
+        ``k * r``, sorted bytewise (column permutations are absorbed by the
+        sort). Stabiliser: the variants whose sorted columns equal those of the
+        stack itself, each realised by :math:`\prod_j \mathrm{mult}_j!` column
+        permutations (``mult``: multiplicities of equal columns).
+        """
+        key, stab, _ = self._canonical(stack, False)
+        return key, stab
+
+    def chain_keys(self, stacks: IntArray) -> tuple[list[bytes], IntArray]:
+        """:meth:`chain_key` of each stack in ``stacks`` ``(n, k, r, c)``, vectorised: keys and stabiliser orders."""
+        st = np.asarray(stacks, dtype=np.int64)
+        n, k = st.shape[0], st.shape[1]
+        perms = np.array(list(itertools.permutations(range(self.rows))))
+        bases = [st, st.transpose(0, 1, 3, 2)] if self.transposes else [st]
+        var = np.concatenate([sg * b[:, :, perms].transpose(0, 2, 1, 3, 4) for b in bases for sg in (1, -1)],
+                             axis=1)                                         # (n, nv, k, r, c)
+        nv, width = var.shape[1], 8 * k * self.rows
+        cols = np.ascontiguousarray(var.transpose(0, 1, 4, 2, 3)).reshape(n, nv, self.cols, k * self.rows)
+        cv = np.sort(cols.view(np.dtype((np.void, width))).reshape(n, nv, self.cols), axis=2)
+        whole = np.ascontiguousarray(cv).view(np.dtype((np.void, width * self.cols))).reshape(n, nv)
+        same = np.count_nonzero(whole == whole[:, :1], axis=1)
+        own = cv[:, 0, :]                                      # sorted columns of the stack itself
+        run = np.ones(n, dtype=np.int64)
+        prod = np.ones(n, dtype=np.int64)
+        for j in range(1, self.cols):                          # prod of (position within its run of equal columns)
+            run = np.where(own[:, j] == own[:, j - 1], run + 1, 1)
+            prod *= run
+        best = np.sort(whole, axis=1)[:, 0]
+        tail = k.to_bytes(2, "little")
+        return [bytes(b) + tail for b in best], same.astype(np.int64) * prod
+
+    def canonical_element(self, stack: IntArray) -> tuple[bytes, TableElement]:
+        """:meth:`chain_key`'s key, and a group element ``h`` with ``h(stack)`` the canonical form.
+
+        Two stacks ``a``, ``b`` with equal keys satisfy ``b = h_b^{-1}(h_a(a))``
+        (:meth:`apply`, :meth:`apply_inverse`).
+        """
+        key, _, elem = self._canonical(stack, True)
+        assert elem is not None
+        return key, elem
+
+    def _canonical(self, stack: IntArray, element: bool) -> tuple[bytes, int, TableElement | None]:
+        st = np.asarray(stack, dtype=np.int64)
+        k = st.shape[0]
+        perms = np.array(list(itertools.permutations(range(self.rows))))
+        bases = [st, st.transpose(0, 2, 1)] if self.transposes else [st]
+        var = np.concatenate([sg * b[:, perms].transpose(1, 0, 2, 3) for b in bases for sg in (1, -1)])
+        nv, width = len(var), 8 * k * self.rows
+        cols = np.ascontiguousarray(var.transpose(0, 3, 1, 2)).reshape(nv, self.cols, k * self.rows)
+        raw = cols.view(np.dtype((np.void, width))).reshape(nv, self.cols)
+        cv = np.sort(raw, axis=1)
+        whole = np.ascontiguousarray(cv).view(np.dtype((np.void, width * self.cols))).reshape(nv)
+        same = int(np.count_nonzero(whole == whole[0]))
+        mult = np.unique(cv[0], return_counts=True)[1]
+        stab = same * math.prod(math.factorial(int(j)) for j in mult)
+        best = int(np.argsort(whole, kind="stable")[0])
+        key = bytes(whole[best]) + k.to_bytes(2, "little")
+        if not element:
+            return key, stab, None
+        block, p_idx = divmod(best, len(perms))
+        elem = TableElement(tuple(int(i) for i in perms[p_idx]),
+                            tuple(int(i) for i in np.argsort(raw[best], kind="stable")),
+                            block >= 2, -1 if block % 2 else 1)
+        return key, stab, elem
+
+    @staticmethod
+    def apply(elem: TableElement, tables: IntArray) -> IntArray:
+        """``elem`` applied to each table of ``tables`` ``(n, r, c)``: transpose, rows, columns, sign."""
+        b = tables.transpose(0, 2, 1) if elem.transpose else tables
+        return np.asarray(elem.sign * b[:, list(elem.rows), :][:, :, list(elem.cols)])
+
+    @staticmethod
+    def apply_inverse(elem: TableElement, tables: IntArray) -> IntArray:
+        """The inverse of :meth:`apply`."""
+        b = elem.sign * np.asarray(tables)
+        out = np.empty_like(b)
+        out[:, :, list(elem.cols)] = b
+        back = np.empty_like(out)
+        back[:, list(elem.rows), :] = out
+        return back.transpose(0, 2, 1) if elem.transpose else back
 
     def orbit(self, m: IntArray) -> IntArray:
         """All distinct images of the table ``m`` (shape ``(k, r, c)``)."""
@@ -594,53 +694,25 @@ def _symmetric_fan(
     reps = [first]
     seen = {k0}
     queue = collections.deque([first])
-    fan_pts: list[FloatArray] = [pts]
+    progress = Progress("K-norm ball: facet orbits of conv(S) processed", 1)
+    dec = FaceDecomposer(pts, u.reshape(-1, *shape).astype(np.int64), sym, facet_work_limit, t0 + time_limit,
+                         fan_limit, recurse=s <= RECURSION_MAX_RANK)
     fan_idx: list[NDArray[np.intp]] = []
-    fan_vol: list[FloatArray] = []
     fan_mult: list[IntArray] = []
-    n_simplices = 0
-    fact = math.factorial(s)
-    npts = len(pts)
     while queue:
         if time.monotonic() - t0 > time_limit:
             raise SearchTooLarge(f"facet orbits of conv(S) (found {len(reps)} so far)", time.monotonic() - t0,
                                  time_limit, "Time budget (s) exceeded; use containing_ball(space).")
         fc = queue.popleft()
+        progress.total = len(reps)
+        progress.update(len(reps) - len(queue), f"{len(reps)} facet orbits found")
         x = pts[fc.tight]
         a = fc.normal
-        perp_a = np.linalg.svd(a[None, :])[2][1:].T                      # (s, s-1)
-        w = x @ perp_a
-        if s == 2:
-            lo, hi = int(np.argmin(w[:, 0])), int(np.argmax(w[:, 0]))
-            ridges = [np.array([lo]), np.array([hi])]
-            boundary = np.array([[lo], [hi]])
-        else:
-            work = float(len(w)) ** ((s - 1) // 2)
-            if work > facet_work_limit:
-                raise SearchTooLarge(
-                    f"convex hull of a facet ({len(w)} vertices in dimension {s - 1})", work, facet_work_limit,
-                    "Use containing_ball(space) for an exact non-optimal mechanism.")
-            hull = ConvexHull(w, qhull_options="Qt")
-            eq = np.asarray(hull.equations)
-            _, first_eq = np.unique(np.round(eq, 9), axis=0, return_index=True)
-            scale = float(np.abs(w).max())
-            ridges = []
-            for e in eq[np.sort(first_eq)]:
-                ridges.append(np.flatnonzero(w @ e[:-1] + e[-1] >= -1e-9 * scale))
-            boundary = np.asarray(hull.simplices)
-        cen = x.mean(axis=0)                                   # relative interior point of the facet
-        cidx = npts + len(fan_pts) - 1
-        fan_pts.append(cen[None, :])
-        simp = np.concatenate([np.full((len(boundary), 1), cidx), fc.tight[boundary]], axis=1)
-        corners = np.concatenate([np.broadcast_to(cen, (len(boundary), 1, s)), x[boundary]], axis=1)
-        vols = np.abs(np.linalg.det(corners)) / fact
-        keep = vols > 0
-        fan_idx.append(simp[keep])
-        fan_vol.append(vols[keep])
-        fan_mult.append(np.full(int(keep.sum()), fc.orbit, dtype=np.int64))
-        n_simplices += int(keep.sum())
-        if n_simplices > fan_limit:
-            raise SearchTooLarge("fan triangulation (representatives)", n_simplices, fan_limit)
+        cidx = dec.add_point(x.mean(axis=0))                   # relative interior point of the facet
+        face = dec.decompose(fc.tight.astype(np.intp), [dec.face_table(fc.tight)], cidx, cone_simplex=True)
+        fan_idx.append(face.rows)
+        fan_mult.append(face.mult * fc.orbit)
+        ridges = [np.searchsorted(fc.tight, r) for r in face.ridges]
         for ridge in ridges:
             if time.monotonic() - t0 > time_limit:
                 raise SearchTooLarge(f"facet orbits of conv(S) (found {len(reps)} so far)",
@@ -667,15 +739,19 @@ def _symmetric_fan(
     total_facets = sum(fc.orbit for fc in reps)
     facets: FloatArray | None = None
     if total_facets <= expand_limit:
-        rows = []
+        facet_rows = []
         for fc in reps:
             imgs = sym.orbit(fc.num.reshape(shape)).reshape(-1, len(fc.num))
             if len(imgs) != fc.orbit:
                 raise VerificationError(f"orbit size {len(imgs)} != |G|/|Stab| = {fc.orbit}.")
-            rows.append(imgs.astype(np.float64) / fc.den @ q)
-        facets = np.vstack(rows)
-    return (reps, np.vstack(fan_pts), np.vstack(fan_idx), np.concatenate(fan_vol),
-            np.concatenate(fan_mult), facets)
+            facet_rows.append(imgs.astype(np.float64) / fc.den @ q)
+        facets = np.vstack(facet_rows)
+    progress.close()
+    fpts = dec.all_points()
+    rows = np.vstack(fan_idx)
+    vols = simplex_volumes(fpts, rows)
+    keep = vols > 1e-12 * float(vols.max())          # qhull Qt's flat simplices carry no volume
+    return reps, fpts, rows[keep], vols[keep], np.concatenate(fan_mult)[keep], facets
 
 
 # ----------------------------------------------------------------------------
@@ -768,8 +844,10 @@ class KNormBall:
             :meth:`mechanisms.knorm.KNormMechanism.privacy_map`.
         work_limit:
             Refuse when ``n ** floor(s/2)`` exceeds it (see :data:`QHULL_WORK_LIMIT`).
-            With ``symmetry`` it bounds each facet's own hull instead
-            (``k ** floor((s-1)/2)`` for a facet with ``k`` vertices).
+            With ``symmetry`` it bounds each face's own qhull run instead
+            (``k ** floor(dim/2)`` for a face with ``k`` vertices); a face
+            beyond it is triangulated recursively (:mod:`accountant.face_fan`)
+            when ``s <= RECURSION_MAX_RANK``, and refused otherwise.
         symmetry:
             A group under which S is invariant (checked). The facets are then
             found one orbit at a time by the adjacency decomposition (start from
@@ -780,7 +858,12 @@ class KNormBall:
             re-verified in integer arithmetic (valid inequality, tight set of
             rank ``s``). The representative facets are triangulated (cone from
             the facet's vertex centroid over qhull's triangulated boundary of the
-            facet); the sampler spreads them over K with a random group element.
+            facet, or, for a facet beyond ``work_limit``, over the recursively
+            triangulated representatives of its own facets under the facet's
+            stabiliser: :mod:`accountant.face_fan`); the sampler spreads them over
+            K with a random group element. Balls whose fan has more than one
+            level (:attr:`fan_levels`) are checked against independent methods
+            in the tests but are not stored by :mod:`accountant.knorm_cache`.
         orbit_limit, time_limit, expand_limit:
             Budgets of the symmetric build (facet orbits, seconds, total facets
             expanded for :meth:`gauge`); beyond the first two it raises
@@ -790,7 +873,7 @@ class KNormBall:
         Raises
         ------
         SearchTooLarge
-            Before starting qhull, when the work estimate exceeds ``work_limit``
+            Without ``symmetry``, before starting qhull, when the work estimate exceeds ``work_limit``
             or the fan has more than :data:`FAN_LIMIT` simplices; with
             ``symmetry``, also beyond :data:`VARIANT_LIMIT`, ``orbit_limit`` or
             ``time_limit``. Use :func:`containing_ball` for an exact non-optimal
@@ -889,6 +972,14 @@ class KNormBall:
             raise VerificationError(f"fan volume {self.volume!r} != qhull volume {hull_volume!r}.")
 
     # -- coordinates ------------------------------------------------------------------
+
+    @property
+    def fan_levels(self) -> int:
+        """Largest number of face centroids in one fan simplex: 0 without symmetry, 1 when each
+        representative facet was triangulated by qhull, more when :mod:`accountant.face_fan` recursed."""
+        if len(self.fan_points) == len(self.vertices):
+            return 0
+        return int((self.fan >= len(self.vertices)).sum(axis=1).max())
 
     @property
     def facet_count(self) -> int:

@@ -40,6 +40,11 @@ means rebuild and overwrite, reported as ``CacheInfo(status="rebuilt")``):
   facet list is invariant under the group's generators and is the disjoint
   union of the representatives' orbits.
 
+Balls whose fan has more than one level (a facet triangulated recursively by
+:mod:`accountant.face_fan`: 3x7 and 4x5 tables with 3-cycles) are refused by
+this re-verification, so they are built, used and reported ``not stored``,
+never written.
+
 Flat simplices (:math:`|\det|\le10^{-9}\max|\det|`, as qhull ``Qt``
 produces) are only checked to carry at most :math:`10^{-9}` of the volume;
 their points are fan points, hence in K. The zip CRC catches accidental

@@ -249,6 +249,9 @@ def _verify_symmetric(ball: KNormBall, sym: TableSymmetry, rows: NDArray[np.intp
         raise VerificationError(str(e)) from e
     q, facets, m, s, n_fp = ball.basis, ball.facets, len(ball.vertices), ball.dimension, len(ball.fan_points)
     _require(m == len(pts) and n_fp > m, "symmetric ball: vertices must be all of S, plus centroids.")
+    _require(int((rows >= m).sum(axis=1).max()) <= 1,
+             "the fan has simplices with more than one centroid (recursive decomposition, "
+             "accountant.face_fan): re-verification covers one-level fans only, so such a ball is not stored.")
     _require(bool(np.all(rows[:, -1] >= m)) and bool(np.all(rows[:, -2] < m)),
              "a fan simplex does not have exactly one centroid.")
     cen = rows[:, -1]

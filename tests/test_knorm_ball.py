@@ -274,8 +274,10 @@ def test_symmetric_build_four_by_four_with_cycles_is_complete() -> None:
 
 def test_symmetric_build_budgets_refuse_quickly() -> None:
     t0 = time.perf_counter()
-    with pytest.raises(SearchTooLarge, match="facet"):
-        KNormBall.from_space(table_space(4, 5), symmetry=TableSymmetry(4, 5))
+    with pytest.raises(SearchTooLarge, match="Time"):          # 4x5 with 3-cycles needs ~35 s
+        KNormBall.from_space(table_space(4, 5), symmetry=TableSymmetry(4, 5), time_limit=1.0)
+    with pytest.raises(SearchTooLarge, match="hull of a face"):     # s = 16: no recursion, refused at once
+        KNormBall.from_space(table_space(5, 5), symmetry=TableSymmetry(5, 5))
     with pytest.raises(SearchTooLarge, match="orbits"):
         KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), orbit_limit=3)
     with pytest.raises(SearchTooLarge, match="Time"):

@@ -46,8 +46,8 @@ from accountant.gaussian import gdp_mu_for
 from accountant.guarantees import GDP, ApproxDP, Guarantee, PureDP
 from accountant.knorm import ContainingBall, KNormBall, TableSymmetry, containing_ball
 from accountant.knorm_cache import cached_knorm_ball
-from accountant.root_polytope import RootPolytopeBall
 from accountant.relations import BaseRelation, SemiAdjacent
+from accountant.root_polytope import RootPolytopeBall
 from accountant.semiadjacent import semi_adjacent_parameter
 from accountant.semidp import NoFiniteGuarantee, joint_release_dp
 from accountant.sensitivity import SensitivitySpace
@@ -209,6 +209,8 @@ def _build_knorm(spec: Spec, s_space: SensitivitySpace, semi: SemiAdjacent) -> _
             optimal, cache = cached_knorm_ball(s_space, relation=semi, symmetry=_table_symmetry(spec, s_space))
             cache_info = {"status": cache.status, "path": str(cache.path), "seconds": cache.seconds,
                           "note": "hulls are cached on disk (SEMIDP_CACHE_DIR) and fully re-verified on every load"}
+            if cache.reason:            # e.g. a recursively triangulated ball, which is rebuilt, not stored
+                cache_info["reason"] = cache.reason
         ball: KNormBall | ContainingBall | RootPolytopeBall = optimal
         label = f"OPTIMAL K-norm ball conv(S) ({optimal.method})"
     except SearchTooLarge as e:
