@@ -86,6 +86,7 @@ from accountant.face_fan import FaceDecomposer, simplex_volumes
 from accountant.progress import Progress
 from accountant.relations import Relation
 from accountant.sensitivity import SensitivitySpace
+from accountant.span_coordinates import SpanCoordinates
 from verify.outcome import Bounds, Outcome, Refuted, Unknown, Verified
 
 #: Relative tolerance of the float geometry checks (a vertex has gauge exactly 1).
@@ -767,7 +768,7 @@ def _lp_solver() -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class KNormBall:
+class KNormBall(SpanCoordinates):
     r"""The optimal K-norm ball :math:`K'=Q^\top\operatorname{conv}(S)` in coordinates of an orthonormal basis of span(S).
 
     Build with :meth:`from_space`. Coordinates: ``y = basis.T @ x`` for
@@ -986,26 +987,6 @@ class KNormBall:
         """Number of facets of K (all orbits counted)."""
         return sum(self.facet_orbit_sizes) if self.symmetry is not None else len(self.facets)
 
-    @property
-    def dimension(self) -> int:
-        r""":math:`s=\dim\operatorname{span}(S)`."""
-        return int(self.basis.shape[1])
-
-    @property
-    def ambient_dimension(self) -> int:
-        """:math:`d`."""
-        return int(self.basis.shape[0])
-
-    def coordinates(self, x: ArrayLike) -> FloatArray:
-        """``Q^T x`` for ambient vectors (rows), after checking they lie in span(S).
-
-        Raises
-        ------
-        InvalidArgument
-            A vector is not in span(S) (relative residual above 1e-9).
-        """
-        return _to_coordinates(self.basis, x)
-
     # -- gauges -----------------------------------------------------------------------
 
     def gauge(self, y: ArrayLike) -> FloatArray:
@@ -1133,18 +1114,6 @@ class KNormBall:
         return Verified(
             f"all {len(amb)} vertices have LP gauge <= {hi:.12g} <= 1 + {rtol:g} (cvxpy, certified bounds)."
         )
-
-
-def _to_coordinates(q: FloatArray, x: ArrayLike) -> FloatArray:
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.shape[-1] != q.shape[0]:
-        raise InvalidArgument(f"vectors must have length {q.shape[0]}; got shape {arr.shape}.")
-    y = arr @ q
-    resid = np.linalg.norm(arr - y @ q.T, axis=-1)
-    scale = np.maximum(np.linalg.norm(arr, axis=-1), 1.0)
-    if np.any(resid > 1e-9 * scale):
-        raise InvalidArgument("a vector is not in span(S) (it would change the invariant).")
-    return y
 
 
 def _independent_rows(v: FloatArray) -> NDArray[np.intp]:
@@ -1297,7 +1266,7 @@ class FallbackLoss:
 
 
 @dataclass(frozen=True, eq=False)
-class ContainingBall:
+class ContainingBall(SpanCoordinates):
     r"""An exact but **non-optimal** K-norm ball :math:`L=T\,Z\supseteq Q^\top\operatorname{conv}(S)`.
 
     :math:`Z` is the cube :math:`[-1,1]^s` (kinds ``basis-cube``, ``box``) or
@@ -1337,20 +1306,6 @@ class ContainingBall:
     """The relation on which ``space`` is the sensitivity space."""
     label: str = ""
     """Human-readable description, always saying NON-OPTIMAL."""
-
-    @property
-    def dimension(self) -> int:
-        """:math:`s`."""
-        return int(self.basis.shape[1])
-
-    @property
-    def ambient_dimension(self) -> int:
-        """:math:`d`."""
-        return int(self.basis.shape[0])
-
-    def coordinates(self, x: ArrayLike) -> FloatArray:
-        """``Q^T x`` after checking span membership."""
-        return _to_coordinates(self.basis, x)
 
     def gauge(self, y: ArrayLike) -> FloatArray:
         """Gauge of L for rows of ``y``."""

@@ -71,9 +71,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from accountant.arguments import check_int
 from accountant.errors import InvalidArgument, VerificationError
-from accountant.knorm import GEOMETRY_RTOL, _to_coordinates
+from accountant.knorm import GEOMETRY_RTOL
 from accountant.relations import Relation
 from accountant.sensitivity import SensitivitySpace, table_space
+from accountant.span_coordinates import SpanCoordinates
 
 FloatArray = NDArray[np.float64]
 
@@ -175,7 +176,7 @@ def _why_not_two_row(space: SensitivitySpace) -> str | None:
 
 
 @dataclass(frozen=True, eq=False)
-class RootPolytopeBall:
+class RootPolytopeBall(SpanCoordinates):
     r"""Optimal K-norm ball :math:`K'=Q^\top\operatorname{conv}(S)` of a :math:`2\times c` table, in closed form.
 
     The same ball as :meth:`accountant.knorm.KNormBall.from_space` on
@@ -301,16 +302,6 @@ class RootPolytopeBall:
         return math.exp(self.log_volume)
 
     # -- coordinates and gauges ---------------------------------------------------------
-
-    def coordinates(self, x: ArrayLike) -> FloatArray:
-        """``Q^T x`` for ambient vectors (rows), after checking they lie in span(S).
-
-        Raises
-        ------
-        InvalidArgument
-            A vector is not in span(S) (relative residual above 1e-9).
-        """
-        return _to_coordinates(self.basis, x)
 
     def cells(self, y: ArrayLike) -> FloatArray:
         r"""First-row cell vector :math:`v=Hy/\sqrt2` of coordinates ``y`` (the ambient point is ``(v, -v)``)."""

@@ -31,6 +31,7 @@ from accountant.guarantees import GDP
 from accountant.knorm import certified_span
 from accountant.relations import Relation, check_same_relation
 from accountant.sensitivity import SensitivitySpace
+from accountant.span_coordinates import SpanCoordinates
 
 FloatArray = NDArray[np.float64]
 
@@ -46,7 +47,7 @@ def expected_chi(s: int) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class ProjectedGaussianMechanism:
+class ProjectedGaussianMechanism(SpanCoordinates):
     r"""Gaussian noise :math:`\sigma Q\xi` in span(S) (Cho & Awan 2024, Alg. 1).
 
     Examples
@@ -81,16 +82,6 @@ class ProjectedGaussianMechanism:
         cert = certified_span(space)
         delta2 = sqrt_up(Q(space.l2_squared))
         return cls(np.asarray(cert.orthonormal, dtype=np.float64), up_exact(Q(delta2) / Q(mu)), delta2, relation)
-
-    @property
-    def dimension(self) -> int:
-        """:math:`s`, the dimension of the noise."""
-        return int(self.basis.shape[1])
-
-    @property
-    def ambient_dimension(self) -> int:
-        """:math:`d`."""
-        return int(self.basis.shape[0])
 
     def privacy_map(self, relation: Relation) -> GDP:
         r""":math:`\mu=\Delta_2/\sigma`-GDP (rounded up) on ``relation``, which must be the mechanism's."""
