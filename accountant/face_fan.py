@@ -281,8 +281,7 @@ class FaceDecomposer:
                 self._check_budget(f"rotating across ridges, {len(queue)} facet orbits of a face")
                 li = np.array([pos[int(v)] for v in ridge], dtype=np.intp)
                 m = np.linalg.svd(y[li])[2][-1]
-                rest = np.setdiff1d(local, li)
-                if float((y[rest] @ m).sum()) > 0:
+                if float((y[local] @ m).sum()) > 0:     # the ridge's own points have y @ m = 0
                     m = -m
                 den = y @ m
                 mask = den > 1e-9
