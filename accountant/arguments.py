@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from accountant.errors import InvalidArgument
 
 
@@ -60,3 +62,17 @@ def check_int(name: str, value: object, *, minimum: int = 0) -> int:
     if k < minimum:
         raise InvalidArgument(f"{name}={value!r} must be an integer >= {minimum}.")
     return k
+
+
+def check_rng(rng: object) -> np.random.Generator:
+    """Return ``rng`` if it is a :class:`numpy.random.Generator`, else raise InvalidArgument.
+
+    Every sampler takes an explicit generator (``rng=``) and never a global one,
+    so a run is reproducible from its seed.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidArgument(
+            f"rng={rng!r} must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)); "
+            "samplers never use a global generator."
+        )
+    return rng

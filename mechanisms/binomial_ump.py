@@ -82,7 +82,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
-from accountant.arguments import check_in_interval, check_int
+from accountant.arguments import check_in_interval, check_int, check_rng
 from accountant.errors import InvalidArgument
 from accountant.guarantees import Guarantee
 from accountant.relations import Replace
@@ -95,7 +95,7 @@ from mechanisms.binomial_tail import (
     _monotone_root,
     log_tail,
 )
-from mechanisms.cnd import Tulap, _check_rng
+from mechanisms.cnd import Tulap
 from mechanisms.umpu import _check_alternative
 
 __all__ = [
@@ -424,7 +424,7 @@ class BinomialUMPTest:
 
     def release(self, x: int, *, rng: np.random.Generator) -> float:
         r"""The private statistic :math:`Z=x+N` (research/auditing sampler, explicit ``rng``)."""
-        _check_rng(rng)
+        check_rng(rng)
         if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral) or not 0 <= x <= self.n:
             raise InvalidArgument(f"x={x!r} must be an integer count in [0, {self.n}].")
         return float(x) + float(self.noise.sample(rng=rng))

@@ -68,7 +68,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
-from accountant.arguments import check_finite_real, check_in_interval, check_int, check_positive
+from accountant.arguments import (
+    check_finite_real,
+    check_in_interval,
+    check_int,
+    check_positive,
+    check_rng,
+)
 from accountant.directed import MP, up
 from accountant.errors import InvalidArgument
 from accountant.guarantees import GDP, ApproxDP, Guarantee, PureDP, TradeOff
@@ -305,7 +311,7 @@ class CanonicalNoise(ABC):
 
         Research/auditing sampler: not hardened against floating-point side channels.
         """
-        _check_rng(rng)
+        check_rng(rng)
         w = 1.0 - rng.random(size)
         sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
         a = np.atleast_1d(np.asarray(w, dtype=np.float64))
@@ -313,12 +319,6 @@ class CanonicalNoise(ABC):
         return float(out[0]) if size is None else out.reshape(np.shape(w))
 
 
-def _check_rng(rng: object) -> None:
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidArgument(
-            f"rng={rng!r} must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)); "
-            "samplers never use a global generator."
-        )
 
 
 def _default_relation(relation: Relation | None) -> Relation:
@@ -382,7 +382,7 @@ class GaussianCND(CanonicalNoise):
         self, *, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
     ) -> float | FloatArray:
         """``rng.standard_normal(size) / mu`` (research/auditing sampler)."""
-        _check_rng(rng)
+        check_rng(rng)
         z = rng.standard_normal(size) / self.mu
         return float(z) if size is None else np.asarray(z, dtype=np.float64)
 
@@ -594,7 +594,7 @@ class Tulap(CanonicalNoise):
 
         Research/auditing sampler: not hardened against floating-point side channels.
         """
-        _check_rng(rng)
+        check_rng(rng)
         shape: tuple[int, ...] = () if size is None else tuple(np.atleast_1d(size).tolist())
         n = int(np.prod(shape)) if shape else 1
         out = np.empty(n, dtype=np.float64)

@@ -47,6 +47,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
+from accountant.arguments import check_rng
 from accountant.errors import InvalidArgument
 
 __all__ = [
@@ -72,12 +73,6 @@ _Trials = Callable[[int, np.random.Generator], NDArray[np.int64]]
 # --------------------------------------------------------------------------- checks
 
 
-def _check_rng(rng: object) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidArgument(
-            f"rng={rng!r} must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed))."
-        )
-    return rng
 
 
 def _rational(name: str, value: object, *, positive: bool) -> Fraction:
@@ -194,7 +189,7 @@ def bernoulli_exp(gamma: RationalLike, *, rng: np.random.Generator) -> bool:
     Not hardened against timing side channels (research / auditing use).
     """
     g = _rational("gamma", gamma, positive=False)
-    return _bernoulli_exp(g, _check_rng(rng))
+    return _bernoulli_exp(g, check_rng(rng))
 
 
 def discrete_laplace(scale: RationalLike, *, rng: np.random.Generator) -> int:
@@ -204,7 +199,7 @@ def discrete_laplace(scale: RationalLike, *, rng: np.random.Generator) -> int:
     hardened against timing side channels (research / auditing use).
     """
     t = _rational("scale", scale, positive=True)
-    return _laplace(t, _check_rng(rng))
+    return _laplace(t, check_rng(rng))
 
 
 def discrete_gaussian(sigma2: RationalLike, *, rng: np.random.Generator) -> int:
@@ -215,7 +210,7 @@ def discrete_gaussian(sigma2: RationalLike, *, rng: np.random.Generator) -> int:
     Not hardened against timing side channels (research / auditing use).
     """
     s2 = _rational("sigma2", sigma2, positive=True)
-    return _gaussian(s2, _check_rng(rng))
+    return _gaussian(s2, check_rng(rng))
 
 
 def double_geometric(ratio: RationalLike, *, rng: np.random.Generator) -> int:
@@ -228,7 +223,7 @@ def double_geometric(ratio: RationalLike, *, rng: np.random.Generator) -> int:
     a = _rational("ratio", ratio, positive=True)
     if not a < 1:
         raise InvalidArgument(f"ratio={ratio!r} must be in (0, 1).")
-    r = _check_rng(rng)
+    r = check_rng(rng)
 
     def geometric() -> int:
         g = 0
@@ -395,7 +390,7 @@ def discrete_laplace_array(
     t = _rational("scale", scale, positive=True)
     n = _check_size("size", size)
     b = _check_batch(batch_size)
-    r = _check_rng(rng)
+    r = check_rng(rng)
     if t.numerator >= 2**31 or t.denominator >= 2**31:
         raise InvalidArgument(
             f"scale={scale!r}: numerator and denominator must be < 2**31 for the vectorised "
@@ -420,7 +415,7 @@ def discrete_gaussian_array(
     s2 = _rational("sigma2", sigma2, positive=True)
     n = _check_size("size", size)
     b = _check_batch(batch_size)
-    r = _check_rng(rng)
+    r = check_rng(rng)
     p, q = s2.numerator, s2.denominator
     t = _floor_sqrt(s2) + 1
     den = 2 * p * q * t * t

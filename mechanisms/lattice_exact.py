@@ -66,7 +66,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from accountant.arguments import check_int, check_nonnegative
+from accountant.arguments import check_int, check_nonnegative, check_rng
 from accountant.directed import down_exact, up_exact
 from accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
 from accountant.lattice_split import (
@@ -292,8 +292,7 @@ class ExactLatticeSampler:
             ``max_proposals`` proposals made or ``time_budget`` seconds passed before ``n`` draws.
         """
         total = check_int("n", n, minimum=0)
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidArgument(f"rng={rng!r} must be a numpy.random.Generator.")
+        check_rng(rng)
         budget = math.inf if time_budget is None else check_nonnegative("time_budget", time_budget)
         cap = math.inf if max_proposals is None else check_int("max_proposals", max_proposals, minimum=1)
         t0 = time.monotonic()

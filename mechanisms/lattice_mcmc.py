@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_int, check_nonnegative, check_positive
+from accountant.arguments import check_int, check_nonnegative, check_positive, check_rng
 from accountant.errors import BudgetExhausted, InvalidArgument
 from accountant.progress import Progress
 from mechanisms.lattice_targets import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeTarget
@@ -83,12 +83,6 @@ _BLOCK_ELEMENTS = 1 << 17
 # --------------------------------------------------------------------------- proposals
 
 
-def _check_rng(rng: object) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidArgument(
-            f"rng={rng!r} must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed))."
-        )
-    return rng
 
 
 def _dg_float(
@@ -145,7 +139,7 @@ def double_geometric_float(
     shape = (size,) if isinstance(size, int) else tuple(size)
     if any(k < 0 for k in shape):
         raise InvalidArgument(f"size={size!r} must be non-negative.")
-    return _dg_draw(np.full(shape[-1:] or (1,), math.log(a)), shape, _check_rng(rng))
+    return _dg_draw(np.full(shape[-1:] or (1,), math.log(a)), shape, check_rng(rng))
 
 
 def _check_ratio(name: str, value: object) -> float:
@@ -234,7 +228,7 @@ class LatticeSampler:
     def initial_states(self, chains: int, *, rng: np.random.Generator) -> NDArray[np.int64]:
         """``chains`` independent draws from pi_0 = the proposal law (chains x m)."""
         n = check_int("chains", chains, minimum=1)
-        return _dg_draw(self.log_ratio, (n, self.target.m), _check_rng(rng))
+        return _dg_draw(self.log_ratio, (n, self.target.m), check_rng(rng))
 
     def propose(self, n: int, *, rng: np.random.Generator) -> NDArray[np.int64]:
         """``n`` proposal increments ``e`` (n x m), ``e_j ~ DG(a_j)`` (float sampler)."""
@@ -273,7 +267,7 @@ class LatticeSampler:
         progress:
             Show a progress line on a TTY (``accountant.progress``).
         """
-        g = _check_rng(rng)
+        g = check_rng(rng)
         n_it = check_int("iterations", iterations)
         b = check_int("burn_in", burn_in)
         th = check_int("thin", thin)

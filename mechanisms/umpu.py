@@ -112,12 +112,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
-from accountant.arguments import check_in_interval, check_positive
+from accountant.arguments import check_in_interval, check_positive, check_rng
 from accountant.errors import InvalidArgument
 from accountant.guarantees import Guarantee
 from accountant.invariants import Margins
 from accountant.relations import Replace, SemiAdjacent
-from mechanisms.cnd import CanonicalNoise, _check_rng
+from mechanisms.cnd import CanonicalNoise
 from mechanisms.fnch import FisherNoncentralHypergeometric
 
 __all__ = [
@@ -779,7 +779,7 @@ class SemiDPOddsRatioTest:
 
     def release(self, x11: int, *, rng: np.random.Generator) -> float:
         r"""The private statistic :math:`Z=x_{11}+N`, :math:`N\sim F_N` (research/auditing sampler)."""
-        _check_rng(rng)
+        check_rng(rng)
         lo, hi = self.margins.support()
         if isinstance(x11, (bool, np.bool_)) or not isinstance(x11, numbers.Integral) or not lo <= x11 <= hi:
             raise InvalidArgument(
