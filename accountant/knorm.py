@@ -35,8 +35,8 @@ to :math:`K'=Q^\top K` is exactly 1, whatever basis is used.
   (:mod:`accountant.face_fan`). Measured on 2 cores: 4x4 with 3-cycles (3 818
   facets, 9 orbits) ~0.8 s, where direct qhull needs ~1.06 M simplices and ~95 s;
   4x5 moves (15 690 facets) ~1 s; 3x7 with 3-cycles (378 facets, a facet with
-  144 vertices in dimension 11) ~6 s; 4x5 with 3-cycles (130 530 facets, 47
-  orbits, a facet with 168 vertices) ~21 s, 1.4 M fan simplices.
+  144 vertices in dimension 11) ~4 s; 4x5 with 3-cycles (130 530 facets, 47
+  orbits, a facet with 168 vertices) ~17 s, 1.4 M fan simplices.
 
 Size guards: a direct qhull run is refused (:class:`~accountant.errors.SearchTooLarge`)
 when ``n ** floor(s/2)`` exceeds :data:`QHULL_WORK_LIMIT`; the symmetric build
@@ -82,7 +82,7 @@ from scipy.special import gammaln
 from accountant.arguments import check_int
 from accountant.directed import pad_down, pad_up, sqrt_up
 from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
-from accountant.face_fan import FaceDecomposer, simplex_volumes
+from accountant.face_fan import FaceDecomposer, check_volumes
 from accountant.progress import Progress
 from accountant.relations import Relation
 from accountant.sensitivity import SensitivitySpace
@@ -105,7 +105,7 @@ FAN_LIMIT = 3_000_000
 
 #: Largest rank s for which the symmetric build triangulates a facet beyond ``work_limit``
 #: recursively (:mod:`accountant.face_fan`); above it such a facet is refused at once. s = 12 covers
-#: every table with (r-1)(c-1) <= 12 (4x5 with 3-cycles: ~21 s); at 5x5 (s = 16) the face lattice
+#: every table with (r-1)(c-1) <= 12 (4x5 with 3-cycles: ~17 s); at 5x5 (s = 16) the face lattice
 #: is out of reach (>= 842 030 facets with the moves only), so refusing quickly is the useful answer.
 RECURSION_MAX_RANK = 12
 
@@ -700,6 +700,7 @@ def _symmetric_fan(
                          fan_limit, recurse=s <= RECURSION_MAX_RANK)
     fan_idx: list[NDArray[np.intp]] = []
     fan_mult: list[IntArray] = []
+    fan_vol: list[FloatArray] = []
     while queue:
         if time.monotonic() - t0 > time_limit:
             raise SearchTooLarge(f"facet orbits of conv(S) (found {len(reps)} so far)", time.monotonic() - t0,
@@ -713,6 +714,7 @@ def _symmetric_fan(
         face = dec.decompose(fc.tight.astype(np.intp), [dec.face_table(fc.tight)], cidx, cone_simplex=True)
         fan_idx.append(face.rows)
         fan_mult.append(face.mult * fc.orbit)
+        fan_vol.append(face.vols / (float(np.linalg.norm(a)) * s))      # cone from 0: height 1/|a|
         ridges = [np.searchsorted(fc.tight, r) for r in face.ridges]
         for ridge in ridges:
             if time.monotonic() - t0 > time_limit:
@@ -750,7 +752,8 @@ def _symmetric_fan(
     progress.close()
     fpts = dec.all_points()
     rows = np.vstack(fan_idx)
-    vols = simplex_volumes(fpts, rows)
+    vols = np.concatenate(fan_vol)
+    check_volumes(fpts, rows, vols)
     keep = vols > 1e-12 * float(vols.max())          # qhull Qt's flat simplices carry no volume
     return reps, fpts, rows[keep], vols[keep], np.concatenate(fan_mult)[keep], facets
 
