@@ -289,7 +289,7 @@ class FaceDecomposer:
             local, n_orbit = queue[i]
             i += 1
             fv = vidx[local]
-            a = np.linalg.lstsq(y[local], np.ones(len(local)), rcond=None)[0]
+            a = np.asarray(np.linalg.lstsq(y[local], np.ones(len(local)), rcond=None)[0], dtype=np.float64)
             if float((y @ a).max()) > 1 + 1e-7 or float(np.abs(y[local] @ a - 1).max()) > 1e-7:
                 raise VerificationError("a facet of a face is not a supporting hyperplane (float trouble).")
             sub = self.decompose(fv, [*chain, self.face_table(fv)], self.add_point(self.points[fv].mean(axis=0)))
@@ -299,15 +299,27 @@ class FaceDecomposer:
             for ridge in sub.ridges:
                 self._check_budget(f"rotating across ridges, {len(queue)} facet orbits of a face")
                 li = np.array([pos[int(v)] for v in ridge], dtype=np.intp)
-                m = np.linalg.svd(y[li])[2][-1]
-                if float((y[local] @ m).sum()) > 0:     # the ridge's own points have y @ m = 0
-                    m = -m
-                den = y @ m
-                mask = den > 1e-9
-                tstar = float(((1.0 - y[mask] @ a) / den[mask]).min())
-                add(np.flatnonzero(y @ (a + tstar * m) >= 1 - _TIGHT))
+                add(np.flatnonzero(y @ rotate_facet(y, a, y[local], y[li]) >= 1 - _TIGHT))
         return FaceFan([vidx[loc] for loc, _ in queue], np.vstack(rows_out).astype(np.intp),
                        np.concatenate(mult_out), np.concatenate(vols_out))
+
+
+def rotate_facet(points: FloatArray, a: FloatArray, facet: FloatArray, ridge: FloatArray) -> FloatArray:
+    r"""The neighbouring facet across a ridge (one gift-wrapping step); normals as :math:`a\cdot y\le1`.
+
+    ``points``: all vertices (origin in the interior); ``a``: the facet's normal;
+    ``facet`` / ``ridge``: the points on the facet and on its ridge. The
+    hyperplane is turned about the ridge (direction ``m``, normal to the ridge's
+    linear span, pointing away from the rest of the facet) until it meets
+    another vertex: :math:`a + t^*m`, :math:`t^*=\min_{m\cdot p>0}(1-a\cdot p)/(m\cdot p)`.
+    """
+    m = np.linalg.svd(ridge)[2][-1]
+    if float((facet @ m).sum()) > 0:                   # the ridge's own points have p . m = 0
+        m = -m
+    den = points @ m
+    mask = den > 1e-9
+    tstar = float(((1.0 - points[mask] @ a) / den[mask]).min())
+    return np.asarray(a + tstar * m, dtype=np.float64)
 
 
 def simplex_volumes(points: FloatArray, rows: NDArray[np.intp]) -> FloatArray:

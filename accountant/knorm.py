@@ -82,7 +82,7 @@ from scipy.special import gammaln
 from accountant.arguments import check_int
 from accountant.directed import pad_down, pad_up, sqrt_up
 from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
-from accountant.face_fan import FaceDecomposer, check_volumes
+from accountant.face_fan import FaceDecomposer, check_volumes, rotate_facet
 from accountant.progress import Progress
 from accountant.relations import Relation
 from accountant.sensitivity import SensitivitySpace
@@ -528,21 +528,35 @@ class TableSymmetry:
         stack itself, each realised by :math:`\prod_j \mathrm{mult}_j!` column
         permutations (``mult``: multiplicities of equal columns).
         """
-        key, stab, _ = self._canonical(stack, False)
-        return key, stab
+        keys, stabs = self.chain_keys(np.asarray(stack)[None])
+        return keys[0], int(stabs[0])
 
-    def chain_keys(self, stacks: IntArray) -> tuple[list[bytes], IntArray]:
-        """:meth:`chain_key` of each stack in ``stacks`` ``(n, k, r, c)``, vectorised: keys and stabiliser orders."""
+    def _columns(self, stacks: IntArray) -> tuple[NDArray[np.intp], NDArray[np.void]]:
+        """Row permutations, and the columns (as bytes) of every variant of every stack: ``(n, nv, c)``.
+
+        Variant ``v`` is ``sign * base[:, perms[p]]`` with ``divmod(v, len(perms)) = (block, p)``, the
+        base transposed iff ``block >= 2`` and the sign negative iff ``block`` is odd.
+        """
         st = np.asarray(stacks, dtype=np.int64)
         n, k = st.shape[0], st.shape[1]
         perms = np.array(list(itertools.permutations(range(self.rows))))
         bases = [st, st.transpose(0, 1, 3, 2)] if self.transposes else [st]
         var = np.concatenate([sg * b[:, :, perms].transpose(0, 2, 1, 3, 4) for b in bases for sg in (1, -1)],
                              axis=1)                                         # (n, nv, k, r, c)
-        nv, width = var.shape[1], 8 * k * self.rows
-        cols = np.ascontiguousarray(var.transpose(0, 1, 4, 2, 3)).reshape(n, nv, self.cols, k * self.rows)
-        cv = np.sort(cols.view(np.dtype((np.void, width))).reshape(n, nv, self.cols), axis=2)
-        whole = np.ascontiguousarray(cv).view(np.dtype((np.void, width * self.cols))).reshape(n, nv)
+        cols = np.ascontiguousarray(var.transpose(0, 1, 4, 2, 3)).reshape(n, var.shape[1], self.cols, k * self.rows)
+        return perms, cols.view(np.dtype((np.void, 8 * k * self.rows))).reshape(n, var.shape[1], self.cols)
+
+    @staticmethod
+    def _rows_of(cv: NDArray[np.void]) -> NDArray[np.void]:
+        """Each variant's sorted columns as one bytes value: ``(n, nv)``."""
+        return np.ascontiguousarray(cv).view(np.dtype((np.void, cv.dtype.itemsize * cv.shape[-1])))[..., 0]
+
+    def chain_keys(self, stacks: IntArray) -> tuple[list[bytes], IntArray]:
+        """:meth:`chain_key` of each stack in ``stacks`` ``(n, k, r, c)``, vectorised: keys and stabiliser orders."""
+        _, raw = self._columns(stacks)
+        n = raw.shape[0]
+        cv = np.sort(raw, axis=2)
+        whole = self._rows_of(cv)
         same = np.count_nonzero(whole == whole[:, :1], axis=1)
         own = cv[:, 0, :]                                      # sorted columns of the stack itself
         run = np.ones(n, dtype=np.int64)
@@ -551,7 +565,7 @@ class TableSymmetry:
             run = np.where(own[:, j] == own[:, j - 1], run + 1, 1)
             prod *= run
         best = np.sort(whole, axis=1)[:, 0]
-        tail = k.to_bytes(2, "little")
+        tail = int(np.shape(stacks)[1]).to_bytes(2, "little")
         return [bytes(b) + tail for b in best], same.astype(np.int64) * prod
 
     def canonical_element(self, stack: IntArray) -> tuple[bytes, TableElement]:
@@ -560,33 +574,14 @@ class TableSymmetry:
         Two stacks ``a``, ``b`` with equal keys satisfy ``b = h_b^{-1}(h_a(a))``
         (:meth:`apply`, :meth:`apply_inverse`).
         """
-        key, _, elem = self._canonical(stack, True)
-        assert elem is not None
-        return key, elem
-
-    def _canonical(self, stack: IntArray, element: bool) -> tuple[bytes, int, TableElement | None]:
-        st = np.asarray(stack, dtype=np.int64)
-        k = st.shape[0]
-        perms = np.array(list(itertools.permutations(range(self.rows))))
-        bases = [st, st.transpose(0, 2, 1)] if self.transposes else [st]
-        var = np.concatenate([sg * b[:, perms].transpose(1, 0, 2, 3) for b in bases for sg in (1, -1)])
-        nv, width = len(var), 8 * k * self.rows
-        cols = np.ascontiguousarray(var.transpose(0, 3, 1, 2)).reshape(nv, self.cols, k * self.rows)
-        raw = cols.view(np.dtype((np.void, width))).reshape(nv, self.cols)
-        cv = np.sort(raw, axis=1)
-        whole = np.ascontiguousarray(cv).view(np.dtype((np.void, width * self.cols))).reshape(nv)
-        same = int(np.count_nonzero(whole == whole[0]))
-        mult = np.unique(cv[0], return_counts=True)[1]
-        stab = same * math.prod(math.factorial(int(j)) for j in mult)
+        perms, raw = self._columns(np.asarray(stack)[None])
+        whole = self._rows_of(np.sort(raw[0], axis=1))
         best = int(np.argsort(whole, kind="stable")[0])
-        key = bytes(whole[best]) + k.to_bytes(2, "little")
-        if not element:
-            return key, stab, None
         block, p_idx = divmod(best, len(perms))
         elem = TableElement(tuple(int(i) for i in perms[p_idx]),
-                            tuple(int(i) for i in np.argsort(raw[best], kind="stable")),
+                            tuple(int(i) for i in np.argsort(raw[0, best], kind="stable")),
                             block >= 2, -1 if block % 2 else 1)
-        return key, stab, elem
+        return bytes(whole[best]) + int(np.shape(stack)[0]).to_bytes(2, "little"), elem
 
     @staticmethod
     def apply(elem: TableElement, tables: IntArray) -> IntArray:
@@ -721,15 +716,7 @@ def _symmetric_fan(
                 raise SearchTooLarge(f"facet orbits of conv(S) (found {len(reps)} so far)",
                                      time.monotonic() - t0, time_limit,
                                      "Time budget (s) exceeded; use containing_ball(space).")
-            xr = x[ridge]
-            mvec = np.linalg.svd(xr)[2][-1]
-            rest = np.setdiff1d(np.arange(len(x)), ridge)
-            if float((x[rest] @ mvec).sum()) > 0:
-                mvec = -mvec
-            den = pts @ mvec
-            mask = den > 1e-9
-            tstar = float(((1.0 - pts[mask] @ a) / den[mask]).min())
-            nb = _snap_facet(q, a + tstar * mvec, u, perp, s)
+            nb = _snap_facet(q, rotate_facet(pts, a, x, x[ridge]), u, perp, s)
             key, stab = key_of(nb)
             if key not in seen:
                 seen.add(key)
