@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 #: Largest number of terms summed for one tail (about ``15 sigma``; ``sigma^2``
-#: up to ~1.7e8). About 0.3 s per tail at 2e5 terms.
+#: up to ~1.7e8); the cost is linear in the terms summed.
 MAX_TAIL_TERMS = 200_000
 #: Blanket relative error bound of every summed/multiplied quantity: each of
 #: the <= 3 * MAX_TAIL_TERMS + 10 MP operations per quantity has relative error

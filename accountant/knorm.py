@@ -87,7 +87,7 @@ from accountant.progress import Progress
 from accountant.relations import Relation
 from accountant.sensitivity import SensitivitySpace
 from accountant.span_coordinates import SpanCoordinates
-from verify.outcome import Bounds, Outcome, Refuted, Unknown, Verified
+from accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
 
 #: Relative tolerance of the float geometry checks (a vertex has gauge exactly 1).
 GEOMETRY_RTOL = 1e-9
@@ -367,7 +367,7 @@ def exact_gauge(space: SensitivitySpace, x: Sequence[int] | ArrayLike) -> GaugeC
     rationalises the primal (re-solved exactly on its support) and the dual
     (:math:`f`, rescaled so that :math:`\max_{u\in S}f\cdot u\le1` holds exactly).
     If the two exact bounds meet, the gauge is certified; otherwise
-    :class:`~verify.outcome.Unknown` with the rational bounds in the reason.
+    :class:`~accountant.outcome.Unknown` with the rational bounds in the reason.
 
     Raises
     ------
@@ -1010,7 +1010,7 @@ class KNormBall(SpanCoordinates):
         r"""Independent LP gauge (cvxpy): :math:`\min t` s.t. :math:`y=\sum\lambda_kv_k`, :math:`\lambda\ge0`, :math:`\sum\lambda=t`.
 
         Only status ``OPTIMAL`` is accepted (R9); anything else is
-        :class:`~verify.outcome.Unknown`. The result is re-checked outside the
+        :class:`~accountant.outcome.Unknown`. The result is re-checked outside the
         solver: the upper bound is :math:`\sum\lambda^+` plus the gauge bound
         :math:`\|B^{-1}r\|_1` of the residual :math:`r` (``B`` = s independent
         vertices), the lower bound is :math:`f\cdot y/\max(1,\max_v f\cdot v)`

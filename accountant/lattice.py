@@ -62,18 +62,16 @@ __all__ = [
     "kernel_lattice_basis", "table_margins_matrix", "tail_constant", "total_matrix",
 ]
 
-#: Largest ``d`` (cells) for column reduction. Measured (Python ints, no gmpy2,
-#: including certification): 10x12 table margins (21x120) 0.06 s, 15x20 margins
-#: (35x300) 0.1 s, a random 0/1 30x300 matrix 0.3 s.
+#: Largest ``d`` (cells) for column reduction (Python ints, no gmpy2, including
+#: certification); covers 15x20 table margins (35x300). Timed by ``benchmarks/lattice.py``.
 MAX_CELLS_EXACT = 300
-#: Largest ``d`` for ``method="snf"`` (sympy ``smith_normal_decomp``): 10x12
-#: margins 1.0 s, 12x15 (180 cells) 3.9 s, 15x20 (300 cells) 22 s.
+#: Largest ``d`` for ``method="snf"`` (sympy ``smith_normal_decomp``, much slower than
+#: column reduction: it grows steeply past ~200 cells).
 MAX_CELLS_SNF = 200
-#: Largest ``d`` for the closed-form block basis (certification is O(d^2)):
-#: a single total over 1000 cells takes ~0.5 s (2000: ~2.5 s).
+#: Largest ``d`` for the closed-form block basis (certification is O(d^2)).
 MAX_CELLS_BLOCK = 1000
 #: Largest lattice dimension ``m`` for LLL (sympy ``DomainMatrix.lll``, pure
-#: Python): m = 99 (10x12 margins) ~2.5 s.
+#: Python); covers 10x12 margins (m = 99).
 MAX_LLL_DIMENSION = 120
 #: Gram determinants of bases with at most this many columns are computed twice
 #: (directly, modular + CRT, and by the duality identity) and compared.

@@ -30,7 +30,7 @@ from accountant.lattice import LatticeCertificate, certify
 __all__ = ["MAX_CELLS", "MAX_SPLIT_NODES", "FreeSplit", "NoFreeSplit", "exact_product", "free_coordinates",
            "search_free_split"]
 
-#: Largest number of cells: search + exact certification of ``[I; M]`` (single total, 500 cells) ~0.2 s.
+#: Largest number of cells for the search and the exact certification of ``[I; M]``.
 MAX_CELLS = 500
 #: Default budget of the split search (nodes = tentative column choices). Each node costs
 #: O(r d) integer operations; 4x4 margins need 7 nodes, 10x12 margins 21 (no backtracking).

@@ -62,7 +62,7 @@ from accountant.knorm import ContainingBall, KNormBall, certified_span
 from accountant.relations import Relation, check_same_relation
 from accountant.root_polytope import RootPolytopeBall
 from accountant.sensitivity import SensitivitySpace
-from verify.outcome import Bounds
+from accountant.outcome import Bounds
 
 FloatArray = NDArray[np.float64]
 Ball = KNormBall | ContainingBall | RootPolytopeBall

@@ -7,7 +7,7 @@ import pytest
 from accountant.guarantees import GDP, ZCDP, PureDP
 from accountant.relations import Replace
 from verify.claims import check_claim
-from verify.outcome import Refuted, Verified
+from accountant.outcome import Refuted, Verified
 
 R = Replace()
 

@@ -27,7 +27,7 @@ from accountant.knorm import (
     exact_gauge,
 )
 from accountant.sensitivity import SensitivitySpace, table_moves, table_space, table_three_cycles
-from verify.outcome import Bounds, Refuted, Verified
+from accountant.outcome import Bounds, Refuted, Verified
 
 
 @cache

@@ -12,8 +12,10 @@ import pytest
 from accountant import InvalidSpec
 from accountant.errors import UnsupportedRelease
 from accountant.guarantees import ZCDP, ApproxDP, PureDP
-from verify.lattice_audit import LatticeAudit, audit_lattice
-from verify.spec import SamplerSpec, Spec, load, loads
+from verify.kinds.lattice import SamplerSpec
+from verify.load import load, loads
+from verify.runner import Audit, audit
+from verify.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]
 DELINQUENT = ROOT / "specs" / "delinquent-children-4x4-generalized-laplace.toml"
@@ -32,11 +34,11 @@ def _small(spec: Spec, samples: int = 200, **sampler: object) -> Spec:
 
 
 @pytest.fixture(scope="module")
-def delinquent() -> LatticeAudit:
-    return audit_lattice(_small(load(DELINQUENT), pairs=100, lag=1000, tv=Fraction(1, 10)), seed=5)
+def delinquent() -> Audit:
+    return audit(_small(load(DELINQUENT), pairs=100, lag=1000, tv=Fraction(1, 10)), seed=5)
 
 
-def test_mcmc_releases_are_integer_with_exact_margins(delinquent: LatticeAudit) -> None:
+def test_mcmc_releases_are_integer_with_exact_margins(delinquent: Audit) -> None:
     assert delinquent.samples is not None and delinquent.samples.shape == (200, 16)
     y = delinquent.samples
     assert np.array_equal(y, np.round(y))                                  # integer-valued
@@ -48,7 +50,7 @@ def test_mcmc_releases_are_integer_with_exact_margins(delinquent: LatticeAudit) 
     assert _check(delinquent.report, "lattice-basis")["status"] == "pass"
 
 
-def test_mcmc_delta_prime_is_charged(delinquent: LatticeAudit) -> None:
+def test_mcmc_delta_prime_is_charged(delinquent: Audit) -> None:
     mech = delinquent.report["mechanism"]
     assert isinstance(mech, dict) and mech["sampler"]["method"] == "mcmc"
     burn = mech["sampler"]["burn_in"]
@@ -58,19 +60,20 @@ def test_mcmc_delta_prime_is_charged(delinquent: LatticeAudit) -> None:
     eff = delinquent.effective
     assert isinstance(eff, ApproxDP) and eff.epsilon == 0.25
     assert eff.delta >= (1 + np.exp(0.25)) * d_tv                         # (1 + e^eps) delta'
-    assert delinquent.tv_curve is not None and delinquent.tv_curve[0][0] == 0
-    vals = [v for _, v in delinquent.tv_curve]
+    curve = delinquent.report["mcmc"]["tv_curve"]
+    assert curve[0][0] == 0 and [p.suffix for p in delinquent.plots] == ["tv"]
+    vals = [v for _, v in curve]
     assert all(a >= b for a, b in zip(vals, vals[1:]))                    # non-increasing
 
 
-def test_mean_l1_norm_matches_T_I7(delinquent: LatticeAudit) -> None:
+def test_mean_l1_norm_matches_T_I7(delinquent: Audit) -> None:
     """Reference T-I7 (4x4, eps = 0.25, l1): E||z||_1 = 35.07 +- 0.04 (MC); here 200 draws, 99.99% interval."""
     mc = delinquent.report["expected_l2_error"]["monte_carlo"]  # type: ignore[index]
     lo, hi = mc["interval"]
     assert lo <= 35.07 <= hi
 
 
-def test_semi_dp_statement_scales_with_the_exact_sensitivity(delinquent: LatticeAudit) -> None:
+def test_semi_dp_statement_scales_with_the_exact_sensitivity(delinquent: Audit) -> None:
     """Semi-DP on (D_t, A_3): eps * Delta_1(S); S has 3-cycles with ||s||_1 = 6, so 6 x 0.25 = 1.5."""
     mech = delinquent.report["mechanism"]
     assert isinstance(mech, dict) and mech["semi_dp_distance"]["value"] == 6.0
@@ -80,7 +83,7 @@ def test_semi_dp_statement_scales_with_the_exact_sensitivity(delinquent: Lattice
 
 def test_budget_exhaustion_is_inconclusive_not_a_crash() -> None:
     spec = _small(load(DELINQUENT), samples=10, pairs=50, lag=1000, time_limit=Fraction(1, 100))
-    res = audit_lattice(spec, seed=1)
+    res = audit(spec, seed=1)
     assert _check(res.report, "sampler")["status"] == "skip"
     assert res.report["verdict"] == "inconclusive" and res.samples is None
 
@@ -99,7 +102,7 @@ def test_loader_checks_lattice_keys() -> None:
 def test_exact_draws_for_the_county_total_charge_no_delta() -> None:
     """102 counties, state total, l1 at eps = 0.192: exact rejection sampler (acceptance ~0.056), delta' = 0."""
     spec = load(ROOT / "specs" / "county-state-total-generalized-laplace.toml")
-    res = audit_lattice(_small(spec, samples=300), seed=3)
+    res = audit(_small(spec, samples=300), seed=3)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict) and mech["sampler"]["method"] == "exact" and mech["delta_tv_charged"] == 0.0
     assert res.samples is not None
@@ -109,12 +112,12 @@ def test_exact_draws_for_the_county_total_charge_no_delta() -> None:
     assert res.effective.epsilon == pytest.approx(0.192, rel=1e-15)
     semi = res.report["guarantees"]["semi_dp"]  # type: ignore[index]
     assert semi["epsilon"] == pytest.approx(2 * 0.192, rel=1e-15)        # a(t) = 1: one move, ||s||_1 = 2
-    assert res.report["verdict"] == "holds" and res.tv_curve is None
+    assert res.report["verdict"] == "holds" and "mcmc" not in res.report and res.plots == ()
 
 
 def test_generalized_gaussian_exact_draws_keep_rho() -> None:
     spec = load(ROOT / "specs" / "delinquent-children-4x4-generalized-gaussian.toml")
-    res = audit_lattice(_small(spec, samples=100), seed=4)
+    res = audit(_small(spec, samples=100), seed=4)
     assert isinstance(res.effective, ZCDP) and res.effective.rho == 0.125
     semi = res.report["guarantees"]["semi_dp"]  # type: ignore[index]
     assert semi["zcdp"] == pytest.approx(0.125 * 6, rel=1e-15)           # rho * Delta_2(S)^2, ||3-cycle||^2 = 6
@@ -126,8 +129,8 @@ def test_l2_laplace_is_not_separable_so_mcmc_is_used() -> None:
     spec = load(ROOT / "specs" / "intersecting-constraints-generalized-laplace.toml")
     spec = dataclasses.replace(spec, mechanism=dataclasses.replace(spec.mechanism, norm="l2"))
     with pytest.raises(UnsupportedRelease, match="not separable"):
-        audit_lattice(_small(spec, samples=10, method="exact"), seed=1)
-    res = audit_lattice(_small(spec, samples=20, pairs=60, lag=500, tv=Fraction(1, 10), time_limit=Fraction(1, 2)),
+        audit(_small(spec, samples=10, method="exact"), seed=1)
+    res = audit(_small(spec, samples=20, pairs=60, lag=500, tv=Fraction(1, 10), time_limit=Fraction(1, 2)),
                         seed=1)                           # a small budget: the route is what is tested here
     mech = res.report["mechanism"]
     assert isinstance(mech, dict) and mech["sampler"]["method"] == "mcmc"

@@ -14,8 +14,10 @@ from accountant import InvalidSpec
 from accountant.errors import UnsupportedRelease
 from accountant.guarantees import GDP, PureDP
 from mechanisms.projected_gaussian import expected_chi
-from verify.mechanism_audit import MechanismAudit, audit_mechanism
-from verify.spec import Spec, load, loads
+from verify.load import load, loads
+from verify.registry import REGISTRY
+from verify.runner import Audit, audit
+from verify.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]
 GAUSS = ROOT / "specs" / "table-3x3-projected-gaussian.toml"
@@ -29,13 +31,13 @@ def _check(report: dict[str, object], name: str) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def gauss() -> MechanismAudit:
-    return audit_mechanism(load(GAUSS), seed=None, time_limit=30.0)
+def gauss() -> Audit:
+    return audit(load(GAUSS), seed=None, time_limit=30.0)
 
 
 @pytest.fixture(scope="module")
-def knorm() -> MechanismAudit:
-    return audit_mechanism(load(KNORM), seed=None, time_limit=30.0)
+def knorm() -> Audit:
+    return audit(load(KNORM), seed=None, time_limit=30.0)
 
 
 def _margins(x: np.ndarray) -> np.ndarray:
@@ -45,7 +47,7 @@ def _margins(x: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("which", ["gauss", "knorm"])
 def test_every_draw_keeps_the_margins(which: str, request: pytest.FixtureRequest) -> None:
-    res: MechanismAudit = request.getfixturevalue(which)
+    res: Audit = request.getfixturevalue(which)
     spec = load(GAUSS if which == "gauss" else KNORM)
     assert spec.data.table is not None and spec.audit is not None
     table = np.asarray(spec.data.table, dtype=np.float64)
@@ -59,7 +61,7 @@ def test_every_draw_keeps_the_margins(which: str, request: pytest.FixtureRequest
     assert res.report["verdict"] == "holds"
 
 
-def test_gaussian_sensitivity_is_sqrt6_from_the_three_cycles(gauss: MechanismAudit) -> None:
+def test_gaussian_sensitivity_is_sqrt6_from_the_three_cycles(gauss: Audit) -> None:
     mech = gauss.report["mechanism"]
     assert isinstance(mech, dict)
     assert mech["l2_sensitivity_squared"] == 6          # not 4 (Prop. 32's moves only)
@@ -70,7 +72,7 @@ def test_gaussian_sensitivity_is_sqrt6_from_the_three_cycles(gauss: MechanismAud
     assert isinstance(gauss.effective, GDP) and gauss.effective.mu <= 1.0
 
 
-def test_gaussian_expected_error_is_exact_and_inside_the_interval(gauss: MechanismAudit) -> None:
+def test_gaussian_expected_error_is_exact_and_inside_the_interval(gauss: Audit) -> None:
     err = gauss.report["expected_l2_error"]
     assert isinstance(err, dict)
     assert err["exact"] == pytest.approx(math.sqrt(6) * expected_chi(4), rel=1e-12)
@@ -82,7 +84,7 @@ def test_gaussian_expected_error_is_exact_and_inside_the_interval(gauss: Mechani
     assert _check(gauss.report, "claim")["status"] == "pass"
 
 
-def test_knorm_is_optimal_and_its_error_check_passes(knorm: MechanismAudit) -> None:
+def test_knorm_is_optimal_and_its_error_check_passes(knorm: Audit) -> None:
     mech = knorm.report["mechanism"]
     assert isinstance(mech, dict) and mech["optimal"] is True and "OPTIMAL" in mech["label"]
     assert isinstance(knorm.effective, PureDP) and knorm.effective.epsilon == 1.0
@@ -93,8 +95,8 @@ def test_knorm_is_optimal_and_its_error_check_passes(knorm: MechanismAudit) -> N
 
 def test_seed_argument_overrides_and_reproduces() -> None:
     spec = dataclasses.replace(load(GAUSS), audit=dataclasses.replace(load(GAUSS).audit, samples=50))  # type: ignore[type-var]
-    a = audit_mechanism(spec, seed=123)
-    b = audit_mechanism(spec, seed=123)
+    a = audit(spec, seed=123)
+    b = audit(spec, seed=123)
     assert a.report["seed"] == 123
     assert a.samples is not None and b.samples is not None and a.samples.shape == (50, 9)
     assert np.array_equal(a.samples, b.samples)
@@ -105,15 +107,15 @@ def test_epsilon_delta_calibration_meets_its_target() -> None:
     spec = dataclasses.replace(
         base, claim=None, audit=dataclasses.replace(base.audit, samples=50),  # type: ignore[type-var]
         mechanism=dataclasses.replace(base.mechanism, mu=None, epsilon=Fraction(1), delta=Fraction(1, 10**6)))
-    res = audit_mechanism(spec, seed=1)
+    res = audit(spec, seed=1)
     assert _check(res.report, "calibration")["status"] == "pass"
     assert _check(res.report, "invariant-preserved")["status"] == "pass"
 
 
 def test_missing_table_is_refused() -> None:
     spec: Spec = dataclasses.replace(load(KNORM), data=dataclasses.replace(load(KNORM).data, table=None))
-    with pytest.raises(UnsupportedRelease, match="data.table"):
-        audit_mechanism(spec)
+    with pytest.raises(InvalidSpec, match="data.table"):
+        audit(spec)
 
 
 def test_bad_table_size_is_rejected_by_the_loader() -> None:
@@ -129,12 +131,12 @@ def test_knorm_falls_back_to_a_labelled_non_optimal_ball(monkeypatch: pytest.Mon
     def refuse(*args: object, **kwargs: object) -> KNormBall:
         raise SearchTooLarge("convex hull (test)", 1e12, 1e9)
 
-    import verify.mechanism_audit as ma
+    import verify.kinds.k_norm as ma
 
     monkeypatch.setattr(ma, "cached_knorm_ball", refuse)     # the build (cached or not) is refused
     base = load(KNORM)
     spec = dataclasses.replace(base, audit=dataclasses.replace(base.audit, samples=200))  # type: ignore[type-var]
-    res = audit_mechanism(spec, seed=3)
+    res = audit(spec, seed=3)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict) and mech["optimal"] is False
     assert "NON-OPTIMAL" in mech["label"] and mech["loss"]["norm_ratio_upper"] >= 1
@@ -160,7 +162,10 @@ def _variant(kind: str, samples: int = 400, **mech: object) -> Spec:
     A Gaussian kind drops the pure 1-DP claim (no Gaussian mechanism meets it).
     """
     base = load(KNORM)
-    m = dataclasses.replace(base.mechanism, kind=kind, **mech)  # type: ignore[arg-type]
+    spec_type = REGISTRY[kind].spec_type                 # each kind has its own [mechanism] dataclass
+    keep = {f.name: getattr(base.mechanism, f.name) for f in dataclasses.fields(spec_type)
+            if hasattr(base.mechanism, f.name)}
+    m = spec_type(**{**keep, "kind": kind, **mech})
     claim = None if "gaussian" in kind else base.claim
     return dataclasses.replace(base, mechanism=m, claim=claim,
                                audit=dataclasses.replace(base.audit, samples=samples))  # type: ignore[type-var]
@@ -173,7 +178,7 @@ def _spec(name: str, *, samples: int) -> Spec:
 
 
 def test_projected_laplace_keeps_margins_with_exact_second_moment() -> None:
-    res = audit_mechanism(_variant("projected-laplace"), seed=11)
+    res = audit(_variant("projected-laplace"), seed=11)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict)
     assert mech["l1_sensitivity"] == 6                 # the 3-cycles of S: |u|_1 = 6 (moves: 4)
@@ -193,7 +198,7 @@ def test_projected_laplace_keeps_margins_with_exact_second_moment() -> None:
     ("laplace", {}, 9), ("gaussian", {"epsilon": None, "mu": Fraction(1)}, 9)])
 def test_full_dimensional_kinds_do_not_keep_the_invariant_but_hold(
         kind: str, extra: dict[str, object], noise_dim: int) -> None:
-    res = audit_mechanism(_variant(kind, **extra), seed=5)
+    res = audit(_variant(kind, **extra), seed=5)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict) and mech["noise_dimension"] == noise_dim
     inv = _check(res.report, "invariant-preserved")
@@ -205,15 +210,15 @@ def test_full_dimensional_kinds_do_not_keep_the_invariant_but_hold(
 
 def test_the_cost_order_on_the_3x3_table() -> None:
     """Same target (1-DP on (D_t, A_3)): projected Laplace beats Laplace by the factor d/s = 9/4 in E||.||^2."""
-    full = audit_mechanism(_variant("laplace", samples=50), seed=1).report["expected_l2_error"]
-    proj = audit_mechanism(_variant("projected-laplace", samples=50), seed=1).report["expected_l2_error"]
+    full = audit(_variant("laplace", samples=50), seed=1).report["expected_l2_error"]
+    proj = audit(_variant("projected-laplace", samples=50), seed=1).report["expected_l2_error"]
     assert isinstance(full, dict) and isinstance(proj, dict)
     assert full["exact"] / proj["exact"] == pytest.approx(9 / 4, rel=1e-15)
 
 
 def test_knorm_beyond_the_hull_picks_the_better_exact_fallback_5x5() -> None:
     """5x5 (s = 16): hull refused; projected Laplace (<= 6 sqrt(2*16) = 33.94) beats the l2 ball (16 sqrt 6 = 39.19)."""
-    res = audit_mechanism(_spec("table-5x5-k-norm", samples=300), seed=2)
+    res = audit(_spec("table-5x5-k-norm", samples=300), seed=2)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict)
     assert mech["optimal"] is False and mech["fallback"] == "projected-laplace"
@@ -228,7 +233,7 @@ def test_knorm_beyond_the_hull_picks_the_better_exact_fallback_5x5() -> None:
 
 def test_subspace_dp_projected_laplace_reproduces_T_G4() -> None:
     """GGY Cor 3.8/17 at epsilon = 0.192, add-remove, 102 counties: per-county variance 53.7216 (reference T-G4)."""
-    res = audit_mechanism(_spec("county-state-total-projected-laplace", samples=500), seed=1)
+    res = audit(_spec("county-state-total-projected-laplace", samples=500), seed=1)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict)
     assert mech["per_cell_variance"]["max"] == pytest.approx(53.7216, abs=5e-5)
@@ -243,7 +248,7 @@ def test_subspace_dp_projected_gaussian_uses_ggy_constant() -> None:
     """c(0.5, 1e-6) * Delta_2 = 13.715304 for the replace-one histogram (GGY Lemma 3.4/13; mechanisms.subspace doctest)."""
     spec = _variant("projected-gaussian", samples=200, epsilon=Fraction(1, 2), delta=Fraction(1, 10**6))
     spec = dataclasses.replace(spec, claim=dataclasses.replace(load(KNORM).claim, framework="subspace-dp"))  # type: ignore[type-var]
-    res = audit_mechanism(spec, seed=3)
+    res = audit(spec, seed=3)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict) and round(mech["sigma"], 6) == 13.715304
     assert res.report["verdict"] == "fails"        # claim {epsilon = 1} is pure; a Gaussian gives (0.5, 1e-6) only
@@ -253,8 +258,8 @@ def test_subspace_dp_projected_gaussian_uses_ggy_constant() -> None:
 def test_knorm_hull_is_cached_and_reverified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SEMIDP_CACHE_DIR", str(tmp_path))
     spec = _variant("k-norm", samples=50)
-    first = audit_mechanism(spec, seed=1).report["mechanism"]
-    second = audit_mechanism(spec, seed=1).report["mechanism"]
+    first = audit(spec, seed=1).report["mechanism"]
+    second = audit(spec, seed=1).report["mechanism"]
     assert isinstance(first, dict) and isinstance(second, dict)
     assert first["hull_cache"]["status"] == "miss" and second["hull_cache"]["status"] == "hit"
     assert Path(second["hull_cache"]["path"]).parent == tmp_path
@@ -263,7 +268,7 @@ def test_knorm_hull_is_cached_and_reverified(tmp_path: Path, monkeypatch: pytest
 def test_knorm_2x13_is_optimal_in_closed_form() -> None:
     """s = 12, beyond the hull: the root polytope gives the optimal ball exactly (no hull, no fallback)."""
     spec = load(ROOT / "specs" / "table-2x13-k-norm.toml")
-    res = audit_mechanism(dataclasses.replace(spec, audit=dataclasses.replace(spec.audit, samples=300)),  # type: ignore[type-var]
+    res = audit(dataclasses.replace(spec, audit=dataclasses.replace(spec.audit, samples=300)),  # type: ignore[type-var]
                           seed=2)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict) and mech["optimal"] is True and mech["noise_dimension"] == 12

@@ -6,7 +6,7 @@ import pytest
 
 from accountant import DataSpace, Margins, Replace, Total
 from accountant.semiadjacent import semi_adjacent_parameter
-from verify.outcome import Refuted, Unknown, Verified
+from accountant.outcome import Refuted, Unknown, Verified
 from verify.z3_semiadjacent import certify_lower_bound, certify_upper_bound, certify_value
 
 AB = DataSpace.of(("A", 2), ("B", 2))

@@ -1,23 +1,21 @@
-"""semidp.verify: checks that claims follow, the spec runner and the ``semidp`` CLI.
+"""semidp.verify: the spec runner, its kind registry, typed reports, certificates and the ``semidp`` CLI.
 
-Public API: :func:`load` / :func:`loads` (specs), :func:`audit` (spec -> report),
-:func:`check_claim`, the outcome types :class:`Verified`, :class:`Refuted`,
-:class:`Unknown` and :class:`Bounds`.
+Public API: :func:`load` / :func:`loads` (specs), :func:`audit` (spec -> :class:`Audit`,
+whose ``report`` is the contract's JSON and ``typed`` the :class:`Report` value),
+:func:`check_claim`, :func:`register` (add a mechanism kind), and the outcome types
+:class:`Verified`, :class:`Refuted`, :class:`Unknown` and :class:`Bounds`.
 """
 
-from importlib import metadata as _metadata
-
-try:
-    __version__ = _metadata.version("semidp")
-except _metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-    __version__ = "0.1.0"
-
-from verify.audit import Audit, audit, exit_code  # noqa: E402
-from verify.claims import check_claim  # noqa: E402
-from verify.outcome import Bounds, Refuted, Unknown, Verified  # noqa: E402
-from verify.spec import Spec, load, loads  # noqa: E402
+from accountant.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
+from verify.claims import check_claim
+from verify.load import load, loads
+from verify.registry import Kind, register
+from verify.report import Check, Report
+from verify.runner import Audit, audit, exit_code
+from verify.spec import Spec
+from verify.version import __version__
 
 __all__ = [
-    "Audit", "Bounds", "Refuted", "Spec", "Unknown", "Verified",
-    "audit", "check_claim", "exit_code", "load", "loads", "__version__",
+    "Audit", "Bounds", "Check", "Kind", "NotApplicable", "Refuted", "Report", "Skipped", "Spec", "Unknown",
+    "Verified", "audit", "check_claim", "exit_code", "load", "loads", "register", "__version__",
 ]

@@ -19,14 +19,16 @@ A failure is a bug in semidp, reported as a failed check rather than hidden.
 
 from __future__ import annotations
 
-from typing import Any
+from functools import singledispatch
 
 import mpmath
 import sympy
 
-from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from accountant.conversion_routes import AnyGuarantee, EpsilonDelta
+from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP
+from accountant.outcome import Outcome, Refuted, Verified
 from accountant.semidp import NoFiniteGuarantee
-from verify.outcome import Outcome, Refuted, Verified
+from verify.report import GuaranteeSummary
 
 #: Working precision of the re-checks (decimal digits).
 DPS = 80
@@ -92,40 +94,55 @@ def _rdp_ok(g: RDP, eps: float, delta: float, method: str) -> bool:
     return False
 
 
-def certify_entry(g: Guarantee, entry: dict[str, Any]) -> bool | None:
-    """Re-check one reported ``{delta, epsilon, method}``; ``None`` if there is nothing to check."""
-    eps, delta, method = entry.get("epsilon"), entry["delta"], entry["method"]
-    if eps is None:
-        return None
-    if isinstance(g, ZCDP):
-        return _bs_ok(g.rho, eps, delta) if method == "bun-steinke" else _cks_ok(g.rho, eps, delta)
-    if isinstance(g, GDP):
-        return _bw_ok(g.mu, eps, delta)
-    if isinstance(g, PureDP):
-        return _approx_ok(g.epsilon, 0.0, eps, delta)
-    if isinstance(g, ApproxDP):
-        return _approx_ok(g.epsilon, g.delta, eps, delta)
-    if isinstance(g, RDP):
-        return _rdp_ok(g, eps, delta, method)
+@singledispatch
+def certify_entry(g: AnyGuarantee, entry: EpsilonDelta) -> bool | None:
+    """Re-check one reported ``(epsilon, delta, method)`` of ``g``; ``None`` if there is nothing to check."""
     return None
 
 
-def certify_summary(
-    summaries: list[dict[str, Any]], advertised: Guarantee, effective: Guarantee | NoFiniteGuarantee
-) -> Outcome:
-    """Re-check every (epsilon, delta) in the advertised and effective report objects."""
+@certify_entry.register
+def _(g: ZCDP, entry: EpsilonDelta) -> bool | None:
+    if entry.epsilon is None:
+        return None
+    if entry.method == "bun-steinke":
+        return _bs_ok(g.rho, entry.epsilon, entry.delta)
+    return _cks_ok(g.rho, entry.epsilon, entry.delta)
+
+
+@certify_entry.register
+def _(g: GDP, entry: EpsilonDelta) -> bool | None:
+    return None if entry.epsilon is None else _bw_ok(g.mu, entry.epsilon, entry.delta)
+
+
+@certify_entry.register
+def _(g: PureDP, entry: EpsilonDelta) -> bool | None:
+    return None if entry.epsilon is None else _approx_ok(g.epsilon, 0.0, entry.epsilon, entry.delta)
+
+
+@certify_entry.register
+def _(g: ApproxDP, entry: EpsilonDelta) -> bool | None:
+    return None if entry.epsilon is None else _approx_ok(g.epsilon, g.delta, entry.epsilon, entry.delta)
+
+
+@certify_entry.register
+def _(g: RDP, entry: EpsilonDelta) -> bool | None:
+    return None if entry.epsilon is None else _rdp_ok(g, entry.epsilon, entry.delta, entry.method)
+
+
+def certify_summary(pairs: list[tuple[GuaranteeSummary, AnyGuarantee]]) -> Outcome:
+    """Re-check every (epsilon, delta) of each report summary against the guarantee it summarises."""
     checked, failed, unchecked = 0, [], 0
-    for summary, g in zip(summaries, (advertised, effective)):
+    for summary, g in pairs:
         if isinstance(g, NoFiniteGuarantee):
             continue
-        for entry in summary.get("epsilon_delta", []):
+        for entry in summary.epsilon_delta:
             ok = certify_entry(g, entry)
             if ok is None:
-                unchecked += entry.get("epsilon") is not None
+                unchecked += entry.epsilon is not None
                 continue
             checked += 1
             if not ok:
-                failed.append(f"{entry['method']} epsilon={entry['epsilon']!r} at delta={entry['delta']!r}")
+                failed.append(f"{entry.method} epsilon={entry.epsilon!r} at delta={entry.delta!r}")
     if failed:
         return Refuted("BUG: reported epsilon below the certified bound: " + "; ".join(failed))
     note = f"; {unchecked} f-DP value(s) rest on the accountant's own lower-bound curve" if unchecked else ""

@@ -23,13 +23,14 @@ rounded against the conclusion being drawn.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import singledispatch
 
 from accountant.conversions import zcdp_to_approx_dp, zcdp_to_delta
 from accountant.directed import MP, down, up
 from accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon, gdp_epsilon_lower
 from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from accountant.semidp import NoFiniteGuarantee
-from verify.outcome import Bounds, Outcome, Refuted, Unknown, Verified
+from accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
 
 #: A claim, in one of the spec forms: ("epsilon", eps, delta) | ("mu", mu) | ("zcdp", rho) | ("rdp", alpha, eps).
 Claim = tuple[str, ...]
@@ -73,33 +74,45 @@ def _rr_delta(eps_e: float, delta_e: float, eps_c: float, direction: str) -> flo
 
 def check_claim(claim: Claim, effective: Guarantee | NoFiniteGuarantee) -> tuple[Outcome, Bounds | None]:
     """Decide whether ``claim`` follows from ``effective`` (see module docstring)."""
-    form = claim[0]
-    if isinstance(effective, NoFiniteGuarantee):
-        if form == "epsilon" and float(claim[2]) >= 1.0:
-            return Verified("delta >= 1 is satisfied by every mechanism"), None
-        return Refuted(f"no finite guarantee holds: {effective.reason}"), None
-    if isinstance(effective, ZCDP):
-        return _from_zcdp(claim, effective)
-    if isinstance(effective, GDP):
-        return _from_gdp(claim, effective)
-    if isinstance(effective, PureDP):
-        return _from_approx(claim, effective.epsilon, 0.0)
-    if isinstance(effective, ApproxDP):
-        return _from_approx(claim, effective.epsilon, effective.delta)
-    if isinstance(effective, RDP):
-        return _from_rdp(claim, effective)
-    if isinstance(effective, TradeOff):
-        if form == "epsilon":
-            eps_c, delta_c = float(claim[1]), float(claim[2])
-            d_up = float(effective.curve.privacy_profile(eps_c))
-            if d_up <= delta_c:
-                return Verified(f"f-DP lower bound gives delta({_fmt(eps_c)}) <= {_fmt(d_up)}"), None
-            return Unknown(f"f-DP lower bound gives delta({_fmt(eps_c)}) <= {_fmt(d_up)} only"), None
-        return Unknown(f"an f-DP guarantee is not compared with a {form} claim"), None
+    return _decide(effective, claim)
+
+
+@singledispatch
+def _decide(effective: Guarantee | NoFiniteGuarantee, claim: Claim) -> tuple[Outcome, Bounds | None]:
     raise TypeError(f"unexpected effective guarantee {effective!r}")
 
 
-def _from_zcdp(claim: Claim, g: ZCDP) -> tuple[Outcome, Bounds | None]:
+@_decide.register
+def _(effective: NoFiniteGuarantee, claim: Claim) -> tuple[Outcome, Bounds | None]:
+    if claim[0] == "epsilon" and float(claim[2]) >= 1.0:
+        return Verified("delta >= 1 is satisfied by every mechanism"), None
+    return Refuted(f"no finite guarantee holds: {effective.reason}"), None
+
+
+@_decide.register
+def _(effective: PureDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
+    return _from_approx(claim, effective.epsilon, 0.0)
+
+
+@_decide.register
+def _(effective: ApproxDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
+    return _from_approx(claim, effective.epsilon, effective.delta)
+
+
+@_decide.register
+def _(effective: TradeOff, claim: Claim) -> tuple[Outcome, Bounds | None]:
+    form = claim[0]
+    if form == "epsilon":
+        eps_c, delta_c = float(claim[1]), float(claim[2])
+        d_up = float(effective.curve.privacy_profile(eps_c))
+        if d_up <= delta_c:
+            return Verified(f"f-DP lower bound gives delta({_fmt(eps_c)}) <= {_fmt(d_up)}"), None
+        return Unknown(f"f-DP lower bound gives delta({_fmt(eps_c)}) <= {_fmt(d_up)} only"), None
+    return Unknown(f"an f-DP guarantee is not compared with a {form} claim"), None
+
+
+@_decide.register
+def _from_zcdp(g: ZCDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
     rho = Fraction(g.rho)
     form = claim[0]
     gauss = "the Gaussian mechanism with mu = sqrt(2 rho)"
@@ -128,7 +141,8 @@ def _from_zcdp(claim: Claim, g: ZCDP) -> tuple[Outcome, Bounds | None]:
     return out, Bounds(lower=eps_low, estimate=eps_up, upper=eps_up) if b else None
 
 
-def _from_gdp(claim: Claim, g: GDP) -> tuple[Outcome, Bounds | None]:
+@_decide.register
+def _from_gdp(g: GDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
     mu = Fraction(g.mu)
     form = claim[0]
     gauss = "the Gaussian mechanism"
@@ -172,7 +186,8 @@ def _from_approx(claim: Claim, eps_e: float, delta_e: float) -> tuple[Outcome, B
     return Unknown(f"pure DP is not compared with a {form} claim"), None
 
 
-def _from_rdp(claim: Claim, g: RDP) -> tuple[Outcome, Bounds | None]:
+@_decide.register
+def _from_rdp(g: RDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
     if claim[0] == "rdp":
         alpha = float(claim[1])
         if alpha in g.orders:

@@ -6,36 +6,12 @@ from pathlib import Path
 
 import numpy as np
 
-from accountant import conversions as conv
-from accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from accountant.conversion_routes import AnyGuarantee, delta_at, epsilon_delta, to_tradeoff
 from accountant.semidp import NoFiniteGuarantee
 
 
-def _tradeoff(g: Guarantee | NoFiniteGuarantee) -> TradeOff | None:
-    if isinstance(g, ZCDP):
-        return conv.zcdp_to_tradeoff(g)
-    if isinstance(g, GDP):
-        return conv.gdp_to_tradeoff(g)
-    if isinstance(g, (PureDP, ApproxDP)):
-        return conv.approx_dp_to_tradeoff(g)
-    if isinstance(g, TradeOff):
-        return g
-    return None
-
-
-def _profile(g: Guarantee | NoFiniteGuarantee, eps: np.ndarray) -> np.ndarray | None:
-    if isinstance(g, NoFiniteGuarantee):
-        return np.ones_like(eps)
-    if isinstance(g, ZCDP):
-        return np.array([conv.zcdp_to_delta(g, float(e)) for e in eps])
-    t = _tradeoff(g)
-    if t is None:
-        return None
-    return np.array([conv.tradeoff_to_delta(t, float(e)) for e in eps])
-
-
 def plot_privacy(
-    curves: list[tuple[str, Guarantee | NoFiniteGuarantee]], path: Path, title: str
+    curves: list[tuple[str, AnyGuarantee]], path: Path, title: str
 ) -> Path:
     """Write a two-panel PNG: tradeoff lower bounds (Dong–Roth–Su convention) and delta(epsilon).
 
@@ -53,22 +29,23 @@ def plot_privacy(
     ax1.semilogx(alpha, 1 - alpha, color="0.7", ls=":", label="perfect privacy")
     eps_max = 1.0
     for label, g in curves:
-        t = _tradeoff(g)
+        t = to_tradeoff(g)
         if t is not None:
             ax1.semilogx(alpha, t.curve.std(alpha), label=label)
         elif isinstance(g, NoFiniteGuarantee):
             ax1.semilogx(alpha, np.zeros_like(alpha), label=f"{label}: none")
-        for e in (conv.zcdp_to_approx_dp(g, 1e-10).epsilon if isinstance(g, ZCDP) else None,):
-            if e is not None:
-                eps_max = max(eps_max, e)
+        for e in epsilon_delta(g, 1e-10):   # the axis covers every route's epsilon at delta = 1e-10
+            if e.epsilon is not None and e.epsilon < 1e6:
+                eps_max = max(eps_max, e.epsilon)
     ax1.set_xlabel("type I error alpha (log scale)")
     ax1.set_ylabel("type II error, lower bound f(alpha)")
     ax1.set_title("tradeoff functions (higher = more private)")
     ax1.legend(fontsize=8)
     eps = np.linspace(0, eps_max * 1.1, 300)
     for label, g in curves:
-        d = _profile(g, eps)
-        if d is not None:
+        values = [delta_at(g, float(e)) for e in eps]
+        if all(v is not None for v in values):
+            d = np.array(values, dtype=np.float64)
             ax2.semilogy(eps, np.maximum(d, 1e-300), label=label)
     ax2.set_ylim(1e-14, 2)
     ax2.set_xlabel("epsilon")

@@ -7,34 +7,10 @@ the JSON report carries full precision.
 
 from __future__ import annotations
 
-from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-#: Decimals shown for epsilons and rhos in text and Markdown.
-DECIMALS = 4
-
-
-def fmt_up(x: float | None, decimals: int = DECIMALS) -> str:
-    """``x`` rounded up (toward +inf) at ``decimals`` places, trailing zeros trimmed; ``None`` -> "none".
-
-    A float whose shortest round-trip representation already has at most
-    ``decimals`` places (such as ``10.24``) is shown as that representation:
-    it *is* that float, not a rounding of it.
-
-    Examples
-    --------
-    >>> fmt_up(40.950565838003726), fmt_up(10.24), fmt_up(None)
-    ('40.9506', '10.24', 'none')
-    """
-    if x is None:
-        return "none"
-    short = repr(float(x))
-    if "e" not in short and len(short.partition(".")[2]) <= decimals:
-        return short[:-2] if short.endswith(".0") else short
-    q = Decimal(x).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_CEILING)
-    s = format(q, "f")
-    return s.rstrip("0").rstrip(".") if "." in s else s
-
+from verify.display import fmt_up
+from verify.report import Report
 
 def _guarantee_line(obj: dict[str, Any]) -> str:
     parts = []
@@ -70,89 +46,86 @@ def _sensitivity_lines(sens: dict[str, Any] | None) -> list[str]:
     return out + [""]
 
 
-def render_text(r: dict[str, Any]) -> str:
+def _kind_lines(r: Report, markdown: bool) -> list[str]:
+    out: list[str] = []
+    for s in r.sections:
+        out += s.markdown_lines(r) if markdown else s.text_lines(r)
+    return out
+
+
+def _sensitivity(r: Report) -> dict[str, Any] | None:
+    s = r.section("sensitivity")
+    data = None if s is None else s.to_json()
+    return data if isinstance(data, dict) else None
+
+
+def render_text(r: Report) -> str:
     """Terminal report."""
-    a = r["semi_adjacent_parameter"]
-    eff = r["effective"]
+    a = r.semi_adjacent_parameter
+    adv, eff = r.advertised.to_json(), r.effective.to_json()
     lines = [
-        f"semidp {r['tool']['version']} audit: {r['name']}" + (f" -- {r['title']}" if r["title"] else ""),
-        f"spec {r['spec']['path']} (sha256 {r['spec']['sha256'][:12]}), relation {r['relation']}, "
-        f"invariant: {r['invariant']['description']}",
+        f"semidp {r.tool['version']} audit: {r.name}" + (f" -- {r.title}" if r.title else ""),
+        f"spec {r.spec['path']} (sha256 {r.spec['sha256'][:12]}), relation {r.relation}, "
+        f"invariant: {r.invariant['description']}",
         "",
         f"semi-adjacent parameter a(t) = {a['value']}  [{a['method']}, "
         f"{'exact' if a['exact'] else 'upper bound'}, {a['scope']}]",
         f"  witness: {a['witness']}",
         "",
-        *_sensitivity_lines(r.get("sensitivity")),
-        f"advertised ({r['advertised']['relation']}): {_guarantee_line(r['advertised'])}",
-        *_ed_lines(r["advertised"], "    "),
+        *_sensitivity_lines(_sensitivity(r)),
+        f"advertised ({adv['relation']}): {_guarantee_line(adv)}",
+        *_ed_lines(adv, "    "),
         f"effective, {eff['framework']} ({eff['relation']}): {_guarantee_line(eff)}",
         *_ed_lines(eff, "    "),
+        *_kind_lines(r, markdown=False),
     ]
-    if "mechanism" in r:
-        mech, err = r["mechanism"], r.get("expected_l2_error", {})
-        est = err.get("exact")
-        mc = err.get("monte_carlo", {})
-        target = mech.get("calibration") or (f"epsilon = {mech['epsilon']:g}" if "epsilon" in mech else "")
-        delta2 = f", Delta_2 = {fmt_up(mech['l2_sensitivity'])}" if "l2_sensitivity" in mech else ""
-        lines += ["", f"mechanism: {mech['label']}, {target}, noise in a "
-                      f"{mech['noise_dimension']}-dimensional subspace{delta2}",
-                  f"    {err.get('quantity', 'E||noise||_2')}: " + (f"{est:.6g} (exact); " if est is not None else "")
-                  + (f"draws: mean {mc['mean']:.6g} over {mc['draws']}" if mc else "")]
-        if r.get("samples_file"):
-            lines.append(f"    samples: {r['samples_file']} ({r['samples']['count']} x {r['samples']['shape'][1]}, "
-                         f"seed {r['samples']['seed']})")
-    if "test" in r:
-        t = r["test"]
-        lines += ["", f"Semi-DP UMPU odds-ratio test (H0: theta <= {t['theta0']:g}, {t['alternative']}), "
-                      f"margins rows {t['margins']['rows']} cols {t['margins']['cols']}",
-                  f"    Z = {t['statistic']:.6g}{' (given)' if t['released'] else ''}, p-value = {t['pvalue']:.6g}, "
-                  f"threshold m = {t['m']:.6g}, reject at alpha = {t['alpha']:g}: {t['reject']}, "
-                  f"exact size = {t['size']:.12g}"]
     if "reason" in eff:
         lines.append(f"    no finite guarantee: {eff['reason']}")
-    if r.get("claim"):
-        c = r["claim"]
-        lines += ["", f"claim ({c['framework']}): {_guarantee_line(c['guarantee'])}"]
+    if r.claim:
+        lines += ["", f"claim ({r.claim['framework']}): {_guarantee_line(r.claim['guarantee'])}"]
     lines += ["", "checks:"]
-    for c in r["checks"]:
-        lines.append(f"  [{c['status'].upper():4}] {c['name']}: {c['detail']}")
-        if "bounds" in c:
-            b = c["bounds"]
+    for c in r.checks:
+        lines.append(f"  [{c.status.upper():4}] {c.name}: {c.detail}")
+        if "bounds" in c.extra:
+            b = c.extra["bounds"]
             lines.append(f"         epsilon bounds: lower {b['lower']:.6g}, upper {fmt_up(b['upper'])}")
-    lines += ["", f"verdict: {r['verdict'].upper()}"]
-    if r.get("plots"):
-        lines.append("plots: " + ", ".join(r["plots"]))
+    lines += ["", f"verdict: {r.verdict.upper()}"]
+    if r.plots:
+        lines.append("plots: " + ", ".join(r.plots))
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(r: dict[str, Any]) -> str:
+def _md_cell(text: str) -> str:
+    """A Markdown table cell: ``|`` escaped, line breaks folded."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(r: Report) -> str:
     """Markdown report (written by ``--out``)."""
-    a = r["semi_adjacent_parameter"]
+    a = r.semi_adjacent_parameter
     rows = []
-    for label, obj in (("advertised", r["advertised"]), (f"effective ({r['effective']['framework']})", r["effective"])):
+    for label, obj in (("advertised", r.advertised.to_json()),
+                       (f"effective ({r.effective.framework})", r.effective.to_json())):
         eds = obj.get("epsilon_delta", [])
         if not eds:
-            rows.append(f"| {label} | {_guarantee_line(obj)} | | | |")
+            rows.append(f"| {label} | {_md_cell(_guarantee_line(obj))} | | | |")
         for e in eds:
-            rows.append(f"| {label} | {_guarantee_line(obj)} | {e['delta']:.3g} | {fmt_up(e['epsilon'])} | {e['method']} |")
-    checks = [f"| {c['name']} | {c['status']} | {c['detail']} |" for c in r["checks"]]
+            rows.append(f"| {label} | {_md_cell(_guarantee_line(obj))} | {e['delta']:.3g} | "
+                        f"{fmt_up(e['epsilon'])} | {e['method']} |")
+    checks = [f"| {c.name} | {c.status} | {_md_cell(c.detail)} |" for c in r.checks]
     extra: list[str] = []
-    if r.get("sensitivity"):
-        extra += ["## Sensitivity", "", *(f"    {line}" for line in _sensitivity_lines(r["sensitivity"]) if line), ""]
-    if r.get("test"):
-        t = r["test"]
-        extra += ["## Private test", "",
-                  f"- Z = {t['statistic']:.6g}, p-value = {t['pvalue']:.6g}, threshold m = {t['m']:.6g}, "
-                  f"reject at alpha = {t['alpha']:g}: **{t['reject']}**, exact size = {t['size']:.12g}", ""]
+    sens = _sensitivity(r)
+    if sens:
+        extra += ["## Sensitivity", "", *(f"    {line}" for line in _sensitivity_lines(sens) if line), ""]
+    extra += _kind_lines(r, markdown=True)
     out = [
-        f"# Audit: {r['name']}",
+        f"# Audit: {r.name}",
         "",
-        r["title"] or "",
+        r.title or "",
         "",
-        f"- spec: `{r['spec']['path']}` (sha256 `{r['spec']['sha256']}`)",
-        f"- tool: semidp {r['tool']['version']}; seed: {r['seed']}",
-        f"- relation: {r['relation']}; invariant: {r['invariant']['description']}",
+        f"- spec: `{r.spec['path']}` (sha256 `{r.spec['sha256']}`)",
+        f"- tool: semidp {r.tool['version']}; seed: {r.seed}",
+        f"- relation: {r.relation}; invariant: {r.invariant['description']}",
         f"- semi-adjacent parameter a(t) = **{a['value']}** ({a['method']}, "
         f"{'exact' if a['exact'] else 'upper bound'}, {a['scope']}): {a['witness']}",
         "",
@@ -165,11 +138,14 @@ def render_markdown(r: dict[str, Any]) -> str:
         "|---|---|---|",
         *checks,
         "",
-        f"**Verdict: {r['verdict']}**",
+        f"**Verdict: {r.verdict}**",
         "",
     ]
-    for p in r.get("plots", []):
+    for p in r.plots:
         out += [f"![{p}]({p})", ""]
-    if r["references"]:
-        out += ["References: " + "; ".join(r["references"]), ""]
+    if r.references:
+        out += ["References: " + "; ".join(r.references), ""]
     return "\n".join(out)
+
+
+__all__ = ["render_markdown", "render_text"]

@@ -1,4 +1,8 @@
-"""JSON schema of spec files, generated from the dataclasses of :mod:`verify.spec` (house style R13).
+"""JSON schema of spec files, generated from the dataclasses of :mod:`verify.spec` and the kinds (R13, R16).
+
+``[mechanism]`` is a tagged union: the schema lists one object per registered
+kind (``oneOf``), each with ``kind`` fixed to its name and exactly the keys its
+dataclass accepts.
 
 ``specs/schema.json`` is written by ``semidp schema > specs/schema.json``; a test
 asserts the committed file equals the generated one, so it is never edited by hand.
@@ -11,14 +15,18 @@ import typing
 from fractions import Fraction
 from typing import Any, Literal
 
-from verify.spec import SPEC_VERSION, Spec, _public_fields, _strip_optional
+from verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
+from verify.registry import kinds
+from verify.spec import SPEC_VERSION, MechanismSpec, Spec, public_fields, strip_optional
 
 _NUMBER = {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+(\.\d*)?(/\d+)?\s*$"}]}
 
 
 def _type_schema(tp: Any) -> dict[str, Any]:
-    tp, _ = _strip_optional(tp)
+    tp, _ = strip_optional(tp)
     origin = typing.get_origin(tp)
+    if tp is MechanismSpec:
+        return _mechanism_schema()
     if dataclasses.is_dataclass(tp):
         return _object_schema(tp)
     if origin is Literal:
@@ -40,7 +48,7 @@ def _object_schema(cls: Any) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     props: dict[str, Any] = {}
     required: list[str] = []
-    for f in _public_fields(cls):
+    for f in public_fields(cls):
         s = _type_schema(hints[f.name])
         if "doc" in f.metadata:
             s = {"description": f.metadata["doc"], **s}
@@ -53,6 +61,17 @@ def _object_schema(cls: Any) -> dict[str, Any]:
     if required:
         out["required"] = required
     return out
+
+
+def _mechanism_schema() -> dict[str, Any]:
+    """One object schema per registered kind, ``kind`` fixed to its name."""
+    variants = []
+    for kind in kinds():
+        obj = _object_schema(kind.spec_type)
+        obj["properties"]["kind"] = {"description": "Mechanism kind.", "const": kind.name}
+        obj["title"] = kind.name
+        variants.append(obj)
+    return {"description": "The mechanism or published release: one object per kind.", "oneOf": variants}
 
 
 def schema() -> dict[str, Any]:

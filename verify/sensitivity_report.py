@@ -18,7 +18,7 @@ from accountant.errors import ToolkitError
 from accountant.invariants import Invariant, Margins
 from accountant.semiadjacent import SemiAdjacentParameter
 from accountant.sensitivity_search import compare_with_closed_form, naive_spaces, semi_sensitivity_search
-from verify.outcome import Outcome, Unknown, Verified
+from accountant.outcome import Outcome, Unknown, Verified
 from verify.spec import Spec
 
 

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from accountant.dataspace import DataSpace
 from accountant.invariants import Invariant
-from verify.outcome import Outcome, Refuted, Unknown, Verified
+from accountant.outcome import Outcome, Refuted, Unknown, Verified
 
 #: Largest number of candidate move pairs enumerated per cell pair before giving up (Unknown).
 MOVE_BUDGET = 2_000_000

@@ -1,4 +1,4 @@
-"""Audit of an integer lattice mechanism: ``mechanism.kind = "generalized-laplace"`` or ``"generalized-gaussian"``.
+"""``mechanism.kind = "generalized-laplace"`` / ``"generalized-gaussian"``: integer noise on the kernel lattice [DGGY23].
 
 Dharangutte, Gao, Gong & Yu (2023): integer noise on the kernel lattice
 :math:`\\Lambda=\\{z\\in\\mathbb Z^d: Az=0\\}` of the counting invariant, so every
@@ -40,11 +40,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 import numpy as np
 from numpy.typing import NDArray
 
+from accountant.conversion_routes import AnyGuarantee
 from accountant.conversions import zcdp_to_approx_dp
 from accountant.dataspace import DataSpace
 from accountant.directed import sqrt_up, up, up_exact
@@ -52,9 +53,9 @@ from accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, 
 from accountant.guarantees import ZCDP, ApproxDP, Guarantee, PureDP
 from accountant.invariants import Invariant
 from accountant.lattice import LatticeBasis, basis_for
+from accountant.outcome import Outcome, Refuted, Unknown, Verified
 from accountant.relations import AddRemove, BaseRelation, IntegerSubspace, SemiAdjacent
-from accountant.semiadjacent import semi_adjacent_parameter
-from accountant.semidp import NoFiniteGuarantee, joint_release_dp
+from accountant.semidp import joint_release_dp
 from accountant.sensitivity_search import semi_sensitivity_search
 from mechanisms.coupling import MeetingTimes, choose_burn_in, meeting_times, tv_bound_curve
 from mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeSampler
@@ -63,34 +64,92 @@ from mechanisms.lattice_privacy import (
     gaussian_zcdp_rho,
     laplace_pair_epsilon,
 )
-from verify.audit import (
-    _check,
-    check_semi_adjacent,
-    claim_check,
-    invariant_of,
-    relation_of,
-    report_footer,
-    report_header,
-    space_of,
-    summarize,
-)
-from verify.certify import certify_summary
-from verify.draws import LEVEL, MechanismAudit, audit_seed, draw_count, mc_interval
-from verify.outcome import Outcome, Refuted, Unknown, Verified
-from verify.spec import SamplerSpec, Spec
+from verify.context import Context, KindResult, Plot
+from verify.monte_carlo import LEVEL, mc_interval
+from verify.plots_mcmc import plot_tv
+from verify.registry import Problem
+from verify.report import Check, GuaranteeSummary, JsonSection
+from verify.sections import MechanismSection
+from verify.spec import MechanismSpec, Spec, documented
+from verify.spec_checks import table_required
 
-#: Mechanism kinds audited here.
-LATTICE_KINDS = ("generalized-laplace", "generalized-gaussian")
-#: Points of the TV-bound curve kept in the report (and plotted).
-CURVE_POINTS = 60
+@dataclass(frozen=True)
+class SamplerSpec:
+    """generalized-laplace / generalized-gaussian (extension): how the lattice noise is drawn."""
+
+    method: Literal["auto", "exact", "mcmc"] = documented(
+        "auto: exact rejection from free coordinates when the target is separable (l1, Gaussian) and "
+        "the invariant admits a unimodular split, else MCMC; exact / mcmc: force one.", default="auto")
+    ratio: Optional[Fraction] = documented("MCMC proposal ratio a of DG(a) (default: the sampler's rule).", default=None)
+    tv: Fraction = documented("MCMC: largest TV distance to the target accepted at the burn-in (delta'_TV, "
+                        "charged to the guarantee).", default=Fraction(1, 20))
+    pairs: int = documented("MCMC: coupled chain pairs for the L-lag TV bound.", default=200)
+    lag: int = documented("MCMC: lag L of the coupling.", default=2000)
+    time_limit: Fraction = documented("Seconds for the coupling diagnostics and the sampling each.", default=Fraction(120))
+
 
 
 @dataclass(frozen=True)
-class LatticeAudit(MechanismAudit):
-    """A :class:`MechanismAudit` with the TV-bound curve of the MCMC diagnostics (``None`` for exact draws)."""
+class LatticeSpec(MechanismSpec):
+    """``[mechanism]`` of ``generalized-laplace`` (epsilon, norm) or ``generalized-gaussian`` (rho)."""
 
-    tv_curve: tuple[tuple[int, float], ...] | None = None
-    """``(t, estimated TV bound)`` pairs (BJV Thm 2.5), for the report's PNG."""
+    epsilon: Optional[Fraction] = documented("generalized-laplace: epsilon per unit of norm (DGGY Def 9).",
+                                             default=None)
+    rho: Optional[Fraction] = documented("generalized-gaussian: zCDP rho per unit l2 distance between equivalent "
+                                         "histograms; sigma = 1/sqrt(2 rho).", default=None)
+    norm: Optional[Literal["l1", "l2"]] = documented("generalized-laplace: norm in the exponent (default l1).",
+                                                     default=None)
+    sampler: Optional[SamplerSpec] = documented("How the lattice noise is drawn (extension).", default=None)
+
+
+@dataclass(frozen=True)
+class LatticeKind:
+    """The kind object of ``generalized-laplace`` / ``generalized-gaussian`` (see the module docstring)."""
+
+    name: str
+    spec_type: type[LatticeSpec] = LatticeSpec
+    frameworks: tuple[str, ...] = ("dp", "integer-subspace-dp", "semi-dp")
+    reports_sensitivity: bool = False
+
+    def default_framework(self, spec: Spec) -> str:
+        """``integer-subspace-dp``."""
+        return "integer-subspace-dp"
+
+    def validate(self, spec: Spec) -> list[Problem]:
+        """A table, the calibration of the kind, and sampler budgets in range."""
+        m = spec.mechanism
+        if not isinstance(m, LatticeSpec):
+            return []
+        probs = table_required(spec, "the integer releases are drawn at the confidential histogram")
+        if m.kind == "generalized-laplace":
+            if m.epsilon is None or not m.epsilon > 0:
+                probs.append(Problem("mechanism.epsilon", "generalized-laplace needs epsilon > 0 (per unit of "
+                                     "mechanism.norm)"))
+            if m.rho is not None:
+                probs.append(Problem("mechanism.rho", "generalized-laplace is calibrated by epsilon, not rho"))
+        else:
+            if m.rho is None or not m.rho > 0:
+                probs.append(Problem("mechanism.rho", "generalized-gaussian needs rho > 0 (zCDP per unit l2 "
+                                     "distance between equivalent histograms; sigma = 1/sqrt(2 rho))"))
+            if m.norm not in (None, "l2"):
+                probs.append(Problem("mechanism.norm", "generalized-gaussian uses the l2 norm"))
+        smp = m.sampler
+        if smp is not None:
+            if not 0 < smp.tv < 1:
+                probs.append(Problem("mechanism.sampler.tv", f"must be in (0, 1), got {float(smp.tv)!r}"))
+            if smp.ratio is not None and not 0 < smp.ratio < 1:
+                probs.append(Problem("mechanism.sampler.ratio", f"must be in (0, 1), got {float(smp.ratio)!r}"))
+            if smp.pairs < 2 or smp.lag < 1 or not smp.time_limit > 0:
+                probs.append(Problem("mechanism.sampler", "needs pairs >= 2, lag >= 1 and time_limit > 0"))
+        return probs
+
+    def run(self, ctx: Context) -> KindResult:
+        """Build, draw from and check the lattice mechanism (see the module docstring)."""
+        return run_lattice(ctx)
+
+
+#: Points of the TV-bound curve kept in the report (and plotted).
+CURVE_POINTS = 60
 
 
 @dataclass(frozen=True)
@@ -123,13 +182,12 @@ def _semi_distance(space: DataSpace, inv: Invariant, rel: BaseRelation, a: int, 
                    f"histogram by at most {per_step:g} in {norm}); the exact S was refused: {e}")
 
 
-def _exact_sampler(spec: Spec, a_mat: NDArray[np.int64], norm: str) -> tuple[Any, str]:
+def _exact_sampler(m: LatticeSpec, a_mat: NDArray[np.int64], norm: str) -> tuple[Any, str]:
     """The exact rejection sampler of :mod:`mechanisms.lattice_exact` at the spec's EXACT rational parameters.
 
     Returns ``(sampler or None, why not)``: ``None`` for the l2 Laplace (not separable) or an
     invariant without a free-coordinate split.
     """
-    m = spec.mechanism
     if m.kind == "generalized-laplace" and norm != "l1":
         return None, "the l2 generalized Laplace is not separable over cells"
     from mechanisms.lattice_exact import ExactLatticeGaussian, ExactLatticeSampler
@@ -146,14 +204,13 @@ def _exact_sampler(spec: Spec, a_mat: NDArray[np.int64], norm: str) -> tuple[Any
         return None, str(e)
 
 
-def _draw(spec: Spec, basis: LatticeBasis, a_mat: NDArray[np.int64], n: int, rng: np.random.Generator,
+def _draw(spec: Spec, m: LatticeSpec, basis: LatticeBasis, a_mat: NDArray[np.int64], n: int, rng: np.random.Generator,
           eps: float, norm: str, sigma: float) -> _Draws:
-    m = spec.mechanism
     smp = m.sampler if m.sampler is not None else SamplerSpec()
     budget = float(smp.time_limit)
     fallback = ""
     if smp.method in ("auto", "exact"):
-        ex, fallback = _exact_sampler(spec, a_mat, norm)
+        ex, fallback = _exact_sampler(m, a_mat, norm)
         noise = None
         if ex is not None:
             try:
@@ -236,21 +293,15 @@ def _guarantees(kind: str, eps: float, rho: float, sigma: float, d_semi: float, 
     return target, out[0], out[1]
 
 
-def audit_lattice(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> LatticeAudit:
-    """Build, draw from and check the spec's lattice mechanism (see the module docstring)."""
-    m = spec.mechanism
-    if m.kind not in LATTICE_KINDS:
-        raise UnsupportedRelease(f"{spec.path}: audit_lattice handles {list(LATTICE_KINDS)}, not {m.kind!r}.")
-    if spec.data.table is None:
-        raise UnsupportedRelease(f"{spec.path}: data.table is required for mechanism.kind = {m.kind!r}.")
-    framework = spec.claim.framework if spec.claim else "integer-subspace-dp"
-    if framework not in ("integer-subspace-dp", "semi-dp", "dp"):
-        raise UnsupportedRelease(f"{spec.path}: claim.framework = {framework!r} is not evaluated for {m.kind!r}; "
-                                 "supported: ['dp', 'integer-subspace-dp', 'semi-dp'].")
-    space, inv, rel = space_of(spec), invariant_of(spec), relation_of(spec)
-    table = [int(c) for c in spec.data.table]
+def run_lattice(ctx: Context) -> KindResult:
+    """The lattice kinds' run: basis, target, draws, guarantees and checks (see the module docstring)."""
+    m = ctx.mechanism(LatticeSpec)
+    spec, framework, time_limit = ctx.spec, ctx.framework, ctx.time_limit
+    space, inv, rel, deltas, a = ctx.space, ctx.invariant, ctx.relation, ctx.deltas, ctx.a
+    table = ctx.table
+    if table is None:   # the loader requires data.table for these kinds
+        raise TypeError("a lattice mechanism spec without data.table passed validation")
     x = np.asarray(table, dtype=np.int64)
-    deltas = [float(d) for d in spec.report.deltas]
     try:
         basis = basis_for(inv, space)
     except InvalidArgument as e:
@@ -261,21 +312,20 @@ def audit_lattice(spec: Spec, *, seed: int | None = None, time_limit: float = 60
     rho = float(m.rho) if m.rho is not None else 0.0
     sigma = up(1.0 / math.sqrt(2.0 * rho)) if m.kind == "generalized-gaussian" else 0.0
 
-    a = semi_adjacent_parameter(space, inv, rel, table=table, records=spec.data.records, time_limit=time_limit)
     semi = SemiAdjacent(rel, inv, a.value)
     unit = IntegerSubspace(norm, tuple(tuple(int(v) for v in row) for row in a_mat))
     d_semi, d_how = _semi_distance(space, inv, rel, a.value, table, norm, time_limit)
 
-    used_seed = audit_seed(spec, seed)
-    n = draw_count(spec)
-    draws = _draw(spec, basis, a_mat, n, np.random.default_rng(used_seed), eps, norm, sigma)
+    used_seed = ctx.draw_seed()
+    n = ctx.draw_count()
+    draws = _draw(spec, m, basis, a_mat, n, np.random.default_rng(used_seed), eps, norm, sigma)
     # Accounting at the parameters the noise really has, rounded the safe way: epsilon up (the spec's
     # exact rational), sigma down (the exact sampler's sigma^2 = 1/(2 rho); MCMC uses the float sigma).
     eps_acc = max(up_exact(m.epsilon) if m.epsilon is not None else 0.0, draws.epsilon or 0.0)
     sigma_acc = draws.sigma if draws.sigma is not None else sigma
     target, eff_unit, eff_semi = _guarantees(m.kind, eps_acc, rho, sigma_acc, d_semi, draws.delta_tv, unit, semi,
                                              deltas[0])
-    effective: Guarantee | NoFiniteGuarantee = eff_unit if framework == "integer-subspace-dp" else eff_semi
+    effective: AnyGuarantee = eff_unit if framework == "integer-subspace-dp" else eff_semi
     if framework == "dp":
         effective = joint_release_dp(eff_semi, inv, space)
 
@@ -292,23 +342,9 @@ def audit_lattice(spec: Spec, *, seed: int | None = None, time_limit: float = 60
         err["heuristic"] = {"value": basis.dimension / eps, "formula": "(d - r)/epsilon: ||z|| ~ Gamma(d - r, "
                             "1/epsilon) in the continuum (reference §3.3 (b)); a sanity figure, not a check"}
 
-    adv_summary = summarize(target, deltas)
-    eff_summary = {"framework": framework, **summarize(effective, deltas)}
-    checks = [
-        _check("semi-adjacent-parameter", check_semi_adjacent(spec, space, inv, rel, a)),
-        _check("lattice-basis", Verified(
-            f"{basis.dimension} basis vectors by {basis.method}, certified exactly: A C = 0, rank {basis.dimension} "
-            f"= d - rank A, saturated (gcd of maximal minors 1); det(C^T C) = {basis.gram_determinant}")),
-        _check("invariant-preserved", inv_outcome),
-        _check("sampler", draws.outcome),
-        _check("conversions-certified", certify_summary([adv_summary, eff_summary], target, effective)),
-    ]
-    if isinstance(draws.outcome, Unknown):   # no bound on delta': the claim can be neither shown nor refuted
-        if spec.claim is not None:
-            checks.append(_check("claim", Unknown("the sampler's TV distance is not bounded (see the sampler "
-                                                  "check), so the guarantee with delta' is unknown")))
-    else:
-        checks += claim_check(spec, effective)
+    claim_override = (Unknown("the sampler's TV distance is not bounded (see the sampler check), so the "
+                              "guarantee with delta' is unknown")
+                      if isinstance(draws.outcome, Unknown) else None)
     mechanism_info: dict[str, Any] = {
         "kind": m.kind, "norm": norm, "noise_dimension": basis.dimension,
         "calibration": (f"epsilon = {eps!r} per unit {norm} (DGGY Def 9, Thm 10)" if m.kind == "generalized-laplace"
@@ -320,21 +356,30 @@ def audit_lattice(spec: Spec, *, seed: int | None = None, time_limit: float = 60
         "semi_dp_distance": {"value": d_semi, "how": d_how},
         "label": f"{m.kind} on the kernel lattice of the invariant ({draws.method} draws)",
     }
-    report: dict[str, Any] = {
-        **report_header(spec, space, rel, inv, a, used_seed),
-        "mechanism": mechanism_info,
-        "samples": {"count": len(releases), "seed": used_seed, "shape": [len(releases), space.n_cells],
-                    "dtype": "float64 (integer-valued)", "order": "row-major cells"},
-        "expected_l2_error": err,
-        "advertised": adv_summary,
-        "effective": eff_summary,
-        "guarantees": {"integer_subspace_dp": summarize(eff_unit, deltas), "semi_dp": summarize(eff_semi, deltas)},
-        **({"mcmc": {"tv_curve": [list(p) for p in draws.curve]}} if draws.curve else {}),
-        **report_footer(spec, checks),
-    }
-    return LatticeAudit(report=report, advertised=target, effective=effective,
-                        samples=releases.astype(np.float64) if len(releases) else None, tv_curve=draws.curve)
-
+    samples = {"count": len(releases), "seed": used_seed, "shape": [len(releases), space.n_cells],
+               "dtype": "float64 (integer-valued)", "order": "row-major cells"}
+    guarantees = {"integer_subspace_dp": GuaranteeSummary.of(eff_unit, deltas).to_json(),
+                  "semi_dp": GuaranteeSummary.of(eff_semi, deltas).to_json()}
+    sections: list[Any] = [MechanismSection(mechanism_info), JsonSection("samples", samples),
+                           JsonSection("expected_l2_error", err), JsonSection("guarantees", guarantees)]
+    plots: tuple[Plot, ...] = ()
+    if draws.curve:
+        curve = draws.curve
+        sections.append(JsonSection("mcmc", {"tv_curve": [list(p) for p in curve]}))
+        burn_t = draws.info.get("burn_in", {}).get("t")
+        tv_target = draws.info.get("coupling", {}).get("tv_target")
+        plots = (Plot("tv", "L-lag coupling TV bound",
+                      lambda path, title: plot_tv(curve, path, title, burn_in=burn_t, target=tv_target)),)
+    return KindResult(
+        advertised=target, effective=effective, seed=used_seed,
+        checks=(Check("lattice-basis", Verified(
+                    f"{basis.dimension} basis vectors by {basis.method}, certified exactly: A C = 0, rank "
+                    f"{basis.dimension} = d - rank A, saturated (gcd of maximal minors 1); det(C^T C) = "
+                    f"{basis.gram_determinant}")),
+                Check("invariant-preserved", inv_outcome), Check("sampler", draws.outcome)),
+        claim_override=claim_override, sections=tuple(sections), plots=plots,
+        samples=releases.astype(np.float64) if len(releases) else None,
+    )
 
 def _integer_invariant_check(a_mat: NDArray[np.int64], x: NDArray[np.int64], releases: NDArray[np.int64]) -> Outcome:
     """Every release is an integer histogram with A y == A x exactly (int64, no tolerance)."""
@@ -350,4 +395,7 @@ def _integer_invariant_check(a_mat: NDArray[np.int64], x: NDArray[np.int64], rel
                     f"({a_mat.shape[0]} constraint rows, integer arithmetic){note}")
 
 
-__all__ = ["LATTICE_KINDS", "LatticeAudit", "audit_lattice"]
+GENERALIZED_LAPLACE = LatticeKind("generalized-laplace")
+GENERALIZED_GAUSSIAN = LatticeKind("generalized-gaussian")
+
+__all__ = ["GENERALIZED_GAUSSIAN", "GENERALIZED_LAPLACE", "LatticeKind", "LatticeSpec", "SamplerSpec", "run_lattice"]

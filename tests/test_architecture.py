@@ -1,0 +1,95 @@
+"""The layers point one way and modules stay small (house style R16; issue Step 6).
+
+The import graph is read from the source with :mod:`ast` (every import, at
+module level or inside a function), so a cycle held together by a
+function-level import is still a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = {"accountant": 0, "mechanisms": 1, "verify": 2}
+#: The most lines a module of the three packages may have (issue Step 6: "no module over ~800 lines").
+MAX_LINES = 800
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    names: tuple[str, ...]
+    line: int
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1]) if parts[-1] == "__init__" else ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for pkg in LAYERS for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+def _edges(modules: dict[str, Path]) -> list[Edge]:
+    out: list[Edge] = []
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module.split(".")[0] not in LAYERS:
+                    continue
+                plain = [a.name for a in node.names if f"{node.module}.{a.name}" not in modules]
+                subs = [a.name for a in node.names if f"{node.module}.{a.name}" in modules]
+                if plain:
+                    out.append(Edge(name, node.module, tuple(plain), node.lineno))
+                out += [Edge(name, f"{node.module}.{s}", (), node.lineno) for s in subs]
+            elif isinstance(node, ast.Import):
+                out += [Edge(name, a.name, (), node.lineno) for a in node.names if a.name.split(".")[0] in LAYERS]
+    return out
+
+
+MODULES = _modules()
+EDGES = _edges(MODULES)
+
+
+def test_layers_point_one_way() -> None:
+    """accountant imports nothing from mechanisms or verify; mechanisms nothing from verify."""
+    bad = [f"{e.source}:{e.line} imports {e.target}" for e in EDGES
+           if LAYERS[e.target.split(".")[0]] > LAYERS[e.source.split(".")[0]]]
+    assert bad == []
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    bad = [f"{e.source}:{e.line} imports {n} from {e.target}" for e in EDGES for n in e.names
+           if n.startswith("_") and not n.startswith("__") and e.target != e.source]
+    assert bad == []
+
+
+def test_no_import_cycles() -> None:
+    """No cycle among modules (a package's ``__init__`` re-exporting its modules is not a cycle by itself)."""
+    g = nx.DiGraph()
+    g.add_edges_from((e.source, e.target) for e in EDGES if e.target in MODULES and e.target != e.source)
+    cycles = [c for c in nx.simple_cycles(g) if len(c) > 1]
+    assert cycles == []
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_is_small(name: str) -> None:
+    lines = len(MODULES[name].read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{name} has {lines} lines; split it along its seams"
+
+
+def test_the_checks_can_fail() -> None:
+    """The graph readers see a forbidden direction, a private import and a cycle when there is one."""
+    fake = {"accountant.a": ROOT / "a.py", "verify.b": ROOT / "b.py"}
+    edges = [Edge("accountant.a", "verify.b", ("_x",), 1), Edge("verify.b", "accountant.a", (), 1)]
+    assert [e for e in edges if LAYERS[e.target.split(".")[0]] > LAYERS[e.source.split(".")[0]]] == edges[:1]
+    g = nx.DiGraph()
+    g.add_edges_from((e.source, e.target) for e in edges if e.target in fake)
+    assert [c for c in nx.simple_cycles(g) if len(c) > 1]

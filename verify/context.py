@@ -1,0 +1,129 @@
+"""What the runner hands a kind (:class:`Context`) and what the kind hands back (:class:`KindResult`).
+
+The runner (:mod:`verify.runner`) builds the context once per spec: the data
+space, invariant and neighbouring relation as :mod:`accountant` values, the
+deltas of ``[report]``, the claim's framework and the semi-adjacent parameter
+a(t) at the spec's table. A kind's :meth:`~verify.registry.Kind.run` returns its
+guarantees, its own checks, its report sections and its artefacts (drawn
+releases, plots); the runner adds the shared checks (a(t), certified
+conversions, the claim, the sensitivity section) and computes the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from accountant.conversion_routes import AnyGuarantee
+from accountant.dataspace import DataSpace
+from accountant.guarantees import Guarantee
+from accountant.invariants import Invariant
+from accountant.outcome import Outcome
+from accountant.relations import BaseRelation
+from accountant.semiadjacent import SemiAdjacentParameter
+from accountant.sensitivity import SensitivitySpace
+from verify.report import Check, GuaranteeSummary, Section
+from verify.spec import MechanismSpec, Spec
+
+M = TypeVar("M", bound=MechanismSpec)
+
+#: Draws when the spec has no ``[audit]`` section.
+DEFAULT_SAMPLES = 200
+
+
+@dataclass(frozen=True)
+class Context:
+    """The shared part of an audit, computed once by the runner."""
+
+    spec: Spec
+    space: DataSpace
+    invariant: Invariant
+    relation: BaseRelation
+    deltas: list[float]
+    framework: str
+    """The claim's framework, or the kind's default when the spec has no claim."""
+    a: SemiAdjacentParameter
+    """The semi-adjacent parameter a(t) at ``data.table`` (worst case over t without one)."""
+    time_limit: float
+    """Seconds for each exact search of the kind (``--time-limit``)."""
+    seed: int | None
+    """``--seed`` (``None``: the spec's ``[audit] seed``, else fresh entropy; see :meth:`draw_seed`)."""
+
+    def mechanism(self, spec_type: type[M]) -> M:
+        """The ``[mechanism]`` table as the kind's own dataclass (the loader built it from ``kind``)."""
+        m = self.spec.mechanism
+        if not isinstance(m, spec_type):
+            raise TypeError(f"mechanism.kind = {m.kind!r} was loaded as {type(m).__name__}, not {spec_type.__name__}")
+        return m
+
+    @property
+    def table(self) -> list[int] | None:
+        """``data.table`` as Python ints (row-major cells), if given."""
+        return None if self.spec.data.table is None else [int(c) for c in self.spec.data.table]
+
+    def draw_seed(self) -> int:
+        """The seed of the draws: ``--seed``, else ``[audit] seed``, else fresh OS entropy (always reported)."""
+        spec_seed = self.spec.audit.seed if self.spec.audit is not None else None
+        used = self.seed if self.seed is not None else spec_seed
+        if used is None:
+            entropy = np.random.SeedSequence().entropy
+            if not isinstance(entropy, int):  # pragma: no cover - SeedSequence() draws an int from the OS
+                raise TypeError("SeedSequence entropy is not an int")
+            used = entropy % 2**63
+        return int(used)
+
+    def draw_count(self) -> int:
+        """``[audit] samples``, or :data:`DEFAULT_SAMPLES`."""
+        return self.spec.audit.samples if self.spec.audit is not None else DEFAULT_SAMPLES
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A PNG the kind draws when ``--out`` is given: ``<name>.<suffix>.png``."""
+
+    suffix: str
+    title: str
+    draw: Callable[[Path, str], Path]
+    """``(path, title) -> path``: writes the PNG."""
+
+
+@dataclass(frozen=True)
+class KindResult:
+    """A kind's part of the audit (typed sections, checks, artefacts); the runner does the rest."""
+
+    advertised: Guarantee
+    """The advertised guarantee (a published release's, or the mechanism's calibration target)."""
+    effective: AnyGuarantee
+    """What holds for the joint release in the context's framework."""
+    checks: tuple[Check, ...] = ()
+    """The kind's own checks, reported after the a(t) check and before the certified conversions."""
+    final_checks: tuple[Check, ...] = ()
+    """Checks reported last (after the claim and the sensitivity section)."""
+    sections: tuple[Section, ...] = ()
+    """The kind's report sections (``mechanism``, ``samples``, ``test``...), in report order."""
+    seed: int | None = None
+    """The seed the kind used (reported)."""
+    semi_adjacent_check: Outcome | None = None
+    """Replaces the runner's a(t) check (e.g. a test whose guarantee covers a fixed radius)."""
+    claim_override: Outcome | None = None
+    """Decides the claim instead of the comparison (e.g. unknown when a sampler's delta' is unbounded)."""
+    advertised_summary: GuaranteeSummary | None = None
+    """Replaces the summary of ``advertised`` (e.g. a private test reports its guarantee as both)."""
+    effective_extra: dict[str, object] = field(default_factory=dict)
+    """Added fields of the effective guarantee's object (e.g. ``prop21``)."""
+    certify_advertised: bool = True
+    """Whether the advertised summary is re-certified too (not when it is the effective one)."""
+    calibrated_space: SensitivitySpace | None = None
+    """The sensitivity space the mechanism was calibrated to: the sensitivity check compares it."""
+    samples: NDArray[np.float64] | None = None
+    """Drawn releases, ``(samples, cells)`` float64 row-major (``--out`` writes ``<name>.samples.npy``)."""
+    plots: tuple[Plot, ...] = ()
+    """Plots besides the shared privacy plot."""
+
+
+__all__ = ["Context", "DEFAULT_SAMPLES", "KindResult", "Plot"]

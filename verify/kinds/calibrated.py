@@ -1,0 +1,238 @@
+"""The shared run of the mechanisms semidp builds, calibrates and draws from at ``data.table``.
+
+Steps [CA24]: a(t) at the confidential table (the runner); the exact Semi-DP
+sensitivity space S of the histogram at radius a(t)
+(:func:`accountant.sensitivity_search.semi_sensitivity_search`); the mechanism
+calibrated by the kind's builder on ``SemiAdjacent(base, invariant, a(t))`` (every
+kind on the same relation, so their expected errors compare directly); then
+``[audit] samples`` releases drawn with ``numpy.random.default_rng(seed)`` (the
+seed is recorded) and checked: every draw keeps the invariant, and the mean
+error agrees with its expectation. The builders live in
+:mod:`verify.kinds.additive` (Gaussian and Laplace, projected or not, and Gao,
+Gong & Yu's subspace-DP mechanisms) and :mod:`verify.kinds.k_norm`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Optional
+
+import numpy as np
+from numpy.typing import NDArray
+
+from accountant.conversion_routes import AnyGuarantee
+from accountant.gaussian import gdp_delta
+from accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from accountant.outcome import NotApplicable, Outcome, Refuted, Verified
+from accountant.relations import SemiAdjacent
+from accountant.semidp import joint_release_dp
+from accountant.sensitivity import SensitivitySpace
+from accountant.sensitivity_search import semi_sensitivity_search
+from verify.context import Context, KindResult
+from verify.monte_carlo import LEVEL, mc_interval
+from verify.registry import Problem
+from verify.report import Check, JsonSection, detail_of
+from verify.sections import MechanismSection
+from verify.spec import MechanismSpec, Spec, documented
+from verify.spec_checks import table_required
+
+FloatArray = NDArray[np.float64]
+
+#: Relative tolerance of the invariant check (times the scale of A x).
+INVARIANT_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class CalibratedSpec(MechanismSpec):
+    """``[mechanism]`` of a mechanism semidp calibrates: the calibration target."""
+
+    epsilon: Optional[Fraction] = documented("Calibration target epsilon (with delta for the Gaussian kinds).",
+                                             default=None)
+    delta: Optional[Fraction] = documented("Calibration target delta (Gaussian kinds; 0 or absent otherwise).",
+                                           default=None)
+
+
+@dataclass(frozen=True)
+class GaussianSpec(CalibratedSpec):
+    """``[mechanism]`` of ``gaussian`` / ``projected-gaussian``: one of mu, epsilon with delta, or rho."""
+
+    mu: Optional[Fraction] = documented("Calibration target mu (GDP).", default=None)
+    rho: Optional[Fraction] = documented("Calibration target rho (zCDP): mu = sqrt(2 rho), rounded down.",
+                                         default=None)
+
+
+@dataclass(frozen=True)
+class BuiltMechanism:
+    """A calibrated mechanism, ready to draw from and to check."""
+
+    sample: Callable[[FloatArray, np.random.Generator, int], FloatArray]
+    advertised: Guarantee
+    """The calibration target, on the Semi-DP relation."""
+    guarantee: Guarantee
+    """The mechanism's privacy map on the Semi-DP relation."""
+    info: dict[str, Any]
+    keeps_invariant: bool
+    error_check: Callable[[FloatArray, int], tuple[dict[str, Any], Outcome]]
+    """``(noise norms, seed) -> (expected_l2_error section, outcome)``."""
+
+
+Builder = Callable[[Context, CalibratedSpec, SensitivitySpace, SemiAdjacent], BuiltMechanism]
+"""Builds a kind's mechanism on the exact Semi-DP sensitivity space S."""
+SubspaceBuilder = Callable[[Context, CalibratedSpec], BuiltMechanism]
+"""Builds a kind's subspace-DP mechanism (``claim.framework = "subspace-dp"``) on the base relation."""
+
+
+def invariant_check(a_mat: NDArray[np.int64], table: FloatArray, draws: FloatArray) -> Outcome:
+    """Every draw's A x equals the table's, within INVARIANT_RTOL times the scale of A x."""
+    if a_mat.shape[0] == 0:
+        return Verified(f"no invariant rows; {len(draws)} draws trivially keep it")
+    target = a_mat @ table
+    got = draws @ a_mat.T.astype(np.float64)
+    dev = np.abs(got - target[None, :])
+    scale = max(1.0, float(np.abs(a_mat).sum(axis=1).max()) * float(np.abs(draws).max(initial=0.0)))
+    tol = INVARIANT_RTOL * scale
+    worst = float(dev.max(initial=0.0))
+    bad = int(np.count_nonzero(dev.max(axis=1) > tol)) if len(draws) else 0
+    head = f"max |A y - A x| = {worst:.3g} over {len(draws)} draws (tolerance {tol:.3g} = 1e-9 x {scale:.3g})"
+    return Verified(f"{head}; every draw keeps the invariant") if bad == 0 else Refuted(
+        f"{head}; {bad} draws break the invariant")
+
+
+def mean_check(what: str, exact: float, formula: str, values: FloatArray) -> tuple[dict[str, Any], Outcome]:
+    """The draws' mean of ``what`` against its exact expectation, at confidence LEVEL."""
+    mean, se, lo, hi = mc_interval(values)
+    sec: dict[str, Any] = {"monte_carlo": {"quantity": what, "mean": mean, "std_error": se, "level": LEVEL,
+                                           "interval": [lo, hi], "draws": len(values)},
+                           "exact": exact, "quantity": what, "formula": formula}
+    if lo <= exact <= hi:
+        return sec, Verified(f"exact {what} = {exact:.6g}; Monte Carlo mean {mean:.6g}, {LEVEL:.2%} interval "
+                             f"[{lo:.6g}, {hi:.6g}] contains it")
+    return sec, Refuted(f"exact {what} = {exact:.6g} outside the {LEVEL:.2%} interval [{lo:.6g}, {hi:.6g}] "
+                        f"of the {len(values)} draws (a correct sampler fails this for {1 - LEVEL:.2%} of seeds)")
+
+
+def implies(g: Guarantee, target: Guarantee) -> bool:
+    """``g`` implies the calibration ``target`` (GDP -> approx DP through the exact GDP profile [BW18])."""
+    if isinstance(g, GDP) and isinstance(target, ApproxDP):
+        return gdp_delta(g.mu, target.epsilon) <= target.delta
+    if isinstance(g, GDP) and isinstance(target, ZCDP):   # mu-GDP gives mu^2/2-zCDP [BS16, Prop. 1.6]
+        return Fraction(g.mu) ** 2 / 2 <= Fraction(target.rho)
+    if isinstance(g, GDP) and isinstance(target, GDP):
+        return g.dominates(target)
+    if isinstance(g, PureDP) and isinstance(target, PureDP):
+        return g.dominates(target)
+    return False
+
+
+def on_base(g: Guarantee, ctx: Context) -> Guarantee:
+    """The mechanism's guarantee read on the base relation (its Semi-DP parameters; the joint release is
+    then judged by :func:`accountant.semidp.joint_release_dp`)."""
+    if isinstance(g, GDP):
+        return GDP(g.mu, ctx.relation)
+    if isinstance(g, PureDP):
+        return PureDP(g.epsilon, ctx.relation)
+    return g
+
+
+@dataclass(frozen=True)
+class CalibratedKind:
+    """A kind whose mechanism semidp builds with ``builder`` and draws from (see the module docstring)."""
+
+    name: str
+    spec_type: type[CalibratedSpec]
+    builder: Builder
+    subspace_builder: SubspaceBuilder | None = None
+    """Set for the kinds that also run as Gao, Gong & Yu's mechanisms (adds ``subspace-dp``)."""
+    reports_sensitivity: bool = True
+
+    @property
+    def frameworks(self) -> tuple[str, ...]:
+        """``dp`` and ``semi-dp``; also ``subspace-dp`` with a subspace builder."""
+        return ("dp", "semi-dp", "subspace-dp") if self.subspace_builder is not None else ("dp", "semi-dp")
+
+    def default_framework(self, spec: Spec) -> str:
+        """``semi-dp``."""
+        return "semi-dp"
+
+    def validate(self, spec: Spec) -> list[Problem]:
+        """A table to draw at, a histogram query, and exactly one calibration target of the kind's form."""
+        m = spec.mechanism
+        if not isinstance(m, CalibratedSpec):
+            return []
+        probs = table_required(spec, "the releases are drawn at the confidential histogram")
+        if spec.query is not None and spec.query.kind != "histogram":
+            probs.append(Problem("query.kind", f"mechanism.kind = {m.kind!r} releases the histogram; "
+                                 f"{spec.query.kind!r} is not supported for it (use 'histogram')"))
+        targets = {k: getattr(m, k, None) for k in ("epsilon", "mu", "rho")}
+        for k, v in targets.items():
+            if v is not None and not v > 0:
+                probs.append(Problem(f"mechanism.{k}", f"must be > 0, got {float(v)!r}"))
+        if isinstance(m, GaussianSpec):
+            given = [k for k, v in targets.items() if v is not None]
+            if len(given) != 1:
+                probs.append(Problem("mechanism.mu", f"{m.kind} needs exactly one calibration target: mu, "
+                                     "epsilon with delta, or rho"))
+            elif m.epsilon is not None and not (m.delta is not None and 0 < m.delta < 1):
+                probs.append(Problem("mechanism.delta", f"{m.kind} with epsilon needs 0 < delta < 1"))
+            elif m.epsilon is None and m.delta is not None:
+                probs.append(Problem("mechanism.delta", f"{m.kind}: delta goes with epsilon"))
+        elif m.epsilon is None or m.delta not in (None, 0):
+            probs.append(Problem("mechanism.epsilon", f"{m.kind} needs epsilon (pure DP: no mu, no delta)"))
+        return probs
+
+    def run(self, ctx: Context) -> KindResult:
+        """Build, calibrate, draw and check (see the module docstring)."""
+        m = ctx.mechanism(CalibratedSpec)
+        space, inv, a = ctx.space, ctx.invariant, ctx.a
+        table_list = ctx.table
+        if table_list is None:   # the loader requires data.table for these kinds
+            raise TypeError("a calibrated mechanism spec without data.table passed validation")
+        table = np.asarray(table_list, dtype=np.float64)
+        semi = SemiAdjacent(ctx.relation, inv, a.value)
+        mechanism_info: dict[str, Any] = {"kind": m.kind}
+        s_space: SensitivitySpace | None = None
+        if ctx.framework == "subspace-dp" and self.subspace_builder is not None:
+            built = self.subspace_builder(ctx, m)   # calibrated on the base relation: S is not needed
+        else:
+            res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None,
+                                          time_limit=ctx.time_limit)
+            s_space = res.space
+            built = self.builder(ctx, m, s_space, semi)
+            mechanism_info.update(sensitivity_space=s_space.label, sensitivity_exact=res.exact)
+        mechanism_info.update(built.info)
+        mech_g, advertised = built.guarantee, built.advertised
+        effective: AnyGuarantee = mech_g
+        if ctx.framework == "dp":   # the joint release with the invariant, on (D, A_1)
+            effective = joint_release_dp(on_base(mech_g, ctx), inv, space)
+
+        used_seed = ctx.draw_seed()
+        n = ctx.draw_count()
+        draws = built.sample(table, np.random.default_rng(used_seed), n)
+        draws = np.ascontiguousarray(draws, dtype=np.float64).reshape(n, space.n_cells)
+
+        inv_outcome = invariant_check(inv.matrix(space), table, draws)
+        if not built.keeps_invariant:   # not applicable: neither a failure nor inconclusive
+            inv_outcome = NotApplicable(
+                f"mechanism.kind = {m.kind!r} adds noise in every cell and does not keep the invariant (it is "
+                f"published separately; the Semi-DP guarantee covers both): {detail_of(inv_outcome)}")
+        err, err_outcome = built.error_check(np.linalg.norm(draws - table[None, :], axis=1), used_seed)
+        target: Outcome = (
+            Verified(f"the calibrated mechanism's guarantee implies the target ({type(advertised).__name__})")
+            if implies(mech_g, advertised) else
+            Refuted("BUG: the calibrated mechanism does not meet its calibration target"))
+        samples = {"count": n, "seed": used_seed, "shape": [n, space.n_cells], "dtype": "float64",
+                   "order": "row-major cells"}
+        return KindResult(
+            advertised=advertised, effective=effective, seed=used_seed,
+            checks=(Check("calibration", target), Check("invariant-preserved", inv_outcome),
+                    Check("expected-l2-error", err_outcome)),
+            sections=(MechanismSection(mechanism_info), JsonSection("samples", samples),
+                      JsonSection("expected_l2_error", err)),
+            calibrated_space=s_space, samples=draws,
+        )
+
+
+__all__ = ["BuiltMechanism", "CalibratedKind", "CalibratedSpec", "GaussianSpec", "implies", "invariant_check",
+           "mean_check", "on_base"]

@@ -1,0 +1,171 @@
+"""``mechanism.kind = "umpu-odds-ratio"``: the Semi-DP UMPU test of the odds ratio of a 2x2 table [CA24, Thm. 37].
+
+The confidential 2x2 table's one-way margins are the invariant; the release is
+``Z = x11 + N`` with ``N`` a canonical noise distribution [AV23], f-DP on
+:math:`(\\mathcal D_t, A_3)`. The report carries the contract's ``test`` object
+(statistic, pvalue, reject, m, size = alpha exactly) and the guarantee satisfied;
+checks: a(t) <= 3 (so the A_3 guarantee covers the semi-adjacent pairs), the
+exact size, the certified conversions, and the claim if the spec states one.
+With the one-sided alternative the report also has exact power curves against
+the non-private Fisher test and a naive group-privacy DP test (plotted by ``--out``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal, Optional
+
+import numpy as np
+
+from accountant.outcome import Outcome, Refuted, Verified
+from mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
+from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
+from mechanisms.umpu_power import power_curves
+from verify.context import Context, KindResult, Plot
+from verify.plots_power import plot_power
+from verify.registry import Problem
+from verify.report import Check, GuaranteeSummary
+from verify.sections import TestSection
+from verify.spec import MechanismSpec, Spec, documented
+
+#: Relative tolerance for "size equals alpha": the threshold m is a double (mechanisms.umpu notes).
+SIZE_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class NoiseSpec:
+    """Noise of a private test: a canonical noise distribution."""
+
+    cnd: Literal["tulap", "gaussian"] = documented("Canonical noise distribution.")
+    epsilon: Optional[Fraction] = documented("Tulap epsilon.", default=None)
+    delta: Optional[Fraction] = documented("Tulap delta.", default=None)
+    mu: Optional[Fraction] = documented("Gaussian mu.", default=None)
+
+
+@dataclass(frozen=True)
+class UmpuSpec(MechanismSpec):
+    """``[mechanism]`` of ``umpu-odds-ratio``."""
+
+    theta0: Optional[Fraction] = documented("Null odds ratio (default 1).", default=None)
+    alpha: Optional[Fraction] = documented("Level (default 0.05).", default=None)
+    noise: Optional[NoiseSpec] = documented("The noise: { cnd = 'tulap', epsilon = .. } or { cnd = 'gaussian', "
+                                            "mu = .. }.", default=None)
+    alternative: Optional[Literal["greater", "less", "two-sided"]] = documented(
+        "H1 theta > theta0 (greater, Thm. 37), < (less), or the documented two-sided variant (extension).",
+        default=None)
+    released: Optional[Fraction] = documented("An already released Z (its p-value is reported).", default=None)
+
+
+def noise_of(m: UmpuSpec) -> CanonicalNoise:
+    """The CND of ``mechanism.noise`` (the loader checked its parameters)."""
+    n = m.noise
+    if n is None:
+        raise TypeError("an umpu-odds-ratio spec without mechanism.noise passed validation")
+    if n.cnd == "tulap" and n.epsilon is not None:
+        return Tulap(float(n.epsilon), float(n.delta or 0))
+    if n.mu is None:
+        raise TypeError("a gaussian CND without mu passed validation")
+    return GaussianCND(float(n.mu))
+
+
+@dataclass(frozen=True)
+class UmpuKind:
+    """The kind object of ``umpu-odds-ratio`` (see the module docstring)."""
+
+    name: str = "umpu-odds-ratio"
+    spec_type: type[UmpuSpec] = UmpuSpec
+    frameworks: tuple[str, ...] = ("semi-dp",)
+    reports_sensitivity: bool = False
+
+    def default_framework(self, spec: Spec) -> str:
+        """``semi-dp``."""
+        return "semi-dp"
+
+    def validate(self, spec: Spec) -> list[Problem]:
+        """A 2x2 table, a noise with its parameter, alpha in (0, 1), theta0 > 0."""
+        m = spec.mechanism
+        if not isinstance(m, UmpuSpec):
+            return []
+        probs: list[Problem] = []
+        if m.noise is None:
+            probs.append(Problem("mechanism.noise", "required for umpu-odds-ratio: { cnd = 'tulap', epsilon = .. } "
+                                 "or { cnd = 'gaussian', mu = .. }"))
+        elif m.noise.cnd == "tulap" and m.noise.epsilon is None:
+            probs.append(Problem("mechanism.noise.epsilon", "required when cnd = 'tulap'"))
+        elif m.noise.cnd == "gaussian" and m.noise.mu is None:
+            probs.append(Problem("mechanism.noise.mu", "required when cnd = 'gaussian'"))
+        if spec.data.table is None:
+            probs.append(Problem("data.table", "umpu-odds-ratio needs the 2x2 table (or mechanism.released with "
+                                 "the margins in data.table)"))
+        if [f.levels for f in spec.data.features] != [2, 2]:
+            probs.append(Problem("data.features", "umpu-odds-ratio needs two features with 2 levels each (a 2x2 "
+                                 "table)"))
+        if m.alpha is not None and not (0 < m.alpha < 1):
+            probs.append(Problem("mechanism.alpha", f"must be in (0, 1), got {float(m.alpha)!r}"))
+        if m.theta0 is not None and not m.theta0 > 0:
+            probs.append(Problem("mechanism.theta0", f"must be > 0, got {float(m.theta0)!r}"))
+        return probs
+
+    def run(self, ctx: Context) -> KindResult:
+        """Run the test at the table (or on the released Z) and check it."""
+        m = ctx.mechanism(UmpuSpec)
+        space, a = ctx.space, ctx.a
+        if ctx.table is None:
+            raise TypeError("an umpu-odds-ratio spec without data.table passed validation")
+        table = np.asarray(ctx.table, dtype=np.int64).reshape(2, 2)
+        margins = TableMargins.from_table(table, (space.names[0], space.names[1]))
+        alpha = float(m.alpha) if m.alpha is not None else 0.05
+        theta0 = float(m.theta0) if m.theta0 is not None else 1.0
+        test = SemiDPOddsRatioTest(margins, noise_of(m), theta0, alpha, m.alternative or "greater")
+        used_seed: int | None = None
+        if m.released is not None:
+            z = float(m.released)
+        else:
+            used_seed = ctx.draw_seed()
+            z = test.release(int(table[0, 0]), rng=np.random.default_rng(used_seed))
+        result = test.result(z)
+        effective = result.guarantee
+        cover: Outcome = (
+            Verified(f"a(t) = {a.value} by {a.method} <= 3: the (D_t, A_3) guarantee covers every "
+                     "semi-adjacent pair (Cho & Awan Thm. 37)")
+            if a.value <= 3 else Refuted(f"a(t) = {a.value} > 3: the A_3 guarantee does not cover A_a(t)"))
+        size: Outcome = (
+            Verified(f"exact conditional size {result.size:.15g} = alpha at the margins")
+            if math.isclose(result.size, alpha, rel_tol=SIZE_RTOL)
+            else Refuted(f"exact size {result.size!r} differs from alpha = {alpha!r}"))
+        eff_summary = GuaranteeSummary.of(effective, ctx.deltas, framework="semi-dp")
+        power: dict[str, Any] | None = None
+        plots: tuple[Plot, ...] = ()
+        if test.alternative == "greater":
+            curves = power_curves(margins, test.noise, theta0=theta0, alpha=alpha)
+            pick = [i for i, th in enumerate(curves.thetas) if th in (2 * theta0, 4 * theta0)]
+            power = {
+                "note": "exact power: Semi-DP UMPU (Thm 37) vs the non-private randomised Fisher test vs a "
+                        "naive DP test calibrated by group privacy (f_{eps/3}, so f^{o3} >= f on A_3)",
+                "naive_noise": repr(curves.naive_noise),
+                "at": [{"theta": float(curves.thetas[i]), "fisher": float(curves.fisher[i]),
+                        "semi_dp": float(curves.semi_dp[i]), "naive": float(curves.naive[i])} for i in pick],
+            }
+            plots = (Plot("power", "power against the odds ratio",
+                          lambda path, title: plot_power(curves, path, title)),)
+        test_json = {
+            "statistic": result.statistic, "pvalue": result.pvalue, "reject": result.reject,
+            "m": result.m, "m_lower": result.m_lower, "size": result.size, "alpha": alpha,
+            "theta0": theta0, "alternative": result.alternative,
+            "margins": {"rows": list(margins.rows), "cols": list(margins.cols)},
+            "released": m.released is not None,
+            "guarantee": eff_summary.to_json(),
+            **({"power": power} if power is not None else {}),
+        }
+        return KindResult(
+            advertised=effective, effective=effective, seed=used_seed, semi_adjacent_check=cover,
+            checks=(Check("size-exact", size),), advertised_summary=eff_summary, certify_advertised=False,
+            sections=(TestSection(test_json),), plots=plots,
+        )
+
+
+KIND = UmpuKind()
+
+__all__ = ["KIND", "NoiseSpec", "UmpuKind", "UmpuSpec", "noise_of"]

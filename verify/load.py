@@ -1,0 +1,182 @@
+"""Loading spec files: TOML validated into the frozen dataclasses of :mod:`verify.spec` (house style R13).
+
+:func:`load` walks the dataclasses' type hints to convert and check every key.
+``[mechanism]`` is a tagged union: its ``kind`` picks the registered kind
+(:mod:`verify.registry`) whose dataclass holds the rest of the table. Unknown
+keys are errors with ``difflib`` suggestions, and every problem -- shared
+(:mod:`verify.spec_checks`) and the kind's own -- is reported at once in one
+:class:`~accountant.errors.InvalidSpec`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import tomllib
+import typing
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal
+
+from accountant.errors import InvalidSpec
+from verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
+from verify.registry import REGISTRY, Problem, unknown_kind_problem
+from verify.spec import MechanismSpec, Spec, public_fields, strip_optional
+from verify.spec_checks import SHARED_CHECKS
+
+
+def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
+    tp, _ = strip_optional(tp)
+    origin = typing.get_origin(tp)
+    if tp is MechanismSpec:
+        return _build_mechanism(value, key, probs)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            probs.append(Problem(key, f"expected a table, got {type(value).__name__} {value!r}"))
+            return None
+        return _build(tp, value, key, probs)
+    if origin is Literal:
+        allowed = typing.get_args(tp)
+        if value not in allowed:
+            close = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            probs.append(Problem(key, f"{value!r} is not one of {list(allowed)}{hint}"))
+            return None
+        return value
+    if origin is tuple:
+        inner = typing.get_args(tp)[0]
+        if not isinstance(value, list):
+            probs.append(Problem(key, f"expected an array, got {type(value).__name__} {value!r}"))
+            return None
+        return tuple(_convert(inner, v, f"{key}[{i}]", probs) for i, v in enumerate(value))
+    if tp is Fraction:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            probs.append(Problem(key, f"expected a number or an exact 'p/q' string, got {value!r}"))
+            return None
+        try:
+            return Fraction(value) if not isinstance(value, str) else Fraction(value.strip())
+        except (ValueError, ZeroDivisionError, OverflowError):
+            probs.append(Problem(key, f"{value!r} is not a finite number or 'p/q' rational"))
+            return None
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            probs.append(Problem(key, f"expected an integer, got {value!r}"))
+            return None
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            probs.append(Problem(key, f"expected a number, got {value!r}"))
+            return None
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            probs.append(Problem(key, f"expected a string, got {value!r}"))
+            return None
+        return value
+    raise TypeError(f"unsupported spec field type {tp!r}")  # programming error, not bad input
+
+
+def _build_mechanism(value: Any, key: str, probs: list[Problem]) -> Any:
+    """``[mechanism]``: the dataclass of the kind named by ``kind`` (a tagged union)."""
+    if not isinstance(value, dict):
+        probs.append(Problem(key, f"expected a table, got {type(value).__name__} {value!r}"))
+        return None
+    if "kind" not in value:
+        probs.append(Problem(f"{key}.kind", "missing (required)"))
+        return None
+    kind = REGISTRY.get(value["kind"]) if isinstance(value["kind"], str) else None
+    if kind is None:
+        probs.append(unknown_kind_problem(value["kind"]))
+        return None
+    return _build(kind.spec_type, value, key, probs)
+
+
+def _build(cls: Any, table: dict[str, Any], prefix: str, probs: list[Problem]) -> Any:
+    hints = typing.get_type_hints(cls)
+    fields = public_fields(cls)
+    names = [f.name for f in fields]
+    for k in table:
+        if k not in names:
+            close = difflib.get_close_matches(k, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; expected one of {names}"
+            probs.append(Problem(_join(prefix, k), f"unknown key{hint}"))
+    kwargs: dict[str, Any] = {}
+    for f in fields:
+        key = _join(prefix, f.name)
+        if f.name in table:
+            kwargs[f.name] = _convert(hints[f.name], table[f.name], key, probs)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            probs.append(Problem(key, "missing (required)"))
+    try:
+        return cls(**kwargs)
+    except TypeError:
+        return None
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+def validate(spec: Spec) -> list[Problem]:
+    """Every problem of a built spec: the shared sections and the kind's own (:meth:`~verify.registry.Kind.validate`)."""
+    probs: list[Problem] = []
+    checks = [*SHARED_CHECKS[:3]]
+    kind = REGISTRY.get(spec.mechanism.kind) if spec.mechanism is not None else None
+    if kind is not None:
+        checks.append(kind.validate)
+    checks.append(SHARED_CHECKS[3])
+    for check in checks:
+        try:
+            probs += check(spec)
+        except (TypeError, AttributeError):
+            pass  # a section that failed to parse: its problem is already listed
+    return probs
+
+
+def loads(text: str, path: str = "<string>") -> Spec:
+    """Parse and validate spec text; raise :class:`InvalidSpec` listing every problem."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InvalidSpec(path, [f"not valid TOML: {e}"]) from None
+    probs: list[Problem] = []
+    spec = _build(Spec, raw, "", probs)
+    if spec is not None:
+        probs += validate(spec)
+    if probs or spec is None:
+        raise InvalidSpec(path, [str(p) for p in probs] or ["could not be read"])
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    out: Spec = dataclasses.replace(spec, path=path, sha256=digest)
+    return out
+
+
+def load(path: str | Path) -> Spec:
+    """Read and validate a spec file (contract v1); raise :class:`InvalidSpec` on any problem.
+
+    Examples
+    --------
+    >>> s = loads('''
+    ... version = 1
+    ... name = "toy"
+    ... [data]
+    ... features = [{ name = "state", levels = 3 }]
+    ... [invariant]
+    ... kind = "margins"
+    ... margins = [["state"]]
+    ... [mechanism]
+    ... kind = "published"
+    ... guarantee = { zcdp = 0.5 }
+    ... ''')
+    >>> s.mechanism.guarantee.zcdp
+    Fraction(1, 2)
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InvalidSpec(str(path), [f"cannot read the file: {e.strerror}"]) from None
+    return loads(text, str(path))
+
+
+__all__ = ["load", "loads", "validate"]

@@ -1,0 +1,207 @@
+"""The typed audit report (contract: ``specs/README.md``), from which JSON, text and Markdown are rendered.
+
+A :class:`Report` is one value: the shared header (spec, tool, seed, relation,
+invariant, a(t)), the advertised and effective :class:`GuaranteeSummary`, the
+kind's :class:`Section` objects (``mechanism``, ``test``, ``samples``, ...),
+the claim and the :class:`Check` list. Checks carry an
+:class:`~accountant.outcome.Outcome`; the verdict is a function of the outcome
+*types* (:func:`verdict_of`), never of strings. :meth:`Report.to_json` gives the
+contract's JSON object (field names fixed by contract v1: add, never rename).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from accountant.conversion_routes import AnyGuarantee, EpsilonDelta, epsilon_delta, native_forms
+from accountant.outcome import NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+
+Status = Literal["pass", "fail", "skip"]
+Verdict = Literal["holds", "fails", "inconclusive"]
+JSON = dict[str, Any]
+
+
+def status_of(outcome: Outcome) -> Status:
+    """Contract status of a check: ``pass`` (verified), ``fail`` (refuted), else ``skip`` (never a pass)."""
+    if isinstance(outcome, Verified):
+        return "pass"
+    if isinstance(outcome, Refuted):
+        return "fail"
+    return "skip"
+
+
+def outcome_name(outcome: Outcome) -> str:
+    """The report's ``outcome`` field: ``verified``, ``refuted``, ``unknown``, ``not-applicable`` or ``skipped``."""
+    return {Verified: "verified", Refuted: "refuted", Unknown: "unknown", NotApplicable: "not-applicable",
+            Skipped: "skipped"}[type(outcome)]
+
+
+def detail_of(outcome: Outcome) -> str:
+    """The human-readable evidence of an outcome (an unknown says ``inconclusive:``)."""
+    if isinstance(outcome, Verified):
+        return outcome.certificate
+    if isinstance(outcome, Refuted):
+        return outcome.counterexample
+    if isinstance(outcome, Unknown):
+        return "inconclusive: " + outcome.reason
+    return outcome.reason
+
+
+@dataclass(frozen=True)
+class Check:
+    """One named check and its outcome; ``extra`` holds added JSON fields (e.g. the claim's ``bounds``)."""
+
+    name: str
+    outcome: Outcome
+    extra: JSON = field(default_factory=dict)
+
+    @property
+    def status(self) -> Status:
+        """``pass``, ``fail`` or ``skip``."""
+        return status_of(self.outcome)
+
+    @property
+    def detail(self) -> str:
+        """The evidence, as text."""
+        return detail_of(self.outcome)
+
+    def to_json(self) -> JSON:
+        """``{"name", "status", "outcome", "detail", ...extra}``."""
+        return {"name": self.name, "status": self.status, "outcome": outcome_name(self.outcome),
+                "detail": self.detail, **self.extra}
+
+
+def verdict_of(checks: list[Check]) -> Verdict:
+    """``fails`` if any check was refuted, else ``inconclusive`` if any was unknown, else ``holds``.
+
+    :class:`~accountant.outcome.NotApplicable` and :class:`~accountant.outcome.Skipped`
+    checks neither fail nor make the verdict inconclusive.
+    """
+    if any(isinstance(c.outcome, Refuted) for c in checks):
+        return "fails"
+    if any(isinstance(c.outcome, Unknown) for c in checks):
+        return "inconclusive"
+    return "holds"
+
+
+@dataclass(frozen=True)
+class GuaranteeSummary:
+    """A guarantee in every form it converts to: its parameters and labelled ``(epsilon, delta, method)`` entries.
+
+    ``extra`` holds added fields (``framework`` first for an effective guarantee,
+    ``prop21`` for released parts).
+    """
+
+    relation: str
+    forms: JSON
+    """The guarantee's own parameters (:func:`accountant.conversion_routes.native_forms`)."""
+    epsilon_delta: tuple[EpsilonDelta, ...]
+    framework: str | None = None
+    extra: JSON = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, g: AnyGuarantee, deltas: list[float], framework: str | None = None) -> GuaranteeSummary:
+        """Summarise ``g`` at each of ``deltas`` by every route of :mod:`accountant.conversion_routes`."""
+        eds = tuple(e for d in deltas for e in epsilon_delta(g, d))
+        return cls(g.relation.describe(), native_forms(g), eds, framework)
+
+    def with_extra(self, **extra: Any) -> GuaranteeSummary:
+        """A copy with more JSON fields."""
+        return dataclasses.replace(self, extra={**self.extra, **extra})
+
+    def to_json(self) -> JSON:
+        """The contract's guarantee object."""
+        head: JSON = {"framework": self.framework} if self.framework is not None else {}
+        return {**head, "relation": self.relation, **self.forms,
+                "epsilon_delta": [e.to_json() for e in self.epsilon_delta], **self.extra}
+
+
+class Section(Protocol):
+    """A kind's part of the report: a JSON object under ``key`` and its text and Markdown renderings."""
+
+    @property
+    def key(self) -> str: ...
+
+    def to_json(self) -> Any: ...
+
+    def text_lines(self, report: Report) -> list[str]: ...
+
+    def markdown_lines(self, report: Report) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class JsonSection:
+    """A section that is a JSON value with no rendering of its own (e.g. ``samples``, ``plain_dp``)."""
+
+    key: str
+    data: Any
+
+    def to_json(self) -> Any:
+        """The JSON value."""
+        return self.data
+
+    def text_lines(self, report: Report) -> list[str]:
+        """Not shown in the terminal report."""
+        return []
+
+    def markdown_lines(self, report: Report) -> list[str]:
+        """Not shown in the Markdown report."""
+        return []
+
+
+@dataclass(frozen=True)
+class Report:
+    """One audit report (see the module docstring)."""
+
+    name: str
+    title: str
+    tool: JSON
+    spec: JSON
+    seed: int | None
+    relation: str
+    invariant: JSON
+    semi_adjacent_parameter: JSON
+    advertised: GuaranteeSummary
+    effective: GuaranteeSummary
+    claim: JSON | None
+    checks: tuple[Check, ...]
+    references: tuple[str, ...]
+    sections: tuple[Section, ...] = ()
+    """The kind's sections, in report order (keys unique)."""
+    plots: tuple[str, ...] = ()
+    """PNG file names written next to the JSON by ``--out``."""
+    samples_file: str | None = None
+    """``<name>.samples.npy`` when ``--out`` wrote the draws."""
+
+    @property
+    def verdict(self) -> Verdict:
+        """Computed from the checks' outcome types (:func:`verdict_of`)."""
+        return verdict_of(list(self.checks))
+
+    def section(self, key: str) -> Section | None:
+        """The kind's section under ``key``, if any."""
+        return next((s for s in self.sections if s.key == key), None)
+
+    def to_json(self) -> JSON:
+        """The contract's JSON report (field names of contract v1; added fields only)."""
+        out: JSON = {
+            "name": self.name, "title": self.title, "tool": self.tool, "spec": self.spec, "seed": self.seed,
+            "relation": self.relation, "invariant": self.invariant,
+            "semi_adjacent_parameter": self.semi_adjacent_parameter,
+        }
+        for s in self.sections:
+            out[s.key] = s.to_json()
+        out.update(advertised=self.advertised.to_json(), effective=self.effective.to_json(), claim=self.claim,
+                   checks=[c.to_json() for c in self.checks], verdict=self.verdict,
+                   references=list(self.references))
+        if self.plots:
+            out["plots"] = list(self.plots)
+        if self.samples_file is not None:
+            out["samples_file"] = self.samples_file
+        return out
+
+
+__all__ = ["Check", "GuaranteeSummary", "JsonSection", "Report", "Section", "Status", "Verdict",
+           "detail_of", "outcome_name", "status_of", "verdict_of"]

@@ -1,0 +1,193 @@
+"""The spec runner: a spec in, a typed :class:`~verify.report.Report` out (contract: ``specs/README.md``).
+
+Describe first, then account (house style R3, R16). The runner does the part
+every kind shares, once: the data space, invariant and relation as
+:mod:`accountant` values, the semi-adjacent parameter a(t) at the table, the
+claim's framework; then it looks the kind up in :mod:`verify.registry` and runs
+it; then it adds the shared checks -- a(t) re-checked independently
+(:mod:`verify.semi_adjacent_check`), every reported (epsilon, delta) re-certified
+(:mod:`verify.certify`), the claim (:mod:`verify.claims`), the sensitivity
+section of a ``[query]`` for kinds that report it -- and the verdict follows
+from the checks' outcome types.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from accountant.conversion_routes import AnyGuarantee
+from accountant.errors import InvalidSpec, UnsupportedRelease
+from accountant.guarantees import Guarantee
+from accountant.outcome import Outcome, Refuted
+from accountant.semiadjacent import semi_adjacent_parameter
+from accountant.sensitivity import SensitivitySpace
+from verify.certify import certify_summary
+from verify.claims import Claim, check_claim
+from verify.context import Context, KindResult, Plot
+from verify.load import validate
+from verify.registry import lookup
+from verify.report import Check, GuaranteeSummary, JsonSection, Report
+from verify.semi_adjacent_check import check_semi_adjacent
+from verify.sensitivity_report import sensitivity_section
+from verify.spec import GuaranteeSpec, Spec
+from verify.spec_values import guarantee_spec_json, invariant_of, relation_of, space_of
+from verify.version import __version__
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The result of auditing one spec: the typed report and the values behind it (for plots and files)."""
+
+    typed: Report
+    """The report value; :attr:`report` is its JSON."""
+    advertised: Guarantee
+    """The advertised guarantee (or calibration target)."""
+    effective: AnyGuarantee
+    """What holds for the joint release in the claim's framework."""
+    samples: NDArray[np.float64] | None = None
+    """Drawn releases, ``(samples, cells)`` float64 row-major (``None`` when the kind draws none)."""
+    plots: tuple[Plot, ...] = ()
+    """The kind's plots (the shared privacy plot is drawn by the CLI)."""
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The contract's JSON report."""
+        return self.typed.to_json()
+
+    @property
+    def verdict(self) -> str:
+        """``holds``, ``fails`` or ``inconclusive``."""
+        return self.typed.verdict
+
+
+def claim_of(g: GuaranteeSpec) -> Claim:
+    """A spec guarantee table as a claim tuple for :func:`verify.claims.check_claim`."""
+    if g.zcdp is not None:
+        return ("zcdp", g.zcdp)  # type: ignore[return-value]
+    if g.mu is not None:
+        return ("mu", g.mu)  # type: ignore[return-value]
+    if g.rdp is not None:
+        return ("rdp", g.rdp.alpha, g.rdp.epsilon)  # type: ignore[return-value]
+    return ("epsilon", g.epsilon, g.delta if g.delta is not None else 0)  # type: ignore[return-value]
+
+
+def claim_check(spec: Spec, effective: AnyGuarantee) -> list[Check]:
+    """The ``claim`` check (with epsilon bounds when the comparison yields them), if the spec has a claim."""
+    if spec.claim is None:
+        return []
+    outcome, bounds = check_claim(claim_of(spec.claim.guarantee), effective)
+    extra = {"bounds": {"lower": bounds.lower, "estimate": bounds.estimate, "upper": bounds.upper}} if bounds else {}
+    return [Check("claim", outcome, extra)]
+
+
+def build_context(spec: Spec, *, seed: int | None, time_limit: float) -> Context:
+    """The shared part of an audit: accountant values of the spec and a(t) at its table."""
+    kind = lookup(spec.mechanism.kind, spec.path)
+    framework = spec.claim.framework if spec.claim else kind.default_framework(spec)
+    if framework not in kind.frameworks:
+        raise UnsupportedRelease(
+            f"{spec.path}: claim.framework = {framework!r} is not evaluated for mechanism.kind = "
+            f"{kind.name!r} by semidp {__version__}; supported: {list(kind.frameworks)}."
+        )
+    space, inv, rel = space_of(spec), invariant_of(spec), relation_of(spec)
+    table = None if spec.data.table is None else [int(c) for c in spec.data.table]
+    a = semi_adjacent_parameter(space, inv, rel, table=table, records=spec.data.records, time_limit=time_limit)
+    return Context(spec=spec, space=space, invariant=inv, relation=rel,
+                   deltas=[float(d) for d in spec.report.deltas], framework=framework, a=a,
+                   time_limit=time_limit, seed=seed)
+
+
+def _calibrated_to_exact(sens: dict[str, Any], outcome: Outcome, s_space: SensitivitySpace) -> Outcome:
+    """The sensitivity check for a mechanism calibrated to the exact space S.
+
+    The section's independently computed l1 and l2 must equal the ones of S the mechanism used.
+    """
+    l2 = sens.get("l2")
+    if isinstance(l2, (int, float)) and not math.isclose(float(l2) ** 2, s_space.l2_squared, rel_tol=1e-12):
+        return Refuted(f"BUG: the sensitivity section has l2 = {l2!r}, the mechanism was calibrated to "
+                       f"sqrt({s_space.l2_squared})")
+    l1 = sens.get("l1")
+    if isinstance(l1, (int, float)) and float(l1) != s_space.l1:
+        return Refuted(f"BUG: the sensitivity section has l1 = {l1!r}, the mechanism was calibrated to "
+                       f"{s_space.l1}")
+    return outcome
+
+
+def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Report:
+    """The report of a kind's result: shared header, checks and verdict around the kind's sections."""
+    spec, a = ctx.spec, ctx.a
+    adv = part.advertised_summary or GuaranteeSummary.of(part.advertised, ctx.deltas)
+    eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework)
+    if part.effective_extra:
+        eff = eff.with_extra(**part.effective_extra)
+    a_outcome = part.semi_adjacent_check or check_semi_adjacent(ctx.space, ctx.invariant, ctx.relation, a,
+                                                                ctx.table)
+    pairs = [(adv, part.advertised), (eff, part.effective)] if part.certify_advertised else [(eff, part.effective)]
+    checks = [Check("semi-adjacent-parameter", a_outcome), *part.checks,
+              Check("conversions-certified", certify_summary(pairs))]
+    if spec.claim is not None and part.claim_override is not None:
+        checks.append(Check("claim", part.claim_override))
+    else:
+        checks += claim_check(spec, part.effective)
+    sections = list(part.sections)
+    if reports_sensitivity and spec.query is not None:
+        sens, sens_outcome = sensitivity_section(spec, ctx.space, ctx.invariant, a, ctx.time_limit)
+        if part.calibrated_space is not None:
+            sens_outcome = _calibrated_to_exact(sens, sens_outcome, part.calibrated_space)
+        checks.append(Check("sensitivity", sens_outcome))
+        sections.insert(0, JsonSection("sensitivity", sens))
+    checks += part.final_checks
+    witness = a.witness_data(ctx.space)
+    return Report(
+        name=spec.name, title=spec.title, tool={"name": "semidp", "version": __version__},
+        spec={"path": spec.path, "sha256": spec.sha256}, seed=part.seed, relation=ctx.relation.spec_name,
+        invariant={"kind": ctx.invariant.kind, "description": ctx.invariant.describe()},
+        semi_adjacent_parameter={"value": a.value, "method": a.method, "witness": a.witness, "exact": a.exact,
+                                 "scope": a.scope, **({"witness_data": witness} if witness is not None else {})},
+        advertised=adv, effective=eff,
+        claim=None if spec.claim is None else {"framework": spec.claim.framework,
+                                               "guarantee": guarantee_spec_json(spec.claim.guarantee)},
+        checks=tuple(checks), references=tuple(spec.references),
+        sections=tuple(sections),
+    )
+
+
+def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> Audit:
+    """Audit one spec: the shared part, the kind's part (looked up by ``mechanism.kind``), the verdict.
+
+    ``time_limit`` (seconds) bounds each exact search; when one runs out, its
+    proven bound is used and the report says so. Raises
+    :class:`~accountant.errors.UnsupportedRelease` when the spec cannot be evaluated.
+
+    Examples
+    --------
+    >>> from verify.load import load
+    >>> audit(load("specs/census-2020-total.toml")).verdict
+    'holds'
+    """
+    kind = lookup(spec.mechanism.kind, spec.path)
+    problems = validate(spec)   # a spec built or edited in Python has not been through the loader
+    if problems:
+        raise InvalidSpec(spec.path, [str(p) for p in problems])
+    ctx = build_context(spec, seed=seed, time_limit=time_limit)
+    part = kind.run(ctx)
+    report = assemble(ctx, part, reports_sensitivity=kind.reports_sensitivity)
+    return Audit(typed=report, advertised=part.advertised, effective=part.effective, samples=part.samples,
+                 plots=part.plots)
+
+
+def exit_code(verdicts: list[str]) -> int:
+    """Contract exit status for evaluated reports: 1 if any fails, else 3 if any inconclusive, else 0."""
+    if "fails" in verdicts:
+        return 1
+    if "inconclusive" in verdicts:
+        return 3
+    return 0
+
+
+__all__ = ["Audit", "assemble", "audit", "build_context", "claim_check", "claim_of", "exit_code"]

@@ -1,0 +1,70 @@
+"""Independent evidence for the semi-adjacent parameter a(t) reported by an audit.
+
+A search result's witness is re-checked from scratch (:mod:`verify.witness`) and,
+up to :data:`Z3_CELL_LIMIT` cells, a(t) is proved exactly by Z3
+(:mod:`verify.z3_semiadjacent`); a closed form is cross-checked by graph search
+over the fiber up to :data:`CROSS_CHECK_LIMIT` conforming histograms [CA24, Def. 13].
+"""
+
+from __future__ import annotations
+
+from accountant.callable_invariant import CallableInvariant
+from accountant.dataspace import DataSpace
+from accountant.errors import SearchTooLarge, ToolkitError
+from accountant.invariants import Invariant
+from accountant.outcome import Outcome, Refuted, Unknown, Verified
+from accountant.relations import AddRemove, BaseRelation
+from accountant.semiadjacent import SemiAdjacentParameter
+from accountant.semiadjacent_search import semiadjacent_by_graph_search
+from verify.witness import check_result
+from verify.z3_semiadjacent import certify_value
+
+#: Largest fiber (conforming histograms) on which a closed form is cross-checked by search.
+CROSS_CHECK_LIMIT = 100_000
+
+#: Largest number of cells for which a(t) is also proved exactly by Z3 in an audit.
+Z3_CELL_LIMIT = 16
+
+
+def z3_proof(space: DataSpace, inv: Invariant, table: list[int] | None, a: SemiAdjacentParameter) -> Outcome:
+    """Z3's exact proof of a search result's a(t) at the table (unknown when not attempted, with why)."""
+    if a.search is None or table is None or not a.exact or isinstance(inv, CallableInvariant):
+        return Unknown("not attempted (needs an exact search result at the actual table)")
+    if space.n_cells > Z3_CELL_LIMIT:
+        return Unknown(f"not attempted ({space.n_cells} cells > {Z3_CELL_LIMIT})")
+    w = a.search.witness
+    return certify_value(space, inv, table, a.search.value, w.dataset, w.record, w.target)
+
+
+def check_semi_adjacent(
+    space: DataSpace, inv: Invariant, rel: BaseRelation, a: SemiAdjacentParameter, table: list[int] | None
+) -> Outcome:
+    """Independent evidence for a(t): re-check a search witness, or cross-check a closed form by search."""
+    head = f"a(t) = {a.value} by {a.method} ({'exact' if a.exact else 'upper bound'}, {a.scope})"
+    if a.search is not None:
+        chk = check_result(space, inv, a.search, table=table)
+        if not chk.passed:
+            return Refuted(f"BUG: {head}, but the witness check failed: {chk.reason}")
+        proof = z3_proof(space, inv, table, a)
+        if isinstance(proof, Refuted):
+            return Refuted(f"BUG: {head}, but z3 disagrees: {proof.counterexample}")
+        z3_note = proof.certificate if isinstance(proof, Verified) else f"not proved by z3: {proof.reason}"
+        return Verified(f"{head}; witness re-checked from scratch ({chk.reason}); {z3_note}")
+    if table is None or a.method != "closed-form":
+        return Verified(f"{head}; no table given, so the closed form is not cross-checked by search")
+    try:
+        r = semiadjacent_by_graph_search(space, inv, table=table, limit=CROSS_CHECK_LIMIT, time_limit=10.0)
+    except SearchTooLarge as e:
+        return Verified(f"{head}; not cross-checked by search ({e})")
+    except ToolkitError as e:
+        return Verified(f"{head}; not cross-checked by search ({e})")
+    hamming = r.value * (2 if isinstance(rel, AddRemove) else 1)
+    if r.exact and hamming != a.value and a.exact:
+        return Refuted(f"BUG: closed form gives {a.value} but graph search gives {hamming}")
+    if r.exact and hamming > a.value:
+        return Refuted(f"BUG: closed-form bound {a.value} is below the exact value {hamming}")
+    return Verified(f"{head}; graph search over {r.fiber_size} conforming histograms gives "
+                    f"{hamming}{' (the closed form is an upper bound)' if hamming < a.value else ''}")
+
+
+__all__ = ["CROSS_CHECK_LIMIT", "Z3_CELL_LIMIT", "check_semi_adjacent", "z3_proof"]

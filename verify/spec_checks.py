@@ -1,0 +1,128 @@
+"""Validation of the spec sections every kind shares; each problem names its dotted key (house style R13).
+
+The loader (:mod:`verify.load`) runs these and the kind's own
+:meth:`~verify.registry.Kind.validate`, and reports every problem at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from verify.registry import Problem
+from verify.spec import SPEC_VERSION, GuaranteeSpec, Spec, cell_count
+
+
+def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
+    """Problems of a guarantee table: exactly one form, delta only with epsilon, values in range."""
+    if g is None:
+        return []
+    probs: list[Problem] = []
+    forms = [k for k in ("epsilon", "mu", "zcdp", "rdp") if getattr(g, k) is not None]
+    if len(forms) != 1:
+        probs.append(Problem(key, "a guarantee takes exactly one form: {epsilon [, delta]}, {mu}, {zcdp} or "
+                             f"{{rdp = {{alpha, epsilon}}}}; got {forms or 'none'}"))
+    if g.delta is not None and g.epsilon is None:
+        probs.append(Problem(f"{key}.delta", "delta goes with epsilon"))
+    for k in ("epsilon", "mu", "zcdp"):
+        v = getattr(g, k)
+        if v is not None and v < 0:
+            probs.append(Problem(f"{key}.{k}", f"must be >= 0, got {float(v)!r}"))
+    if g.delta is not None and not (0 <= g.delta <= 1):
+        probs.append(Problem(f"{key}.delta", f"must be in [0, 1], got {float(g.delta)!r}"))
+    if g.rdp is not None and (g.rdp.alpha is not None and g.rdp.alpha <= 1):
+        probs.append(Problem(f"{key}.rdp.alpha", f"must be > 1, got {float(g.rdp.alpha)!r}"))
+    return probs
+
+
+def top_problems(spec: Spec) -> list[Problem]:
+    """``version`` and ``name``."""
+    probs: list[Problem] = []
+    if spec.version != SPEC_VERSION:
+        probs.append(Problem("version", f"must be {SPEC_VERSION}, got {spec.version!r}"))
+    if not re.fullmatch(r"[a-z0-9-]+", spec.name):
+        probs.append(Problem("name", f"{spec.name!r} must match [a-z0-9-]+ (it names output files)"))
+    return probs
+
+
+def data_problems(spec: Spec) -> list[Problem]:
+    """``[data]``: features, records and the table."""
+    d = spec.data
+    probs: list[Problem] = []
+    names = [f.name for f in d.features]
+    if not names:
+        probs.append(Problem("data.features", "needs at least one feature"))
+    for i, f in enumerate(d.features):
+        if f.levels < 1:
+            probs.append(Problem(f"data.features[{i}].levels", f"must be >= 1, got {f.levels}"))
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        probs.append(Problem("data.features", f"feature names must be unique; repeated {dup}"))
+    cells = cell_count(spec)
+    if d.records is not None and d.records < 0:
+        probs.append(Problem("data.records", f"must be >= 0, got {d.records}"))
+    if d.table is not None:
+        if len(d.table) != cells:
+            probs.append(Problem("data.table", f"has {len(d.table)} counts; the feature product has {cells} cells"))
+        if any(c < 0 for c in d.table):
+            probs.append(Problem("data.table", "counts must be >= 0"))
+        if d.records is not None and sum(d.table) != d.records:
+            probs.append(Problem("data.records", f"is {d.records} but data.table sums to {sum(d.table)}"))
+    return probs
+
+
+def invariant_problems(spec: Spec) -> list[Problem]:
+    """``[invariant]``: each kind has its own key, features exist, rows and sets fit the cells."""
+    names = [f.name for f in spec.data.features]
+    cells = cell_count(spec)
+    inv = spec.invariant
+    probs: list[Problem] = []
+    if inv.kind is None:  # the kind itself failed to parse; its problem is listed
+        return probs
+    required = {"margins": "margins", "linear": "matrix", "counting": "sets"}
+    for kind, k in required.items():
+        if inv.kind == kind and getattr(inv, k) is None:
+            probs.append(Problem(f"invariant.{k}", f"required when kind = {kind!r}"))
+        if inv.kind != kind and getattr(inv, k) is not None:
+            probs.append(Problem(f"invariant.{k}", f"only allowed when kind = {kind!r} (kind is {inv.kind!r})"))
+    for m in inv.margins or ():
+        for n in m:
+            if n not in names:
+                close = difflib.get_close_matches(n, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; features are {names}"
+                probs.append(Problem("invariant.margins", f"unknown feature {n!r}{hint}"))
+    for r, row in enumerate(inv.matrix or ()):
+        if len(row) != cells:
+            probs.append(Problem(f"invariant.matrix[{r}]", f"has {len(row)} entries; expected {cells} (one per cell)"))
+    for r, s in enumerate(inv.sets or ()):
+        bad = [c for c in s if not (0 <= c < cells)]
+        if bad:
+            probs.append(Problem(f"invariant.sets[{r}]", f"cell indices {bad} out of range 0..{cells - 1}"))
+    return probs
+
+
+def rest_problems(spec: Spec) -> list[Problem]:
+    """``[claim]``, ``[report]`` and ``[audit]``."""
+    probs: list[Problem] = []
+    if spec.claim is not None:
+        probs += guarantee_problems(spec.claim.guarantee, "claim.guarantee")
+    for i, dl in enumerate(spec.report.deltas):
+        if not (0 < dl < 1):
+            probs.append(Problem(f"report.deltas[{i}]", f"must be in (0, 1), got {float(dl)!r}"))
+    if spec.audit is not None and spec.audit.samples < 1:
+        probs.append(Problem("audit.samples", f"must be >= 1, got {spec.audit.samples}"))
+    return probs
+
+
+def table_required(spec: Spec, why: str) -> list[Problem]:
+    """``data.table`` is required for a kind that draws at the confidential histogram."""
+    if spec.data.table is None:
+        return [Problem("data.table", f"required for mechanism.kind = {spec.mechanism.kind!r}: {why}")]
+    return []
+
+
+SHARED_CHECKS = (top_problems, data_problems, invariant_problems, rest_problems)
+"""The shared validators, in the order their problems are listed."""
+
+__all__ = ["SHARED_CHECKS", "data_problems", "guarantee_problems", "invariant_problems", "rest_problems",
+           "table_required", "top_problems"]
