@@ -197,3 +197,52 @@ def test_umpu_report_power_curves(tmp_path: Path, capsys: pytest.CaptureFixture[
         assert p["fisher"] >= p["semi_dp"] > p["naive"] > 0.05
     assert "umpu-odds-ratio.power.png" in r["plots"]
     assert (tmp_path / "umpu-odds-ratio.power.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_claim_between_the_bounds_is_inconclusive_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """rho = 10.24 gives epsilon(1e-10) in [38.405, 39.823] (Gaussian lower bound, CKS upper): 39 is undecided."""
+    spec = tmp_path / "between.toml"
+    spec.write_text(Path(PERSONS).read_text().replace("guarantee = { zcdp = 2.56 }\n\n[report]",
+                                                      "guarantee = { epsilon = 39.0, delta = 1e-10 }\n\n[report]"))
+    assert "epsilon = 39.0" in spec.read_text()
+    assert main(["audit", str(spec), "--json"]) == 3
+    r = json.loads(capsys.readouterr().out)
+    claim = next(c for c in r["checks"] if c["name"] == "claim")
+    assert (claim["status"], claim["outcome"], r["verdict"]) == ("skip", "unknown", "inconclusive")
+    assert claim["bounds"]["lower"] < 39.0 < claim["bounds"]["upper"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seed", "-1"], "argument --seed: -1 is negative"),
+    (["--seed", "x"], "argument --seed: 'x' is not an integer"),
+    (["--time-limit", "0"], "argument --time-limit: 0 must be a finite number of seconds > 0"),
+    (["--time-limit", "nan"], "argument --time-limit: nan must be a finite number"),
+])
+def test_bad_options_exit_2_naming_the_option(argv: list[str], message: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "verify.cli", "audit", TOTAL, *argv], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert proc.returncode == 2 and message in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_out_that_cannot_be_written_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    existing = tmp_path / "a-file"
+    existing.write_text("x")
+    assert main(["audit", TOTAL, "--out", str(existing)]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "exists and is not a directory" in err
+
+
+def test_internal_error_is_one_line_exit_2_and_debug_shows_the_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from verify.kinds import published
+
+    def boom(self: object, ctx: object) -> None:
+        raise RuntimeError("planted bug")
+
+    monkeypatch.setattr(published.PublishedKind, "run", boom)
+    assert main(["audit", TOTAL]) == 2                   # never 1: 1 means a refuted claim
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: planted bug" in err and "--debug" in err and "Traceback" not in err
+    assert main(["audit", TOTAL, "--debug"]) == 2
+    assert "Traceback" in capsys.readouterr().err

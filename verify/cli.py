@@ -6,6 +6,9 @@
     inconclusive and nothing failed.
 ``semidp schema``
     Print the JSON schema of spec files (generated from the dataclasses).
+
+An unexpected error is reported in one line with exit status 2 (``--debug``
+prints its traceback); exit status 1 always means a refuted claim or a failed check.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import dataclasses
 import json
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -42,15 +46,53 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("specs", nargs="+", metavar="SPEC", help="spec file(s) (TOML, contract: specs/README.md)")
     a.add_argument("--json", action="store_true", help="print JSON (an array for several specs)")
     a.add_argument("--out", metavar="DIR", help="also write DIR/<name>.json, .md and plots (PNG)")
-    a.add_argument("--seed", type=int, default=None, help="seed for sampling-based checks")
-    a.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
+    a.add_argument("--seed", type=_seed, default=None, metavar="N",
+                   help="seed for sampling-based checks (an integer >= 0)")
+    a.add_argument("--time-limit", type=_seconds, default=60.0, metavar="SECONDS",
                    help="budget for exact searches per spec (default 60); past it, proven bounds are used")
+    a.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub.add_parser("schema", help="print the JSON schema of spec files")
     return p
 
 
+def _seed(text: str) -> int:
+    """``--seed``: an integer >= 0 (numpy seeds are non-negative)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; a seed is an integer >= 0")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """``--time-limit``: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number of seconds > 0")
+    return value
+
+
+class OutputError(ToolkitError):
+    """``--out`` cannot be written (an existing file, no permission, a full disk)."""
+
+
 def _write_outputs(out: Path, result: Audit) -> Report:
     """Write the report's files under ``out``; return the report with its plots and samples file named."""
+    try:
+        return _write_files(out, result)
+    except OSError as e:
+        why = e.strerror or type(e).__name__
+        raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or out}: {why}") from None
+
+
+def _write_files(out: Path, result: Audit) -> Report:
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(20, "exists and is not a directory", str(out))
     out.mkdir(parents=True, exist_ok=True)
     r = result.typed
     name = r.name
@@ -85,8 +127,20 @@ def _audit(args: argparse.Namespace) -> int:
             print(f"semidp: {e}", file=sys.stderr)
             invalid = True
             continue
+        except OutputError as e:
+            print(f"semidp: {path}: {e}", file=sys.stderr)
+            invalid = True
+            continue
         except ToolkitError as e:
             print(f"semidp: {path}: cannot be evaluated: {e}", file=sys.stderr)
+            invalid = True
+            continue
+        except Exception as e:   # a bug of ours: one line, exit 2, never a bare traceback or exit 1
+            if args.debug:
+                traceback.print_exc()
+            first = str(e).splitlines()[0] if str(e) else ""
+            print(f"semidp: {path}: internal error: {type(e).__name__}: {first[:300]} (rerun with --debug for "
+                  "the traceback, and please report it)", file=sys.stderr)
             invalid = True
             continue
         reports.append(report)
