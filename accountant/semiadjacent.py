@@ -63,6 +63,20 @@ class SemiAdjacentParameter:
     factor: int = 1
     """``value = factor * search.upper`` (2 under add/remove: each replacement is 2 steps)."""
 
+    @property
+    def lower(self) -> int:
+        """A proven lower bound of :math:`a(t)`: ``value`` when exact, the search's witnessed distance when a
+        search was cut short, else 0 (a closed-form upper bound proves nothing below it)."""
+        if self.exact:
+            return self.value
+        if self.search is not None:
+            return self.factor * self.search.value
+        return 0
+
+    def bounds_text(self) -> str:
+        """``a(t) = v`` when exact, else ``a(t) in [lower, upper]``."""
+        return f"a(t) = {self.value}" if self.exact else f"a(t) in [{self.lower}, {self.value}]"
+
     def witness_data(self, space: DataSpace) -> dict[str, Any] | None:
         """The search witness as JSON-ready data (cells row-major; records as 1-based levels)."""
         if self.search is None:

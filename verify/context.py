@@ -99,7 +99,10 @@ class KindResult:
     advertised: Guarantee
     """The advertised guarantee (a published release's, or the mechanism's calibration target)."""
     effective: AnyGuarantee
-    """What holds for the joint release in the context's framework."""
+    """What holds for the joint release in the context's framework (Semi-DP: at the upper bound of a(t))."""
+    effective_at_lower: AnyGuarantee | None = None
+    """Semi-DP when a(t) is known only by bounds: the guarantee at the proven lower bound, from which a claim
+    may be refuted (``None``: a claim the upper bound does not imply is unknown, never refuted)."""
     checks: tuple[Check, ...] = ()
     """The kind's own checks, reported after the a(t) check and before the certified conversions."""
     final_checks: tuple[Check, ...] = ()

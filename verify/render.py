@@ -46,6 +46,14 @@ def _sensitivity_lines(sens: dict[str, Any] | None) -> list[str]:
     return out + [""]
 
 
+def _a_text(a: dict[str, Any], bold: bool = False) -> str:
+    """``a(t) = v`` when exact, else ``a(t) in [lower, upper]`` (bounds shown as bounds)."""
+    b = "**" if bold else ""
+    if a.get("exact", True):
+        return f"a(t) = {b}{a['value']}{b}"
+    return f"a(t) in {b}[{a.get('lower', 0)}, {a['value']}]{b}"
+
+
 def _kind_lines(r: Report, markdown: bool) -> list[str]:
     out: list[str] = []
     for s in r.sections:
@@ -68,7 +76,7 @@ def render_text(r: Report) -> str:
         f"spec {r.spec['path']} (sha256 {r.spec['sha256'][:12]}), relation {r.relation}, "
         f"invariant: {r.invariant['description']}",
         "",
-        f"semi-adjacent parameter a(t) = {a['value']}  [{a['method']}, "
+        f"semi-adjacent parameter {_a_text(a)}  [{a['method']}, "
         f"{'exact' if a['exact'] else 'upper bound'}, {a['scope']}]",
         f"  witness: {a['witness']}",
         "",
@@ -126,7 +134,7 @@ def render_markdown(r: Report) -> str:
         f"- spec: `{r.spec['path']}` (sha256 `{r.spec['sha256']}`)",
         f"- tool: semidp {r.tool['version']}; seed: {r.seed}",
         f"- relation: {r.relation}; invariant: {r.invariant['description']}",
-        f"- semi-adjacent parameter a(t) = **{a['value']}** ({a['method']}, "
+        f"- semi-adjacent parameter {_a_text(a, bold=True)} ({a['method']}, "
         f"{'exact' if a['exact'] else 'upper bound'}, {a['scope']}): {a['witness']}",
         "",
         "| guarantee | parameters | delta | epsilon (rounded up) | method |",

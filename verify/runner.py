@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from accountant.conversion_routes import AnyGuarantee
 from accountant.errors import InvalidSpec, UnsupportedRelease
 from accountant.guarantees import Guarantee
-from accountant.outcome import Outcome, Refuted
+from accountant.outcome import Outcome, Refuted, Unknown, Verified
 from accountant.semiadjacent import semi_adjacent_parameter
 from accountant.sensitivity import SensitivitySpace
 from verify.certify import certify_summary
@@ -118,6 +118,27 @@ def _calibrated_to_exact(sens: dict[str, Any], outcome: Outcome, s_space: Sensit
     return outcome
 
 
+def _claim_with_bounds(check: Check, ctx: Context, part: KindResult) -> Check:
+    """Refute a Semi-DP claim only from a proven lower bound of a(t) (verify from the upper one).
+
+    The effective Semi-DP guarantee is computed at the proven upper bound of a(t)
+    (sound, [CA24, Prop. 11]), so it may *verify* a claim; it is tight only at the
+    true a(t), so when a(t) is known only by bounds, a refutation must hold at
+    the lower bound too (``KindResult.effective_at_lower``), else the claim is unknown.
+    """
+    a = ctx.a
+    if a.exact or ctx.framework != "semi-dp" or not isinstance(check.outcome, Refuted):
+        return check
+    if part.effective_at_lower is not None and ctx.spec.claim is not None:
+        low, _ = check_claim(claim_of(ctx.spec.claim.guarantee), part.effective_at_lower)
+        if isinstance(low, Refuted):
+            return Check("claim", Refuted(f"refuted even at the proven lower bound a(t) >= {a.lower} "
+                                          f"({a.bounds_text()}): {low.counterexample}"), check.extra)
+    return Check("claim", Unknown(f"{a.bounds_text()}: at the upper end the claim does not follow "
+                                  f"({check.outcome.counterexample}), but it is not refuted at the proven lower "
+                                  "end"), check.extra)
+
+
 def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Report:
     """The report of a kind's result: shared header, checks and verdict around the kind's sections."""
     spec, a = ctx.spec, ctx.a
@@ -127,13 +148,17 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
         eff = eff.with_extra(**part.effective_extra)
     a_outcome = part.semi_adjacent_check or check_semi_adjacent(ctx.space, ctx.invariant, ctx.relation, a,
                                                                 ctx.table)
+    if isinstance(a_outcome, Verified) and not a.exact:   # bounds are not a PASS
+        a_outcome = Unknown(f"only bounds are proven: {a.bounds_text()} (every guarantee here uses the upper "
+                            f"end, which is sound [CA24, Prop. 11]; a larger --time-limit may close the gap); "
+                            f"{a_outcome.certificate}")
     pairs = [(adv, part.advertised), (eff, part.effective)] if part.certify_advertised else [(eff, part.effective)]
     checks = [Check("semi-adjacent-parameter", a_outcome), *part.checks,
               Check("conversions-certified", certify_summary(pairs))]
     if spec.claim is not None and part.claim_override is not None:
         checks.append(Check("claim", part.claim_override))
     else:
-        checks += claim_check(spec, part.effective)
+        checks += [_claim_with_bounds(c, ctx, part) for c in claim_check(spec, part.effective)]
     sections = list(part.sections)
     if reports_sensitivity and spec.query is not None:
         sens, sens_outcome = sensitivity_section(spec, ctx.space, ctx.invariant, a, ctx.time_limit)
@@ -147,7 +172,7 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
         name=spec.name, title=spec.title, tool={"name": "semidp", "version": __version__},
         spec={"path": spec.path, "sha256": spec.sha256}, seed=part.seed, relation=ctx.relation.spec_name,
         invariant={"kind": ctx.invariant.kind, "description": ctx.invariant.describe()},
-        semi_adjacent_parameter={"value": a.value, "method": a.method, "witness": a.witness, "exact": a.exact,
+        semi_adjacent_parameter={"value": a.value, "lower": a.lower, "method": a.method, "witness": a.witness, "exact": a.exact,
                                  "scope": a.scope, **({"witness_data": witness} if witness is not None else {})},
         advertised=adv, effective=eff,
         claim=None if spec.claim is None else {"framework": spec.claim.framework,

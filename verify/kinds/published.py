@@ -89,14 +89,20 @@ class PublishedKind:
             raise TypeError("a published spec without guarantee or components passed validation")
         plain = joint_release_dp(advertised, inv, ctx.space)
         effective: AnyGuarantee
+        at_lower: AnyGuarantee | None = None
         if ctx.framework == "dp":
             effective = plain
         elif semi_effective is not None:
             effective = semi_effective
+            if not ctx.a.exact:
+                at_lower = semi_dp_composition(parts, inv, ctx.a.lower).semi_first
         else:
             effective = semi_dp(advertised, inv, ctx.a.value)
+            if not ctx.a.exact:
+                at_lower = semi_dp(advertised, inv, ctx.a.lower)
         return KindResult(
-            advertised=advertised, effective=effective, seed=ctx.seed, effective_extra=extra,
+            advertised=advertised, effective=effective, effective_at_lower=at_lower, seed=ctx.seed,
+            effective_extra=extra,
             sections=(JsonSection("plain_dp", GuaranteeSummary.of(plain, ctx.deltas).to_json()),),
             final_checks=(Check("invariant-preserved", Skipped(
                 "a published release is audited through its advertised guarantee; no draws to check")),),
