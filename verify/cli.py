@@ -30,6 +30,8 @@ from verify.render import render_markdown, render_text
 from verify.report import Report
 from verify.runner import Audit, audit, exit_code
 from verify.schema import schema
+from verify.spec import Spec
+from verify.spec_values import guarantee_of
 from verify.version import __version__
 
 EXIT_OK, EXIT_FAILS, EXIT_INVALID, EXIT_INCONCLUSIVE = 0, 1, 2, 3
@@ -81,26 +83,31 @@ class OutputError(ToolkitError):
     """``--out`` cannot be written (an existing file, no permission, a full disk)."""
 
 
-def _write_outputs(out: Path, result: Audit) -> Report:
+def _write_outputs(out: Path, result: Audit, spec: Spec) -> Report:
     """Write the report's files under ``out``; return the report with its plots and samples file named."""
     try:
-        return _write_files(out, result)
+        return _write_files(out, result, spec)
     except OSError as e:
         why = e.strerror or type(e).__name__
         raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or out}: {why}") from None
 
 
-def _write_files(out: Path, result: Audit) -> Report:
+def _write_files(out: Path, result: Audit, spec: Spec) -> Report:
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(20, "exists and is not a directory", str(out))
     out.mkdir(parents=True, exist_ok=True)
     r = result.typed
     name = r.name
     png = out / f"{name}.privacy.png"
+    claim = None
+    if spec.claim is not None:
+        claimed = guarantee_of(spec.claim.guarantee, result.effective.relation)
+        claim = (f"{spec.claim.framework}, {_claim_text(spec)}", claimed)
     plot_privacy(
         [("advertised", result.advertised), (f"effective ({r.effective.framework})", result.effective)],
         png,
         f"{name}: advertised vs effective privacy",
+        claim=claim, deltas=tuple(float(d) for d in spec.report.deltas),
     )
     plots = [png.name]
     for plot in result.plots:
@@ -115,6 +122,14 @@ def _write_files(out: Path, result: Audit) -> Report:
     return r
 
 
+def _claim_text(spec: Spec) -> str:
+    g = spec.claim.guarantee if spec.claim is not None else None
+    if g is None:
+        return ""
+    return ", ".join(f"{k} = {float(v):g}" for k in ("epsilon", "delta", "mu", "zcdp")
+                     if (v := getattr(g, k)) is not None) or "rdp"
+
+
 def _audit(args: argparse.Namespace) -> int:
     reports: list[Report] = []
     invalid = False
@@ -122,7 +137,7 @@ def _audit(args: argparse.Namespace) -> int:
         try:
             spec = load(path)
             result = audit(spec, seed=args.seed, time_limit=args.time_limit)
-            report = _write_outputs(Path(args.out), result) if args.out else result.typed
+            report = _write_outputs(Path(args.out), result, spec) if args.out else result.typed
         except InvalidSpec as e:
             print(f"semidp: {e}", file=sys.stderr)
             invalid = True

@@ -10,13 +10,21 @@ from accountant.conversion_routes import AnyGuarantee, delta_at, epsilon_delta, 
 from accountant.semidp import NoFiniteGuarantee
 
 
+#: Line styles cycled over the curves, so a curve drawn over an identical one stays visible.
+STYLES = (("-", 2.6), ("--", 1.8), (":", 2.2), ("-.", 1.4))
+
+
 def plot_privacy(
-    curves: list[tuple[str, AnyGuarantee]], path: Path, title: str
+    curves: list[tuple[str, AnyGuarantee]], path: Path, title: str, *,
+    claim: tuple[str, AnyGuarantee] | None = None, deltas: tuple[float, ...] = (1e-10,),
 ) -> Path:
     """Write a two-panel PNG: tradeoff lower bounds (Dong–Roth–Su convention) and delta(epsilon).
 
     The tradeoff panel shows what each guarantee provably protects: the lowest
     type-II error of any test at each type-I error (higher is more private).
+    Curves cycle through :data:`STYLES` (wide solid first, then narrower dashed
+    and dotted lines), so two identical curves both show. ``claim`` is drawn in
+    black; the epsilon axis covers every epsilon reported at ``deltas``.
     """
     import matplotlib
 
@@ -28,13 +36,18 @@ def plot_privacy(
     alpha = np.concatenate([np.logspace(-14, -1, 400), np.linspace(0.1, 1.0, 200)[1:]])
     ax1.semilogx(alpha, 1 - alpha, color="0.7", ls=":", label="perfect privacy")
     eps_max = 1.0
-    for label, g in curves:
+    drawn = [(label, g, {"ls": STYLES[i % len(STYLES)][0], "lw": STYLES[i % len(STYLES)][1]})
+             for i, (label, g) in enumerate(curves)]
+    if claim is not None:
+        drawn.append((f"claim: {claim[0]}", claim[1], {"ls": (0, (5, 2, 1, 2)), "lw": 1.2, "color": "black"}))
+    for label, g, style in drawn:
         t = to_tradeoff(g)
         if t is not None:
-            ax1.semilogx(alpha, t.curve.std(alpha), label=label)
+            ax1.semilogx(alpha, t.curve.std(alpha), label=label, **style)
         elif isinstance(g, NoFiniteGuarantee):
-            ax1.semilogx(alpha, np.zeros_like(alpha), label=f"{label}: none")
-        for e in epsilon_delta(g, 1e-10):   # the axis covers every route's epsilon at delta = 1e-10
+            ax1.semilogx(alpha, np.zeros_like(alpha), label=f"{label}: none", **style)
+    for _, g, _ in drawn:   # the axis covers every route's epsilon at every reported delta
+        for e in (e for d in deltas for e in epsilon_delta(g, d)):
             if e.epsilon is not None and e.epsilon < 1e6:
                 eps_max = max(eps_max, e.epsilon)
     ax1.set_xlabel("type I error alpha (log scale)")
@@ -42,11 +55,11 @@ def plot_privacy(
     ax1.set_title("tradeoff functions (higher = more private)")
     ax1.legend(fontsize=8)
     eps = np.linspace(0, eps_max * 1.1, 300)
-    for label, g in curves:
+    for label, g, style in drawn:
         values = [delta_at(g, float(e)) for e in eps]
         if all(v is not None for v in values):
             d = np.array(values, dtype=np.float64)
-            ax2.semilogy(eps, np.maximum(d, 1e-300), label=label)
+            ax2.semilogy(eps, np.maximum(d, 1e-300), label=label, **style)
     ax2.set_ylim(1e-14, 2)
     ax2.set_xlabel("epsilon")
     ax2.set_ylabel("delta(epsilon), upper bound")

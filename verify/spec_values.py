@@ -11,7 +11,7 @@ from accountant.dataspace import DataSpace, Feature
 from accountant.errors import UnsupportedRelease
 from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
-from accountant.relations import AddRemove, BaseRelation, Replace
+from accountant.relations import AddRemove, BaseRelation, Relation, Replace
 from verify.spec import GuaranteeSpec, Spec
 
 
@@ -41,7 +41,7 @@ def invariant_of(spec: Spec) -> Invariant:
     raise UnsupportedRelease(f"{spec.path}: invariant.kind = {inv.kind!r} lacks its key")
 
 
-def guarantee_of(g: GuaranteeSpec, relation: BaseRelation) -> Guarantee:
+def guarantee_of(g: GuaranteeSpec, relation: Relation) -> Guarantee:
     """A spec guarantee table as a guarantee value (floats; exact values stay in the spec)."""
     if g.zcdp is not None:
         return ZCDP(float(g.zcdp), relation)
