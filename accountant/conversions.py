@@ -163,15 +163,30 @@ def _bun_steinke_eps(rho: float, delta: float) -> float:
     return up(r + 2 * MP.sqrt(r * _log_inv_delta(delta)))
 
 
-def _cks_eps_at(tau: mpmath.mpf, alpha: mpmath.mpf, log_inv_delta: mpmath.mpf) -> mpmath.mpf:
-    """[CKS20, Prop. 12] solved for epsilon at one order: valid for every alpha > 1."""
-    return tau + (log_inv_delta + (alpha - 1) * MP.log1p(-1 / alpha) - MP.log(alpha)) / (alpha - 1)
+def _cks_slack(u: mpmath.mpf, log_inv_delta: mpmath.mpf) -> mpmath.mpf:
+    r"""[CKS20, Prop. 12]: :math:`\frac{\log(1/\delta)+(\alpha-1)\log(1-1/\alpha)-\log\alpha}{\alpha-1}` at
+    :math:`\alpha = 1 + e^u`, so epsilon = RDP epsilon at alpha + this (valid for every order).
+
+    Written in :math:`u=\log(\alpha-1)` so that orders within :math:`10^{-300}` of 1 (tiny
+    :math:`\log(1/\delta)` or huge :math:`\rho`) neither round to 1 nor take the log of 0:
+    :math:`\log(1-1/\alpha) = u - \log(1+e^u)`.
+    """
+    t = MP.exp(u)
+    l1p = MP.log1p(t)
+    return (log_inv_delta - l1p) / t + (u - l1p)
 
 
-def _cks_float_eps(rho: float, alpha: float, log_inv_delta: float) -> float:
-    return alpha * rho + (
-        log_inv_delta + (alpha - 1) * math.log1p(-1 / alpha) - math.log(alpha)
-    ) / (alpha - 1)
+def _cks_eps_at(rho: mpmath.mpf, u: mpmath.mpf, log_inv_delta: mpmath.mpf) -> mpmath.mpf:
+    """The zCDP bound at the order ``1 + e^u``: :math:`\alpha\rho` plus :func:`_cks_slack`."""
+    return (1 + MP.exp(u)) * rho + _cks_slack(u, log_inv_delta)
+
+
+def _cks_float_eps(rho: float, u: float, log_inv_delta: float) -> float:
+    t = math.exp(u)
+    if t == 0.0:
+        return math.inf
+    l1p = math.log1p(t)
+    return (1 + t) * rho + (log_inv_delta - l1p) / t + (u - l1p)
 
 
 def _cks_zcdp_eps(rho: float, delta: float) -> float:
@@ -179,15 +194,14 @@ def _cks_zcdp_eps(rho: float, delta: float) -> float:
         return 0.0
     lid = -math.log(delta)
     # Search over u = log(alpha - 1); the optimum is near alpha = 1 + sqrt(log(1/delta)/rho).
-    guess = math.log(math.sqrt(max(lid, 1e-12) / rho))
+    guess = 0.5 * (math.log(max(lid, 1e-300)) - math.log(rho))
     res = optimize.minimize_scalar(
-        lambda u: _cks_float_eps(rho, 1 + math.exp(u), lid),
+        lambda u: _cks_float_eps(rho, u, lid),
         bounds=(min(guess, 0.0) - 30, max(guess, 0.0) + 30),
         method="bounded",
         options={"xatol": 1e-10},
     )
-    alpha = MP.mpf(1) + MP.exp(MP.mpf(float(res.x)))
-    eps = _cks_eps_at(MP.mpf(rho) * alpha, alpha, _log_inv_delta(delta))
+    eps = _cks_eps_at(MP.mpf(rho), MP.mpf(float(res.x)), _log_inv_delta(delta))
     return max(0.0, up(eps))
 
 
@@ -284,7 +298,7 @@ def rdp_to_approx_dp(g: RDP, delta: float, method: RdpMethod = "canonne-kamath-s
     if method == "mironov":
         best = MP.mpf(g.epsilons[k]) + lid / (ak - 1)
     else:
-        best = _cks_eps_at(MP.mpf(g.epsilons[k]), ak, lid)
+        best = MP.mpf(g.epsilons[k]) + _cks_slack(MP.log(ak - 1), lid)
     return ApproxDP(max(0.0, up(best)), d, g.relation)
 
 

@@ -40,12 +40,47 @@ ARRAY_REL_PAD = 1e-9
 ARRAY_ABS_PAD = 1e-300
 
 
-def _mp_delta(mu: mpmath.mpf, eps: mpmath.mpf) -> mpmath.mpf:
+#: Working precisions tried in turn by :func:`delta_interval` when the two terms of the profile cancel.
+ADAPTIVE_DPS = (50, 120, 300, 800, 2000)
+
+
+def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
+    r"""A certified interval ``(lower, upper)`` around :math:`\delta_\mu(\varepsilon)` [BW18, Thm. 8].
+
+    The profile :math:`\Phi(a)-e^{\varepsilon}\Phi(b)` (:math:`a=\mu/2-\varepsilon/\mu`,
+    :math:`b=a-\mu`) cancels catastrophically when :math:`\varepsilon/\mu` is large.
+    It is evaluated at increasing precision (:data:`ADAPTIVE_DPS`) with an error
+    bound :math:`|\Phi(a)|\,(a^2+|\varepsilon|+10)\,10^{2-\mathrm{dps}}` (an input error
+    :math:`\eta` in :math:`a` moves :math:`\log\Phi(a)` by about :math:`|a|\eta`) until the value
+    clears ten times its error. Otherwise the interval falls back to
+    :math:`[0, \Phi(a)]` (the subtracted term is non-negative). Far in the tail,
+    :math:`\Phi(a)\le\varphi(a)/|a|` (Mills) bounds it without evaluating :math:`\Phi`.
+    """
     if mu == 0:
-        return MP.mpf(1) - MP.exp(eps) if eps < 0 else MP.mpf(0)
-    a = mu / 2 - eps / mu
-    b = -mu / 2 - eps / mu
-    return MP.ncdf(a) - MP.exp(eps) * MP.ncdf(b)
+        v = MP.mpf(1) - MP.exp(MP.mpf(eps)) if eps < 0 else MP.mpf(0)
+        return v, v
+    a_f = mu / 2 - eps / mu
+    if a_f < -1e6:   # Mills: Phi(a) <= phi(a)/|a|; certainly below the smallest float
+        log_bound = -MP.mpf(a_f) ** 2 / 2 - MP.log(-MP.mpf(a_f)) - MP.log(2 * MP.pi) / 2
+        return MP.mpf(0), MP.exp(log_bound) * 2
+    val = err = pa = MP.mpf(0)
+    for dps in ADAPTIVE_DPS:
+        ctx = mpmath.MPContext()
+        ctx.dps = dps
+        m, e = ctx.mpf(mu), ctx.mpf(eps)
+        a = m / 2 - e / m
+        pa = ctx.ncdf(a)
+        val = pa - ctx.exp(e) * ctx.ncdf(a - m)
+        err = abs(pa) * (a * a + abs(e) + 10) * ctx.mpf(10) ** (2 - dps)
+        if val > 10 * err:
+            return MP.mpf(val - err), MP.mpf(val + err)
+    upper = min(pa * (1 + err), val + err) if val + err > 0 else pa * (1 + err)
+    return MP.mpf(0), MP.mpf(upper)
+
+
+def _mp_delta(mu: mpmath.mpf, eps: mpmath.mpf) -> mpmath.mpf:
+    """An upper bound of the profile (the upper end of :func:`delta_interval`)."""
+    return delta_interval(float(mu), float(eps))[1]
 
 
 def _float_log_delta(mu: float, eps: float) -> float:
@@ -85,7 +120,7 @@ def gdp_delta(mu: float, eps: float) -> float:
     """
     m = check_nonnegative("mu", mu)
     e = check_finite_real("eps", eps)
-    return min(1.0, max(0.0, up(_mp_delta(MP.mpf(m), MP.mpf(e)))))
+    return min(1.0, max(0.0, up(delta_interval(m, e)[1])))
 
 
 def gdp_delta_lower(mu: float, eps: float) -> float:
@@ -95,7 +130,7 @@ def gdp_delta_lower(mu: float, eps: float) -> float:
     """
     m = check_nonnegative("mu", mu)
     e = check_finite_real("eps", eps)
-    return min(1.0, max(0.0, down(_mp_delta(MP.mpf(m), MP.mpf(e)))))
+    return min(1.0, max(0.0, down(delta_interval(m, e)[0])))
 
 
 def gdp_delta_array(mu: float, eps: ArrayLike) -> NDArray[np.float64]:
@@ -139,7 +174,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     if _mp_delta(mm, MP.mpf(0)) <= md:
         return 0.0
     # Bracket: delta_mu(eps) <= exp(-(eps - mu^2/2)^2 / (2 mu^2)) by the Gaussian tail of the loss.
-    hi = m * m / 2 + m * math.sqrt(2 * math.log(1 / d)) + 1.0
+    hi = m * m / 2 + m * math.sqrt(-2 * math.log(d)) + 1.0   # -log(d), not log(1/d): 1/d overflows for subnormals
     while _mp_delta(mm, MP.mpf(hi)) > md:
         hi *= 2
     def f(x: float) -> float:
@@ -151,7 +186,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
         x = hi
     x = up(MP.mpf(x))
     step = max(abs(x) * 1e-15, 1e-300)
-    while _mp_delta(mm, MP.mpf(x)) > md:  # certify: move outward until the bound holds
+    while _mp_delta(mm, MP.mpf(x)) > md:  # certify: move outward (doubling steps) until the bound holds
         x = x + step
         step *= 2
     return x
@@ -207,8 +242,10 @@ def gdp_mu_for(eps: float, delta: float) -> float:
             )
     x = optimize.brentq(g, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=300)
     x = down(MP.mpf(x))
-    while _mp_delta(MP.mpf(x), me) > md:  # certify: move inward until the bound holds
-        x = math.nextafter(x * (1 - 1e-15), 0.0)
+    rel = 1e-15
+    while _mp_delta(MP.mpf(x), me) > md:  # certify: move inward (doubling steps) until the bound holds
+        x = math.nextafter(x * (1 - rel), 0.0)
+        rel = min(2 * rel, 0.5)
     return x
 
 

@@ -169,6 +169,9 @@ def _from_approx(claim: Claim, eps_e: float, delta_e: float) -> tuple[Outcome, B
         if delta_c == 0 and delta_e == 0:
             return _exact_compare("epsilon", Fraction(eps_e), Fraction(claim[1]),
                                   "randomized response (tight for f_{eps,0})"), None
+        if Fraction(eps_e) <= Fraction(claim[1]) and Fraction(delta_e) <= Fraction(claim[2]):
+            return Verified(f"({_fmt(eps_e)}, {_fmt(delta_e)})-DP implies ({_fmt(eps_c)}, {_fmt(delta_c)})-DP: "
+                            "both parameters are no larger (exact)"), None
         return _profile_compare(
             eps_c, delta_c, _rr_delta(eps_e, delta_e, eps_c, "up"), _rr_delta(eps_e, delta_e, eps_c, "down"),
             "exact profile of f_{eps,delta} (attained by the four-point mechanism)",
