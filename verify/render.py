@@ -24,6 +24,7 @@ def _guarantee_line(obj: dict[str, Any]) -> str:
 
 def _ed_lines(obj: dict[str, Any], indent: str) -> list[str]:
     return [f"{indent}epsilon = {fmt_up(e['epsilon']):>9} at delta = {e['delta']:.3g}  [{e['method']}]"
+            + ("" if e["epsilon"] is not None else f"  ({_why_none(e)})")
             for e in obj.get("epsilon_delta", [])]
 
 
@@ -44,6 +45,13 @@ def _sensitivity_lines(sens: dict[str, Any] | None) -> list[str]:
         out.append(f"    {pcf['source']} disagrees with the exact space:")
         out += [f"      {line}" for line in pcf["findings"][1:]]
     return out + [""]
+
+
+def _why_none(e: dict[str, Any]) -> str:
+    """Why an epsilon is ``none``: no finite guarantee at all, or no finite epsilon at this delta."""
+    if e["method"] == "none":
+        return "no finite guarantee: see the reason below"
+    return f"no finite epsilon at delta = {e['delta']:.3g} by this route"
 
 
 def _a_text(a: dict[str, Any], bold: bool = False) -> str:
@@ -119,7 +127,8 @@ def render_markdown(r: Report) -> str:
             rows.append(f"| {label} | {_md_cell(_guarantee_line(obj))} | | | |")
         for e in eds:
             rows.append(f"| {label} | {_md_cell(_guarantee_line(obj))} | {e['delta']:.3g} | "
-                        f"{fmt_up(e['epsilon'])} | {e['method']} |")
+                        f"{fmt_up(e['epsilon'])}{'' if e['epsilon'] is not None else ' (' + _why_none(e) + ')'} | "
+                        f"{e['method']} |")
     checks = [f"| {c.name} | {c.status} | {_md_cell(c.detail)} |" for c in r.checks]
     extra: list[str] = []
     sens = _sensitivity(r)
