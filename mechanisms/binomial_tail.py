@@ -73,7 +73,7 @@ from scipy import optimize
 
 from accountant.errors import InvalidArgument
 from mechanisms.cnd import Tulap
-from mechanisms.umpu import _polish_root
+from mechanisms.monotone_roots import polish_root
 
 __all__ = ["MAX_N", "Alternative", "binom_logpmf", "log_tail"]
 
@@ -374,4 +374,4 @@ def _monotone_root(fn: Callable[[float], float], z0: float, scale: float, increa
             raise InvalidArgument("internal: the level equation could not be bracketed.")
     lo, hi = min(prev, cur), max(prev, cur)
     root = float(optimize.brentq(clipped, lo, hi, xtol=1e-13, rtol=4 * 2.0**-52, maxiter=500))
-    return _polish_root(fn, root)
+    return polish_root(fn, root)

@@ -96,7 +96,7 @@ from mechanisms.binomial_tail import (
     log_tail,
 )
 from mechanisms.cnd import Tulap
-from mechanisms.umpu import _check_alternative
+from mechanisms.alternatives import check_alternative
 
 __all__ = [
     "Alternative",
@@ -157,7 +157,7 @@ def binomial_log_pvalue(
     zz = _check_z(z)
     nn = _check_n(n)
     th = check_in_interval("theta0", theta0, 0.0, 1.0, lo_open=True, hi_open=True)
-    return _log_pvalue(nn, th, _check_noise(noise), zz, _check_alternative(alternative, _BINOMIALDP_PVALUES))
+    return _log_pvalue(nn, th, _check_noise(noise), zz, check_alternative(alternative, _BINOMIALDP_PVALUES))
 
 
 def binomial_pvalue(
@@ -326,7 +326,7 @@ class BinomialUMPTest:
         object.__setattr__(
             self, "alpha", check_in_interval("alpha", self.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
         )
-        object.__setattr__(self, "alternative", _check_alternative(self.alternative, _BINOMIALDP_PVALUES))
+        object.__setattr__(self, "alternative", check_alternative(self.alternative, _BINOMIALDP_PVALUES))
         if self.alternative == "two-sided":
             t = self._solve_two_sided()
             c = self.n * self.theta0

@@ -75,12 +75,12 @@ from mechanisms.ntz_decomposition import BaseDecomposition, DecompositionPiece, 
 from mechanisms.subspace import (
     ZERO_SENSITIVITY_TOL,
     InvariantSubspace,
-    _check_value,
-    _draws,
-    _query_for,
-    _require_noise_dimension,
-    _shape,
-    _SubspaceApproxDP,
+    check_query_value,
+    draw_count,
+    query_in_subspace,
+    require_noise_dimension,
+    shape_draws,
+    SubspaceApproxDP,
     c_eps_delta,
 )
 
@@ -106,7 +106,7 @@ def subspace_sensitivity_vectors(
         ``(p, m)`` with :math:`m=\dim\ker C`; ``p`` may be 0.
     """
     rel = relation if relation is not None else Replace()
-    a = np.eye(subspace.dimension) if query is None else _query_for(subspace, query)
+    a = np.eye(subspace.dimension) if query is None else query_in_subspace(subspace, query)
     d = a.shape[1]
     if isinstance(rel, Replace):
         if d < 2:
@@ -147,7 +147,7 @@ def _calibration_setup(
     sub = InvariantSubspace.of(constraint)
     vectors = subspace_sensitivity_vectors(sub, query, rel)
     if vectors.shape[0] == 0:
-        _require_noise_dimension(0.0, 1.0, "the largest projected sensitivity vector Q_N^T A(h - h')")
+        require_noise_dimension(0.0, 1.0, "the largest projected sensitivity vector Q_N^T A(h - h')")
     return sub, vectors, sigma, rel
 
 
@@ -167,7 +167,7 @@ def _spanning(sub: InvariantSubspace, build: Callable[[], _T]) -> _T:
 
 
 @dataclass(frozen=True, eq=False)
-class _WhitenedGaussian(_SubspaceApproxDP):
+class _WhitenedGaussian(SubspaceApproxDP):
     r"""Shared part of the mechanisms :math:`A(x)+Q_{\mathcal N}\,\sigma Sw` (module docstring).
 
     A subclass adds the field holding its whitening :math:`S` and the base ``relation``
@@ -291,10 +291,10 @@ class _WhitenedGaussian(_SubspaceApproxDP):
 
         Additive: the noise is drawn from ``rng`` alone, independently of ``value``.
         """
-        v = _check_value(value, self.subspace.dimension)
+        v = check_query_value(value, self.subspace.dimension)
         q = self.noise_map
-        e = self.sigma * rng.standard_normal((_draws(size), q.shape[1]))
-        return _shape(v + e @ q.T, size)
+        e = self.sigma * rng.standard_normal((draw_count(size), q.shape[1]))
+        return shape_draws(v + e @ q.T, size)
 
 
 @dataclass(frozen=True, eq=False)

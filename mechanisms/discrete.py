@@ -129,7 +129,8 @@ def _bernoulli_exp_le1(gamma: Fraction, rng: np.random.Generator) -> bool:
     return k % 2 == 1
 
 
-def _bernoulli_exp(gamma: Fraction, rng: np.random.Generator) -> bool:
+def bernoulli_exp_unchecked(gamma: Fraction, rng: np.random.Generator) -> bool:
+    """Bern(exp(-gamma)) for a Fraction ``gamma >= 0`` [CKS20, Alg. 1], without argument checks (inner loops)."""
     whole = gamma.numerator // gamma.denominator
     one = Fraction(1)
     for _ in range(whole):
@@ -152,7 +153,7 @@ def _laplace(scale: Fraction, rng: np.random.Generator) -> int:
     t, s = scale.numerator, scale.denominator
     while True:
         u = _uniform(t, rng)
-        if not _bernoulli_exp(Fraction(u, t), rng):
+        if not bernoulli_exp_unchecked(Fraction(u, t), rng):
             continue
         v = _geometric_exp1(rng)
         y = (u + t * v) // s
@@ -176,7 +177,7 @@ def _gaussian(sigma2: Fraction, rng: np.random.Generator) -> int:
     while True:
         y = _laplace(lap_scale, rng)
         d = abs(y) - shift
-        if _bernoulli_exp(d * d / two_s2, rng):
+        if bernoulli_exp_unchecked(d * d / two_s2, rng):
             return y
 
 
@@ -189,7 +190,7 @@ def bernoulli_exp(gamma: RationalLike, *, rng: np.random.Generator) -> bool:
     Not hardened against timing side channels (research / auditing use).
     """
     g = _rational("gamma", gamma, positive=False)
-    return _bernoulli_exp(g, check_rng(rng))
+    return bernoulli_exp_unchecked(g, check_rng(rng))
 
 
 def discrete_laplace(scale: RationalLike, *, rng: np.random.Generator) -> int:
@@ -308,10 +309,10 @@ def _vec_bern_exp_le1(
     return np.asarray(k % 2 == 1)
 
 
-def _vec_bern_exp(
+def bernoulli_exp_vectorised(
     num: NDArray[np.int64], den: NDArray[np.int64], rng: np.random.Generator
 ) -> NDArray[np.bool_]:
-    """Bern(exp(-num/den)) element-wise, ``num >= 0``, ``0 < den < 2**62``."""
+    """Bern(exp(-num/den)) element-wise, ``num >= 0``, ``0 < den < 2**62`` [CKS20, Alg. 1], vectorised."""
     whole = num // den
     frac = num - whole * den
     alive = np.ones(num.shape[0], dtype=np.bool_)
@@ -342,7 +343,7 @@ def _vec_geometric_exp1(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
 def _vec_laplace_trials(t: int, s: int, m: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """``m`` independent trials of CKS Alg. 2's loop body; accepted values only."""
     u = rng.integers(0, t, size=m, dtype=np.int64)
-    acc = _vec_bern_exp(u, np.full(m, t, dtype=np.int64), rng)
+    acc = bernoulli_exp_vectorised(u, np.full(m, t, dtype=np.int64), rng)
     u = u[acc]
     v = _vec_geometric_exp1(u.size, rng)
     if v.size and int(v.max()) > (_INT63 - t) // t:
@@ -434,10 +435,10 @@ def discrete_gaussian_array(
         acc = np.zeros(y.size, dtype=np.bool_)
         ys = ay[small]
         d = ys * qt - p
-        acc[small] = _vec_bern_exp(d * d, np.full(ys.size, den, dtype=np.int64), g)
+        acc[small] = bernoulli_exp_vectorised(d * d, np.full(ys.size, den, dtype=np.int64), g)
         for i in np.flatnonzero(~small):  # exact fallback, vanishingly rare
             dd = int(ay[i]) * qt - p
-            acc[i] = _bernoulli_exp(Fraction(dd * dd, den), g)
+            acc[i] = bernoulli_exp_unchecked(Fraction(dd * dd, den), g)
         return np.asarray(y[acc], dtype=np.int64)
 
     return _fill(trials, n, b, r)

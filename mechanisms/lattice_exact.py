@@ -80,8 +80,8 @@ from accountant.lattice_split import (
 )
 from accountant.progress import Progress
 from mechanisms.discrete import (
-    _bernoulli_exp,
-    _vec_bern_exp,
+    bernoulli_exp_unchecked,
+    bernoulli_exp_vectorised,
     discrete_gaussian_array,
     discrete_laplace_array,
 )
@@ -252,9 +252,9 @@ class ExactLatticeSampler:
         small = k <= (_I62 - 1) // num
         out = np.zeros(k.shape[0], dtype=np.bool_)
         ks = k[small]
-        out[small] = _vec_bern_exp(ks * num, np.full(ks.shape[0], den, dtype=np.int64), rng)
+        out[small] = bernoulli_exp_vectorised(ks * num, np.full(ks.shape[0], den, dtype=np.int64), rng)
         for i in np.flatnonzero(~small):
-            out[i] = _bernoulli_exp(Fraction(int(k[i]) * num, den), rng)
+            out[i] = bernoulli_exp_unchecked(Fraction(int(k[i]) * num, den), rng)
         return out
 
     def _batch(self, rows: int, rng: np.random.Generator) -> NDArray[np.int64]:

@@ -106,18 +106,19 @@ class EnclosingEllipsoid:
 
     def mahalanobis(self, points: ArrayLike) -> FloatArray:
         r"""Float estimates of :math:`\|F^{-1}x\|_2` for the rows ``x`` of ``points`` (``(p, k)`` or ``(k,)``)."""
-        v = _as_points(points, self.dimension)
+        v = as_points(points, self.dimension)
         w = np.linalg.solve(self.shape, v.T)
         out: FloatArray = np.linalg.norm(w, axis=0)
         return out
 
     def contains(self, points: ArrayLike) -> bool:
         r"""True if every row is certified inside E (:math:`\|F^{-1}x\|_2\le1` after the float error budget)."""
-        v = _as_points(points, self.dimension)
-        return _certified_max_mahalanobis(self.shape, v) <= 1.0
+        v = as_points(points, self.dimension)
+        return certified_max_mahalanobis(self.shape, v) <= 1.0
 
 
-def _as_points(points: ArrayLike, k: int | None = None) -> FloatArray:
+def as_points(points: ArrayLike, k: int | None = None) -> FloatArray:
+    """Points as a finite float array of shape ``(p, k)``, one per row (a 1-D input is one point when ``k`` is given)."""
     v = np.asarray(points, dtype=np.float64)
     if v.ndim == 1 and k is not None:
         v = v.reshape(1, -1)
@@ -134,7 +135,7 @@ def _as_points(points: ArrayLike, k: int | None = None) -> FloatArray:
 
 def _checked_points(points: ArrayLike) -> FloatArray:
     """Finite ``(p, k)`` points spanning R^k (else InvalidArgument naming the rank)."""
-    v = _as_points(points)
+    v = as_points(points)
     k = v.shape[1]
     sv = np.linalg.svd(v, compute_uv=False)
     rank = int(np.sum(sv > RANK_TOL * sv[0])) if sv[0] > 0 else 0
@@ -146,7 +147,7 @@ def _checked_points(points: ArrayLike) -> FloatArray:
     return v
 
 
-def _certified_max_mahalanobis(f: FloatArray, v: FloatArray) -> float:
+def certified_max_mahalanobis(f: FloatArray, v: FloatArray) -> float:
     r"""Upper bound on :math:`\max_j\|F^{-1}v_j\|_2` for the float matrix F, with a stated error budget.
 
     With :math:`w=\mathrm{solve}(F,v)` and the residual :math:`r=v-Fw` (whose float
@@ -196,9 +197,9 @@ def _finish(
 ) -> EnclosingEllipsoid:
     """Rescale ``raw`` so that it certifiably encloses ``±v`` and re-check independently."""
     f0 = (raw + raw.T) / 2.0
-    s = pad_up(_certified_max_mahalanobis(f0, v), rel=RESCALE_PAD)
+    s = pad_up(certified_max_mahalanobis(f0, v), rel=RESCALE_PAD)
     f = np.ascontiguousarray(f0 * s)
-    final = _certified_max_mahalanobis(f, v)
+    final = certified_max_mahalanobis(f, v)
     if not final <= 1.0:   # pragma: no cover - the padding covers the rounding of f0 * s
         raise VerificationError(f"rescaled ellipsoid still leaves a point outside (max Mahalanobis {final!r}).")
     return EnclosingEllipsoid(

@@ -48,8 +48,8 @@ from accountant.errors import InvalidArgument, VerificationError
 from mechanisms.mvee import (
     MAX_WORK,
     EnclosingEllipsoid,
-    _as_points,
-    _certified_max_mahalanobis,
+    as_points,
+    certified_max_mahalanobis,
     mvee,
     mvee_khachiyan,
 )
@@ -102,7 +102,7 @@ class BaseDecomposition:
     """The MVEE fitted at each level (``ellipsoids[0]`` is step 1 on all of R^m); for auditing."""
 
     def __post_init__(self) -> None:
-        v = _as_points(self.points)
+        v = as_points(self.points)
         m = v.shape[1]
         if not self.pieces:
             raise InvalidArgument("pieces is empty: the decomposition needs at least one piece.")
@@ -172,7 +172,7 @@ class BaseDecomposition:
     @cached_property
     def mahalanobis_sensitivity(self) -> float:
         r"""Certified upper bound on :math:`\max_j\|S^{-1}v_j\|_2` (:math:`\le\sqrt{\ell/k}` in exact arithmetic)."""
-        return _certified_max_mahalanobis(self.noise_factor, self.points)
+        return certified_max_mahalanobis(self.noise_factor, self.points)
 
     @property
     def weighted_radius_sum(self) -> float:
@@ -224,7 +224,7 @@ def base_decomposition(
     """
     if method not in ("cvxpy", "khachiyan"):
         raise InvalidArgument(f"method={method!r} must be 'cvxpy' or 'khachiyan'.")
-    v = _as_points(points)
+    v = as_points(points)
     m = v.shape[1]
 
     def fit(p: FloatArray) -> EnclosingEllipsoid:

@@ -219,7 +219,8 @@ def query_sensitivity(query: ArrayLike, relation: Relation, p: float) -> float:
     return pad_up(k * best, rel=SENSITIVITY_PAD)
 
 
-def _check_value(value: ArrayLike, n: int) -> FloatArray:
+def check_query_value(value: ArrayLike, n: int) -> FloatArray:
+    """The query value as a float vector of length ``n`` (else :class:`InvalidArgument`)."""
     v = np.asarray(value, dtype=np.float64)
     if v.ndim != 1 or v.size != n:
         raise InvalidArgument(f"value has shape {v.shape}; expected the query value, shape ({n},).")
@@ -228,11 +229,13 @@ def _check_value(value: ArrayLike, n: int) -> FloatArray:
     return v
 
 
-def _draws(size: int | None) -> int:
+def draw_count(size: int | None) -> int:
+    """Rows to draw for a ``size`` argument (``None``: one draw, returned without the leading axis)."""
     return 1 if size is None else check_int("size", size, minimum=0)
 
 
-def _shape(out: FloatArray, size: int | None) -> FloatArray:
+def shape_draws(out: FloatArray, size: int | None) -> FloatArray:
+    """``out`` (rows of draws) shaped for ``size``: one row when ``size`` is ``None``."""
     return out[0] if size is None else out
 
 
@@ -240,7 +243,8 @@ def _shape(out: FloatArray, size: int | None) -> FloatArray:
 ZERO_SENSITIVITY_TOL = 1e-9
 
 
-def _require_noise_dimension(sensitivity: float, full: float, what: str) -> None:
+def require_noise_dimension(sensitivity: float, full: float, what: str) -> None:
+    """Refuse a query that does not move in ker C (its subspace sensitivity is numerically 0)."""
     if sensitivity <= ZERO_SENSITIVITY_TOL * full:
         raise InvalidArgument(
             f"{what}={sensitivity!r} (vs {full!r} for the whole query): the query does not move in ker C "
@@ -265,14 +269,14 @@ def _calibration_inputs(
     """
     rel = relation if relation is not None else Replace()
     sub = InvariantSubspace.of(constraint)
-    a = np.eye(sub.dimension) if query is None else _query_for(sub, query)
+    a = np.eye(sub.dimension) if query is None else query_in_subspace(sub, query)
     full = query_sensitivity(a, rel, p)
     s = query_sensitivity(sub.null_basis.T @ a, rel, p) if extended else full
-    _require_noise_dimension(s, full, f"Delta_{p}(Q_N^T A)" if extended else f"Delta_{p}(A)")
+    require_noise_dimension(s, full, f"Delta_{p}(Q_N^T A)" if extended else f"Delta_{p}(A)")
     return sub, s, rel
 
 
-class _SubspaceApproxDP:
+class SubspaceApproxDP:
     """The (ε, δ) privacy map shared by every subspace Gaussian (GGY Def 2.6/6); not a dataclass.
 
     Subclasses declare the fields ``subspace``, ``epsilon``, ``delta`` and ``relation``.
@@ -298,7 +302,7 @@ class _SubspaceApproxDP:
 
 
 @dataclass(frozen=True, eq=False)
-class _GaussianBase(_SubspaceApproxDP):
+class _GaussianBase(SubspaceApproxDP):
     subspace: InvariantSubspace
     epsilon: float
     delta: float
@@ -363,9 +367,9 @@ class ProjectedGaussian(_GaussianBase):
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         """``value + Pi_N e``; ``value`` is the query value A(x) (shape ``(n,)``); ``size`` draws stack on a new first axis."""
-        v = _check_value(value, self.subspace.dimension)
-        e = self.sigma * rng.standard_normal((_draws(size), v.size))
-        return _shape(v + self.subspace.project(e), size)
+        v = check_query_value(value, self.subspace.dimension)
+        e = self.sigma * rng.standard_normal((draw_count(size), v.size))
+        return shape_draws(v + self.subspace.project(e), size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -384,10 +388,10 @@ class ExtendedGaussian(_GaussianBase):
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         """``value + Q_N e_N`` (see :meth:`ProjectedGaussian.sample`)."""
-        v = _check_value(value, self.subspace.dimension)
+        v = check_query_value(value, self.subspace.dimension)
         q = self.subspace.null_basis
-        e = self.sigma * rng.standard_normal((_draws(size), q.shape[1]))
-        return _shape(v + e @ q.T, size)
+        e = self.sigma * rng.standard_normal((draw_count(size), q.shape[1]))
+        return shape_draws(v + e @ q.T, size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -459,9 +463,9 @@ class ProjectedLaplace(_LaplaceBase):
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         """``value + Pi_N e`` (see :meth:`ProjectedGaussian.sample`)."""
-        v = _check_value(value, self.subspace.dimension)
-        e = rng.laplace(0.0, self.scale, (_draws(size), v.size))
-        return _shape(v + self.subspace.project(e), size)
+        v = check_query_value(value, self.subspace.dimension)
+        e = rng.laplace(0.0, self.scale, (draw_count(size), v.size))
+        return shape_draws(v + self.subspace.project(e), size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -477,13 +481,14 @@ class ExtendedLaplace(_LaplaceBase):
 
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         """``value + Q_N w`` (see :meth:`ProjectedGaussian.sample`)."""
-        v = _check_value(value, self.subspace.dimension)
+        v = check_query_value(value, self.subspace.dimension)
         q = self.subspace.null_basis
-        w = rng.laplace(0.0, self.scale, (_draws(size), q.shape[1]))
-        return _shape(v + w @ q.T, size)
+        w = rng.laplace(0.0, self.scale, (draw_count(size), q.shape[1]))
+        return shape_draws(v + w @ q.T, size)
 
 
-def _query_for(sub: InvariantSubspace, query: ArrayLike) -> FloatArray:
+def query_in_subspace(sub: InvariantSubspace, query: ArrayLike) -> FloatArray:
+    """The query matrix checked against the subspace dimension."""
     a = _as_matrix("query matrix", query)
     if a.shape[0] != sub.dimension:
         raise InvalidArgument(

@@ -100,18 +100,16 @@ References
         (unbiased two-sided tests in exponential families).
 """
 
-from __future__ import annotations
 
+from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
-
 from accountant.arguments import check_in_interval, check_positive, check_rng
 from accountant.errors import InvalidArgument
 from accountant.guarantees import Guarantee
@@ -119,6 +117,10 @@ from accountant.invariants import Margins
 from accountant.relations import Replace, SemiAdjacent
 from mechanisms.cnd import CanonicalNoise
 from mechanisms.fnch import FisherNoncentralHypergeometric
+from mechanisms.alternatives import ALTERNATIVE_H1, Alternative, check_alternative  # noqa: F401  (re-exported)
+from mechanisms.monotone_roots import brent_root, logsumexp, polish_root  # noqa: F401  (re-exported)
+from mechanisms.table_margins import ConfidenceInterval, SEMI_ADJACENT_RADIUS, TableMargins  # noqa: F401  (re-exported)
+
 
 __all__ = [
     "Alternative",
@@ -129,192 +131,21 @@ __all__ = [
     "umpu_odds_ratio_test",
 ]
 
-Alternative = Literal["greater", "less", "two-sided"]
-"""``"greater"``: H1 theta > theta0; ``"less"``: H1 theta < theta0; ``"two-sided"``: H1 theta != theta0."""
 
 FloatArray = NDArray[np.float64]
 
-#: Semi-adjacency radius of a 2x2 table with invariant one-way margins [CA24, Sec. 5; T-A3..T-A5].
-SEMI_ADJACENT_RADIUS = 3
+
 #: (5) is solved on the support window where p(x) >= alpha * exp(-_WINDOW_NATS).
 _WINDOW_NATS = 60.0
+
+
 #: p-values are first summed on the window where p(x) >= exp(-_PVALUE_NATS); the whole
 #: support is used when the omitted mass cannot be shown negligible.
 _PVALUE_NATS = 800.0
+
+
 #: log of the smallest positive double: entries below contribute nothing to a float sum.
 _LOG_TINY = -745.2
-
-
-_H1: dict[Alternative, str] = {
-    "greater": "H1: theta > theta0",
-    "less": "H1: theta < theta0",
-    "two-sided": "H1: theta != theta0",
-}
-
-
-def _check_alternative(alternative: object, notes: Mapping[Alternative, str] | None = None) -> Alternative:
-    """``alternative`` as an :data:`Alternative`; ``notes`` add a remark to each choice in the error message."""
-    for choice in _H1:
-        if alternative == choice:
-            return choice
-    described = [f"'{a}' ({h1}{'' if notes is None else '; ' + notes[a]})" for a, h1 in _H1.items()]
-    raise InvalidArgument(
-        f"alternative={alternative!r} must be {described[0]}, {described[1]} or {described[2]}."
-    )
-
-
-def _logsumexp(a: FloatArray) -> float:
-    if a.size == 0:
-        return -math.inf
-    top = float(np.max(a))
-    if top == -math.inf:
-        return -math.inf
-    return top + math.log(float(np.sum(np.exp(a - top))))
-
-
-def _brent(fun: Callable[[float], float], lo: float, hi: float) -> float:
-    """Brent's method at (nearly) full double precision on a bracketing interval."""
-    return float(optimize.brentq(fun, lo, hi, xtol=1e-13, rtol=4 * 2.0**-52, maxiter=500))
-
-
-def _polish_root(fn: Callable[[float], float], x: float, max_ulps: int = 1 << 12) -> float:
-    """Refine an approximate root ``x`` of a monotone ``fn`` to adjacent doubles, bisecting in
-    double space; return the one with the smaller ``|fn|`` (``x`` itself if no sign change
-    is found within ``max_ulps``)."""
-    fx = fn(x)
-    if fx == 0.0 or not math.isfinite(fx):
-        return x
-    for direction in (math.inf, -math.inf):
-        a, fa = x, fx
-        k = 1
-        b = x
-        while k <= max_ulps:
-            for _ in range(k if k == 1 else k // 2):
-                b = math.nextafter(b, direction)
-            fb = fn(b)
-            if fb == 0.0:
-                return b
-            if (fb > 0.0) != (fa > 0.0):
-                lo, hi, flo = (a, b, fa) if a < b else (b, a, fb)
-                while math.nextafter(lo, math.inf) < hi:
-                    mid = lo + (hi - lo) / 2.0
-                    if mid <= lo or mid >= hi:
-                        break
-                    fm = fn(mid)
-                    if fm == 0.0:
-                        return mid
-                    if (fm > 0.0) == (flo > 0.0):
-                        lo, flo = mid, fm
-                    else:
-                        hi = mid
-                return lo if abs(flo) <= abs(fn(hi)) else hi
-            a, fa = b, fb
-            k *= 2
-    return x
-
-
-# ======================================================================================
-# margins
-# ======================================================================================
-
-
-@dataclass(frozen=True, slots=True)
-class TableMargins:
-    r"""The invariant one-way margins of a :math:`2\times2` table.
-
-    Examples
-    --------
-    >>> t = TableMargins.from_table([[3, 2], [1, 4]])
-    >>> t.rows, t.cols, t.support()
-    ((5, 5), (4, 6), (0, 4))
-    >>> t.relation.radius
-    3
-    """
-
-    rows: tuple[int, int]
-    """Row totals :math:`(n_{1\\cdot}, n_{2\\cdot})`."""
-    cols: tuple[int, int]
-    """Column totals :math:`(n_{\\cdot1}, n_{\\cdot2})`; must add up to the same total."""
-    features: tuple[str, str] = ("A", "B")
-    """Names of the row and column features (used in the invariant of the relation)."""
-
-    def __post_init__(self) -> None:
-        def ints(name: str, v: object) -> tuple[int, int]:
-            if isinstance(v, (str, bytes)) or not isinstance(v, Iterable):
-                raise InvalidArgument(f"{name}={v!r} must be a pair of counts.")
-            items = tuple(v)
-            if len(items) != 2:
-                raise InvalidArgument(f"{name}={v!r} must be a pair of counts.")
-            out: list[int] = []
-            for i, x in enumerate(items):
-                if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral) or x < 0:
-                    raise InvalidArgument(f"{name}[{i}]={x!r} must be a non-negative integer.")
-                out.append(int(x))
-            return out[0], out[1]
-
-        r = ints("rows", self.rows)
-        c = ints("cols", self.cols)
-        if sum(r) != sum(c):
-            raise InvalidArgument(
-                f"rows {r} and cols {c} must have the same total (got {sum(r)} and {sum(c)})."
-            )
-        if sum(r) == 0:
-            raise InvalidArgument("the table is empty (all margins are 0).")
-        if len(self.features) != 2 or len(set(self.features)) != 2:
-            raise InvalidArgument(f"features={self.features!r} must be two distinct names.")
-        object.__setattr__(self, "rows", r)
-        object.__setattr__(self, "cols", c)
-        object.__setattr__(self, "features", (str(self.features[0]), str(self.features[1])))
-
-    @classmethod
-    def from_table(cls, table: ArrayLike, features: tuple[str, str] = ("A", "B")) -> TableMargins:
-        """Margins of a confidential 2x2 table of non-negative integer counts."""
-        t = np.asarray(table)
-        if t.shape != (2, 2) or t.dtype.kind not in "iu" and not (
-            t.dtype.kind == "f" and np.all(t == np.floor(t))
-        ):
-            raise InvalidArgument(f"table={table!r} must be a 2x2 array of integer counts.")
-        if np.any(t < 0):
-            raise InvalidArgument(f"table={table!r} has negative counts.")
-        ti = t.astype(np.int64)
-        return cls(
-            (int(ti[0].sum()), int(ti[1].sum())), (int(ti[:, 0].sum()), int(ti[:, 1].sum())), features
-        )
-
-    @property
-    def total(self) -> int:
-        """Number of records ``n``."""
-        return self.rows[0] + self.rows[1]
-
-    def support(self) -> tuple[int, int]:
-        r"""``(L, U)`` of :math:`X_{11}` given the margins."""
-        return max(0, self.cols[0] - self.rows[1]), min(self.rows[0], self.cols[0])
-
-    def null(self, theta: float) -> FisherNoncentralHypergeometric:
-        r"""The conditional law of :math:`X_{11}` at odds ratio ``theta``."""
-        return FisherNoncentralHypergeometric(self.rows[0], self.rows[1], self.cols[0], theta)
-
-    @property
-    def invariant(self) -> Margins:
-        """The invariant: both one-way margins."""
-        return Margins(((self.features[0],), (self.features[1],)))
-
-    @property
-    def relation(self) -> SemiAdjacent:
-        r"""``SemiAdjacent(Replace(), margins, 3)``: the relation :math:`(\mathcal D_t, A_3)`."""
-        return SemiAdjacent(Replace(), self.invariant, SEMI_ADJACENT_RADIUS)
-
-
-# ======================================================================================
-# results
-# ======================================================================================
-
-
-class ConfidenceInterval(NamedTuple):
-    """A confidence interval for the odds ratio (scipy style)."""
-
-    low: float
-    high: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,11 +217,6 @@ class UMPUTestResult:
         return ConfidenceInterval(t._theta_bound(z, a, "greater"), t._theta_bound(z, a, "less"))
 
 
-# ======================================================================================
-# the test
-# ======================================================================================
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class SemiDPOddsRatioTest:
     r"""The Semi-DP UMPU test of the odds ratio, calibrated for given margins [CA24, Thm. 37].
@@ -454,7 +280,7 @@ class SemiDPOddsRatioTest:
         object.__setattr__(
             self, "alpha", check_in_interval("alpha", self.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
         )
-        object.__setattr__(self, "alternative", _check_alternative(self.alternative))
+        object.__setattr__(self, "alternative", check_alternative(self.alternative))
         null = self.margins.null(self.theta0)
         lo, logp = null.log_pmf_table()
         object.__setattr__(self, "_lo", lo)
@@ -487,7 +313,7 @@ class SemiDPOddsRatioTest:
         r""":math:`\log\sum_x p(x)F_N(\mathrm{sign}\,(x-\mathrm{shift}))` in log space."""
         with np.errstate(divide="ignore"):
             lf = np.asarray(self.noise.logcdf(sign * (xs - shift)), dtype=np.float64)
-        return _logsumexp(logp + lf)
+        return logsumexp(logp + lf)
 
     # ---- one-sided calibration (5) ------------------------------------------------------
 
@@ -523,10 +349,10 @@ class SemiDPOddsRatioTest:
             return c0 + d_b
         if not (ga > 0.0 > gb):  # pragma: no cover - the bracket is valid by construction
             raise InvalidArgument(f"internal: no sign change of the size equation on [{d_a}, {d_b}].")
-        m = c0 + _brent(g, min(d_a, d_b), max(d_a, d_b))
+        m = c0 + brent_root(g, min(d_a, d_b), max(d_a, d_b))
         # polish to the best double: Brent stops a few ulps away, which matters where the
         # size is steep in relative terms (e.g. near the edge of a truncated Tulap)
-        return _polish_root(lambda mm: g(mm - c0), m)
+        return polish_root(lambda mm: g(mm - c0), m)
 
     # ---- two-sided calibration ------------------------------------------------------------
 
@@ -543,8 +369,8 @@ class SemiDPOddsRatioTest:
     def _log_signed(lw: FloatArray, dc: FloatArray) -> float:
         r"""``log sum_i dc_i exp(lw_i)`` (``-inf`` if the sum is not positive), in log space."""
         with np.errstate(divide="ignore"):
-            lpos = _logsumexp(lw[dc > 0] + np.log(dc[dc > 0]))
-            lneg = _logsumexp(lw[dc < 0] + np.log(-dc[dc < 0]))
+            lpos = logsumexp(lw[dc > 0] + np.log(dc[dc > 0]))
+            lneg = logsumexp(lw[dc < 0] + np.log(-dc[dc < 0]))
         if lneg == -math.inf:
             return lpos
         if lpos <= lneg:
@@ -605,7 +431,7 @@ class SemiDPOddsRatioTest:
             cur = start + direction * step
             if step > 1e12:  # pragma: no cover - h -> 0 at +-inf
                 raise InvalidArgument("internal: two-sided threshold not bracketed.")
-        return _brent(fn, min(prev, cur), max(prev, cur))
+        return brent_root(fn, min(prev, cur), max(prev, cur))
 
     def _partner(
         self, t: float, plateau: tuple[float, float],
@@ -827,4 +653,3 @@ def umpu_odds_ratio_test(
     test = SemiDPOddsRatioTest(margins, noise, theta0, alpha, alternative)
     z = test.release(int(t[0, 0]), rng=rng)
     return test.result(z)
-
