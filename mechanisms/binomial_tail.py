@@ -90,8 +90,8 @@ _CHUNK = 1 << 20
 _TABLE_HALF = 1 << 18
 #: Supports up to this size are summed directly, without the window search.
 _SMALL = 4096
-#: Log-p values below log(alpha) - _CLIP_NATS are clipped in root-finding (keeps Brent finite).
-_CLIP_NATS = 1000.0
+#: Log-p values below log(alpha) - CLIP_NATS are clipped in root-finding (keeps Brent finite).
+CLIP_NATS = 1000.0
 #: Extra nats below the largest summand that a window keeps, beyond log(n + 1).
 _KEEP_NATS = 40.0
 
@@ -332,27 +332,29 @@ def log_tail(n: int, theta: float, noise: Tulap, z: float, sign: float) -> float
 # ======================================================================================
 
 
-def _log_two_sided(n: int, theta: float, noise: Tulap, z: float, centre: float) -> float:
+def log_two_sided_pvalue(n: int, theta: float, noise: Tulap, z: float, centre: float) -> float:
+    """log of the two-sided p-value of binomialDP [AS20]: both tails at distance ``|z - centre|``."""
     t = abs(z - centre)
     up = log_tail(n, theta, noise, centre + t, 1.0)
     dn = log_tail(n, theta, noise, centre - t, -1.0)
     return min(0.0, float(np.logaddexp(up, dn)))
 
 
-def _log_pvalue(n: int, theta: float, noise: Tulap, z: float, alternative: Alternative) -> float:
+def log_pvalue(n: int, theta: float, noise: Tulap, z: float, alternative: Alternative) -> float:
+    """log p-value of the released ``z`` at ``theta`` for the alternative [AS18, Thm. 3.2], [AS20]."""
     if alternative == "two-sided":
-        return _log_two_sided(n, theta, noise, z, n * theta)
+        return log_two_sided_pvalue(n, theta, noise, z, n * theta)
     return min(0.0, log_tail(n, theta, noise, z, 1.0 if alternative == "greater" else -1.0))
 
 
-def _monotone_root(fn: Callable[[float], float], z0: float, scale: float, increasing: bool,
+def monotone_root(fn: Callable[[float], float], z0: float, scale: float, increasing: bool,
                    floor: float = -math.inf) -> float:
     """Root of a monotone ``fn`` (finite near the root): bracket from ``z0`` in doubling steps
     of ``scale`` (never below ``floor``), Brent on the clipped function, then polish to the
     best double."""
 
     def clipped(v: float) -> float:
-        return max(fn(v), -_CLIP_NATS)
+        return max(fn(v), -CLIP_NATS)
 
     f0 = clipped(z0)
     if f0 == 0.0:

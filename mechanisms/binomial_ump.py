@@ -87,12 +87,12 @@ from accountant.errors import InvalidArgument
 from accountant.guarantees import Guarantee
 from accountant.relations import Replace
 from mechanisms.binomial_tail import (
-    _CLIP_NATS,
+    CLIP_NATS,
     MAX_N,
     Alternative,
-    _log_pvalue,
-    _log_two_sided,
-    _monotone_root,
+    log_pvalue,
+    log_two_sided_pvalue,
+    monotone_root,
     log_tail,
 )
 from mechanisms.cnd import Tulap
@@ -157,7 +157,7 @@ def binomial_log_pvalue(
     zz = _check_z(z)
     nn = _check_n(n)
     th = check_in_interval("theta0", theta0, 0.0, 1.0, lo_open=True, hi_open=True)
-    return _log_pvalue(nn, th, _check_noise(noise), zz, check_alternative(alternative, _BINOMIALDP_PVALUES))
+    return log_pvalue(nn, th, _check_noise(noise), zz, check_alternative(alternative, _BINOMIALDP_PVALUES))
 
 
 def binomial_pvalue(
@@ -360,7 +360,7 @@ class BinomialUMPTest:
         def fn(m: float) -> float:
             return log_tail(self.n, self.theta0, self.noise, m, sign) - la
 
-        return _monotone_root(fn, z0, max(1.0, sd), increasing=sign < 0)
+        return monotone_root(fn, z0, max(1.0, sd), increasing=sign < 0)
 
     def _solve_two_sided(self) -> float:
         la = math.log(self.alpha)
@@ -369,9 +369,9 @@ class BinomialUMPTest:
         t0 = -float(special.ndtri(self.alpha / 2.0)) * sd
 
         def fn(t: float) -> float:
-            return _log_two_sided(self.n, self.theta0, self.noise, c + t, c) - la
+            return log_two_sided_pvalue(self.n, self.theta0, self.noise, c + t, c) - la
 
-        return _monotone_root(fn, t0, max(1.0, sd), increasing=False, floor=0.0)
+        return monotone_root(fn, t0, max(1.0, sd), increasing=False, floor=0.0)
 
     # ---- the test -------------------------------------------------------------------------
 
@@ -411,7 +411,7 @@ class BinomialUMPTest:
 
     def log_pvalue(self, z: float) -> float:
         """Natural log of the p-value of the release ``z`` (see :func:`binomial_log_pvalue`)."""
-        return _log_pvalue(self.n, self.theta0, self.noise, _check_z(z), self.alternative)
+        return log_pvalue(self.n, self.theta0, self.noise, _check_z(z), self.alternative)
 
     def pvalue(self, z: float) -> float:
         """The p-value of the release ``z``."""
@@ -444,7 +444,7 @@ class BinomialUMPTest:
         """``theta`` where the one-sided p-value (``sign = +1`` right, ``-1`` left) equals ``exp(la)``."""
 
         def g(th: float) -> float:
-            return max(log_tail(self.n, th, self.noise, z, sign), la - _CLIP_NATS) - la
+            return max(log_tail(self.n, th, self.noise, z, sign), la - CLIP_NATS) - la
 
         g0, g1 = g(0.0), g(1.0)
         if sign > 0:  # increasing in theta
@@ -463,7 +463,7 @@ class BinomialUMPTest:
         mle = min(max(z / self.n, 0.0), 1.0)
 
         def g(th: float) -> float:
-            return max(_log_two_sided(self.n, th, self.noise, z, self.n * th), la - _CLIP_NATS) - la
+            return max(log_two_sided_pvalue(self.n, th, self.noise, z, self.n * th), la - CLIP_NATS) - la
 
         if g(mle) <= 0.0:
             return ConfidenceInterval(mle, mle)  # every theta rejected (z far outside [0, n])
