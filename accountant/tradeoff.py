@@ -35,7 +35,7 @@ arithmetic is exact; the only approximations are *choices of which valid lines
 to keep* (dropping a supporting line always lowers the envelope) and the
 outward rounding of the slopes ``e^{+-eps}`` of those lines (certified in
 mpmath for small inputs; for long epsilon grids numpy's ``exp`` widened by a
-stated relative budget, :data:`_EXP_REL_PAD`). Evaluating a stored polygon at
+stated relative budget, :data:`EXP_REL_PAD`). Evaluating a stored polygon at
 an arbitrary point in floats is padded down by :data:`_EVAL_REL_PAD`.
 
 The tradeoff functions of real mechanisms are symmetric (``f = f^{-1}``, as
@@ -44,16 +44,10 @@ rounding; that is harmless: if ``g <= f`` and ``f`` is symmetric then also
 ``g^{-1} <= f``, which is what :meth:`TradeoffCurve.from_profile` uses when it
 adds the reflected line of every ``(epsilon, delta)`` pair.
 
-References
-----------
-[DRS22] Dong, Roth & Su, "Gaussian Differential Privacy", JRSS-B 84(1), 2022,
-        arXiv:1905.02383 (Def. 2.1, Prop. 2.12 primal-dual, Cor. 2.13,
-        Thm. 2.14 group privacy, Thm. 3.2 composition).
-[CA24]  Cho & Awan, "Formal Privacy Guarantees with Invariant Statistics",
-        arXiv:2410.17468v1 (reflected convention; Prop. 15 group privacy).
-[BW18]  Balle & Wang, "Improving the Gaussian Mechanism for Differential
-        Privacy", ICML 2018, Thm. 8.
+References: [DRS22, Def. 2.1, Prop. 2.12, Cor. 2.13, Thm. 2.14, Thm. 3.2], [CA24, Prop. 15], [BW18, Thm. 8]
+(keys of the README's References section).
 """
+
 
 from __future__ import annotations
 
@@ -64,130 +58,40 @@ import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, overload
+from typing import overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from accountant.arguments import check_in_interval, check_int, check_nonnegative
-from accountant.directed import MP, down, down_exact, up
+from accountant.directed import MP, down_exact, up
 from accountant.errors import InvalidArgument, VerificationError
 from accountant.gaussian import gdp_delta_array
+from accountant.piecewise_linear import (
+    UNIT_ROUNDOFF,
+    Line,
+    check_alpha,
+    convex_minorant,
+    dyadic_scale,
+    exp_bounds,
+    line_at,
+    segment_line,
+    sorted_lines,
+    turn,
+    upper_hull_indices,
+)
 
 __all__ = ["TradeoffCurve"]
 
-#: Unit roundoff of IEEE double precision (half an ulp of 1.0).
-_U = 2.0**-53
-#: Largest finite double; used as a *lower* stand-in for ``exp(eps)`` when it overflows.
-_FMAX = float(np.finfo(np.float64).max)
+
 #: Relative error budget for evaluating a stored segment in floats (see ``_eval_std``):
 #: t = (x - a_j)/(a_{j+1} - a_j) has relative error <= 3u, the product with
 #: (b_{j+1} - b_j) adds 2u, the final sum u; 8u covers it with room to spare.
-_EVAL_REL_PAD = 8 * _U
-#: Up to this many exponentials per call are certified in mpmath (:func:`_exp_bounds`).
-_EXP_MPMATH_MAX = 64
-#: Relative error budget for numpy's ``exp`` beyond that: numpy/libm ``exp`` is accurate to
-#: a few ulps (~1e-15); the budget is 100 times larger. Its effect on a curve is <= 1e-13.
-_EXP_REL_PAD = 1e-13
+_EVAL_REL_PAD = 8 * UNIT_ROUNDOFF
+
+
 #: Repr prints all vertices (and round-trips) up to this many vertices.
 _REPR_MAX_VERTICES = 12
-
-Line = tuple[Fraction, Fraction]
-"""An affine function ``x -> A + B x`` as the exact pair ``(A, B)``."""
-
-
-# --------------------------------------------------------------------------------------
-# exact helpers
-# --------------------------------------------------------------------------------------
-
-
-def _turn(x1: float, y1: float, x2: float, y2: float, x3: float, y3: float) -> int:
-    """Exact sign of ``(x2-x1)(y3-y2) - (y2-y1)(x3-x2)`` (``> 0``: strictly convex turn).
-
-    Float filter first (each of the two products carries relative error <= 3u
-    plus u for the final subtraction, so ``6u(|d1|+|d2|)`` bounds the error),
-    exact :class:`Fraction` arithmetic only when the float result is ambiguous.
-    """
-    d1 = (x2 - x1) * (y3 - y2)
-    d2 = (y2 - y1) * (x3 - x2)
-    diff = d1 - d2
-    bound = 6.0 * _U * (abs(d1) + abs(d2)) + 1e-300
-    if diff > bound:
-        return 1
-    if diff < -bound:
-        return -1
-    fx1, fy1, fx2, fy2, fx3, fy3 = map(Fraction, (x1, y1, x2, y2, x3, y3))
-    e = (fx2 - fx1) * (fy3 - fy2) - (fy2 - fy1) * (fx3 - fx2)
-    return (e > 0) - (e < 0)
-
-
-def _convex_minorant(xs: Sequence[float], ys: Sequence[float]) -> tuple[list[float], list[float]]:
-    """Vertices of the greatest convex minorant (lower hull) of the points, collinear dropped.
-
-    The minorant is ``<=`` the polygon through the points, so replacing a
-    lower-bound polygon by it is safe. Requires strictly increasing ``xs``.
-    """
-    hx: list[float] = []
-    hy: list[float] = []
-    for x, y in zip(xs, ys):
-        while len(hx) >= 2 and _turn(hx[-2], hy[-2], hx[-1], hy[-1], x, y) <= 0:
-            hx.pop()
-            hy.pop()
-        hx.append(x)
-        hy.append(y)
-    return hx, hy
-
-
-def _sorted_lines(lines: Sequence[Line]) -> list[Line]:
-    """Lines sorted by slope, keeping for each slope only the highest intercept."""
-    best: dict[Fraction, Fraction] = {}
-    for a, b in lines:
-        if b not in best or a > best[b]:
-            best[b] = a
-    return [(best[b], b) for b in sorted(best, key=lambda b: (float(b), b))]  # float first: fast
-
-
-def _dyadic_scale(lines: Sequence[Line]) -> int | None:
-    """``s`` such that every coefficient times ``2**s`` is an integer, or ``None``."""
-    dens = [x.denominator for ln in lines for x in ln]
-    if all(d & (d - 1) == 0 for d in dens):
-        return max(d.bit_length() - 1 for d in dens)
-    return None
-
-
-def _hull(av: Sequence[Any], bv: Sequence[Any]) -> list[int]:
-    """Indices of the upper envelope on ``[0, 1]`` of lines ``a + b x`` sorted by increasing ``b``.
-
-    Exact convex-hull trick: a middle line is dropped when its neighbours cross
-    before it rises above them; then lines active only outside ``[0, 1]`` are
-    trimmed. Only ring operations and comparisons are used, so the result is
-    exact for ints (dyadic coefficients on a common scale) and Fractions alike.
-    """
-    hull: list[int] = []
-    for i in range(len(av)):
-        a, b = av[i], bv[i]
-        while len(hull) >= 2:
-            a1, b1 = av[hull[-2]], bv[hull[-2]]
-            a2, b2 = av[hull[-1]], bv[hull[-1]]
-            # drop line 2 if x(l1, l3) <= x(l1, l2); denominators (b - b1), (b2 - b1) > 0
-            if (a1 - a) * (b2 - b1) <= (a1 - a2) * (b - b1):
-                hull.pop()
-            else:
-                break
-        hull.append(i)
-    # restrict to [0, 1]: x(l1, l2) = (a1 - a2) / (b2 - b1) with b2 > b1
-    start = 0
-    while len(hull) - start >= 2 and av[hull[start]] - av[hull[start + 1]] <= 0:
-        start += 1
-    hull = hull[start:]
-    while len(hull) >= 2:
-        i1, i2 = hull[-2], hull[-1]
-        # x >= 1  <=>  a1 - a2 >= b2 - b1   (a common scale cancels)
-        if av[i1] - av[i2] >= bv[i2] - bv[i1]:
-            hull.pop()
-        else:
-            break
-    return hull
 
 
 def _curve_from_pieces(bps: Sequence[Fraction], pieces: Sequence[Line]) -> TradeoffCurve:
@@ -227,7 +131,7 @@ def _curve_from_pieces(bps: Sequence[Fraction], pieces: Sequence[Line]) -> Trade
     xs.append(1.0)
     vs.append(Fraction(0))
     ys = [down_exact(v) for v in vs]
-    hx, hy = _convex_minorant(xs, ys)
+    hx, hy = convex_minorant(xs, ys)
     return TradeoffCurve(tuple(hx), tuple(hy))
 
 
@@ -269,69 +173,8 @@ def _curve_from_int_pieces(av: Sequence[int], bv: Sequence[int], shift: int) -> 
         raise VerificationError("internal: envelope value at alpha=1 is not 0.")
     xs.append(1.0)
     ys.append(0.0)
-    hx, hy = _convex_minorant(xs, ys)
+    hx, hy = convex_minorant(xs, ys)
     return TradeoffCurve(tuple(hx), tuple(hy))
-
-
-def _segment_line(x0: float, y0: float, x1: float, y1: float) -> Line:
-    """Exact affine function through two float points (``x0 < x1``)."""
-    fx0, fy0 = Fraction(x0), Fraction(y0)
-    b = (Fraction(y1) - fy0) / (Fraction(x1) - fx0)
-    return (fy0 - b * fx0, b)
-
-
-def _line_at(line: Line, x: Fraction) -> Fraction:
-    return line[0] + line[1] * x
-
-
-def _exp_up(x: float) -> float:
-    """Certified float ``>= exp(x)`` (``inf`` on overflow; exact at ``x = 0``)."""
-    return 1.0 if x == 0.0 else up(MP.exp(MP.mpf(x)))
-
-
-def _exp_down(x: float) -> float:
-    """Certified float ``<= exp(x)``, capped at the largest finite double (exact at ``x = 0``)."""
-    return 1.0 if x == 0.0 else max(0.0, min(down(MP.exp(MP.mpf(x))), _FMAX))
-
-
-def _exp_bounds(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Floats ``lo <= exp(x) <= hi`` elementwise (``lo`` capped at the largest double).
-
-    Up to :data:`_EXP_MPMATH_MAX` values: mpmath at 50 digits, rounded outward
-    (certified). Beyond that (large epsilon grids), numpy's ``exp`` widened by the
-    relative budget :data:`_EXP_REL_PAD`; ``exp(0) = 1`` is kept exact.
-    """
-    flat = np.asarray(x, dtype=np.float64).ravel()
-    if flat.size <= _EXP_MPMATH_MAX:
-        lo = np.array([_exp_down(float(v)) for v in flat], dtype=np.float64)
-        hi = np.array([_exp_up(float(v)) for v in flat], dtype=np.float64)
-    else:
-        with np.errstate(over="ignore"):
-            e = np.exp(flat)
-        hi = np.nextafter(e * (1 + _EXP_REL_PAD), np.inf)
-        lo = np.minimum(np.nextafter(e * (1 - _EXP_REL_PAD), -np.inf), _FMAX)
-        hi = np.where(flat == 0.0, 1.0, hi)
-        lo = np.where(flat == 0.0, 1.0, np.maximum(lo, 0.0))  # exp > 0: never a negative bound
-    return lo.reshape(np.shape(x)), hi.reshape(np.shape(x))
-
-
-def _check_alpha(name: str, alpha: ArrayLike) -> NDArray[np.float64]:
-    try:
-        a = np.asarray(alpha, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise InvalidArgument(f"{name}={alpha!r} must be a real number or an array of them.") from e
-    if a.dtype.kind != "f":
-        raise InvalidArgument(f"{name}={alpha!r} must be real.")
-    bad = ~((a >= 0.0) & (a <= 1.0))  # NaN fails too
-    if np.any(bad):
-        first = a[bad].flat[0]
-        raise InvalidArgument(f"{name} must lie in [0, 1]; got {float(first)!r}.")
-    return a
-
-
-# --------------------------------------------------------------------------------------
-# the curve
-# --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -399,13 +242,13 @@ class TradeoffCurve:
             )
         for j, (x, y) in enumerate(zip(a, b)):
             # f(alpha) <= 1 - alpha, checked exactly when the float sum is close to 1
-            if x + y > 1.0 - 4 * _U and Fraction(x) + Fraction(y) > 1:
+            if x + y > 1.0 - 4 * UNIT_ROUNDOFF and Fraction(x) + Fraction(y) > 1:
                 raise InvalidArgument(
                     f"vertex {j} = ({x!r}, {y!r}) violates f(alpha) <= 1 - alpha; no tradeoff "
                     "function lies above the identity 1 - alpha (perfect privacy)."
                 )
         for j in range(1, len(a) - 1):
-            if _turn(a[j - 1], b[j - 1], a[j], b[j], a[j + 1], b[j + 1]) < 0:
+            if turn(a[j - 1], b[j - 1], a[j], b[j], a[j + 1], b[j + 1]) < 0:
                 raise InvalidArgument(
                     f"the curve must be convex; specifically the slope decreases at vertex {j} "
                     f"= ({a[j]!r}, {b[j]!r}) (neighbours ({a[j - 1]!r}, {b[j - 1]!r}) and "
@@ -500,7 +343,7 @@ class TradeoffCurve:
         InvalidArgument
             If some ``alpha`` is NaN or outside ``[0, 1]``.
         """
-        x = _check_alpha("alpha", alpha)
+        x = check_alpha("alpha", alpha)
         out = self._eval_std(np.atleast_1d(x))
         return float(out[0]) if x.ndim == 0 else out.reshape(x.shape)
 
@@ -522,7 +365,7 @@ class TradeoffCurve:
         >>> round(float(f2.paper(0.7)), 6)   # semi-dp.md Sec. 1
         0.306531
         """
-        x = _check_alpha("alpha", alpha)
+        x = check_alpha("alpha", alpha)
         xa = np.atleast_1d(x)
         t = 1.0 - xa
         # t >= 0.5: 1 - t is exact, so a mismatch reveals an inexact t; t < 0.5: t is exact.
@@ -539,7 +382,7 @@ class TradeoffCurve:
             j -= 1
         while j < len(a) - 2 and Fraction(a[j + 1]) <= x:
             j += 1
-        return _line_at(_segment_line(a[j], self.betas[j], a[j + 1], self.betas[j + 1]), x)
+        return line_at(segment_line(a[j], self.betas[j], a[j + 1], self.betas[j + 1]), x)
 
     # ----------------------------------------------------------------------------------
     # constructors
@@ -600,7 +443,7 @@ class TradeoffCurve:
         Notes
         -----
         Rounding: each line is lowered (``exp(eps)`` up, ``exp(-eps)`` down; see
-        :func:`_exp_bounds`: certified in mpmath for up to 64 pairs, numpy with a
+        :func:`exp_bounds`: certified in mpmath for up to 64 pairs, numpy with a
         ``1e-13`` relative budget beyond); lines whose slope ``e^{eps}`` overflows a double
         (``eps > 709``) are dropped (dropping a line lowers the envelope). Vertex
         values are rounded down (see the module docstring).
@@ -620,8 +463,8 @@ class TradeoffCurve:
             )
         ev = np.array([check_nonnegative(f"epsilons[{i}]", v) for i, v in enumerate(eps)])
         dv = [check_in_interval(f"deltas[{i}]", v, 0.0, 1.0) for i, v in enumerate(dls)]
-        _, e_hi = _exp_bounds(ev)  # slope -e^eps rounded down (line lowered)
-        e_lo, _ = _exp_bounds(-ev)  # reflected line e^-eps (1-delta-alpha), e^-eps rounded down
+        _, e_hi = exp_bounds(ev)  # slope -e^eps rounded down (line lowered)
+        e_lo, _ = exp_bounds(-ev)  # reflected line e^-eps (1-delta-alpha), e^-eps rounded down
         lines: list[Line] = [(Fraction(0), Fraction(0))]
         for d, hi, lo in zip(dv, e_hi.tolist(), e_lo.tolist()):
             one_minus_d = 1 - Fraction(d)  # exact
@@ -635,19 +478,19 @@ class TradeoffCurve:
     def _from_lines(cls, lines: Sequence[Line]) -> TradeoffCurve:
         """Curve of the upper envelope of valid lines (the zero line must be among them).
 
-        Exact convex-hull trick (:func:`_hull`). When every coefficient is dyadic
+        Exact convex-hull trick (:func:`upper_hull_indices`). When every coefficient is dyadic
         (the usual case: floats and their products) everything runs on integers
         scaled by a common power of two, which is exact and much faster than
         :class:`Fraction`.
         """
-        items = _sorted_lines(lines)
-        shift = _dyadic_scale(items)
+        items = sorted_lines(lines)
+        shift = dyadic_scale(items)
         if shift is not None:
             av = [a.numerator << (shift - a.denominator.bit_length() + 1) for a, _ in items]
             bv = [b.numerator << (shift - b.denominator.bit_length() + 1) for _, b in items]
-            idx = _hull(av, bv)
+            idx = upper_hull_indices(av, bv)
             return _curve_from_int_pieces([av[i] for i in idx], [bv[i] for i in idx], shift)
-        idx = _hull([a for a, _ in items], [b for _, b in items])
+        idx = upper_hull_indices([a for a, _ in items], [b for _, b in items])
         hull = [items[i] for i in idx]
         bps = [Fraction(0)]
         for (a1, b1), (a2, b2) in itertools.pairwise(hull):
@@ -702,7 +545,7 @@ class TradeoffCurve:
 
         Notes
         -----
-        ``e^eps`` is rounded down (:func:`_exp_bounds`); each term
+        ``e^eps`` is rounded down (:func:`exp_bounds`); each term
         ``(1-beta_j) - E alpha_j`` is padded up by ``4u (1 + E alpha_j)``, which
         bounds its float error (``u = 2^-53``).
 
@@ -719,11 +562,11 @@ class TradeoffCurve:
         if not np.all(np.isfinite(e)):
             raise InvalidArgument(f"eps={eps!r} must be finite.")
         ea = np.atleast_1d(e)
-        big, _ = _exp_bounds(ea)
+        big, _ = exp_bounds(ea)
         one_minus_b = 1.0 - self._b
         prod = big[..., None] * self._a  # (..., n)
         terms = one_minus_b - prod
-        terms = terms + 4 * _U * (one_minus_b + prod)
+        terms = terms + 4 * UNIT_ROUNDOFF * (one_minus_b + prod)
         out = np.clip(np.nextafter(terms.max(axis=-1), np.inf), 0.0, 1.0)
         return float(out[0]) if e.ndim == 0 else out.reshape(e.shape)
 
@@ -762,7 +605,7 @@ class TradeoffCurve:
             return math.inf
         a, b = self._a, self._b
         num = (1.0 - b) - d  # float error < 3u (values in [-1, 1])
-        cand = np.nonzero((num > -4 * _U) & (a > 0))[0]
+        cand = np.nonzero((num > -4 * UNIT_ROUNDOFF) & (a > 0))[0]
         best: Fraction | None = None
         for j in cand:
             nj = 1 - Fraction(self.betas[j]) - fd
@@ -846,7 +689,7 @@ class TradeoffCurve:
             Target vertex count (``>= 2``); ``None`` only removes collinear vertices.
         """
         m = None if max_vertices is None else check_int("max_vertices", max_vertices, minimum=2)
-        xs, ys = _convex_minorant(self.alphas, self.betas)
+        xs, ys = convex_minorant(self.alphas, self.betas)
         if m is None or len(xs) <= m:
             if len(xs) == len(self.alphas):
                 return self
@@ -900,7 +743,7 @@ class TradeoffCurve:
                     version[j] += 1
                     heapq.heappush(heap, (cost(j), j, version[j]))
         kept = [
-            _segment_line(xs[i], ys[i], xs[i + 1], ys[i + 1])
+            segment_line(xs[i], ys[i], xs[i + 1], ys[i + 1])
             for i in range(nseg)
             if alive[i] and not (ys[i] == 0.0 and ys[i + 1] == 0.0)
         ]
@@ -924,10 +767,10 @@ def _compose_std(f: TradeoffCurve, g: TradeoffCurve) -> TradeoffCurve:
     mlast = len(fa) - 2
     u = [1 - y for y in gy]
     glines = [
-        _segment_line(g.alphas[j], g.betas[j], g.alphas[j + 1], g.betas[j + 1]) for j in range(n)
+        segment_line(g.alphas[j], g.betas[j], g.alphas[j + 1], g.betas[j + 1]) for j in range(n)
     ]
     flines = [
-        _segment_line(f.alphas[m], f.betas[m], f.alphas[m + 1], f.betas[m + 1])
+        segment_line(f.alphas[m], f.betas[m], f.alphas[m + 1], f.betas[m + 1])
         for m in range(mlast + 1)
     ]
     # initial outer segment: largest m <= mlast with fa[m] <= u[0]

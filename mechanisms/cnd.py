@@ -78,8 +78,9 @@ from accountant.arguments import (
 from accountant.directed import MP, up
 from accountant.errors import InvalidArgument
 from accountant.guarantees import GDP, ApproxDP, Guarantee, PureDP, TradeOff
+from accountant.piecewise_linear import convex_minorant
 from accountant.relations import Relation, Replace
-from accountant.tradeoff import TradeoffCurve, _convex_minorant
+from accountant.tradeoff import TradeoffCurve
 
 __all__ = [
     "CanonicalNoise",
@@ -845,7 +846,7 @@ def _symmetrise(curve: TradeoffCurve) -> TradeoffCurve:
         for x, y in ((a, b), (b, a)):
             pts[x] = min(y, pts.get(x, math.inf))
     xs = sorted(pts)
-    hx, hy = _convex_minorant(xs, [pts[x] for x in xs])
+    hx, hy = convex_minorant(xs, [pts[x] for x in xs])
     if hy[-1] != 0.0 or hx[-1] != 1.0 or hx[0] != 0.0:  # pragma: no cover - defensive
         raise InvalidArgument("internal: symmetrised curve does not span [0, 1].")
     return TradeoffCurve(tuple(hx), tuple(hy))
@@ -896,7 +897,7 @@ def _pl_lower_bound(xs: FloatArray, ys: FloatArray) -> TradeoffCurve:
     px.append(1.0)
     py.append(0.0)
     pyc = [max(0.0, v) for v in py]
-    hx, hy = _convex_minorant(px, pyc)
+    hx, hy = convex_minorant(px, pyc)
     return TradeoffCurve(tuple(hx), tuple(hy))
 
 
