@@ -26,6 +26,7 @@ Errors: :class:`ToolkitError` and its subclasses.
 """
 
 from accountant.composition import compose, compose_as_zcdp, compose_tradeoffs
+from accountant.containing_ball import containing_ball
 from accountant.conversions import (
     approx_dp_to_tradeoff,
     gdp_to_approx_dp,
@@ -45,6 +46,7 @@ from accountant.conversions import (
     zcdp_to_tradeoff,
 )
 from accountant.dataspace import DataSpace, Feature
+from accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_epsilon
 from accountant.errors import (
     BudgetExhausted,
     InvalidArgument,
@@ -58,18 +60,19 @@ from accountant.errors import (
 from accountant.gaussian import gaussian_sigma, gdp_delta, gdp_epsilon
 from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from accountant.knorm import KNormBall
+from accountant.knorm_cache import cached_knorm_ball
+from accountant.knorm_certificates import exact_gauge
+from accountant.lattice import LatticeBasis, basis_for, certify, kernel_lattice_basis, tail_constant
+from accountant.lp_balls import compare_lp_balls
 from accountant.relations import AddRemove, Relation, Replace, SemiAdjacent, Subspace
-from accountant.semiadjacent import SemiAdjacentParameter, closed_form
-from accountant.knorm import KNormBall, TableSymmetry, compare_lp_balls, containing_ball, exact_gauge
-from accountant.semiadjacent import semi_adjacent_parameter
+from accountant.root_polytope import RootPolytopeBall
+from accountant.semiadjacent import SemiAdjacentParameter, closed_form, semi_adjacent_parameter
 from accountant.semiadjacent_search import SemiAdjacentResult, Witness
+from accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
 from accountant.sensitivity import SensitivitySpace, histogram_space, table_space
 from accountant.sensitivity_search import compare_with_closed_form, naive_spaces, semi_sensitivity_search
-from accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
-from accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_epsilon
-from accountant.lattice import LatticeBasis, basis_for, certify, kernel_lattice_basis, tail_constant
-from accountant.knorm_cache import cached_knorm_ball
-from accountant.root_polytope import RootPolytopeBall
+from accountant.table_symmetry import TableSymmetry
 
 __all__ = [
     "AddRemove", "ApproxDP", "BudgetExhausted", "KNormBall", "SemiAdjacentResult", "TableSymmetry", "Witness",

@@ -76,7 +76,7 @@ from scipy.spatial import ConvexHull, QhullError
 from accountant.errors import SearchTooLarge, VerificationError
 
 if TYPE_CHECKING:
-    from accountant.knorm import TableElement, TableSymmetry
+    from accountant.table_symmetry import TableElement, TableSymmetry
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]

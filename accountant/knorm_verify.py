@@ -16,7 +16,8 @@ from numpy.typing import NDArray
 from scipy.spatial import cKDTree
 
 from accountant.errors import InvalidArgument, VerificationError
-from accountant.knorm import KNormBall, TableSymmetry
+from accountant.knorm import KNormBall
+from accountant.table_symmetry import TableSymmetry
 
 _TOL = 1e-9          # same one-sided tolerance as accountant.knorm.GEOMETRY_RTOL
 _MATCH = 1e-7        # distance under which two stored facet normals are the same

@@ -38,10 +38,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from accountant.containing_ball import containing_ball
 from accountant.errors import SearchTooLarge
-from accountant.knorm import KNormBall, TableSymmetry, certified_span, containing_ball
+from accountant.knorm import KNormBall
 from accountant.knorm_cache import cached_knorm_ball
+from accountant.knorm_certificates import certified_span
 from accountant.sensitivity import SensitivitySpace, table_space
+from accountant.table_symmetry import TableSymmetry
 from mechanisms.knorm import CubeRejectionSampler, KNormMechanism
 
 

@@ -37,11 +37,14 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from accountant.containing_ball import ContainingBall, containing_ball
 from accountant.errors import SearchTooLarge
 from accountant.invariants import Margins
-from accountant.knorm import ContainingBall, KNormBall, TableSymmetry, certified_span, containing_ball
+from accountant.knorm import KNormBall
+from accountant.knorm_certificates import certified_span
 from accountant.relations import Replace, SemiAdjacent
 from accountant.sensitivity import SensitivitySpace, table_space
+from accountant.table_symmetry import TableSymmetry
 from mechanisms.knorm import CubeRejectionSampler, KNormMechanism
 from mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
 from mechanisms.semi_additive import SemiLaplaceMechanism

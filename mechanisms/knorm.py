@@ -56,13 +56,15 @@ from scipy.optimize import linprog
 from scipy.stats import norm
 
 from accountant.arguments import check_int, check_positive
+from accountant.containing_ball import ContainingBall
 from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
 from accountant.guarantees import PureDP
-from accountant.knorm import ContainingBall, KNormBall, certified_span
+from accountant.knorm import KNormBall
+from accountant.knorm_certificates import certified_span
+from accountant.outcome import Bounds
 from accountant.relations import Relation, check_same_relation
 from accountant.root_polytope import RootPolytopeBall
 from accountant.sensitivity import SensitivitySpace
-from accountant.outcome import Bounds
 
 FloatArray = NDArray[np.float64]
 Ball = KNormBall | ContainingBall | RootPolytopeBall

@@ -28,7 +28,7 @@ from accountant.arguments import check_int, check_positive
 from accountant.directed import sqrt_up, up_exact
 from accountant.errors import InvalidArgument
 from accountant.guarantees import GDP
-from accountant.knorm import certified_span
+from accountant.knorm_certificates import certified_span
 from accountant.relations import Relation, check_same_relation
 from accountant.sensitivity import SensitivitySpace
 from accountant.span_coordinates import SpanCoordinates

@@ -18,9 +18,10 @@ from scipy import stats
 from scipy.spatial import ConvexHull
 
 from accountant.errors import VerificationError
-from accountant.knorm import KNormBall, TableSymmetry
+from accountant.knorm import KNormBall
 from accountant.knorm_verify import verify_knorm_ball
 from accountant.sensitivity import table_space
+from accountant.table_symmetry import TableSymmetry
 from mechanisms.knorm import uniform_in_ball
 
 #: (r, c, paper_exact): paper_exact=True is the moves only (Prop. 32 as printed), False adds the 3-cycles

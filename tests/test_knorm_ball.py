@@ -16,18 +16,14 @@ from functools import cache
 import numpy as np
 import pytest
 
+from accountant.containing_ball import containing_ball
 from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.knorm import (
-    GaugeCertificate,
-    KNormBall,
-    TableSymmetry,
-    certified_span,
-    compare_lp_balls,
-    containing_ball,
-    exact_gauge,
-)
-from accountant.sensitivity import SensitivitySpace, table_moves, table_space, table_three_cycles
+from accountant.knorm import KNormBall
+from accountant.knorm_certificates import GaugeCertificate, certified_span, exact_gauge
+from accountant.lp_balls import compare_lp_balls
 from accountant.outcome import Bounds, Refuted, Verified
+from accountant.sensitivity import SensitivitySpace, table_moves, table_space, table_three_cycles
+from accountant.table_symmetry import TableSymmetry
 
 
 @cache

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from accountant.errors import InvalidArgument, VerificationError
-from accountant.knorm import KNormBall, TableSymmetry
+from accountant.knorm import KNormBall
 from accountant.knorm_cache import (
     CACHE_ENV,
     _from_arrays,
@@ -42,6 +42,7 @@ from accountant.knorm_cache import (
 )
 from accountant.relations import Replace
 from accountant.sensitivity import SensitivitySpace, table_space
+from accountant.table_symmetry import TableSymmetry
 from mechanisms.knorm import KNormMechanism, uniform_in_ball
 
 Arrays = dict[str, NDArray[Any]]
@@ -289,7 +290,7 @@ def _drop_orbit(arr: Arrays) -> None:
     ("edit", "symmetric", "why"),
     [(_scale_facet, False, "facet gauge > 1"), (_scale_facet, True, "facet gauge > 1"),
      (_fan_volume, False, "fan volumes differ"), (_fan_volume, True, "fan volumes differ"),
-     (_duplicate_simplex, False, "simplices coincide"), (_drop_simplex, False, "unshared wall"),
+     (_duplicate_simplex, False, "simplices coincide"), (_drop_simplex, False, "unshared wall|carries no fan simplex"),
      (_drop_simplex, True, "unshared wall|ridge"), (_rotate_basis, False, r"vertices != Q\^T"),
      (_other_space, False, "space vectors differ"), (_wrong_key, False, "metadata"),
      (_wrong_multiplicity, True, "multiplicities"), (_move_centroid, True, "centroid"),

@@ -22,19 +22,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from accountant.containing_ball import ContainingBall, FallbackKind, containing_ball
 from accountant.errors import InvalidArgument, RelationMismatch
 from accountant.guarantees import PureDP
 from accountant.invariants import Margins
-from accountant.knorm import (
-    ContainingBall,
-    FallbackKind,
-    KNormBall,
-    TableSymmetry,
-    certified_span,
-    containing_ball,
-)
+from accountant.knorm import KNormBall
+from accountant.knorm_certificates import certified_span
 from accountant.relations import Replace, SemiAdjacent
 from accountant.sensitivity import table_space
+from accountant.table_symmetry import TableSymmetry
 from mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
 
 TEST_FAILURE_RATE = 1e-3

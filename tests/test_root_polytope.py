@@ -34,7 +34,8 @@ from scipy import stats
 from accountant.errors import InvalidArgument
 from accountant.guarantees import PureDP
 from accountant.invariants import Margins
-from accountant.knorm import GaugeCertificate, KNormBall, exact_gauge
+from accountant.knorm import KNormBall
+from accountant.knorm_certificates import GaugeCertificate, exact_gauge
 from accountant.relations import Replace, SemiAdjacent
 from accountant.root_polytope import (
     METHOD,

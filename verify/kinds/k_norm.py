@@ -22,14 +22,16 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import norm
 
+from accountant.containing_ball import ContainingBall, containing_ball
 from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.knorm import ContainingBall, KNormBall, TableSymmetry, containing_ball
-from accountant.knorm_cache import cached_knorm_ball
 from accountant.guarantees import PureDP
+from accountant.knorm import KNormBall
+from accountant.knorm_cache import cached_knorm_ball
 from accountant.outcome import Outcome, Refuted, Verified
 from accountant.relations import SemiAdjacent
 from accountant.root_polytope import RootPolytopeBall
 from accountant.sensitivity import SensitivitySpace
+from accountant.table_symmetry import TableSymmetry
 from mechanisms.knorm import KNormMechanism
 from verify.context import Context
 from verify.kinds.additive import build_laplace, pure_target
