@@ -68,7 +68,7 @@ from accountant.lp_balls import compare_lp_balls
 from accountant.relations import AddRemove, Relation, Replace, SemiAdjacent, Subspace
 from accountant.root_polytope import RootPolytopeBall
 from accountant.semiadjacent import SemiAdjacentParameter, closed_form, semi_adjacent_parameter
-from accountant.semiadjacent_search import SemiAdjacentResult, Witness
+from accountant.semiadjacent_results import SemiAdjacentResult, Witness
 from accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
 from accountant.sensitivity import SensitivitySpace, histogram_space, table_space
 from accountant.sensitivity_search import compare_with_closed_form, naive_spaces, semi_sensitivity_search

@@ -146,7 +146,7 @@ class Fiber:
         k = self.n_cells
         if self.matrix is None or self.rhs is None:
             return np.full(k, self.n, dtype=np.int64)
-        return _cell_bounds(self.matrix, self.rhs, self.n)
+        return cell_bounds(self.matrix, self.rhs, self.n)
 
     def estimate_size(self, *, work_limit: int = DEFAULT_COUNT_WORK) -> FiberSize:
         """Count the fiber without enumerating it, or bound it.
@@ -528,7 +528,12 @@ def _int_tuple(name: str, value: object) -> tuple[int, ...]:
     return tuple(int(v) for v in arr)
 
 
-def _cell_bounds(a: NDArray[np.int64], b: NDArray[np.int64], n: int) -> NDArray[np.int64]:
+def cell_bounds(a: NDArray[np.int64], b: NDArray[np.int64], n: int) -> NDArray[np.int64]:
+    """Per-cell upper bounds of non-negative histograms with ``a x = b`` and at most ``n`` records.
+
+    A row with non-negative coefficients bounds each cell it covers by ``b // coefficient``; ``-1``
+    everywhere when such a row has a negative right-hand side (nothing conforms).
+    """
     k = a.shape[1]
     u = np.full(k, n, dtype=np.int64)
     for r in range(a.shape[0]):

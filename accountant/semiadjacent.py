@@ -39,7 +39,7 @@ from accountant.invariants import Invariant, Margins, NoInvariant, Total
 from accountant.relations import AddRemove, BaseRelation, Replace
 
 if TYPE_CHECKING:
-    from accountant.semiadjacent_search import SemiAdjacentResult
+    from accountant.semiadjacent_results import SemiAdjacentResult
 
 Method = Literal["closed-form", "graph-search", "integer-program", "brute-force"]
 
@@ -325,7 +325,7 @@ def semi_adjacent_parameter(
                 "invariants that fix n (total, margins)."
             )
         factor = 2
-    from accountant.semiadjacent_search import semiadjacent_parameter as search
+    from accountant.semiadjacent_search import search_semi_adjacent_parameter as search
 
     r = search(space, invariant, table=table, method="auto", limit=limit, time_limit=time_limit)
     return SemiAdjacentParameter(

@@ -33,7 +33,7 @@ Algorithm
    ``P - N`` for the multisets ``P = u^+``, ``N = u^-`` of ``s = \|u^+\|_1 \le a``
    records with disjoint supports and ``A P = A N``. Level by level
    (``s = 1..a``) all multisets are hashed through ``A`` (the linear 64-bit hash
-   of :class:`accountant.semiadjacent_search._Offsets`), equal hashes are
+   of :class:`accountant.semiadjacent_search.RecordOffsets`), equal hashes are
    paired, and every pair is re-checked exactly (disjoint supports and
    ``A(P - N) = 0`` in integers), so a hash collision can cost time, never
    correctness, and each ``u`` is produced exactly once (as ``(u^+, u^-)``).
@@ -42,7 +42,7 @@ Algorithm
    (:class:`~accountant.errors.SearchTooLarge`, naming the estimate and the limit).
 2. **Realisability** at the actual ``t``: "is there ``h \in F`` with
    ``h \ge u^+``?" -- by the enumerated fiber (bitsets of
-   :class:`accountant.semiadjacent_search._RowBits`) when its size, estimated
+   :class:`accountant.semiadjacent_search.RowBits`) when its size, estimated
    before enumerating, is at most ``fiber_limit``; otherwise by integer
    feasibility (HiGHS, :func:`accountant.fiber.integer_point`), where every
    feasible ``h`` found certifies all candidates below it and every
@@ -102,10 +102,11 @@ from accountant.fiber import (
     integer_point,
 )
 from accountant.invariants import Counting, Linear, Margins, NoInvariant, Total
-from accountant.semiadjacent_search import SemiAdjacentResult, _dedupe_rows, _Offsets, _RowBits
+from accountant.record_multisets import RecordOffsets, RowBits, dedupe_rows
+from accountant.semiadjacent_results import SemiAdjacentResult
 from accountant.sensitivity import (
-    exact_rank,
     SensitivitySpace,
+    exact_rank,
     table_moves,
     table_space,
     table_three_cycles,
@@ -281,7 +282,7 @@ class _Level:
 
 def _levels(a: NDArray[np.int64], k: int, radius: int) -> list[_Level]:
     """Multisets of ``s = 1..radius`` cells, hashed through ``A`` and grouped by hash."""
-    cellkey = _Offsets(a, DEFAULT_MULTISET_LIMIT).cellkey  # linear 64-bit hash of A e_c
+    cellkey = RecordOffsets(a, DEFAULT_MULTISET_LIMIT).cellkey  # linear 64-bit hash of A e_c
     out: list[_Level] = []
     at = a.T.astype(np.int64)  # (k, rows)
     for s in range(1, radius + 1):
@@ -439,7 +440,7 @@ def _covering_rows(rows: NDArray[np.int64], lowers: NDArray[np.int64]) -> NDArra
     out = np.full(q, -1, dtype=np.int64)
     if q == 0 or rows.shape[0] == 0:
         return out
-    bits = _RowBits(rows)
+    bits = RowBits(rows)
     vmax = int(lowers.max())
     stack = np.stack([np.zeros((bits.k, bits.nbytes), dtype=np.uint8)]
                      + [bits.bits(v) for v in range(1, vmax + 1)])
@@ -785,7 +786,7 @@ def semi_sensitivity_search(
             sign = np.sign(u[np.arange(u.shape[0]), (u != 0).argmax(axis=1)])
             h = np.where(sign[:, None] > 0, h, h - u)
             u = u * sign[:, None]
-            _, first, _ = _dedupe_rows(u + a, 2 * a)  # entries of u lie in [-a, a]
+            _, first, _ = dedupe_rows(u + a, 2 * a)  # entries of u lie in [-a, a]
             found_u, found_h = u[first], h[first]
         ncand = int(found_u.shape[0])
     else:
@@ -822,7 +823,7 @@ def semi_sensitivity_search(
                 first_cell = (found_h > 0).argmax(axis=1)
                 found_h[np.arange(found_h.shape[0]), first_cell] += n - found_h.sum(axis=1)
         else:
-            lowers, _, inv = _dedupe_rows(lowers_all, max(a, 1))
+            lowers, _, inv = dedupe_rows(lowers_all, max(a, 1))
             known = None if table is None else np.array(
                 [histogram_from_table(space, table)], dtype=np.int64)
             rows: NDArray[np.int64] | None = None

@@ -38,11 +38,9 @@ from accountant.dataspace import DataSpace
 from accountant.errors import SearchTooLarge
 from accountant.fiber import conforming_fiber
 from accountant.invariants import Margins
-from accountant.semiadjacent_search import (
-    semiadjacent_by_brute_force,
-    semiadjacent_by_graph_search,
-    semiadjacent_by_integer_program,
-)
+from accountant.semiadjacent_brute_force import semiadjacent_by_brute_force
+from accountant.semiadjacent_graph import semiadjacent_by_graph_search
+from accountant.semiadjacent_ilp import semiadjacent_by_integer_program
 
 
 @dataclass

@@ -27,16 +27,11 @@ from accountant.fiber import (
     histogram_of_records,
 )
 from accountant.invariants import Counting, Linear, Margins, NoInvariant, Total
-from accountant.semiadjacent_search import (
-    SemiAdjacentResult,
-    Witness,
-    dataset_semiadjacent_distance,
-    replacement_distance,
-    semiadjacent_by_brute_force,
-    semiadjacent_by_graph_search,
-    semiadjacent_by_integer_program,
-    semiadjacent_parameter,
-)
+from accountant.semiadjacent_brute_force import semiadjacent_by_brute_force
+from accountant.semiadjacent_graph import semiadjacent_by_graph_search
+from accountant.semiadjacent_ilp import semiadjacent_by_integer_program
+from accountant.semiadjacent_results import SemiAdjacentResult, Witness, replacement_distance
+from accountant.semiadjacent_search import dataset_semiadjacent_distance, search_semi_adjacent_parameter
 from verify.witness import check_result, check_witness
 
 METHODS = ("brute-force", "graph-search", "integer-program")
@@ -82,7 +77,7 @@ def test_reference_targets_T_A2_to_T_A10(case: tuple[Any, ...], method: str) -> 
     """reference Sec. 9 T-A2..T-A10 (Cho & Awan 2024, Def 13; Thm 16 for T-A7 = p + 1)."""
     _, space, inv, records, n_datasets, a = case
     table = hist1(space, records)
-    res = semiadjacent_parameter(space, inv, table=table, method=method)
+    res = search_semi_adjacent_parameter(space, inv, table=table, method=method)
     assert res.exact and res.value == a and res.upper == a
     assert res.method == method
     if method != "integer-program":
@@ -96,7 +91,7 @@ def test_reference_targets_T_A2_to_T_A10(case: tuple[Any, ...], method: str) -> 
 def test_reference_target_T_A1(method: str, t: int, n_datasets: int, a: int) -> None:
     """reference Sec. 9 T-A1: n = 3 binary records, T = sum x_i (Cho & Awan 2024, Example 3)."""
     inv = Linear(((0, 1),))  # sum of x_i over cells {0, 1} = count of records equal to 1
-    res = semiadjacent_parameter(S1, inv, t=(t,), n=3, method=method)
+    res = search_semi_adjacent_parameter(S1, inv, t=(t,), n=3, method=method)
     assert (res.value, res.exact) == (a, True)
     if method != "integer-program":
         assert res.n_datasets == n_datasets
@@ -118,8 +113,8 @@ def test_value_depends_on_t_only() -> None:
     inv = one_way(S22)
     t1 = (2, 1, 1, 1)  # T-A5
     t2 = (1, 2, 2, 0)  # same margins (3, 2 / 3, 2); cell (2,2) empty
-    r1 = semiadjacent_parameter(S22, inv, table=t1)
-    r2 = semiadjacent_parameter(S22, inv, table=t2)
+    r1 = search_semi_adjacent_parameter(S22, inv, table=t1)
+    r2 = search_semi_adjacent_parameter(S22, inv, table=t2)
     assert r1.t == r2.t and r1.value == r2.value == 3
     # ... while the per-dataset quantity differs and is only a lower bound.
     d1 = dataset_semiadjacent_distance(S22, inv, t1)
@@ -276,7 +271,7 @@ def test_partition_single_feature_is_2_or_0(levels: int, data: st.DataObject) ->
     n = data.draw(st.integers(1, 12))
     table = data.draw(st.lists(st.integers(0, n), min_size=levels, max_size=levels)
                       .filter(lambda v: sum(v) > 0))
-    res = semiadjacent_parameter(space, Margins((("f",),)), table=table)
+    res = search_semi_adjacent_parameter(space, Margins((("f",),)), table=table)
     assert res.value == (2 if sum(1 for v in table if v) >= 2 else 0)
     assert check_result(space, Margins((("f",),)), res, table=table).passed
 
@@ -292,7 +287,7 @@ def test_partition_state_totals_with_other_features(table: tuple[int, ...], expe
     space = DataSpace.of(("state", 2), ("age", 3))
     inv = Margins((("state",),))
     for method in METHODS:
-        assert semiadjacent_parameter(space, inv, table=table, method=method).value == expected
+        assert search_semi_adjacent_parameter(space, inv, table=table, method=method).value == expected
 
 
 @pytest.mark.parametrize("inv", [NoInvariant(), Total()])
@@ -300,10 +295,10 @@ def test_partition_state_totals_with_other_features(table: tuple[int, ...], expe
 def test_no_invariant_is_1(inv: NoInvariant | Total, n: int) -> None:
     """No invariant (or only n): a(t) = 1 for >= 2 cells and n >= 1 (reference Sec. 3.1)."""
     space = DataSpace.of(("A", 2), ("B", 3))
-    res = semiadjacent_parameter(space, inv, t=(n,) if isinstance(inv, Total) else (), n=n)
+    res = search_semi_adjacent_parameter(space, inv, t=(n,) if isinstance(inv, Total) else (), n=n)
     assert res.value == 1 and res.exact
     one_cell = DataSpace.of(("A", 1))
-    assert semiadjacent_parameter(one_cell, inv, t=(n,) if isinstance(inv, Total) else (),
+    assert search_semi_adjacent_parameter(one_cell, inv, t=(n,) if isinstance(inv, Total) else (),
                                   n=n).value == 0
 
 
@@ -313,7 +308,7 @@ def test_full_table_margin_is_2_or_0(data: st.DataObject) -> None:
     """Joint margin of all features (the table itself): a = 2 or 0 (Cho & Awan 2024, Remark 17)."""
     space = DataSpace.of(("A", 2), ("B", 3))
     table = data.draw(st.lists(st.integers(0, 4), min_size=6, max_size=6).filter(lambda v: sum(v) > 0))
-    res = semiadjacent_parameter(space, Margins((("A", "B"),)), table=table)
+    res = search_semi_adjacent_parameter(space, Margins((("A", "B"),)), table=table)
     assert res.value == (2 if sum(1 for v in table if v) >= 2 else 0)
 
 
@@ -360,7 +355,7 @@ def test_graph_search_refuses_big_fiber_before_enumerating() -> None:
 def test_auto_switches_to_integer_program_and_says_so() -> None:
     space = DataSpace.of(("A", 4), ("B", 4))
     table = np.full(16, 4)
-    res = semiadjacent_parameter(space, one_way(space), table=table, limit=10_000)
+    res = search_semi_adjacent_parameter(space, one_way(space), table=table, limit=10_000)
     assert res.method == "integer-program" and "switched" in res.note
     assert res.exact and res.value == 3 and res.fiber_size is None
     assert check_witness(space, one_way(space), res.witness, t=res.t, n=res.n).passed
@@ -375,7 +370,7 @@ def test_callable_invariant_too_large_is_refused() -> None:
     space = DataSpace.of(("A", 6), ("B", 6))
     inv = CallableInvariant(lambda h: max(h), name="max")
     with pytest.raises(SearchTooLarge):
-        semiadjacent_parameter(space, inv, t=(3,), n=40, limit=1000)
+        search_semi_adjacent_parameter(space, inv, t=(3,), n=40, limit=1000)
     with pytest.raises(InvalidArgument, match="matrix invariant"):
         semiadjacent_by_integer_program(space, inv, t=(3,), n=4)
 
@@ -384,7 +379,7 @@ def test_callable_invariant_too_large_is_refused() -> None:
 def test_time_budget_runs_out_gracefully(method: str) -> None:
     space = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
     table = hist1(space, [(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2)])
-    res = semiadjacent_parameter(space, one_way(space), table=table, method=method,
+    res = search_semi_adjacent_parameter(space, one_way(space), table=table, method=method,
                                  time_limit=1e-9)
     assert not res.exact and "ran out" in res.note
     assert res.value <= 4 <= res.upper  # the truth (T-A7) lies between
@@ -475,7 +470,7 @@ def test_verifier_rejects_non_optimal_nearest() -> None:
 
 def test_verifier_rejects_wrong_value_claim() -> None:
     table = hist1(S22, [(1, 1), (1, 1), (1, 2), (2, 1), (2, 2)])
-    res = semiadjacent_parameter(S22, one_way(S22), table=table)
+    res = search_semi_adjacent_parameter(S22, one_way(S22), table=table)
     w2 = Witness((2, 1, 1, 1), 0, 3, (2, 1, 1, 1), 2)  # a valid witness of a smaller distance
     fake = SemiAdjacentResult(2, 2, True, "graph-search", w2, res.fiber_size, res.n_datasets,
                               res.t, res.n)
@@ -502,9 +497,9 @@ def test_verifier_rejects_wrong_value_claim() -> None:
 ])
 def test_bad_inputs_raise_invalid_argument(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(InvalidArgument, match=match):
-        semiadjacent_parameter(S22, one_way(S22), **kwargs)
+        search_semi_adjacent_parameter(S22, one_way(S22), **kwargs)
 
 
 def test_bad_invariant_type() -> None:
     with pytest.raises(InvalidArgument, match="invariant"):
-        semiadjacent_parameter(S22, "margins", table=(1, 1, 1, 1))  # type: ignore[arg-type]
+        search_semi_adjacent_parameter(S22, "margins", table=(1, 1, 1, 1))  # type: ignore[arg-type]

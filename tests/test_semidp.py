@@ -157,7 +157,7 @@ def _instances(draw: st.DrawFn) -> tuple[DataSpace, object, list[int]]:
 @given(_instances())
 def test_closed_forms_agree_with_exact_search(inst: tuple[DataSpace, object, list[int]]) -> None:
     """Cho & Awan Def. 13: every closed form is exact where it says so and an upper bound elsewhere."""
-    from accountant.semiadjacent_search import semiadjacent_parameter as search
+    from accountant.semiadjacent_search import search_semi_adjacent_parameter as search
 
     space, inv, table = inst
     cf = closed_form(space, inv, Replace(), table=table)  # type: ignore[arg-type]

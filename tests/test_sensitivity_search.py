@@ -28,7 +28,7 @@ from accountant.dataspace import DataSpace
 from accountant.errors import InvalidArgument, SearchTooLarge
 from accountant.fiber import conforming_fiber, histogram_of_records
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
-from accountant.semiadjacent_search import semiadjacent_parameter
+from accountant.semiadjacent_search import search_semi_adjacent_parameter
 from accountant.sensitivity import (
     SensitivitySpace,
     group_inflated,
@@ -163,7 +163,7 @@ def check_witnesses(res: SensitivitySearchResult, space: DataSpace, inv: Invaria
 def test_T_S1_two_by_two_under_A3(records: list[tuple[int, int]]) -> None:
     """T-S1: S = {0, +-(1, -1, -1, 1)}, norms (4, 2, 1) (Cho & Awan Example 7, Prop 32)."""
     h = hist1(S22, records)
-    a = semiadjacent_parameter(S22, one_way(S22), table=h)
+    a = search_semi_adjacent_parameter(S22, one_way(S22), table=h)
     assert a.value == 3
     res = semi_sensitivity_search(S22, one_way(S22), a, table=h)
     assert set(res.space.vectors) == {(0, 0, 0, 0), (1, -1, -1, 1), (-1, 1, 1, -1)}
@@ -181,7 +181,7 @@ def test_T_S2_three_by_three(extra: list[tuple[int, int]]) -> None:
     """T-S2: records (1,2),(2,3),(3,1) [+ (1,1)]: a(t) = 3, |S| = 31 = 1 + 18 moves + 12 3-cycles."""
     inv = one_way(S33)
     h = hist1(S33, [(1, 2), (2, 3), (3, 1)] + extra)
-    a = semiadjacent_parameter(S33, inv, table=h)
+    a = search_semi_adjacent_parameter(S33, inv, table=h)
     assert (a.value, a.exact) == (3, True)
     res = semi_sensitivity_search(S33, inv, a, table=h)
     s = res.space
@@ -208,7 +208,7 @@ def test_T_S2b_two_by_three(extra: list[tuple[int, int]]) -> None:
     """T-S2b: records (1,1),(1,2),(2,3) [+ (2,1)]: a(t) = 3, |S| = 7 (no 3-cycles with 2 rows)."""
     inv = one_way(S23)
     h = hist1(S23, [(1, 1), (1, 2), (2, 3)] + extra)
-    a = semiadjacent_parameter(S23, inv, table=h)
+    a = search_semi_adjacent_parameter(S23, inv, table=h)
     assert a.value == 3
     res = semi_sensitivity_search(S23, inv, a, table=h)
     assert res.space.size == 7 and set(res.space.vectors) == set(table_space(2, 3).vectors)
@@ -509,7 +509,7 @@ def test_undecided_integer_programs_are_included_and_flagged(monkeypatch: pytest
 def test_radius_result_and_argument_checks() -> None:
     inv = one_way(S22)
     h = hist1(S22, [(1, 1), (1, 2), (2, 1)])
-    a = semiadjacent_parameter(S22, inv, table=h)
+    a = search_semi_adjacent_parameter(S22, inv, table=h)
     with pytest.raises(InvalidArgument, match="computed for t="):
         semi_sensitivity_space(S22, inv, a, table=(1, 1, 1, 1))
     assert semi_sensitivity_search(S22, inv, a, table=h).radius == 3

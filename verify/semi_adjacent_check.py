@@ -15,7 +15,7 @@ from accountant.invariants import Invariant
 from accountant.outcome import Outcome, Refuted, Unknown, Verified
 from accountant.relations import AddRemove, BaseRelation
 from accountant.semiadjacent import SemiAdjacentParameter
-from accountant.semiadjacent_search import semiadjacent_by_graph_search
+from accountant.semiadjacent_graph import semiadjacent_by_graph_search
 from verify.witness import check_result
 from verify.z3_semiadjacent import certify_value
 
