@@ -71,7 +71,8 @@ from accountant.semiadjacent import SemiAdjacentParameter, closed_form, semi_adj
 from accountant.semiadjacent_results import SemiAdjacentResult, Witness
 from accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
 from accountant.sensitivity import SensitivitySpace, histogram_space, table_space
-from accountant.sensitivity_search import compare_with_closed_form, naive_spaces, semi_sensitivity_search
+from accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
+from accountant.sensitivity_search import semi_sensitivity_search
 from accountant.table_symmetry import TableSymmetry
 
 __all__ = [

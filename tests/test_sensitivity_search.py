@@ -22,31 +22,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import accountant.sensitivity_search as ss
+import accountant.sensitivity_realise as realise
 from accountant.callable_invariant import CallableInvariant
 from accountant.dataspace import DataSpace
 from accountant.errors import InvalidArgument, SearchTooLarge
 from accountant.fiber import conforming_fiber, histogram_of_records
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from accountant.kernel_moves import kernel_moves
 from accountant.semiadjacent_search import search_semi_adjacent_parameter
 from accountant.sensitivity import (
     SensitivitySpace,
+    exact_rank,
     group_inflated,
     histogram_space,
     table_moves,
     table_space,
     table_three_cycles,
 )
-from accountant.sensitivity_search import (
-    SensitivitySearchResult,
-    compare_with_closed_form,
-    exact_rank,
-    kernel_moves,
-    naive_spaces,
-    semi_sensitivity_search,
-    semi_sensitivity_space,
-    space_norms,
-)
+from accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
+from accountant.sensitivity_results import DEFAULT_MULTISET_LIMIT, SensitivitySearchResult, space_norms
+from accountant.sensitivity_search import semi_sensitivity_search, semi_sensitivity_space
 
 FAST = settings(max_examples=35, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -470,8 +465,8 @@ def test_refuses_big_instance_naming_estimate_and_limit() -> None:
         semi_sensitivity_space(space, Total(), 3)
     err = info.value
     msets = sum(math.comb(625 + s - 1, s) for s in (1, 2, 3))
-    assert err.size == msets and err.limit == ss.DEFAULT_MULTISET_LIMIT
-    assert f"{msets:.4g}" in str(err) and f"{ss.DEFAULT_MULTISET_LIMIT:.4g}" in str(err)
+    assert err.size == msets and err.limit == DEFAULT_MULTISET_LIMIT
+    assert f"{msets:.4g}" in str(err) and f"{DEFAULT_MULTISET_LIMIT:.4g}" in str(err)
     with pytest.raises(SearchTooLarge, match=r"multiset pairs .* exceeds the limit 100\b"):
         semi_sensitivity_space(S222, one_way(S222), 4, limit=100)
 
@@ -498,7 +493,7 @@ def test_big_table_switches_to_closed_form_candidates_and_says_so() -> None:
 
 def test_undecided_integer_programs_are_included_and_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
     """A solver that decides nothing: every candidate is kept (conservative) and exact=False."""
-    monkeypatch.setattr(ss, "integer_point", lambda *a, **k: ("unknown", None))
+    monkeypatch.setattr(realise, "integer_point", lambda *a, **k: ("unknown", None))
     res = semi_sensitivity_search(S33, one_way(S33), 3, t=(1, 1, 1, 1, 1, 1), n=3, fiber_limit=1)
     assert not res.exact and len(res.undecided) == 15 and "NOT EXACT" in res.space.label
     assert set(res.space.vectors) == set(table_space(3, 3).vectors)

@@ -16,9 +16,10 @@ import numpy as np
 from accountant.dataspace import DataSpace
 from accountant.errors import ToolkitError
 from accountant.invariants import Invariant, Margins
-from accountant.semiadjacent import SemiAdjacentParameter
-from accountant.sensitivity_search import compare_with_closed_form, naive_spaces, semi_sensitivity_search
 from accountant.outcome import Outcome, Unknown, Verified
+from accountant.semiadjacent import SemiAdjacentParameter
+from accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
+from accountant.sensitivity_search import semi_sensitivity_search
 from verify.spec import Spec
 
 
