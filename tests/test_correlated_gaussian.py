@@ -396,7 +396,10 @@ def test_nearly_parallel_columns_alg3_beats_both() -> None:
     assert ext.expected_squared_error() == pytest.approx(8.0008 * c2, rel=1e-8)
     assert ell.expected_squared_error() == pytest.approx(8.0007 * c2, rel=2e-3)
     assert 4 * 1.0001 * c2 <= mech.expected_squared_error() <= 4.01 * c2
-    assert mech.expected_squared_error() < 0.51 * ell.expected_squared_error() <= 0.51 * ext.expected_squared_error()
+    assert mech.expected_squared_error() < 0.51 * ell.expected_squared_error()
+    # Ellipsoid <= Extended holds for the exact MVEE; the solver's MVEE is optimal to its tolerance (the
+    # 2e-3 of the approx above: with CLARABEL 0.11 the ellipsoid comes out 1.7e-5 above the extended one).
+    assert ell.expected_squared_error() <= ext.expected_squared_error() * (1 + 2e-3)
 
 
 def test_T_G6_weighted_replace_alg3_exact_error() -> None:

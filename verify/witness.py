@@ -289,10 +289,10 @@ def check_result(
     Examples
     --------
     >>> from accountant.invariants import Margins
-    >>> from accountant.semiadjacent_search import semiadjacent_parameter
+    >>> from accountant.semiadjacent_search import search_semi_adjacent_parameter
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> inv = Margins((("A",), ("B",)))
-    >>> res = semiadjacent_parameter(space, inv, table=(1, 1, 1, 0))
+    >>> res = search_semi_adjacent_parameter(space, inv, table=(1, 1, 1, 0))
     >>> check_result(space, inv, res, table=(1, 1, 1, 0)).passed
     True
     """
