@@ -23,8 +23,7 @@ test for a binomial proportion (Awan & Slavković 2018) :class:`BinomialUMPTest`
 from mechanisms.binomial_ump import BinomialTestResult, BinomialUMPTest, binomial_pvalue, binomial_ump_test
 from mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
 from mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
-from mechanisms.distributed import Agent, Share, assemble, distributed_release
-from mechanisms.mvee import EnclosingEllipsoid, mvee, mvee_khachiyan
+from mechanisms.coupling import CoupledKernel, choose_burn_in, meeting_times, tv_bound, tv_bound_curve
 from mechanisms.discrete import (
     bernoulli_exp,
     discrete_gaussian,
@@ -33,12 +32,13 @@ from mechanisms.discrete import (
     discrete_laplace_array,
     double_geometric,
 )
+from mechanisms.distributed import Agent, Share, assemble, distributed_release
 from mechanisms.fnch import FisherNoncentralHypergeometric
 from mechanisms.gaussian import GaussianMechanism
-from mechanisms.coupling import CoupledKernel, choose_burn_in, meeting_times, tv_bound, tv_bound_curve
+from mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
 from mechanisms.lattice_exact import ExactLatticeGaussian, ExactLatticeLaplace, ExactLatticeSampler
 from mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeSampler, release_histogram
-from mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
+from mechanisms.mvee import EnclosingEllipsoid, mvee, mvee_khachiyan
 from mechanisms.projected_gaussian import ProjectedGaussianMechanism
 from mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
 from mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaussian, ProjectedLaplace

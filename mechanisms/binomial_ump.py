@@ -85,18 +85,18 @@ from scipy import optimize, special
 from accountant.arguments import check_in_interval, check_int, check_rng
 from accountant.errors import InvalidArgument
 from accountant.guarantees import Guarantee
-from accountant.relations import Replace
+from accountant.relations import Relation, Replace, check_same_relation
+from mechanisms.alternatives import check_alternative
 from mechanisms.binomial_tail import (
     CLIP_NATS,
     MAX_N,
     Alternative,
     log_pvalue,
+    log_tail,
     log_two_sided_pvalue,
     monotone_root,
-    log_tail,
 )
 from mechanisms.cnd import Tulap
-from mechanisms.alternatives import check_alternative
 
 __all__ = [
     "Alternative",
@@ -421,6 +421,23 @@ class BinomialUMPTest:
     def guarantee(self) -> Guarantee:
         r"""Privacy of the release: ``PureDP(eps)`` / ``ApproxDP(eps, delta)`` on ``Replace()``."""
         return self.noise.guarantee(Replace())
+
+    def privacy_map(self, relation: Relation) -> Guarantee:
+        """The guarantee of the release on ``relation``, which must be the test's (the mechanism protocol)."""
+        g = self.guarantee
+        check_same_relation(g.relation, relation)
+        return g
+
+    def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> float | FloatArray:
+        """Releases at ``value`` (the count x): :meth:`release` once (``size=None``) or ``size`` times."""
+        check_rng(rng)
+        v = np.asarray(value)
+        if v.ndim != 0 or not np.issubdtype(v.dtype, np.integer):
+            raise InvalidArgument(f"value={value!r} must be one integer count (the count x).")
+        if size is None:
+            return self.release(int(v), rng=rng)
+        n = check_int("size", size, minimum=0)
+        return np.array([self.release(int(v), rng=rng) for _ in range(n)], dtype=np.float64)
 
     def release(self, x: int, *, rng: np.random.Generator) -> float:
         r"""The private statistic :math:`Z=x+N` (research/auditing sampler, explicit ``rng``)."""

@@ -75,13 +75,13 @@ from mechanisms.ntz_decomposition import BaseDecomposition, DecompositionPiece, 
 from mechanisms.subspace import (
     ZERO_SENSITIVITY_TOL,
     InvariantSubspace,
+    SubspaceApproxDP,
+    c_eps_delta,
     check_query_value,
     draw_count,
     query_in_subspace,
     require_noise_dimension,
     shape_draws,
-    SubspaceApproxDP,
-    c_eps_delta,
 )
 
 FloatArray = NDArray[np.float64]

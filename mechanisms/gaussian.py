@@ -12,17 +12,16 @@ Differential Privacy", and Mironov 2012 on the Laplace mechanism).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction as Q
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from accountant.arguments import check_positive
-from fractions import Fraction as Q
-
 from accountant.directed import up_exact
 from accountant.gaussian import gdp_mu_for
 from accountant.guarantees import GDP
-from accountant.relations import Relation, Replace
+from accountant.relations import Relation, Replace, check_same_relation
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +33,7 @@ class GaussianMechanism:
     >>> m = GaussianMechanism.for_approx_dp(1.0, 1e-5, sensitivity=1.0)
     >>> round(m.sigma, 7)                       # analytic Gaussian [BW18]
     3.7306316
-    >>> m.privacy_map().mu <= 1 / 3.7306316 + 1e-9
+    >>> m.privacy_map(Replace()).mu <= 1 / 3.7306316 + 1e-9
     True
     >>> rng = np.random.default_rng(0)
     >>> m.sample(np.zeros(3), rng=rng).shape
@@ -68,13 +67,14 @@ class GaussianMechanism:
         mu = gdp_mu_for(epsilon, delta)
         return cls(up_exact(Q(sensitivity) / Q(mu)), sensitivity, relation or Replace())
 
-    def privacy_map(self) -> GDP:
-        r""":math:`\mu = \Delta_2/\sigma`-GDP on ``relation`` (rounded up)."""
-        return GDP(up_exact(Q(self.sensitivity) / Q(self.sigma)), self.relation)
+    def privacy_map(self, relation: Relation) -> GDP:
+        r""":math:`\mu = \Delta_2/\sigma`-GDP (rounded up) on ``relation``, which must be the mechanism's."""
+        check_same_relation(self.relation, relation)
+        return GDP(up_exact(Q(self.sensitivity) / Q(self.sigma)), relation)
 
     def check(self, target: GDP) -> bool:
-        """True if the mechanism's guarantee implies ``target``."""
-        return self.privacy_map().dominates(target)
+        """True if the mechanism's guarantee implies ``target`` (on the target's relation)."""
+        return self.privacy_map(target.relation).dominates(target)
 
     def sample(
         self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None

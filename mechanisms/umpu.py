@@ -102,25 +102,25 @@ References
 
 
 from __future__ import annotations
+
 import math
 import numbers
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Literal
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
-from accountant.arguments import check_in_interval, check_positive, check_rng
+
+from accountant.arguments import check_in_interval, check_int, check_positive, check_rng
 from accountant.errors import InvalidArgument
 from accountant.guarantees import Guarantee
-from accountant.invariants import Margins
-from accountant.relations import Replace, SemiAdjacent
-from mechanisms.cnd import CanonicalNoise
-from mechanisms.fnch import FisherNoncentralHypergeometric
+from accountant.relations import Relation, check_same_relation
 from mechanisms.alternatives import ALTERNATIVE_H1, Alternative, check_alternative  # noqa: F401  (re-exported)
+from mechanisms.cnd import CanonicalNoise
 from mechanisms.monotone_roots import brent_root, logsumexp, polish_root  # noqa: F401  (re-exported)
-from mechanisms.table_margins import ConfidenceInterval, SEMI_ADJACENT_RADIUS, TableMargins  # noqa: F401  (re-exported)
-
+from mechanisms.table_margins import SEMI_ADJACENT_RADIUS, ConfidenceInterval, TableMargins  # noqa: F401  (re-exported)
 
 __all__ = [
     "Alternative",
@@ -602,6 +602,23 @@ class SemiDPOddsRatioTest:
     def guarantee(self) -> Guarantee:
         r"""The f-DP guarantee of the release ``Z`` (and of the test) on :math:`(\mathcal D_t, A_3)`."""
         return self.noise.guarantee(self.margins.relation)
+
+    def privacy_map(self, relation: Relation) -> Guarantee:
+        """The guarantee of the release on ``relation``, which must be the test's (the mechanism protocol)."""
+        g = self.guarantee
+        check_same_relation(g.relation, relation)
+        return g
+
+    def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> float | FloatArray:
+        """Releases at ``value`` (the count x11 of the table): :meth:`release` once (``size=None``) or ``size`` times."""
+        check_rng(rng)
+        v = np.asarray(value)
+        if v.ndim != 0 or not np.issubdtype(v.dtype, np.integer):
+            raise InvalidArgument(f"value={value!r} must be one integer count (the count x11 of the table).")
+        if size is None:
+            return self.release(int(v), rng=rng)
+        n = check_int("size", size, minimum=0)
+        return np.array([self.release(int(v), rng=rng) for _ in range(n)], dtype=np.float64)
 
     def release(self, x11: int, *, rng: np.random.Generator) -> float:
         r"""The private statistic :math:`Z=x_{11}+N`, :math:`N\sim F_N` (research/auditing sampler)."""

@@ -112,3 +112,53 @@ class GuaranteeContract:
     def test_group_rejects_non_positive_k(self) -> None:
         with pytest.raises(InvalidArgument):
             self.make(1.0).group(0)
+
+
+class MechanismContract:
+    """Every mechanism and private test satisfies :class:`mechanisms.protocol.Mechanism` (house style R4, R11).
+
+    Subclasses provide :meth:`make` (the mechanism, the relation it holds on, a value to release at) and
+    :attr:`other_relation` (a relation it does not hold on).
+    """
+
+    def make(self) -> tuple[Any, Any, Any]:
+        raise NotImplementedError
+
+    other_relation: Any = None
+
+    def test_is_a_mechanism(self) -> None:
+        from mechanisms.protocol import Mechanism
+
+        mech, _, _ = self.make()
+        assert isinstance(mech, Mechanism)
+
+    def test_privacy_map_is_on_the_given_relation(self) -> None:
+        from accountant.errors import RelationMismatch
+
+        mech, relation, _ = self.make()
+        got = mech.privacy_map(relation).relation
+        assert got == relation or getattr(got, "base", None) == relation   # subspace DP: induced on relation
+        if self.other_relation is not None:
+            with pytest.raises(RelationMismatch):
+                mech.privacy_map(self.other_relation)
+
+    def test_sample_is_reproducible_and_shaped(self) -> None:
+        import numpy as np
+
+        mech, _, value = self.make()
+        one = np.asarray(mech.sample(value, rng=np.random.default_rng(7)))
+        again = np.asarray(mech.sample(value, rng=np.random.default_rng(7)))
+        assert np.array_equal(one, again)
+        three = np.asarray(mech.sample(value, rng=np.random.default_rng(7), size=3))
+        assert three.shape == (3, *one.shape)
+        other = np.asarray(mech.sample(value, rng=np.random.default_rng(8), size=3))
+        assert not np.array_equal(three, other)
+
+    def test_rng_is_keyword_only_and_required(self) -> None:
+        import numpy as np
+
+        mech, _, value = self.make()
+        with pytest.raises(TypeError):
+            mech.sample(value, np.random.default_rng(0))
+        with pytest.raises(TypeError):
+            mech.sample(value)

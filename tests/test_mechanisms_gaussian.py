@@ -13,7 +13,7 @@ from mechanisms import GaussianMechanism
 def test_calibration_round_trip() -> None:
     m = GaussianMechanism.for_approx_dp(1.0, 1e-5, sensitivity=2.0)
     # The privacy map implies the target (epsilon never exceeds 1 at delta 1e-5).
-    assert gdp_to_approx_dp(m.privacy_map(), 1e-5).epsilon <= 1.0 + 1e-12
+    assert gdp_to_approx_dp(m.privacy_map(m.relation), 1e-5).epsilon <= 1.0 + 1e-12
     assert m.sigma == pytest.approx(2 * 3.7306316, rel=1e-7)        # [BW18], scales with sensitivity
     g = GaussianMechanism.for_gdp(0.5, 1.0)
     assert g.sigma == 2.0 and g.check(GDP(0.5)) and not g.check(GDP(0.49))

@@ -102,7 +102,7 @@ def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, s
         sec.update(k=dim, e_chi_k=expected_chi(dim))
         return sec, out
 
-    return BuiltMechanism(lambda t, rng, n: mech.sample(t, rng=rng, size=n), advertised, mech.privacy_map(semi), info,
+    return BuiltMechanism(mech, semi, advertised, info,
                   m.kind == "projected-gaussian", check)
 
 
@@ -123,7 +123,7 @@ def build_laplace(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, se
     def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
         return mean_check("E||noise||_2^2", exact, "2 b^2 k, k = noise dimension", norms**2)
 
-    return BuiltMechanism(lambda t, rng, n: mech.sample(t, rng=rng, size=n), PureDP(eps, semi), mech.privacy_map(semi),
+    return BuiltMechanism(mech, semi, PureDP(eps, semi),
                   info, projected, check)
 
 
@@ -170,7 +170,7 @@ def build_subspace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
         return mean_check("E||noise||_2^2", exact, f"(n - rank C) x per-coordinate variance, n - rank C = {k}",
                            norms**2)
 
-    return BuiltMechanism(lambda t, rng, n: mech.sample(t, rng=rng, size=n), advertised, mech.privacy_map(rel), info,
+    return BuiltMechanism(mech, rel, advertised, info,
                   True, check)
 
 

@@ -26,10 +26,11 @@ from accountant.conversion_routes import AnyGuarantee
 from accountant.gaussian import gdp_delta
 from accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
 from accountant.outcome import NotApplicable, Outcome, Refuted, Verified
-from accountant.relations import SemiAdjacent
+from accountant.relations import Relation, SemiAdjacent
 from accountant.semidp import joint_release_dp
 from accountant.sensitivity import SensitivitySpace
 from accountant.sensitivity_search import semi_sensitivity_search
+from mechanisms.protocol import Mechanism
 from verify.context import Context, KindResult
 from verify.monte_carlo import LEVEL, mc_interval
 from verify.registry import Problem
@@ -65,17 +66,23 @@ class GaussianSpec(CalibratedSpec):
 
 @dataclass(frozen=True)
 class BuiltMechanism:
-    """A calibrated mechanism, ready to draw from and to check."""
+    """A calibrated mechanism (any :class:`~mechanisms.protocol.Mechanism`), ready to draw from and to check."""
 
-    sample: Callable[[FloatArray, np.random.Generator, int], FloatArray]
+    mechanism: Mechanism
+    """Drawn from and accounted through the mechanism protocol only."""
+    relation: Relation
+    """The relation its privacy map is read on (the Semi-DP relation, or the base one for subspace DP)."""
     advertised: Guarantee
-    """The calibration target, on the Semi-DP relation."""
-    guarantee: Guarantee
-    """The mechanism's privacy map on the Semi-DP relation."""
+    """The calibration target."""
     info: dict[str, Any]
     keeps_invariant: bool
     error_check: Callable[[FloatArray, int], tuple[dict[str, Any], Outcome]]
     """``(noise norms, seed) -> (expected_l2_error section, outcome)``."""
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The mechanism's privacy map on :attr:`relation`."""
+        return self.mechanism.privacy_map(self.relation)
 
 
 Builder = Callable[[Context, CalibratedSpec, SensitivitySpace, SemiAdjacent], BuiltMechanism]
@@ -209,7 +216,7 @@ class CalibratedKind:
 
         used_seed = ctx.draw_seed()
         n = ctx.draw_count()
-        draws = built.sample(table, np.random.default_rng(used_seed), n)
+        draws = built.mechanism.sample(table, rng=np.random.default_rng(used_seed), size=n)
         draws = np.ascontiguousarray(draws, dtype=np.float64).reshape(n, space.n_cells)
 
         inv_outcome = invariant_check(inv.matrix(space), table, draws)

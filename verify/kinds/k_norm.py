@@ -113,7 +113,7 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         return sec, Refuted(f"Monte Carlo mean {mean:.6g} of the draws differs from the independent estimate "
                             f"{ref.estimate:.6g} by {abs(mean - ref.estimate):.3g} > {tol:.3g} ({LEVEL:.2%})")
 
-    return BuiltMechanism(lambda t, rng, n: knorm.sample(t, rng=rng, size=n), PureDP(eps, semi), knorm.privacy_map(semi),
+    return BuiltMechanism(knorm, semi, PureDP(eps, semi),
                   info, True, check)
 
 
