@@ -19,7 +19,7 @@ Sensitivity spaces: :class:`SensitivitySpace`, :func:`table_space`, :func:`histo
 :func:`semi_sensitivity_search` (exact), :func:`naive_spaces`, :func:`compare_with_closed_form`.
 K-norm balls: :class:`KNormBall`, :func:`exact_gauge`, :func:`containing_ball`, :func:`compare_lp_balls`,
 :func:`cached_knorm_ball` (verified disk cache), :class:`RootPolytopeBall` (2 x c tables, closed form).
-Integer kernel lattices (DGGY Prop 8): :func:`kernel_lattice_basis`, :func:`basis_for`,
+Integer kernel lattices [DGGY23, Prop. 8]: :func:`kernel_lattice_basis`, :func:`basis_for`,
 :func:`certify`, :class:`LatticeBasis`, :func:`tail_constant`.
 Discrete Gaussian privacy profile (CKS): :func:`discrete_gaussian_delta`, :func:`discrete_gaussian_epsilon`.
 Errors: :class:`ToolkitError` and its subclasses.

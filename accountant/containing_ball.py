@@ -113,7 +113,7 @@ def containing_ball(
 
     * ``basis-cube`` -- :math:`B[-1,1]^s` for the basis :math:`B\subseteq S` of
       :func:`certified_span` (every element of :math:`S` has coordinates in
-      :math:`[-1,1]`, checked in exact arithmetic): Cho & Awan Alg. 3's cube used
+      :math:`[-1,1]`, checked in exact arithmetic): [CA24, Alg. 3]'s cube used
       as the ball itself instead of as a rejection envelope;
     * ``box`` -- the axis box of :math:`Q^\top S` in the orthonormal coordinates,
       half-widths scaled up by :math:`1+10^{-9}`;

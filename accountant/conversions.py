@@ -10,7 +10,7 @@ certified.
 
 Methods are labelled with the strings used in reports:
 
-* ``"bun-steinke"`` -- [BS16, Prop. 1.3]; Cho & Awan 2024, Lemma 40;
+* ``"bun-steinke"`` -- [BS16, Prop. 1.3]; [CA24, Lemma 40];
 * ``"canonne-kamath-steinke"`` -- [CKS20, Prop. 12 / Cor. 13];
 * ``"mironov"`` -- [Mir17, Prop. 3];
 * ``"balle-wang"`` -- exact GDP profile [BW18, Thm. 8], [DRS22, Cor. 2.13].
@@ -211,7 +211,7 @@ def zcdp_to_approx_dp(
     r"""Convert :math:`\rho`-zCDP to :math:`(\varepsilon,\delta)`-DP.
 
     ``method="bun-steinke"``: :math:`\varepsilon=\rho+2\sqrt{\rho\log(1/\delta)}`
-    [BS16, Prop. 1.3]; Cho & Awan 2024, Lemma 40.
+    [BS16, Prop. 1.3]; [CA24, Lemma 40].
 
     ``method="canonne-kamath-steinke"`` (tighter):
     :math:`\varepsilon=\inf_{\alpha>1}\ \alpha\rho+\frac{\log(1/\delta)+(\alpha-1)\log(1-1/\alpha)-\log\alpha}{\alpha-1}`

@@ -34,7 +34,7 @@ class Feature:
 
 @dataclass(frozen=True, slots=True)
 class DataSpace:
-    """The data universe ``X = V_1 x ... x V_p`` of records (Cho & Awan 2024, Sec. 3.4).
+    """The data universe ``X = V_1 x ... x V_p`` of records [CA24, Sec. 3.4].
 
     Examples
     --------

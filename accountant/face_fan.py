@@ -1,6 +1,6 @@
 r"""Recursive pulling fan of a face of :math:`K=\operatorname{conv}(S)` up to the table symmetry group.
 
-The exact uniform sampler of the optimal K-norm ball (Cho & Awan 2024, Alg. 2)
+The exact uniform sampler of the optimal K-norm ball [CA24, Alg. 2]
 needs a triangulation of :math:`K`. :func:`accountant.knorm._symmetric_fan`
 finds one facet per orbit of the group :math:`G` (:class:`accountant.knorm.TableSymmetry`)
 and cones from the origin over a triangulation of each representative facet.

@@ -7,7 +7,7 @@ histograms
 
 .. math:: F_t = \{ h \in \mathbb Z_{\ge 0}^k : A h = t,\ \mathbf 1^\top h = n \}.
 
-(Cho & Awan 2024, Sec. 3: ``D_t = {X : T(X) = t}``; with the Hamming metric
+([CA24, Sec. 3]: ``D_t = {X : T(X) = t}``; with the Hamming metric
 ``n`` is fixed, so the total row is always added.) For a
 :class:`~accountant.callable_invariant.CallableInvariant` the fiber is
 ``{h : func(h) = t, sum(h) = n}``.
@@ -85,7 +85,7 @@ class FiberSize:
 
 @dataclass(frozen=True, eq=False)
 class Fiber:
-    """The conforming histograms ``{h >= 0 : T(h) = t, sum(h) = n}`` (Cho & Awan 2024, Sec. 3).
+    """The conforming histograms ``{h >= 0 : T(h) = t, sum(h) = n}`` [CA24, Sec. 3].
 
     Build with :func:`conforming_fiber`, which validates the inputs.
 
@@ -287,7 +287,7 @@ def conforming_fiber(
     t: object = None,
     n: int | None = None,
 ) -> Fiber:
-    """Validate inputs and build the fiber ``D_t`` (Cho & Awan 2024, Sec. 3).
+    """Validate inputs and build the fiber ``D_t`` [CA24, Sec. 3].
 
     Parameters
     ----------

@@ -164,7 +164,7 @@ class GDP:
         return GDP(sqrt_up(a * a + b * b), self.relation)
 
     def group(self, k: int) -> "GDP":
-        r""":math:`G_\mu^{\circ k}=G_{k\mu}` [DRS22, Thm. 2.14]; Cho & Awan 2024, Sec. 2."""
+        r""":math:`G_\mu^{\circ k}=G_{k\mu}` [DRS22, Thm. 2.14]; [CA24, Sec. 2]."""
         check_int("k", k, minimum=1)
         return GDP(up_exact(k * Q(self.mu)), _scaled_relation(self.relation, k))
 
@@ -180,7 +180,7 @@ class ZCDP:
 
     Examples
     --------
-    >>> ZCDP(2.56).group(2).rho       # Cho & Awan 2024 Sec. 6: 2020 Census persons
+    >>> ZCDP(2.56).group(2).rho       # [CA24, Sec. 6]: 2020 Census persons
     10.24
     """
 
@@ -199,7 +199,7 @@ class ZCDP:
         return ZCDP(up_exact(Q(self.rho) + Q(other.rho)), self.relation)
 
     def group(self, k: int) -> "ZCDP":
-        """Group privacy: ``k**2 * rho`` [BS16, Prop. 1.9]; Cho & Awan 2024, Lemma 39."""
+        """Group privacy: ``k**2 * rho`` [BS16, Prop. 1.9]; [CA24, Lemma 39]."""
         check_int("k", k, minimum=1)
         return ZCDP(up_exact(k * k * Q(self.rho)), _scaled_relation(self.relation, k))
 
@@ -315,7 +315,7 @@ class TradeOff:
         return TradeOff(pld_compose([self.curve, other.curve]), self.relation)
 
     def group(self, k: int) -> "TradeOff":
-        r""":math:`f^{\circ k}` (paper convention) [DRS22, Thm. 2.14]; Cho & Awan 2024, Sec. 2.
+        r""":math:`f^{\circ k}` (paper convention) [DRS22, Thm. 2.14]; [CA24, Sec. 2].
 
         Exact for the piecewise-linear lower bound, hence a lower bound of the
         true :math:`f^{\circ k}`.

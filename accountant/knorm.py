@@ -3,7 +3,7 @@ r"""K-norm balls of sensitivity spaces: the optimal ball conv(S) and cheap conta
 For a finite symmetric sensitivity space :math:`S\subset\mathbb Z^d` with
 :math:`V=\operatorname{span}(S)` of dimension :math:`s`, the optimal K-norm
 mechanism uses :math:`K=\operatorname{conv}(S)`, a norm ball **in** :math:`V`
-(Cho & Awan 2024, Lemma 29). Everything here is expressed in the coordinates
+[CA24, Lemma 29]. Everything here is expressed in the coordinates
 :math:`y=Q^\top x` of an orthonormal basis :math:`Q\in\mathbb R^{d\times s}`
 of :math:`V`; by Prop. 30 the K-norm sensitivity of :math:`Q^\top S` with respect
 to :math:`K'=Q^\top K` is exactly 1, whatever basis is used.
@@ -24,7 +24,7 @@ to :math:`K'=Q^\top K` is exactly 1, whatever basis is used.
   optimum bounded, for sizes where the hull is out of reach.
 * :func:`certified_span` -- exact rank of :math:`S`, an orthonormal basis and a
   basis of elements of :math:`S` in which every element of :math:`S` has
-  coordinates in :math:`[-1,1]` (the precondition of Cho & Awan Alg. 3).
+  coordinates in :math:`[-1,1]` (the precondition of [CA24, Alg. 3]).
 * :class:`TableSymmetry` -- row/column permutations, transposition and sign
   of an :math:`r\times c` table. With it, :meth:`KNormBall.from_space` finds
   one facet per orbit (adjacency decomposition, every facet snapped to an exact

@@ -1,4 +1,4 @@
-r"""On-disk cache of optimal K-norm balls :math:`K=\operatorname{conv}(S)` (Cho & Awan 2024, Alg. 2, Thm. 31).
+r"""On-disk cache of optimal K-norm balls :math:`K=\operatorname{conv}(S)` [CA24, Alg. 2, Thm. 31].
 
 :meth:`accountant.knorm.KNormBall.from_space` (the hull of Alg. 2's optimal
 ball) is the expensive step of the K-norm mechanism: seconds at 4x4 with
@@ -176,7 +176,7 @@ def _check_options(symmetry: TableSymmetry | None, options: dict[str, float]) ->
 
 def cache_key(space: SensitivitySpace, *, symmetry: TableSymmetry | None = None,
               **build_options: float) -> str:
-    """SHA-256 naming the ball :meth:`KNormBall.from_space` builds for these arguments (Cho & Awan 2024, Alg. 2).
+    """SHA-256 naming the ball :meth:`KNormBall.from_space` builds for these arguments [CA24, Alg. 2].
 
     Hashes a canonical JSON header (format and package version, builder, dtype
     ``<i8`` and shape of the sorted rows, symmetry by its constructor arguments,
@@ -280,7 +280,7 @@ def cached_knorm_ball(
     use_cache: bool = True,
     **build_options: float,
 ) -> tuple[KNormBall, CacheInfo]:
-    r""":meth:`KNormBall.from_space` through a verified on-disk cache (Cho & Awan 2024, Alg. 2, Thm. 31).
+    r""":meth:`KNormBall.from_space` through a verified on-disk cache [CA24, Alg. 2, Thm. 31].
 
     Parameters
     ----------

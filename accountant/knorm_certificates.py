@@ -147,7 +147,7 @@ class SpanCertificate:
 
 
 def certified_span(space: SensitivitySpace, basis: ArrayLike | None = None) -> SpanCertificate:
-    r"""Exact rank and bases of span(S); optionally check a given basis (Cho & Awan Alg. 3, step 1).
+    r"""Exact rank and bases of span(S); optionally check a given basis ([CA24, Alg. 3], step 1).
 
     Without ``basis``, a basis of elements of :math:`S` is found greedily
     (shortest in :math:`\ell_1` first, which for tables gives a basis of the

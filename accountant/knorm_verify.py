@@ -1,4 +1,4 @@
-r"""Re-verification of a stored optimal K-norm ball (Cho & Awan 2024, Alg. 2, Thm. 31), without a convex hull.
+r"""Re-verification of a stored optimal K-norm ball [CA24, Alg. 2, Thm. 31], without a convex hull.
 
 Used by :mod:`accountant.knorm_cache` on every load: the privacy of the K-norm
 sampler rests on the stored fan, so a file is never trusted. What is checked and
@@ -103,7 +103,7 @@ def _on_other_facet(tight: NDArray[np.bool_], pts: NDArray[np.intp], partner: Pa
 
 
 def verify_knorm_ball(ball: KNormBall) -> None:
-    r"""Re-verify a :class:`KNormBall` from its arrays alone (Cho & Awan 2024, Alg. 2's ball conv(S)).
+    r"""Re-verify a :class:`KNormBall` from its arrays alone ([CA24, Alg. 2]'s ball conv(S)).
 
     The checks are listed in the module docstring; together they show that the
     facets describe :math:`Q^\top\operatorname{conv}(S)` and that the fan (with

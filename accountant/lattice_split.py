@@ -41,7 +41,7 @@ MAX_SPLIT_NODES = 2000
 
 @dataclass(frozen=True, eq=False)
 class FreeSplit:
-    r"""Free / dependent cells of :math:`\Lambda=\mathbb Z^d\cap\ker\mathbf A` with :math:`z_D=\mathbf Mz_F` (DGGY Prop 8).
+    r"""Free / dependent cells of :math:`\Lambda=\mathbb Z^d\cap\ker\mathbf A` with :math:`z_D=\mathbf Mz_F` [DGGY23, Prop. 8].
 
     Every integer :math:`z_F` gives the lattice point ``complete(z_F)`` and every lattice
     point arises once; ``basis`` = ``[I; M]`` (rows in cell order) is certified exactly.
@@ -155,7 +155,7 @@ def _pivot(mat: IntMatrix, rem: list[int], j: int) -> tuple[IntMatrix, int]:
 
 
 def search_free_split(A: object, *, max_nodes: int = MAX_SPLIT_NODES) -> FreeSplit | NoFreeSplit:
-    r"""Search for free coordinates of :math:`\mathbb Z^d\cap\ker\mathbf A` (DGGY Prop 8; reference §3.2).
+    r"""Search for free coordinates of :math:`\mathbb Z^d\cap\ker\mathbf A` ([DGGY23, Prop. 8]; reference §3.2).
 
     Depth-first over dependent cells: a cell ``j`` can be added while the gcd of its column
     over the not-yet-pivoted (saturated) rows is 1 -- necessary, since every column of a
@@ -257,7 +257,7 @@ def search_free_split(A: object, *, max_nodes: int = MAX_SPLIT_NODES) -> FreeSpl
 
 
 def free_coordinates(A: object, *, max_nodes: int = MAX_SPLIT_NODES) -> FreeSplit | None:
-    """:func:`search_free_split`, returning ``None`` when there is no split (DGGY Prop 8).
+    """:func:`search_free_split`, returning ``None`` when there is no split [DGGY23, Prop. 8].
 
     The reason (budget vs proof) is in :func:`search_free_split`'s :class:`NoFreeSplit`.
 

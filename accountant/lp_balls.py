@@ -39,7 +39,7 @@ class LpComparison:
 
 
 def compare_lp_balls(ball: KNormBall, *, max_facets: int = 5000, max_volume_dim: int = 8) -> tuple[LpComparison, ...]:
-    r"""Containment order of Cho & Awan Thm. 31 against :math:`\ell_1,\ell_2,\ell_\infty` balls.
+    r"""Containment order of [CA24, Thm. 31] against :math:`\ell_1,\ell_2,\ell_\infty` balls.
 
     Each :math:`\Delta_pB_p\cap V` is a norm ball on :math:`V` containing
     :math:`S`, hence :math:`\operatorname{conv}(S)` (checked exactly on the

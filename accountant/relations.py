@@ -6,9 +6,9 @@ A guarantee always says *which* pairs of datasets it protects:
   distance ``<= distance`` (replace-one when ``distance = 1``);
 * :class:`AddRemove` -- unbounded DP: multisets at symmetric-difference
   distance ``<= distance``;
-* :class:`Subspace` -- Gao, Gong & Yu 2022, Def. 2.6: induced subspace DP
+* :class:`Subspace` -- [GGY22, Def. 2.6]: induced subspace DP
   w.r.t. a linear invariant (not DP of the joint release);
-* :class:`SemiAdjacent` -- Cho & Awan 2024, Def. 12: pairs of
+* :class:`SemiAdjacent` -- [CA24, Def. 12]: pairs of
   invariant-conforming datasets ``X, X' in D_t`` at distance ``<= radius``
   under ``base``; ``radius`` is the semi-adjacent parameter ``a(t)`` (Def. 13)
   or a multiple of it after group privacy.
@@ -78,7 +78,7 @@ BaseRelation = Union[Replace, AddRemove]
 
 @dataclass(frozen=True, slots=True)
 class SemiAdjacent:
-    """Invariant-conforming datasets at ``base`` distance ``<= radius`` (Cho & Awan 2024, Def. 12).
+    """Invariant-conforming datasets at ``base`` distance ``<= radius`` [CA24, Def. 12].
 
     ``radius = 0`` means ``D_t`` is a single dataset: no pair is protected, and
     none needs to be.
@@ -114,7 +114,7 @@ class SemiAdjacent:
 
 @dataclass(frozen=True, slots=True)
 class Subspace:
-    """Induced subspace DP w.r.t. a linear invariant ``C`` (Gao, Gong & Yu 2022, Def. 2.6).
+    """Induced subspace DP w.r.t. a linear invariant ``C`` ([GGY22, Def. 2.6]).
 
     The guarantee holds for the release projected onto ``ker C`` on the pairs of
     ``base``; the components in ``row C`` are published exactly, so it is **not**

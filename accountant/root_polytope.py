@@ -1,7 +1,7 @@
 r"""The optimal K-norm ball of a :math:`2\times c` table under both one-way margins, in closed form.
 
 For a :math:`2\times c` table (row-major cells) with both margins invariant,
-the Semi-DP sensitivity space (Cho & Awan 2024, Prop. 32; there are no
+the Semi-DP sensitivity space ([CA24, Prop. 32]; there are no
 3-cycles with two rows, reference T-S2b) is
 
 .. math:: S=\{0\}\cup\{(v,-v): v=e_j-e_k,\ j\ne k\}\subset\mathbb Z^{2c},
@@ -51,7 +51,7 @@ Coordinates: :math:`Q=\frac1{\sqrt2}\begin{pmatrix}H\\-H\end{pmatrix}` with
 (column :math:`k`: :math:`(1,\dots,1,-k,0,\dots,0)/\sqrt{k(k+1)}`), so
 :math:`y=Q^\top(v,-v)=\sqrt2H^\top v` and :math:`v=Hy/\sqrt2`. For :math:`c=2`
 this is reference T-S5's :math:`q=\frac12(1,-1,-1,1)`. Any orthonormal basis
-gives the same mechanism (Cho & Awan Prop. 30).
+gives the same mechanism [CA24, Prop. 30].
 
 References
 ----------
@@ -142,7 +142,7 @@ def root_polytope_log_volume(c: int) -> float:
 
 
 def two_row_moves(c: int) -> frozenset[tuple[int, ...]]:
-    r"""The set :math:`\{0\}\cup\{(v,-v): v=e_j-e_k, j\ne k\}` (length :math:`2c`): Cho & Awan Prop. 32 for 2 rows."""
+    r"""The set :math:`\{0\}\cup\{(v,-v): v=e_j-e_k, j\ne k\}` (length :math:`2c`): [CA24, Prop. 32] for 2 rows."""
     check_int("c", c, minimum=2)
     out = {(0,) * (2 * c)}
     for j, k in itertools.permutations(range(c), 2):

@@ -1,4 +1,4 @@
-r"""The semi-adjacent parameter :math:`a(t)` (Cho & Awan 2024, Def. 13) by proven closed forms.
+r"""The semi-adjacent parameter :math:`a(t)` [CA24, Def. 13] by proven closed forms.
 
 Def. 13 (replace-one / Hamming metric): :math:`a(t)` is the largest, over
 conforming datasets :math:`X\in\mathcal D_t`, individuals :math:`i` and
@@ -8,7 +8,7 @@ conforming :math:`X'` in which individual :math:`i` holds :math:`x'`.
 Closed forms implemented here (each with its argument in :func:`closed_form`'s
 notes), for invariants that are margins over **pairwise disjoint** feature
 sets; features in no margin are *free*. Write :math:`q` for the number of
-margins (each margin set acts as one merged feature, Cho & Awan Remark 17):
+margins (each margin set acts as one merged feature, [CA24, Rem. 17]):
 
 * no invariant, or the total count under replace-one (``n`` is fixed anyway):
   :math:`a = 1` (``0`` if ``D_t`` is a single dataset);
@@ -119,7 +119,7 @@ def closed_form(
     table: Sequence[int] | None = None,
     records: int | None = None,
 ) -> SemiAdjacentParameter:
-    r""":math:`a(t)` by closed form (Cho & Awan 2024, Def. 13, Thm. 16, Remark 17).
+    r""":math:`a(t)` by closed form ([CA24, Def. 13], Thm. 16, Remark 17).
 
     Parameters
     ----------
@@ -155,7 +155,7 @@ def closed_form(
     Examples
     --------
     >>> s = DataSpace.of(("state", 52))
-    >>> closed_form(s, Margins((("state",),)), Replace()).value      # Cho & Awan Sec. 6
+    >>> closed_form(s, Margins((("state",),)), Replace()).value      # [CA24, Sec. 6]
     2
     >>> closed_form(DataSpace.of(("A", 2), ("B", 2)), Margins((("A",), ("B",))), Replace()).value
     3
@@ -283,7 +283,7 @@ def semi_adjacent_parameter(
     limit: int = 1_000_000,
     time_limit: float = 60.0,
 ) -> SemiAdjacentParameter:
-    r""":math:`a(t)` by the best available method (Cho & Awan 2024, Def. 13), labelled.
+    r""":math:`a(t)` by the best available method [CA24, Def. 13], labelled.
 
     ``"auto"``: the closed form when it is exact; otherwise, with the actual
     table, the exact search (:mod:`accountant.semiadjacent_search`: graph search,

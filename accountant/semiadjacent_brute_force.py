@@ -32,7 +32,7 @@ def semiadjacent_by_brute_force(
     limit: int = DEFAULT_BRUTE_LIMIT,
     time_limit: float = 60.0,
 ) -> SemiAdjacentResult:
-    r"""a(t) from Def. 13 literally, over ordered datasets (Cho & Awan 2024, Def. 13).
+    r"""a(t) from Def. 13 literally, over ordered datasets [CA24, Def. 13].
 
     Enumerates all ``k**n`` ordered datasets, keeps those with ``T(X) = t``
     (computed from the records), forms the per-individual sets ``X_{t,i}``,

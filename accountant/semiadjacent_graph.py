@@ -132,7 +132,7 @@ def semiadjacent_by_graph_search(
     time_limit: float = 60.0,
     level_limit: int = DEFAULT_LEVEL_LIMIT,
 ) -> SemiAdjacentResult:
-    r"""a(t) by enumerating conforming histograms and searching outward (Cho & Awan 2024, Def. 13).
+    r"""a(t) by enumerating conforming histograms and searching outward [CA24, Def. 13].
 
     Uses the histogram reduction (Lemmas 1-2 of ``semiadjacent_search.md``):
     ``a(t) = 1 + max_{x != x'} max_{g in G_x} min_{g' in G_x'} |g - g'|_1 / 2``.

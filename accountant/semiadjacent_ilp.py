@@ -182,7 +182,7 @@ def semiadjacent_by_integer_program(
     max_cuts: int = 5000,
     level_limit: int = 200_000,
 ) -> SemiAdjacentResult:
-    r"""a(t) by integer programming, without enumerating the fiber (Cho & Awan 2024, Def. 13, Thm. 16).
+    r"""a(t) by integer programming, without enumerating the fiber [CA24, Def. 13, Thm. 16].
 
     1. ``X_t`` exactly: one integer feasibility problem per cell.
     2. Lower bound: if a table is given, the per-dataset quantity of the table

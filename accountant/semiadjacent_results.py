@@ -46,7 +46,7 @@ COUNT_DATASETS_LIMIT = 200_000
 
 @dataclass(frozen=True, slots=True)
 class Witness:
-    """Where the maximum of Def. 13 is attained (Cho & Awan 2024, Def. 13).
+    """Where the maximum of Def. 13 is attained [CA24, Def. 13].
 
     Individual ``i`` holds record ``record`` in a dataset with histogram
     ``dataset``; the cheapest conforming dataset in which ``i`` holds
@@ -117,7 +117,7 @@ class Witness:
 
 @dataclass(frozen=True, slots=True)
 class SemiAdjacentResult:
-    """The semi-adjacent parameter with its witness (Cho & Awan 2024, Def. 13).
+    """The semi-adjacent parameter with its witness [CA24, Def. 13].
 
     When :attr:`exact` is false (a budget ran out), :attr:`value` is a
     witnessed **lower** bound and :attr:`upper` a proven upper bound; use
@@ -205,7 +205,7 @@ def pair_bound_fn(fib: Fiber) -> tuple[Callable[[int, int], int], str]:
 
     Margins over pairwise-disjoint feature sets (one-way margins in particular):
     the number of margins on which ``x`` and ``x'`` differ (the argument of
-    Cho & Awan 2024, Thm. 16: one compensating record per changed margin; a
+    [CA24, Thm. 16]: one compensating record per changed margin; a
     record with the target's margin value exists because ``x'`` is in ``X_t``).
     Total / no invariant: 0. Counting over disjoint cell sets: 0 or 1. Otherwise
     the trivial ``n - 1``.

@@ -1,4 +1,4 @@
-r"""The exact semi-adjacent parameter a(t) by search, with witnesses (Cho & Awan 2024, Def. 13).
+r"""The exact semi-adjacent parameter a(t) by search, with witnesses [CA24, Def. 13].
 
 Definition (Hamming metric, datasets of ``n`` ordered individuals):
 
@@ -43,7 +43,7 @@ Three independent methods:
     ("is there ``g in G_x`` at distance ``>= m`` from ``G_x'``?") by a master
     integer program with one disjunctive cut per offset found too close
     (lazy cut generation), stopped as soon as the structural upper bound
-    (Cho & Awan 2024, Thm. 16: ``p + 1`` for one-way margins of ``p`` features)
+    ([CA24, Thm. 16]: ``p + 1`` for one-way margins of ``p`` features)
     is reached.
 
 Every result carries a :class:`Witness` (dataset, record, target, nearest
@@ -98,7 +98,7 @@ def search_semi_adjacent_parameter(
     limit: int = DEFAULT_LIMIT,
     time_limit: float = 60.0,
 ) -> SemiAdjacentResult:
-    r"""The exact semi-adjacent parameter a(t) with a witness (Cho & Awan 2024, Def. 13).
+    r"""The exact semi-adjacent parameter a(t) with a witness [CA24, Def. 13].
 
     a(t) depends on ``t`` only: even when the confidential ``table`` is given
     it is the maximum over **all** conforming datasets. (For the quantity of
@@ -179,7 +179,7 @@ def dataset_semiadjacent_distance(
     limit: int = DEFAULT_LIMIT,
     time_limit: float = 60.0,
 ) -> SemiAdjacentResult:
-    r"""Per-dataset quantity of the given table -- **not** a(t) (Cho & Awan 2024, Def. 13, inner part).
+    r"""Per-dataset quantity of the given table -- **not** a(t) ([CA24, Def. 13], inner part).
 
     .. math::
 

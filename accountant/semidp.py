@@ -50,7 +50,7 @@ def _perfect(g: Guarantee) -> Guarantee:
 
 
 def semi_dp(g: Guarantee, invariant: Invariant, radius: int) -> Guarantee:
-    r"""Cho & Awan 2024, Prop. 15: the Semi-DP guarantee of a DP mechanism released with an invariant.
+    r"""[CA24, Prop. 15]: the Semi-DP guarantee of a DP mechanism released with an invariant.
 
     Parameters
     ----------
@@ -72,7 +72,7 @@ def semi_dp(g: Guarantee, invariant: Invariant, radius: int) -> Guarantee:
     Examples
     --------
     >>> from accountant.invariants import Margins
-    >>> semi_dp(ZCDP(2.56), Margins((("state",),)), 2).rho    # Cho & Awan 2024, Sec. 6
+    >>> semi_dp(ZCDP(2.56), Margins((("state",),)), 2).rho    # [CA24, Sec. 6]
     10.24
     """
     k = check_int("radius", radius, minimum=0)
@@ -89,7 +89,7 @@ def semi_dp(g: Guarantee, invariant: Invariant, radius: int) -> Guarantee:
 
 @dataclass(frozen=True, slots=True)
 class Prop21Result:
-    """Both Semi-DP guarantees of a composition (Cho & Awan 2024, Prop. 21)."""
+    """Both Semi-DP guarantees of a composition [CA24, Prop. 21]."""
 
     semi_first: Guarantee
     r""":math:`\bigotimes_i f_i^{\circ a}`: group each part, then compose (never weaker)."""
@@ -100,7 +100,7 @@ class Prop21Result:
 def semi_dp_composition(
     parts: Sequence[Guarantee], invariant: Invariant, radius: int
 ) -> Prop21Result:
-    r"""Cho & Awan 2024, Prop. 21: Semi-DP of :math:`(T, M_1, \dots, M_k)`, both orders.
+    r"""[CA24, Prop. 21]: Semi-DP of :math:`(T, M_1, \dots, M_k)`, both orders.
 
     Parts of one closed-form definition compose in closed form; mixes of
     ``GDP``/``PureDP``/``ApproxDP``/``TradeOff`` compose numerically

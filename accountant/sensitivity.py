@@ -1,4 +1,4 @@
-r"""Sensitivity spaces (Cho & Awan 2024, Def. 4, Sec. 4; Awan & Slavković 2021).
+r"""Sensitivity spaces ([CA24, Def. 4], Sec. 4; Awan & Slavković 2021).
 
 A sensitivity space is the finite symmetric set
 :math:`S = \{q(X) - q(X') : X, X' \text{ adjacent}\}` of integer difference
@@ -159,7 +159,7 @@ class SensitivitySpace:
 
 
 def exact_rank(vectors: NDArray[np.integer[Any]] | Sequence[Sequence[int]]) -> int:
-    r"""Exact rank of integer vectors (rows), via the Gram matrix (Cho & Awan 2024, Prop. 25).
+    r"""Exact rank of integer vectors (rows), via the Gram matrix [CA24, Prop. 25].
 
     :math:`\mathrm{rank}\,V = \mathrm{rank}\,V^\top V` over the reals; the
     ``d x d`` Gram matrix is formed exactly in integers and reduced by
@@ -215,7 +215,7 @@ def _table_vector(r: int, c: int, plus: Iterable[tuple[int, int]], minus: Iterab
 def table_moves(r: int, c: int) -> list[tuple[int, ...]]:
     r"""The nonzero :math:`2\times2` moves :math:`E^{(i,i',j,j')}` of an :math:`r\times c` table, row-major.
 
-    There are :math:`r(r-1)c(c-1)/2` of them (both signs) (Cho & Awan 2024, Sec. 5.1;
+    There are :math:`r(r-1)c(c-1)/2` of them (both signs) ([CA24, Sec. 5.1];
     reference T-S4).
     """
     out = set()
@@ -231,7 +231,7 @@ def table_three_cycles(r: int, c: int) -> list[tuple[int, ...]]:
     Distinct rows and distinct columns; :math:`12\binom r3\binom c3` of them (both
     signs). They are differences of conforming tables at Hamming distance 3
     (records :math:`(1,2),(2,3),(3,1)` replaced by :math:`(1,1),(2,2),(3,3)`),
-    missing from Cho & Awan Prop. 32 (reference ``semi-dp.md`` §5, §10 item 1).
+    missing from [CA24, Prop. 32] (reference ``semi-dp.md`` §5, §10 item 1).
     """
     out = set()
     for rows in itertools.permutations(range(r), 3):
@@ -334,7 +334,7 @@ def histogram_space(cells: int, distance: int = 1) -> SensitivitySpace:
 
 
 def group_inflated(space: SensitivitySpace, a: int) -> dict[str, float | int]:
-    r"""Norms of :math:`a\cdot S` (the group-privacy calibration of Cho & Awan Sec. 4, alternative (i))."""
+    r"""Norms of :math:`a\cdot S` (the group-privacy calibration of [CA24, Sec. 4], alternative (i))."""
     check_int("a", a, minimum=1)
     from fractions import Fraction
 
@@ -343,7 +343,7 @@ def group_inflated(space: SensitivitySpace, a: int) -> dict[str, float | int]:
 
 
 def table_projector_kron(r: int, c: int) -> sympy.Matrix:
-    r""":math:`P = (I_r - \tfrac1r\mathbf 1\mathbf 1^\top)\otimes(I_c - \tfrac1c\mathbf 1\mathbf 1^\top)`, exact (Cho & Awan Sec. 5.1)."""
+    r""":math:`P = (I_r - \tfrac1r\mathbf 1\mathbf 1^\top)\otimes(I_c - \tfrac1c\mathbf 1\mathbf 1^\top)`, exact [CA24, Sec. 5.1]."""
     cr = sympy.eye(r) - sympy.ones(r, r) / r
     cc = sympy.eye(c) - sympy.ones(c, c) / c
     from sympy.physics.quantum import TensorProduct

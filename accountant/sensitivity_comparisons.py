@@ -47,7 +47,7 @@ def naive_spaces(
     limit: int = DEFAULT_PAIR_LIMIT,
     multiset_limit: int = DEFAULT_MULTISET_LIMIT,
 ) -> NaiveSpaces:
-    r"""The naive spaces :math:`S^{\mathcal D,A_1}`, :math:`a\cdot S^{\mathcal D,A_1}`, :math:`S^{\mathcal D,A_a}` (Cho & Awan 2024, Prop. 24).
+    r"""The naive spaces :math:`S^{\mathcal D,A_1}`, :math:`a\cdot S^{\mathcal D,A_1}`, :math:`S^{\mathcal D,A_a}` [CA24, Prop. 24].
 
     No invariant, replace-one adjacency, datasets of ``n`` records (``n=None``:
     assumed ``>= a``).
@@ -148,7 +148,7 @@ def compare_with_closed_form(
     table_shape: tuple[int, int] | None = None,
     radius: int | None = None,
 ) -> ClosedFormComparison:
-    r"""State where a published closed form disagrees with the exact space (Cho & Awan 2024, Prop. 32).
+    r"""State where a published closed form disagrees with the exact space [CA24, Prop. 32].
 
     Parameters
     ----------

@@ -55,7 +55,7 @@ Vector = tuple[int, ...]
 
 @dataclass(frozen=True)
 class SensitivitySearchResult:
-    """An exact Semi-DP sensitivity space with how it was obtained (Cho & Awan 2024, Sec. 4).
+    """An exact Semi-DP sensitivity space with how it was obtained [CA24, Sec. 4].
 
     Examples
     --------
@@ -130,7 +130,7 @@ class SensitivitySearchResult:
 
 @dataclass(frozen=True)
 class NaiveSpaces:
-    r"""The naive spaces of Cho & Awan 2024, Prop. 24, for the histogram or a linear query.
+    r"""The naive spaces of [CA24, Prop. 24], for the histogram or a linear query.
 
     ``one_step`` is :math:`S^{\mathcal D, A_1}` (no invariant, replace-one),
     ``inflated`` the norms of :math:`a\cdot S^{\mathcal D, A_1}` (group

@@ -1,4 +1,4 @@
-r"""Exact Semi-DP sensitivity spaces by enumeration (Cho & Awan 2024, Def. 4, Sec. 4).
+r"""Exact Semi-DP sensitivity spaces by enumeration [CA24, Def. 4, Sec. 4].
 
 The Semi-DP sensitivity space of a query ``q`` of the histogram is the
 sensitivity space (Def. 4) of the conforming datasets under the adjacency
@@ -143,7 +143,7 @@ def semi_sensitivity_search(
     fiber_limit: int = DEFAULT_FIBER_LIMIT,
     time_limit: float = 60.0,
 ) -> SensitivitySearchResult:
-    r"""The exact Semi-DP sensitivity space with witnesses (Cho & Awan 2024, Def. 4, Sec. 4).
+    r"""The exact Semi-DP sensitivity space with witnesses [CA24, Def. 4, Sec. 4].
 
     .. math::
 
@@ -401,7 +401,7 @@ def semi_sensitivity_space(
     fiber_limit: int = DEFAULT_FIBER_LIMIT,
     time_limit: float = 60.0,
 ) -> SensitivitySpace:
-    r"""The Semi-DP sensitivity space :math:`S^{D_t, A_a}` (Cho & Awan 2024, Def. 4, Sec. 4).
+    r"""The Semi-DP sensitivity space :math:`S^{D_t, A_a}` [CA24, Def. 4, Sec. 4].
 
     Same parameters as :func:`semi_sensitivity_search`, which also returns the
     witnesses and the method used; this returns only the space.

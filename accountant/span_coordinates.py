@@ -1,6 +1,6 @@
 r"""Coordinates in an orthonormal basis :math:`Q` of a subspace :math:`V=\operatorname{span}(S)`.
 
-Shared by every object that lives in :math:`V` (Cho & Awan 2024, Lemma 29: a
+Shared by every object that lives in :math:`V` ([CA24, Lemma 29]: a
 K-norm ball of a rank-deficient sensitivity space is a ball *in* span(S)):
 :class:`accountant.knorm.KNormBall`, :class:`accountant.knorm.ContainingBall`,
 :class:`accountant.root_polytope.RootPolytopeBall` and

@@ -7,7 +7,7 @@ against floating-point side channels.
 Public API: exact discrete samplers (Canonne, Kamath & Steinke 2020)
 :func:`discrete_laplace`, :func:`discrete_gaussian` (and vectorised ``*_array``),
 :func:`double_geometric`, :func:`bernoulli_exp`; :class:`GaussianMechanism`; the Semi-DP Gaussian
-:class:`ProjectedGaussianMechanism` (Cho & Awan Alg. 1); subspace DP (Gao, Gong & Yu):
+:class:`ProjectedGaussianMechanism` [CA24, Alg. 1]; subspace DP (Gao, Gong & Yu):
 :class:`ProjectedGaussian`, :class:`ExtendedGaussian`, :class:`ProjectedLaplace`,
 :class:`ExtendedLaplace`; the optimal K-norm mechanism
 :class:`KNormMechanism` (exact sampler :func:`uniform_in_ball`, baseline

@@ -1,6 +1,6 @@
 r"""MVEE-based Gaussian mechanisms for a linear query under an invariant (Gao, Gong & Yu, AAAI-22, §3.3, Alg 3).
 
-Reference ``subspace-integer-postprocessing.md`` §2.5 (GGY Cor 3.10/19, Thm 3.11/20,
+Reference ``subspace-integer-postprocessing.md`` §2.5 ([GGY22, Cor. 3.10/19], Thm 3.11/20,
 Alg 2/3, after Nikolov, Talwar & Zhang 2013 = NTZ13). For a linear query :math:`A`
 (``n x d`` on histograms) and an invariant :math:`C` on the query output, with
 :math:`\mathcal N=\ker C`, orthonormal basis :math:`Q_{\mathcal N}` (``n x m``,
@@ -20,7 +20,7 @@ certified :math:`\le1`:
 * :class:`EllipsoidGaussian` -- :math:`S=F`, the minimum-volume enclosing ellipsoid
   :math:`E=FB_2^m\supseteq K_{\mathcal N}` (:mod:`mechanisms.mvee`): **step 1 of GGY
   Alg 3 used on its own**;
-* :class:`SubspaceCorrelatedGaussian` -- the full GGY Alg 3 (NTZ13's correlated
+* :class:`SubspaceCorrelatedGaussian` -- the full [GGY22, Alg. 3] (NTZ13's correlated
   Gaussian on :math:`A_{\mathcal N}=Q_{\mathcal N}^\top A`, extended):
   :math:`S=\sqrt k\,[r_1U_1,\dots,r_\ell U_\ell]` from the recursive base decomposition
   (:mod:`mechanisms.ntz_decomposition`), :math:`k=\lceil1+\log_2m\rceil`.
@@ -217,7 +217,7 @@ class _WhitenedGaussian(SubspaceApproxDP):
         r"""Fit the whitening :math:`S` and calibrate to (ε, δ) with ε, δ in (0, 1) (Lemma 3.4/13).
 
         :class:`EllipsoidGaussian` fits the MVEE (:math:`S=F`);
-        :class:`SubspaceCorrelatedGaussian` runs GGY Alg 3 steps 1–4
+        :class:`SubspaceCorrelatedGaussian` runs [GGY22, Alg. 3] steps 1–4
         (:func:`~mechanisms.ntz_decomposition.base_decomposition`).
 
         Parameters
@@ -335,7 +335,7 @@ class EllipsoidGaussian(_WhitenedGaussian):
     def _fit(
         cls, vectors: FloatArray, method: Literal["cvxpy", "khachiyan"], solver: str | None, max_work: float
     ) -> EnclosingEllipsoid:
-        """The MVEE of the sensitivity vectors (GGY Alg 3 step 1)."""
+        """The MVEE of the sensitivity vectors ([GGY22, Alg. 3] step 1)."""
         if method == "cvxpy":
             return mvee(vectors, solver=solver, max_work=max_work)
         return mvee_khachiyan(vectors)
@@ -416,7 +416,7 @@ class SubspaceCorrelatedGaussian(_WhitenedGaussian):
     def _fit(
         cls, vectors: FloatArray, method: Literal["cvxpy", "khachiyan"], solver: str | None, max_work: float
     ) -> BaseDecomposition:
-        """GGY Alg 3 steps 1–4 on the sensitivity vectors; the MVEE ``method`` at every recursion level."""
+        """[GGY22, Alg. 3] steps 1–4 on the sensitivity vectors; the MVEE ``method`` at every recursion level."""
         return base_decomposition(vectors, method=method, solver=solver, max_work=max_work)
 
     @property

@@ -22,7 +22,7 @@ r"""Coupled lattice MCMC and L-lag convergence bounds (Biswas, Jacob & Vanetti 2
   :math:`K`: each marginal chain *is* the MH chain. All three are **faithful**:
   when :math:`s=s'` both give :math:`e=e'`, the same proposal and the same
   decision, so the chains stay together.
-* :func:`meeting_times` -- BJV Alg. 1 (DGGY Alg. 3): :math:`X_0,Y_0\sim\pi_0`
+* :func:`meeting_times` -- BJV Alg. 1 [DGGY23, Alg. 3]: :math:`X_0,Y_0\sim\pi_0`
   independent, :math:`X` advanced by :math:`L` steps, then
   :math:`(X_t,Y_{t-L})\sim\bar K` until they meet at :math:`\tau`.
 * :func:`tv_bound`, :func:`tv_bound_curve`, :func:`choose_burn_in` -- BJV
@@ -97,7 +97,7 @@ class _Pairs:
 
 @dataclass(frozen=True, eq=False)
 class CoupledKernel:
-    r"""Coupled MH kernel :math:`\bar K` on pairs of lattice states (DGGY Alg. 2 as reconstructed; BJV19 §2).
+    r"""Coupled MH kernel :math:`\bar K` on pairs of lattice states ([DGGY23, Alg. 2] as reconstructed; BJV19 §2).
 
     See the module docstring for the three increment couplings and why each
     keeps both marginals equal to the MH kernel and is faithful.
@@ -246,7 +246,7 @@ def meeting_times(
     censor: bool = False,
     progress: bool = True,
 ) -> MeetingTimes:
-    r"""Sample ``pairs`` independent L-lag meeting times (BJV19 Alg. 1; DGGY Alg. 3).
+    r"""Sample ``pairs`` independent L-lag meeting times (BJV19 Alg. 1; [DGGY23, Alg. 3]).
 
     :math:`X_0,Y_0\sim\pi_0` (the proposal law) independently; :math:`X_1..X_L` by
     :math:`K`; then :math:`(X_t,Y_{t-L})\sim\bar K` for :math:`t=L+1,\dots` until

@@ -129,7 +129,7 @@ def _indices(name: str, block: object) -> tuple[int, ...]:
 
 
 def check_partition(blocks: Sequence[Sequence[int]], n: int) -> tuple[tuple[int, ...], ...]:
-    r"""Validate that ``blocks`` partition :math:`\{0,\dots,n-1\}` (GGY App. E: :math:`K_1,\dots,K_m`).
+    r"""Validate that ``blocks`` partition :math:`\{0,\dots,n-1\}` ([GGY22, App. E]: :math:`K_1,\dots,K_m`).
 
     Returns the blocks as tuples. Raises :class:`InvalidArgument` naming
     out-of-range, repeated (overlapping) or missing indices, and empty blocks.
@@ -164,7 +164,7 @@ def check_partition(blocks: Sequence[Sequence[int]], n: int) -> tuple[tuple[int,
 
 @dataclass(frozen=True, eq=False)
 class Share:
-    """One agent's released block :math:`y_\\ell=x_\\ell+\\Gamma_\\ell e` (GGY App. E, Alg 4)."""
+    """One agent's released block :math:`y_\\ell=x_\\ell+\\Gamma_\\ell e` [GGY22, App. E, Alg. 4]."""
 
     indices: tuple[int, ...]
     """The agent's indices :math:`K_\\ell` (in the agent's order)."""
@@ -174,7 +174,7 @@ class Share:
 
 @dataclass(frozen=True, eq=False)
 class Agent:
-    r"""An agent owning the entries ``indices`` of :math:`x` (GGY App. E, Alg 4).
+    r"""An agent owning the entries ``indices`` of :math:`x` [GGY22, App. E, Alg. 4].
 
     >>> from mechanisms.subspace import ProjectedLaplace
     >>> m = ProjectedLaplace.calibrate(np.ones((1, 3)), 0.5)
@@ -227,7 +227,7 @@ def distributed_release(
     seed: CommonSeed,
     size: int | None = None,
 ) -> tuple[Share, ...]:
-    r"""Simulate GGY Alg 4: split ``x`` by ``blocks`` among agents, each releasing its share from ``seed``.
+    r"""Simulate [GGY22, Alg. 4]: split ``x`` by ``blocks`` among agents, each releasing its share from ``seed``.
 
     Parameters
     ----------
@@ -261,7 +261,7 @@ def distributed_release(
 
 
 def assemble(shares: Sequence[Share], n: int | None = None) -> FloatArray:
-    r"""Put the agents' shares together into :math:`y` (GGY App. E, Alg 4: the concatenation of the :math:`y_\ell`).
+    r"""Put the agents' shares together into :math:`y` ([GGY22, App. E], Alg 4: the concatenation of the :math:`y_\ell`).
 
     The shares' indices must partition :math:`\{0,\dots,N-1\}`, with ``N = n`` if
     given, else the largest index plus one (pass ``n`` to also catch a missing

@@ -2,7 +2,7 @@ r"""The Gaussian mechanism with an explicit privacy map (house style R4).
 
 :math:`M(X)=\phi(X)+\sigma Z`, :math:`Z\sim N(0,I_d)`, is
 :math:`\mu`-GDP with :math:`\mu=\Delta_2/\sigma` on the relation for which
-:math:`\Delta_2` is the L2 sensitivity (Cho & Awan 2024, Prop. 6; [DRS22, Thm. 2.7]).
+:math:`\Delta_2` is the L2 sensitivity ([CA24, Prop. 6]; [DRS22, Thm. 2.7]).
 
 Samplers here are for research and auditing: they are **not** hardened against
 floating-point side channels (see Haney et al., "Secure Random Sampling in

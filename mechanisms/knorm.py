@@ -1,4 +1,4 @@
-r"""K-norm mechanisms on the span of a sensitivity space (Cho & Awan 2024, Alg. 2 and Alg. 3).
+r"""K-norm mechanisms on the span of a sensitivity space ([CA24, Alg. 2] and Alg. 3).
 
 :class:`KNormMechanism` releases :math:`x+QY` with
 
@@ -133,7 +133,7 @@ def _uniform_chunk(ball: Ball, rng: np.random.Generator, m: int) -> FloatArray:
 
 @dataclass(frozen=True, slots=True)
 class KNormMechanism:
-    r"""The K-norm mechanism for a sensitivity space of rank :math:`s` (Cho & Awan 2024, Alg. 2).
+    r"""The K-norm mechanism for a sensitivity space of rank :math:`s` [CA24, Alg. 2].
 
     With a :class:`~accountant.knorm.KNormBall` or a
     :class:`~accountant.root_polytope.RootPolytopeBall` (closed form:
@@ -259,7 +259,7 @@ class RejectionDraw:
 
 @dataclass(frozen=True, eq=False)
 class CubeRejectionSampler:
-    r"""Cho & Awan 2024 Alg. 3: K-norm noise by rejection from the basis cube :math:`B[-1,1]^s` (baseline).
+    r"""[CA24, Alg. 3]: K-norm noise by rejection from the basis cube :math:`B[-1,1]^s` (baseline).
 
     Proposals :math:`w=Bz`, :math:`z\sim\mathrm{Unif}[-1,1]^s`, are accepted
     when :math:`w\in\operatorname{conv}(S)`; accepted points are uniform on

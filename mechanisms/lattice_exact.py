@@ -1,8 +1,8 @@
 r"""Exact generalized Laplace (l1) / Gaussian noise on an integer kernel lattice by rejection (DGGY 2023, Def 9, Def 13).
 
 Target: :math:`q(z)\propto\prod_i p(z_i)\,\mathbb 1[\mathbf Az=0]`, :math:`z\in\mathbb Z^d`, with
-:math:`p(x)=e^{-\varepsilon|x|}` (the l1 generalized Laplace, DGGY Def 9) or
-:math:`p(x)=e^{-x^2/(2\sigma^2)}` (the generalized Gaussian with centre 0, DGGY Def 13);
+:math:`p(x)=e^{-\varepsilon|x|}` (the l1 generalized Laplace, [DGGY23, Def. 9]) or
+:math:`p(x)=e^{-x^2/(2\sigma^2)}` (the generalized Gaussian with centre 0, [DGGY23, Def. 13]);
 :math:`p(0)=1=\max p`. Both are **separable** over cells, which the l2 Laplace is not.
 
 **Free coordinates.** :func:`search_free_split` picks independent rows ``R`` of ``A``
@@ -159,7 +159,7 @@ class ExactRun:
 
 @dataclass(frozen=True, eq=False)
 class ExactLatticeSampler:
-    r"""Exact rejection sampler from free coordinates for a separable lattice target (DGGY Def 9 / Def 13).
+    r"""Exact rejection sampler from free coordinates for a separable lattice target ([DGGY23, Def. 9] / Def 13).
 
     ``ExactLatticeSampler(A, epsilon=...)`` (l1 Laplace) builds an :class:`ExactLatticeLaplace`,
     ``ExactLatticeSampler(A, sigma=...)`` an :class:`ExactLatticeGaussian`. The sampler records
@@ -371,7 +371,7 @@ def _gaussian_ok(s2: Fraction) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class ExactLatticeLaplace(ExactLatticeSampler):
-    r"""Exact l1 generalized Laplace noise :math:`q(z)\propto e^{-\varepsilon\|z\|_1}`, :math:`z\in\Lambda` (DGGY Def 9).
+    r"""Exact l1 generalized Laplace noise :math:`q(z)\propto e^{-\varepsilon\|z\|_1}`, :math:`z\in\Lambda` [DGGY23, Def. 9].
 
     Free cells are proposed from :math:`\mathrm{Lap}_{\mathbb Z}(1/\varepsilon)` (CKS Alg. 2),
     accepted with probability :math:`e^{-\varepsilon\sum_D|z_i|}` (CKS Alg. 1). ``epsilon`` is per
@@ -432,7 +432,7 @@ class ExactLatticeLaplace(ExactLatticeSampler):
 
 @dataclass(frozen=True, eq=False)
 class ExactLatticeGaussian(ExactLatticeSampler):
-    r"""Exact lattice Gaussian :math:`\propto e^{-\|z\|_2^2/(2\sigma^2)}`, centre 0, :math:`z\in\Lambda` (DGGY Def 13).
+    r"""Exact lattice Gaussian :math:`\propto e^{-\|z\|_2^2/(2\sigma^2)}`, centre 0, :math:`z\in\Lambda` [DGGY23, Def. 13].
 
     Free cells from :math:`N_{\mathbb Z}(0,\sigma^2)` (CKS Alg. 3), accepted with probability
     :math:`e^{-\sum_Dz_i^2/(2\sigma^2)}` (CKS Alg. 1). The exact :math:`\sigma^2` used is

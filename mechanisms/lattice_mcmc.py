@@ -8,11 +8,11 @@ coordinates :math:`s` (``z = C s``), defined in :mod:`mechanisms.lattice_targets
 and re-exported here:
 
 * :class:`LatticeLaplaceTarget` -- :math:`q_\varepsilon(z)\propto e^{-\varepsilon\|z\|_p}`,
-  :math:`p\in\{1,2\}` (DGGY Def 9, the generalized Laplace mechanism);
+  :math:`p\in\{1,2\}` ([DGGY23, Def. 9], the generalized Laplace mechanism);
 * :class:`LatticeGaussianTarget` -- :math:`\propto e^{-\|z\|_2^2/(2\sigma^2)}`, centre 0
-  (DGGY Def 13, the generalized Gaussian mechanism).
+  ([DGGY23, Def. 13], the generalized Gaussian mechanism).
 
-:class:`LatticeSampler` is DGGY Alg. 1 as reconstructed in reference §3.5
+:class:`LatticeSampler` is [DGGY23, Alg. 1] as reconstructed in reference §3.5
 ("Gibbs-within-Metropolis"): the proposal is :math:`s^\star=s+e` with
 independent :math:`e_j\sim\mathrm{DG}(a_j)` (all coordinates drawn at once, the
 "Gibbs sweep"), followed by **one** Metropolis accept/reject per sweep with
@@ -174,7 +174,7 @@ class ChainRun:
 
 @dataclass(frozen=True, eq=False)
 class LatticeSampler:
-    r"""Gibbs-within-Metropolis sampler for a lattice target (DGGY Alg. 1, reconstructed in reference §3.5).
+    r"""Gibbs-within-Metropolis sampler for a lattice target ([DGGY23, Alg. 1], reconstructed in reference §3.5).
 
     One iteration, for every chain at once: :math:`e_j\sim\mathrm{DG}(a_j)`
     independently, :math:`s^\star=s+e`, accept with probability
@@ -389,7 +389,7 @@ def release_histogram(
     rng: np.random.Generator,
     time_budget: float | None = None,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    r"""Release ``x + z`` with ``z`` the state of one chain after ``burn_in`` sweeps (DGGY Def 9 / Def 13).
+    r"""Release ``x + z`` with ``z`` the state of one chain after ``burn_in`` sweeps ([DGGY23, Def. 9] / Def 13).
 
     Returns ``(release, z)``. ``z`` lies in the lattice exactly, so every
     invariant :math:`\mathbf A` with :math:`\mathbf A\mathbf C=0` is kept:

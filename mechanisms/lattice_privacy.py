@@ -46,7 +46,7 @@ def _norm(norm: str) -> Literal["l1", "l2"]:
 
 
 def laplace_pair_epsilon(epsilon: float, distance: float) -> float:
-    r"""Privacy loss :math:`\varepsilon D` of the generalized Laplace mechanism on an equivalent pair (DGGY Thm 10).
+    r"""Privacy loss :math:`\varepsilon D` of the generalized Laplace mechanism on an equivalent pair [DGGY23, Thm. 10].
 
     With the exact target :math:`q_\varepsilon\propto e^{-\varepsilon\|z\|}` on the
     lattice, for :math:`x\equiv x'` at distance :math:`D=\|x-x'\|` (same norm as the
@@ -67,7 +67,7 @@ def laplace_pair_epsilon(epsilon: float, distance: float) -> float:
 def per_person_distance(norm: str) -> float:
     r"""Distance between equivalent histograms differing by one person moving cells: 2 (l1), :math:`\sqrt2` (l2), rounded up.
 
-    Reference §3.1 implementer note (DGGY Def 2 measures neighbours in the norm).
+    Reference §3.1 implementer note ([DGGY23, Def. 2] measures neighbours in the norm).
 
     Examples
     --------
@@ -81,7 +81,7 @@ def per_person_epsilon(epsilon: float, norm: str) -> float:
     r"""Per-person loss of the generalized Laplace mechanism: :math:`2\varepsilon` (l1) or :math:`\sqrt2\varepsilon` (l2).
 
     One person moving between two cells of an equivalent pair is at distance
-    2 (l1) or :math:`\sqrt2` (l2), so DGGY Thm 10 charges
+    2 (l1) or :math:`\sqrt2` (l2), so [DGGY23, Thm. 10] charges
     :math:`\varepsilon\cdot` that distance (reference §3.1 implementer note).
 
     Examples
@@ -126,7 +126,7 @@ def approximate_sampler_delta(epsilon: float, distance: float, delta_tv: float) 
 def gaussian_zcdp_rho(sigma: float, distance: float) -> float:
     r""":math:`\rho=D^2/(2\sigma^2)`-zCDP of the generalized Gaussian on equivalent pairs at l2 distance :math:`D`.
 
-    **Not the paper's statement.** DGGY Thm 14 calibrates
+    **Not the paper's statement.** [DGGY23, Thm. 14] calibrates
     :math:`\sigma^2=2c_{\mathcal A}\ln(1/\delta)/\varepsilon^2` with a constant
     :math:`c_{\mathcal A}` that is only in their appendix (not recovered). This is
     the reference's flagged alternative (§3.4, [D]): equivalent :math:`x,x'` share

@@ -7,9 +7,9 @@ basis matrix ``C`` (d x m, columns = a :math:`\mathbb Z`-basis of
 :math:`\log\pi(s)=-\mathrm{scale}\cdot E(\mathbf Cs)`.
 
 * :class:`LatticeLaplaceTarget` -- :math:`E(z)=\|z\|_p`, scale :math:`\varepsilon`
-  (the generalized Laplace mechanism, DGGY Def 9);
+  (the generalized Laplace mechanism, [DGGY23, Def. 9]);
 * :class:`LatticeGaussianTarget` -- :math:`E(z)=\|z\|_2^2`, scale
-  :math:`1/(2\sigma^2)`, centre 0 (the generalized Gaussian, DGGY Def 13).
+  :math:`1/(2\sigma^2)`, centre 0 (the generalized Gaussian, [DGGY23, Def. 13]).
 
 Energies are exact ``int64`` integers (l1, Gaussian) or float64 square roots of
 exact integer sums (l2); :attr:`LatticeTarget.magnitude_limit` is the largest
@@ -176,7 +176,7 @@ class LatticeTarget:
 
 @dataclass(frozen=True, eq=False)
 class LatticeLaplaceTarget(LatticeTarget):
-    r"""Generalized Laplace target :math:`q_\varepsilon(z)\propto e^{-\varepsilon\|z\|_p}` on :math:`\Lambda` (DGGY Def 9).
+    r"""Generalized Laplace target :math:`q_\varepsilon(z)\propto e^{-\varepsilon\|z\|_p}` on :math:`\Lambda` [DGGY23, Def. 9].
 
     ``epsilon`` is per unit of the chosen norm (Thm 10: :math:`(\varepsilon,0)` on
     equivalent pairs, loss :math:`\varepsilon\|x-x'\|_p`). l1 energies are exact
@@ -242,7 +242,7 @@ class LatticeLaplaceTarget(LatticeTarget):
 
 @dataclass(frozen=True, eq=False)
 class LatticeGaussianTarget(LatticeTarget):
-    r"""Generalized (lattice) Gaussian target :math:`\propto e^{-\|z\|_2^2/(2\sigma^2)}`, centre 0 (DGGY Def 13).
+    r"""Generalized (lattice) Gaussian target :math:`\propto e^{-\|z\|_2^2/(2\sigma^2)}`, centre 0 [DGGY23, Def. 13].
 
     Energies :math:`\|z\|_2^2` are exact int64 integers. Calibration of
     :math:`\sigma`: see :func:`mechanisms.lattice_privacy.gaussian_zcdp_rho`

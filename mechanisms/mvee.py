@@ -60,7 +60,7 @@ _UNIT_ROUNDOFF = 2.0**-53
 
 @dataclass(frozen=True, eq=False)
 class EnclosingEllipsoid:
-    r"""An ellipsoid :math:`E=FB_2^k` containing :math:`\operatorname{conv}\{\pm v_j\}` (GGY Alg 2/3 step 1).
+    r"""An ellipsoid :math:`E=FB_2^k` containing :math:`\operatorname{conv}\{\pm v_j\}` ([GGY22, Alg. 2/3] step 1).
 
     Produced by :func:`mvee` or :func:`mvee_khachiyan`; ``max_mahalanobis <= 1``
     is a certified bound, so containment holds for the stored ``shape``.

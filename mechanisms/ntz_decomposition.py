@@ -1,6 +1,6 @@
 r"""The NTZ13 base decomposition behind GGY's subspace correlated Gaussian (AAAI-22 Alg 2/3, steps 1–4).
 
-Reference ``subspace-integer-postprocessing.md`` §2.5 (GGY Cor 3.10/19, Thm 3.11/20,
+Reference ``subspace-integer-postprocessing.md`` §2.5 ([GGY22, Cor. 3.10/19], Thm 3.11/20,
 after Nikolov, Talwar & Zhang 2013). Input: the sensitivity vectors
 :math:`v_1,\dots,v_p\in\mathbb R^m` (rows of ``points``; they must span
 :math:`\mathbb R^m`). Output: orthonormal pieces :math:`U_1,\dots,U_\ell`
@@ -63,7 +63,7 @@ ORTHONORMAL_TOL = 1e-9
 
 
 def ntz_log_factor(m: int) -> int:
-    r""":math:`k=\lceil1+\log_2m\rceil` (GGY Alg 3 with the subspace dimension :math:`m`; reference §2.5), computed exactly.
+    r""":math:`k=\lceil1+\log_2m\rceil` ([GGY22, Alg. 3] with the subspace dimension :math:`m`; reference §2.5), computed exactly.
 
     :math:`\lceil\log_2m\rceil` is ``(m - 1).bit_length()`` for integers :math:`m\ge1`.
 
@@ -75,7 +75,7 @@ def ntz_log_factor(m: int) -> int:
 
 
 class DecompositionPiece(NamedTuple):
-    r"""One piece :math:`(U_i, r_i)` of the base decomposition (GGY Alg 3 steps 3–4)."""
+    r"""One piece :math:`(U_i, r_i)` of the base decomposition ([GGY22, Alg. 3] steps 3–4)."""
 
     basis: FloatArray
     r""":math:`U_i`, ``(m, n_i)`` with orthonormal columns."""
@@ -85,7 +85,7 @@ class DecompositionPiece(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class BaseDecomposition:
-    r"""The pieces of GGY Alg 3 (NTZ13 base decomposition) for the points :math:`v_j`, with their certificate.
+    r"""The pieces of [GGY22, Alg. 3] (NTZ13 base decomposition) for the points :math:`v_j`, with their certificate.
 
     Validated at construction: the pieces have the right shapes, their concatenation
     :math:`U` is orthogonal (to :data:`ORTHONORMAL_TOL`), :math:`\ell\le k`, every
@@ -187,7 +187,7 @@ def base_decomposition(
     solver: str | None = None,
     max_work: float = MAX_WORK,
 ) -> BaseDecomposition:
-    r"""Run GGY Alg 3 steps 1–4 (NTZ13 base decomposition) on the rows of ``points`` (module docstring).
+    r"""Run [GGY22, Alg. 3] steps 1–4 (NTZ13 base decomposition) on the rows of ``points`` (module docstring).
 
     Parameters
     ----------

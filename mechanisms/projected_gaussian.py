@@ -1,4 +1,4 @@
-r"""The Semi-DP Gaussian mechanism in the span of a sensitivity space (Cho & Awan 2024, Alg. 1).
+r"""The Semi-DP Gaussian mechanism in the span of a sensitivity space [CA24, Alg. 1].
 
 :math:`M(X)=h(X)+\sigma\,Q\xi`, :math:`\xi\sim N(0,I_s)`, where :math:`Q` is an
 orthonormal basis (``d x s``) of :math:`V=\operatorname{span}(S)` and
@@ -48,7 +48,7 @@ def expected_chi(s: int) -> float:
 
 @dataclass(frozen=True, eq=False)
 class ProjectedGaussianMechanism(SpanCoordinates):
-    r"""Gaussian noise :math:`\sigma Q\xi` in span(S) (Cho & Awan 2024, Alg. 1).
+    r"""Gaussian noise :math:`\sigma Q\xi` in span(S) [CA24, Alg. 1].
 
     Examples
     --------

@@ -262,7 +262,7 @@ def _subspace_relation(base: Relation, sub: InvariantSubspace) -> Subspace:
 def _calibration_inputs(
     constraint: ArrayLike, query: ArrayLike | None, relation: Relation | None, p: int, extended: bool
 ) -> tuple[InvariantSubspace, float, Relation]:
-    r"""Subspace, sensitivity and base relation for a calibration (GGY Cor 3.2/11 and 3.6/15).
+    r"""Subspace, sensitivity and base relation for a calibration ([GGY22, Cor. 3.2/11] and 3.6/15).
 
     The projection framework uses :math:`\Delta_p(A)`; the extension framework
     :math:`\Delta_p(Q_{\mathcal N}^\top A)`. Refuses when nothing moves inside ker C.
@@ -277,7 +277,7 @@ def _calibration_inputs(
 
 
 class SubspaceApproxDP:
-    """The (ε, δ) privacy map shared by every subspace Gaussian (GGY Def 2.6/6); not a dataclass.
+    """The (ε, δ) privacy map shared by every subspace Gaussian [GGY22, Def. 2.6/6]; not a dataclass.
 
     Subclasses declare the fields ``subspace``, ``epsilon``, ``delta`` and ``relation``.
     """
@@ -288,7 +288,7 @@ class SubspaceApproxDP:
     relation: Relation
 
     def privacy_map(self, relation: Relation) -> ApproxDP:
-        r"""(ε, δ) **induced subspace DP w.r.t. C** (GGY Def 2.6/6) on ``relation`` (the base relation).
+        r"""(ε, δ) **induced subspace DP w.r.t. C** [GGY22, Def. 2.6/6] on ``relation`` (the base relation).
 
         Not DP of the joint release: the row(C) components are exact.
         """
@@ -352,7 +352,7 @@ class _GaussianBase(SubspaceApproxDP):
 
 @dataclass(frozen=True, eq=False)
 class ProjectedGaussian(_GaussianBase):
-    r"""Projected Gaussian (GGY Cor 3.5/14): :math:`A(x)+\Pi_{\mathcal N}e`, :math:`e\sim N(0,\sigma^2I_n)`, :math:`\sigma=c_{\varepsilon,\delta}\Delta_2(A)`.
+    r"""Projected Gaussian [GGY22, Cor. 3.5/14]: :math:`A(x)+\Pi_{\mathcal N}e`, :math:`e\sim N(0,\sigma^2I_n)`, :math:`\sigma=c_{\varepsilon,\delta}\Delta_2(A)`.
 
     ``privacy_map`` gives (ε, δ) induced subspace DP w.r.t. C on the base relation
     (Thm 3.1/10), not DP of the joint release.
@@ -374,7 +374,7 @@ class ProjectedGaussian(_GaussianBase):
 
 @dataclass(frozen=True, eq=False)
 class ExtendedGaussian(_GaussianBase):
-    r"""Extended Gaussian (GGY Alg 1, Cor 3.6/15): :math:`A(x)+Q_{\mathcal N}e_{\mathcal N}`, :math:`\sigma=c_{\varepsilon,\delta}\Delta_2(Q_{\mathcal N}^\top A)`.
+    r"""Extended Gaussian ([GGY22, Alg. 1], Cor 3.6/15): :math:`A(x)+Q_{\mathcal N}e_{\mathcal N}`, :math:`\sigma=c_{\varepsilon,\delta}\Delta_2(Q_{\mathcal N}^\top A)`.
 
     ``privacy_map`` gives (ε, δ) induced subspace DP w.r.t. C on the base relation
     (Thm 3.3/12), not DP of the joint release. Error never exceeds the projected one.
@@ -415,7 +415,7 @@ class _LaplaceBase:
             )
 
     def privacy_map(self, relation: Relation) -> PureDP:
-        r"""ε **induced subspace DP w.r.t. C** (GGY Def 2.6/6) on ``relation`` (the base relation); not DP of the joint release."""
+        r"""ε **induced subspace DP w.r.t. C** [GGY22, Def. 2.6/6] on ``relation`` (the base relation); not DP of the joint release."""
         check_same_relation(self.relation, relation)
         return PureDP(self.epsilon, _subspace_relation(self.relation, self.subspace))
 
@@ -452,7 +452,7 @@ class _LaplaceBase:
 
 @dataclass(frozen=True, eq=False)
 class ProjectedLaplace(_LaplaceBase):
-    r"""Projected Laplace (GGY Cor 3.8/17): :math:`A(x)+\Pi_{\mathcal N}e`, :math:`e\sim\mathrm{Lap}(b)^n`, :math:`b=\Delta_1(A)/\varepsilon`.
+    r"""Projected Laplace [GGY22, Cor. 3.8/17]: :math:`A(x)+\Pi_{\mathcal N}e`, :math:`e\sim\mathrm{Lap}(b)^n`, :math:`b=\Delta_1(A)/\varepsilon`.
 
     ``privacy_map`` gives ε induced subspace DP w.r.t. C on the base relation.
 
@@ -470,7 +470,7 @@ class ProjectedLaplace(_LaplaceBase):
 
 @dataclass(frozen=True, eq=False)
 class ExtendedLaplace(_LaplaceBase):
-    r"""Extended Laplace (GGY Cor 3.9/18): :math:`A(x)+Q_{\mathcal N}w`, :math:`w\sim\mathrm{Lap}(b)^{n-r}`, :math:`b=\Delta_1(Q_{\mathcal N}^\top A)/\varepsilon`.
+    r"""Extended Laplace [GGY22, Cor. 3.9/18]: :math:`A(x)+Q_{\mathcal N}w`, :math:`w\sim\mathrm{Lap}(b)^{n-r}`, :math:`b=\Delta_1(Q_{\mathcal N}^\top A)/\varepsilon`.
 
     :math:`\Delta_1(Q_{\mathcal N}^\top A)` depends on the basis (``numpy.linalg.svd``'s) and
     can exceed :math:`\Delta_1(A)` (T-G5): compare :meth:`expected_squared_error` with

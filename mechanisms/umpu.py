@@ -1,4 +1,4 @@
-r"""The Semi-DP UMPU test for the odds ratio of a 2x2 table with public margins (Cho & Awan Thm. 37).
+r"""The Semi-DP UMPU test for the odds ratio of a 2x2 table with public margins [CA24, Thm. 37].
 
 Setting [CA24, Sec. 5.3] (reference ``semi-dp.md`` Sec. 6). A :math:`2\times2` table
 :math:`X\sim\mathrm{Multinomial}(n,\pi)` with odds ratio

@@ -8,6 +8,7 @@ function-level import is still a cycle.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,3 +94,17 @@ def test_the_checks_can_fail() -> None:
     g = nx.DiGraph()
     g.add_edges_from((e.source, e.target) for e in edges if e.target in fake)
     assert [c for c in nx.simple_cycles(g) if len(c) > 1]
+
+
+OLD_CITATIONS = re.compile(r"Cho (?:&|and) Awan(?: 2024)?,? (?:Prop|Thm|Def|Lemma|Alg|Cor)\b|\bD?GGY (?:Def|Thm|Prop|Cor|Alg)\b")
+
+
+def test_docstrings_cite_with_keys() -> None:
+    """One citation form in docstrings: ``[CA24, Prop. 15]`` with the key of the README's References."""
+    bad = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant) \
+                    and isinstance(node.value.value, str) and OLD_CITATIONS.search(node.value.value):
+                bad.append(f"{name}:{node.lineno}: {OLD_CITATIONS.search(node.value.value).group(0)}")
+    assert bad == []

@@ -10,7 +10,7 @@ The effective guarantee is what provably holds for the joint release
   :math:`\mu^2/2`-zCDP and the Balle–Wang profile [BW18]; randomized response
   attains :math:`f_{\varepsilon,0}`; the four-point distribution of [KOV15]
   attains :math:`f_{\varepsilon,\delta}` (with an infinite-loss atom when
-  :math:`\delta>0`). By Cho & Awan 2024, Prop. 11 nothing tighter follows
+  :math:`\delta>0`). By [CA24, Prop. 11] nothing tighter follows
   without further knowledge of the mechanism;
 * **unknown** when the claim lies between the two (conversions that are not
   tight, e.g. zCDP to :math:`(\varepsilon,\delta)`), with the bounds stated.

@@ -1,7 +1,7 @@
 """Power-curve plot: Semi-DP UMPU vs Fisher vs naive group-privacy DP test (PNG).
 
 The curves come from :func:`mechanisms.umpu_power.power_curves` (exact, no
-simulation): the Semi-DP UMPU test [Cho & Awan 2024, Thm. 37], the randomised
+simulation): the Semi-DP UMPU test [[CA24, Thm. 37]], the randomised
 one-sided Fisher exact test (non-private UMPU conditional test, Lehmann & Romano)
 and the naive DP test calibrated by group privacy [Dong, Roth & Su 2022, Thm. 2.14].
 """

@@ -1,7 +1,7 @@
 """The report's ``sensitivity`` section (contract: present whenever the spec has a ``[query]``).
 
 The Semi-DP sensitivity space of the spec's query at the radius a(t)
-(Cho & Awan 2024, Def. 4, Sec. 4) by exact enumeration where feasible
+[CA24, Def. 4, Sec. 4] by exact enumeration where feasible
 (:mod:`accountant.sensitivity_search`), its norms, rank and dimension; the
 naive spaces of Prop. 24 for comparison; and, for two-way tables under one-way
 margins, where Prop. 32 as printed disagrees with the exact space.

@@ -1,4 +1,4 @@
-r"""Independent re-check of semi-adjacent-parameter witnesses (Cho & Awan 2024, Def. 13).
+r"""Independent re-check of semi-adjacent-parameter witnesses [CA24, Def. 13].
 
 This module deliberately does **not** import the searches
 (:mod:`accountant.semiadjacent_search`) or the fiber enumeration
@@ -167,7 +167,7 @@ def check_witness(
     optimality_limit: int = 200_000,
     ordered_limit: int = 5_000,
 ) -> WitnessCheck:
-    """Re-check a semi-adjacent-parameter witness from scratch (Cho & Awan 2024, Def. 13).
+    """Re-check a semi-adjacent-parameter witness from scratch [CA24, Def. 13].
 
     Parameters
     ----------
@@ -277,7 +277,7 @@ def check_result(
     value_limit: int = 400,
     optimality_limit: int = 200_000,
 ) -> WitnessCheck:
-    """Re-check a :class:`~accountant.semiadjacent_search.SemiAdjacentResult` (Cho & Awan 2024, Def. 13).
+    """Re-check a :class:`~accountant.semiadjacent_search.SemiAdjacentResult` [CA24, Def. 13].
 
     Checks the witness (:func:`check_witness`), that its distance equals the
     reported value, that ``value <= upper``, that ``table`` (if given) has the

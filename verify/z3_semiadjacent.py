@@ -1,4 +1,4 @@
-r"""Exact Z3 certificates for the semi-adjacent parameter (Cho & Awan 2024, Def. 13).
+r"""Exact Z3 certificates for the semi-adjacent parameter [CA24, Def. 13].
 
 Independent of the searches in :mod:`accountant.semiadjacent_search` (which use
 networkx-style enumeration and HiGHS in floating point), this module proves

@@ -81,7 +81,7 @@ def pure_target(ctx: Context, m: CalibratedSpec) -> float:
 
 
 def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi: SemiAdjacent) -> BuiltMechanism:
-    """``projected-gaussian`` (Cho & Awan Alg. 1, Prop. 28) or ``gaussian`` (noise in every cell)."""
+    """``projected-gaussian`` [CA24, Alg. 1, Prop. 28] or ``gaussian`` (noise in every cell)."""
     mu, advertised, how = _gaussian_target(ctx, m, semi)
     mech: ProjectedGaussianMechanism | SemiGaussianMechanism
     if m.kind == "projected-gaussian":

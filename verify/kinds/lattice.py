@@ -16,7 +16,7 @@ Steps:
    :math:`\\ell_2` distance D), **not** the paper's constant, which is not recovered;
 3. the draws: by the exact rejection sampler from free coordinates when the target
    is separable and the invariant admits a unimodular split
-   (:mod:`mechanisms.lattice_exact`), else by MCMC (DGGY Alg 1) after a burn-in
+   (:mod:`mechanisms.lattice_exact`), else by MCMC [DGGY23, Alg. 1] after a burn-in
    chosen from the L-lag coupling TV bound (Biswas, Jacob & Vanetti 2019); the
    bound's value :math:`\\delta'` is charged as :math:`(1+e^{\\varepsilon D})\\delta'`
    (reference §3.5). ``[mechanism.sampler]`` sets the method and budgets;
