@@ -13,11 +13,10 @@ r"""Composition of guarantees, including mixes of definitions.
 from __future__ import annotations
 
 import functools
+from fractions import Fraction as Q
 from typing import Iterable, Sequence
 
 from accountant.conversions import gdp_to_zcdp, pure_dp_to_zcdp
-from fractions import Fraction as Q
-
 from accountant.directed import sqrt_up, up_exact
 from accountant.errors import InvalidArgument, UnsupportedRelease
 from accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff

@@ -151,12 +151,13 @@ def containing_ball(
     cands["box"] = (np.diag(half), float(s * math.log(2) + np.log(half).sum()), 0.0)
     rad = sqrt_up(Fraction(space.l2_squared)) * (1 + 1e-12)
     cands["l2-ball"] = (rad * np.eye(s), log_unit_ball_volume(s) + s * math.log(rad), 0.0)
+
     def mean_norm(k: str) -> float:
         """E||U||_2 on the candidate: exact for the ball, the Jensen upper bound ||T||_F/sqrt(3) for cubes."""
         return s / (s + 1) * rad if k == "l2-ball" else float(np.linalg.norm(cands[k][0])) / math.sqrt(3)
 
     chosen: FallbackKind
-    if kind == "auto":   # the smallest expected l2 error (not the smallest volume: they disagree)
+    if kind == "auto":  # the smallest expected l2 error (not the smallest volume: they disagree)
         chosen = "l2-ball"
         for k in ("basis-cube", "box"):
             if k in cands and mean_norm(k) < mean_norm(chosen):
@@ -171,7 +172,7 @@ def containing_ball(
     t, log_vol, _ = cands[kind]
     inv = np.linalg.inv(t)
     if kind == "basis-cube":
-        sens = float(cert.max_coordinate)                     # exact rational coordinates
+        sens = float(cert.max_coordinate)  # exact rational coordinates
     else:
         z = pts @ inv.T
         sens = float((np.linalg.norm(z, axis=1) if kind == "l2-ball" else np.abs(z).max(axis=1)).max())
@@ -192,7 +193,9 @@ def containing_ball(
         optimal_volume_lower=math.exp(log_vk),
         how=how,
     )
-    label = (f"NON-OPTIMAL K-norm ball ({kind}) containing conv(S); exact sampler; "
-             f"E||noise||_2 at most {loss.norm_ratio_upper:.3g}x the optimal K-norm mechanism's "
-             f"({how})")
+    label = (
+        f"NON-OPTIMAL K-norm ball ({kind}) containing conv(S); exact sampler; "
+        f"E||noise||_2 at most {loss.norm_ratio_upper:.3g}x the optimal K-norm mechanism's "
+        f"({how})"
+    )
     return ContainingBall(space, q, kind, t, inv, math.exp(log_vol), sens, loss, relation, label)  # type: ignore[arg-type]

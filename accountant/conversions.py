@@ -19,6 +19,7 @@ Methods are labelled with the strings used in reports:
 from __future__ import annotations
 
 import math
+from fractions import Fraction as Q
 from typing import Literal, Sequence
 
 import mpmath
@@ -26,8 +27,6 @@ import numpy as np
 from scipy import optimize
 
 from accountant.arguments import check_in_interval, check_nonnegative
-from fractions import Fraction as Q
-
 from accountant.directed import MP, up, up_exact
 from accountant.errors import InvalidArgument
 from accountant.gaussian import gdp_delta, gdp_epsilon
@@ -205,9 +204,7 @@ def _cks_zcdp_eps(rho: float, delta: float) -> float:
     return max(0.0, up(eps))
 
 
-def zcdp_to_approx_dp(
-    g: ZCDP, delta: float, method: ZcdpMethod = "canonne-kamath-steinke"
-) -> ApproxDP:
+def zcdp_to_approx_dp(g: ZCDP, delta: float, method: ZcdpMethod = "canonne-kamath-steinke") -> ApproxDP:
     r"""Convert :math:`\rho`-zCDP to :math:`(\varepsilon,\delta)`-DP.
 
     ``method="bun-steinke"``: :math:`\varepsilon=\rho+2\sqrt{\rho\log(1/\delta)}`

@@ -83,22 +83,16 @@ class DataSpace:
         try:
             return self.names.index(name)
         except ValueError:
-            raise InvalidArgument(
-                f"Unknown feature {name!r}; the data space has {list(self.names)}."
-            ) from None
+            raise InvalidArgument(f"Unknown feature {name!r}; the data space has {list(self.names)}.") from None
 
     def cell_index(self, record: Sequence[int]) -> int:
         """Row-major index of a record given as 0-based levels."""
         if len(record) != len(self.features):
-            raise InvalidArgument(
-                f"record={tuple(record)!r} has {len(record)} values; expected {len(self.features)}."
-            )
+            raise InvalidArgument(f"record={tuple(record)!r} has {len(record)} values; expected {len(self.features)}.")
         idx = 0
         for value, f in zip(record, self.features):
             if not (0 <= int(value) < f.levels):
-                raise InvalidArgument(
-                    f"record value {value!r} for feature {f.name!r} must be in [0, {f.levels})."
-                )
+                raise InvalidArgument(f"record value {value!r} for feature {f.name!r} must be in [0, {f.levels}).")
             idx = idx * f.levels + int(value)
         return idx
 

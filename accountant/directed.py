@@ -164,7 +164,5 @@ def exact(value: float | int | str | Fraction) -> Fraction:
         try:
             return Fraction(value.strip())
         except (ValueError, ZeroDivisionError) as e:
-            raise InvalidArgument(
-                f"value={value!r} is not a decimal or 'p/q' rational literal."
-            ) from e
+            raise InvalidArgument(f"value={value!r} is not a decimal or 'p/q' rational literal.") from e
     raise InvalidArgument(f"value={value!r} is not a number.")

@@ -49,7 +49,10 @@ from accountant.errors import InvalidArgument, SearchTooLarge
 from accountant.gaussian import gdp_epsilon
 
 __all__ = [
-    "MAX_TAIL_TERMS", "REL_ERROR", "discrete_gaussian_delta", "discrete_gaussian_delta_lower",
+    "MAX_TAIL_TERMS",
+    "REL_ERROR",
+    "discrete_gaussian_delta",
+    "discrete_gaussian_delta_lower",
     "discrete_gaussian_epsilon",
 ]
 
@@ -96,9 +99,13 @@ class _Tails:
         self.memo: dict[int, _Bounds] = {}
         terms = 15 * math.sqrt(float(s2))  # S(1) needs about sigma * sqrt(2 ln 1e48) terms
         if terms > MAX_TAIL_TERMS:
-            raise SearchTooLarge("terms of a discrete Gaussian tail sum", terms, MAX_TAIL_TERMS,
-                                 "sigma2 is too large for exact summation; use the zCDP guarantee "
-                                 "rho = Delta^2 / (2 sigma2) or the continuous Gaussian profile.")
+            raise SearchTooLarge(
+                "terms of a discrete Gaussian tail sum",
+                terms,
+                MAX_TAIL_TERMS,
+                "sigma2 is too large for exact summation; use the zCDP guarantee "
+                "rho = Delta^2 / (2 sigma2) or the continuous Gaussian profile.",
+            )
         s1_lo, s1_hi = self._sum(1)
         self.z = (1 + 2 * s1_lo, 1 + 2 * s1_hi)  # Z = sum_x w(x) = 1 + 2 S(1) by symmetry
 
@@ -119,8 +126,12 @@ class _Tails:
             if rem <= total * _TRUNCATION:
                 return total * (1 - REL_ERROR), (total + rem) * (1 + REL_ERROR)
             w, r = w * r, r * c
-        raise SearchTooLarge("terms of a discrete Gaussian tail sum", MAX_TAIL_TERMS + 1, MAX_TAIL_TERMS,
-                             "sigma2 is too large for exact summation.")
+        raise SearchTooLarge(
+            "terms of a discrete Gaussian tail sum",
+            MAX_TAIL_TERMS + 1,
+            MAX_TAIL_TERMS,
+            "sigma2 is too large for exact summation.",
+        )
 
     def tail(self, n: int) -> _Bounds:
         """``(lo, hi)`` with ``lo <= Pr[X >= n] <= hi``."""
@@ -191,8 +202,7 @@ def discrete_gaussian_delta(epsilon: float, sigma2: float | str | Fraction, sens
     return min(1.0, up(_tails(sigma2).delta(Fraction(eps), sens)[1]))
 
 
-def discrete_gaussian_delta_lower(epsilon: float, sigma2: float | str | Fraction,
-                                  sensitivity: int = 1) -> float:
+def discrete_gaussian_delta_lower(epsilon: float, sigma2: float | str | Fraction, sensitivity: int = 1) -> float:
     r"""Certified **lower** bound on :math:`\delta(\varepsilon)` [CKS20, Thm. 7], rounded down.
 
     The mechanism attains the profile (pair at distance :math:`\Delta`), so this

@@ -64,7 +64,7 @@ def format_size(x: float) -> str:
     """``x`` to 4 significant digits (sizes in messages); integers beyond the float range as ``d.ddde+N``."""
     try:
         return f"{x:.4g}"
-    except OverflowError:        # an int too large for a float
+    except OverflowError:  # an int too large for a float
         digits = str(abs(int(x)))
         return f"{'-' if x < 0 else ''}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
 

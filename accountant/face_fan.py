@@ -82,7 +82,7 @@ IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 Index = NDArray[np.intp]
 
-_TIGHT = 1e-9          # relative tolerance for "a vertex lies on a facet" inside a face's affine hull
+_TIGHT = 1e-9  # relative tolerance for "a vertex lies on a facet" inside a face's affine hull
 
 __all__ = ["FaceDecomposer", "FaceFan"]
 
@@ -123,7 +123,8 @@ class FaceDecomposer:
     _extra: list[FloatArray] = field(default_factory=list)
     _n_simplices: int = 0
     _memo: dict[bytes, tuple[IntArray, TableElement, list[Index], NDArray[np.intp], FloatArray]] = field(
-        default_factory=dict)
+        default_factory=dict
+    )
     _index: dict[bytes, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -144,12 +145,16 @@ class FaceDecomposer:
 
     def _check_budget(self, what: str) -> None:
         if time.monotonic() > self.deadline:
-            raise SearchTooLarge(f"recursive triangulation of conv(S) ({what})", self.stats["recursive"],
-                                 0, "Time budget (time_limit) exceeded; raise it or use containing_ball(space).")
+            raise SearchTooLarge(
+                f"recursive triangulation of conv(S) ({what})",
+                self.stats["recursive"],
+                0,
+                "Time budget (time_limit) exceeded; raise it or use containing_ball(space).",
+            )
 
     def _orbit_reps(self, faces: list[Index], chain: list[IntArray], stab: int) -> list[tuple[Index, int]]:
         """One face per orbit of the chain stabiliser, with its orbit size."""
-        if stab == 1:                                   # trivial stabiliser: every face is its own orbit
+        if stab == 1:  # trivial stabiliser: every face is its own orbit
             return [(f, 1) for f in faces]
         head = np.broadcast_to(np.stack(chain), (len(faces), *np.shape(chain)))
         tables = np.stack([self.face_table(f) for f in faces])[:, None]
@@ -195,12 +200,14 @@ class FaceDecomposer:
             if leaf is not None:
                 facets, tri, vols = leaf
                 rows = np.concatenate([np.full((len(tri), 1), center_id), tri], axis=1).astype(np.intp)
-                return self._emit(self._orbit_reps(facets, chain, stab), rows, np.ones(len(rows), dtype=np.int64),
-                                  vols)
+                return self._emit(self._orbit_reps(facets, chain, stab), rows, np.ones(len(rows), dtype=np.int64), vols)
         if not self.recurse:
             raise SearchTooLarge(
-                f"convex hull of a face ({len(vidx)} vertices in dimension {k})", float(len(vidx)) ** (k // 2),
-                self.work_limit, "Use containing_ball(space) for an exact non-optimal mechanism.")
+                f"convex hull of a face ({len(vidx)} vertices in dimension {k})",
+                float(len(vidx)) ** (k // 2),
+                self.work_limit,
+                "Use containing_ball(space) for an exact non-optimal mechanism.",
+            )
         return self._recursive(vidx, y, chain, stab, center_id)
 
     def _leaf(self, vidx: Index, y: FloatArray) -> tuple[list[Index], NDArray[np.intp], FloatArray] | None:
@@ -227,23 +234,26 @@ class FaceDecomposer:
         scale = float(np.abs(y).max())
         facets_loc = [np.flatnonzero(y @ e[:-1] + e[-1] >= -_TIGHT * scale) for e in eq[np.sort(first)]]
         tri = np.asarray(hull.simplices)
-        det = np.abs(np.linalg.det(y[tri]))              # cones from the centroid (y = 0), in aff(P)
-        keep = det > 1e-12 * float(det.max())             # qhull Qt's flat simplices carry no volume
+        det = np.abs(np.linalg.det(y[tri]))  # cones from the centroid (y = 0), in aff(P)
+        keep = det > 1e-12 * float(det.max())  # qhull Qt's flat simplices carry no volume
         tri, vols = tri[keep], det[keep] / math.factorial(y.shape[1])
         self._memo[key] = (self.tables[vidx], elem, facets_loc, tri, vols)
         return [vidx[f] for f in facets_loc], vidx[tri], vols
 
-    def _emit(self, reps: list[tuple[Index, int]], rows: NDArray[np.intp], mult: IntArray,
-              vols: FloatArray) -> FaceFan:
+    def _emit(self, reps: list[tuple[Index, int]], rows: NDArray[np.intp], mult: IntArray, vols: FloatArray) -> FaceFan:
         self._n_simplices += len(rows)
         if self._n_simplices > self.fan_limit:
-            raise SearchTooLarge("fan triangulation (representatives, recursive)", self._n_simplices,
-                                 self.fan_limit, "Use containing_ball(space) for an exact non-optimal mechanism.")
+            raise SearchTooLarge(
+                "fan triangulation (representatives, recursive)",
+                self._n_simplices,
+                self.fan_limit,
+                "Use containing_ball(space) for an exact non-optimal mechanism.",
+            )
         return FaceFan([r for r, _ in reps], rows, mult, vols)
 
     @staticmethod
     def _qhull(y: FloatArray) -> ConvexHull | None:
-        for opt in ("Qt", "Qt Qs"):          # Qs: a slower initial simplex search, for flat-looking starts
+        for opt in ("Qt", "Qt Qs"):  # Qs: a slower initial simplex search, for flat-looking starts
             try:
                 return ConvexHull(y, qhull_options=opt)
             except QhullError:
@@ -254,9 +264,8 @@ class FaceDecomposer:
         """Adjacency decomposition of the face (coordinates ``y``, centroid at 0) up to the chain stabiliser."""
         self.stats["recursive"] += 1
         k = y.shape[1]
-        rng = np.random.default_rng(len(vidx) * 1_000_003 + k)     # fixed: the build is deterministic
-        res = linprog(-rng.standard_normal(k), A_ub=y, b_ub=np.ones(len(y)), bounds=(None, None),
-                      method="highs-ds")
+        rng = np.random.default_rng(len(vidx) * 1_000_003 + k)  # fixed: the build is deterministic
+        res = linprog(-rng.standard_normal(k), A_ub=y, b_ub=np.ones(len(y)), bounds=(None, None), method="highs-ds")
         if res.status != 0:  # pragma: no cover - bounded and feasible (the centroid is interior)
             raise VerificationError(f"facet LP inside a face failed: {res.message}")
         pos = {int(v): j for j, v in enumerate(vidx)}
@@ -272,7 +281,7 @@ class FaceDecomposer:
             by_set.add(raw)
             if np.linalg.matrix_rank(y[local]) != k:
                 raise VerificationError("a rotated hyperplane is tight on a lower-dimensional face (float trouble).")
-            if stab == 1:                               # trivial stabiliser: distinct sets, distinct orbits
+            if stab == 1:  # trivial stabiliser: distinct sets, distinct orbits
                 queue.append((local, 1))
                 return
             key, st = self.symmetry.chain_key(np.stack([*chain, self.face_table(fv)]))
@@ -295,13 +304,17 @@ class FaceDecomposer:
             sub = self.decompose(fv, [*chain, self.face_table(fv)], self.add_point(self.points[fv].mean(axis=0)))
             rows_out.append(np.concatenate([np.full((len(sub.rows), 1), center_id), sub.rows], axis=1))
             mult_out.append(sub.mult * n_orbit)
-            vols_out.append(sub.vols / (float(np.linalg.norm(a)) * k))   # pyramid: height 1/|a| from c_P
+            vols_out.append(sub.vols / (float(np.linalg.norm(a)) * k))  # pyramid: height 1/|a| from c_P
             for ridge in sub.ridges:
                 self._check_budget(f"rotating across ridges, {len(queue)} facet orbits of a face")
                 li = np.array([pos[int(v)] for v in ridge], dtype=np.intp)
                 add(np.flatnonzero(y @ rotate_facet(y, a, y[local], y[li]) >= 1 - _TIGHT))
-        return FaceFan([vidx[loc] for loc, _ in queue], np.vstack(rows_out).astype(np.intp),
-                       np.concatenate(mult_out), np.concatenate(vols_out))
+        return FaceFan(
+            [vidx[loc] for loc, _ in queue],
+            np.vstack(rows_out).astype(np.intp),
+            np.concatenate(mult_out),
+            np.concatenate(vols_out),
+        )
 
 
 def rotate_facet(points: FloatArray, a: FloatArray, facet: FloatArray, ridge: FloatArray) -> FloatArray:
@@ -314,7 +327,7 @@ def rotate_facet(points: FloatArray, a: FloatArray, facet: FloatArray, ridge: Fl
     another vertex: :math:`a + t^*m`, :math:`t^*=\min_{m\cdot p>0}(1-a\cdot p)/(m\cdot p)`.
     """
     m = np.linalg.svd(ridge)[2][-1]
-    if float((facet @ m).sum()) > 0:                   # the ridge's own points have p . m = 0
+    if float((facet @ m).sum()) > 0:  # the ridge's own points have p . m = 0
         m = -m
     den = points @ m
     mask = den > 1e-9

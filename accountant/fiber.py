@@ -220,8 +220,7 @@ class Fiber:
         k = self.n_cells
         if self.matrix is None or self.rhs is None:
             ones = np.ones((1, k), dtype=np.int64)
-            allh = _enumerate_linear(ones, np.array([self.n], dtype=np.int64),
-                                     np.full(k, self.n, dtype=np.int64), cap)
+            allh = _enumerate_linear(ones, np.array([self.n], dtype=np.int64), np.full(k, self.n, dtype=np.int64), cap)
             assert isinstance(self.invariant, CallableInvariant)
             inv = self.invariant
             keep = [i for i, row in enumerate(allh.tolist()) if inv.value(row) == self.t]
@@ -271,8 +270,7 @@ class Fiber:
                 continue
             if status != "feasible" or h is None:
                 raise InvalidArgument(
-                    f"integer feasibility for cell {c} ended with status {status!r}; "
-                    "raise time_limit."
+                    f"integer feasibility for cell {c} ended with status {status!r}; raise time_limit."
                 )
             for cc in np.flatnonzero(h):
                 found.setdefault(int(cc), tuple(int(v) for v in h))
@@ -358,17 +356,14 @@ def conforming_fiber(
     tt = _int_tuple("t", t)
     if len(tt) != a.shape[0]:
         raise InvalidArgument(
-            f"t has {len(tt)} entries but the {invariant.describe()} has {a.shape[0]} "
-            f"rows over {k} cells."
+            f"t has {len(tt)} entries but the {invariant.describe()} has {a.shape[0]} rows over {k} cells."
         )
     full = np.vstack([a, np.ones((1, k), dtype=np.int64)])
     rhs = np.array(tt + (n,), dtype=np.int64)
     return Fiber(space, invariant, tt, n, full, rhs)
 
 
-def histogram_from_table(
-    space: DataSpace, table: Sequence[int] | NDArray[np.integer]
-) -> tuple[int, ...]:
+def histogram_from_table(space: DataSpace, table: Sequence[int] | NDArray[np.integer]) -> tuple[int, ...]:
     """Row-major histogram from a flat sequence or an array of shape ``space.shape``.
 
     Raises
@@ -381,8 +376,7 @@ def histogram_from_table(
         arr = arr.reshape(-1)
     if arr.shape != (space.n_cells,):
         raise InvalidArgument(
-            f"table has shape {arr.shape}; expected ({space.n_cells},) (row-major cells) "
-            f"or {space.shape}."
+            f"table has shape {arr.shape}; expected ({space.n_cells},) (row-major cells) or {space.shape}."
         )
     if arr.dtype == bool or not (
         np.issubdtype(arr.dtype, np.integer)
@@ -604,9 +598,7 @@ def _expand(lo: NDArray[np.int64], hi: NDArray[np.int64]) -> tuple[NDArray[np.in
     return parent, val
 
 
-def _enumerate_linear(
-    a: NDArray[np.int64], b: NDArray[np.int64], u: NDArray[np.int64], cap: int
-) -> NDArray[np.int64]:
+def _enumerate_linear(a: NDArray[np.int64], b: NDArray[np.int64], u: NDArray[np.int64], cap: int) -> NDArray[np.int64]:
     k = a.shape[1]
     prop = _Propagator(a, b, u)
     if not prop.feasible_start():
@@ -623,8 +615,7 @@ def _enumerate_linear(
                 f"enumerating conforming histograms (partial layer at cell {c} of {k})",
                 total,
                 cap,
-                hint="The fiber is larger than its estimate suggested; use the "
-                "integer-programming search.",
+                hint="The fiber is larger than its estimate suggested; use the integer-programming search.",
             )
         parent, val = _expand(lo, hi)
         res = res[parent] - val[:, None] * a[:, c][None, :]
@@ -656,9 +647,7 @@ def _row_keys(res: NDArray[np.int64], lo: NDArray[np.int64], hi: NDArray[np.int6
     return keys
 
 
-def _count_linear(
-    a: NDArray[np.int64], b: NDArray[np.int64], u: NDArray[np.int64], work_limit: int
-) -> int | None:
+def _count_linear(a: NDArray[np.int64], b: NDArray[np.int64], u: NDArray[np.int64], work_limit: int) -> int | None:
     """Exact number of integer points, or ``None`` if the work budget runs out."""
     k = a.shape[1]
     prop = _Propagator(a, b, u)

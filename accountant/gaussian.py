@@ -20,6 +20,7 @@ Two evaluation paths:
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -27,8 +28,6 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from accountant.arguments import check_finite_real, check_in_interval, check_nonnegative, check_positive
-from fractions import Fraction
-
 from accountant.directed import MP, MP_REL_ERROR, down, up, up_exact
 from accountant.errors import InvalidArgument
 
@@ -60,8 +59,8 @@ def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
         v = MP.mpf(1) - MP.exp(MP.mpf(eps)) if eps < 0 else MP.mpf(0)
         return v, v
     a_f = mu / 2 - eps / mu
-    if a_f < -1e6:   # Mills: Phi(a) <= phi(a)/|a|; certainly below the smallest float
-        log_bound = -MP.mpf(a_f) ** 2 / 2 - MP.log(-MP.mpf(a_f)) - MP.log(2 * MP.pi) / 2
+    if a_f < -1e6:  # Mills: Phi(a) <= phi(a)/|a|; certainly below the smallest float
+        log_bound = -(MP.mpf(a_f) ** 2) / 2 - MP.log(-MP.mpf(a_f)) - MP.log(2 * MP.pi) / 2
         return MP.mpf(0), MP.exp(log_bound) * 2
     val = err = pa = MP.mpf(0)
     for dps in ADAPTIVE_DPS:
@@ -174,9 +173,10 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     if _mp_delta(mm, MP.mpf(0)) <= md:
         return 0.0
     # Bracket: delta_mu(eps) <= exp(-(eps - mu^2/2)^2 / (2 mu^2)) by the Gaussian tail of the loss.
-    hi = m * m / 2 + m * math.sqrt(-2 * math.log(d)) + 1.0   # -log(d), not log(1/d): 1/d overflows for subnormals
+    hi = m * m / 2 + m * math.sqrt(-2 * math.log(d)) + 1.0  # -log(d), not log(1/d): 1/d overflows for subnormals
     while _mp_delta(mm, MP.mpf(hi)) > md:
         hi *= 2
+
     def f(x: float) -> float:
         return max(_float_log_delta(m, x), -1e300) - math.log(d)
 
@@ -228,6 +228,7 @@ def gdp_mu_for(eps: float, delta: float) -> float:
     e = check_nonnegative("eps", eps)
     d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
     me, md = MP.mpf(e), MP.mpf(d)
+
     def g(mu: float) -> float:  # increasing in mu
         return max(_float_log_delta(mu, e), -1e300) - math.log(d)
 
@@ -237,9 +238,7 @@ def gdp_mu_for(eps: float, delta: float) -> float:
     while g(lo) > 0:
         lo, hi = lo / 2, lo
         if lo < 1e-12:  # delta_mu(eps) > delta for every usable mu
-            raise InvalidArgument(
-                f"(eps={eps!r}, delta={delta!r}) needs mu < 1e-12: no usable Gaussian calibration."
-            )
+            raise InvalidArgument(f"(eps={eps!r}, delta={delta!r}) needs mu < 1e-12: no usable Gaussian calibration.")
     x = optimize.brentq(g, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=300)
     x = down(MP.mpf(x))
     rel = 1e-15

@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction as Q
 from typing import TYPE_CHECKING, Union
 
 from accountant.arguments import check_in_interval, check_int, check_nonnegative
-from fractions import Fraction as Q
-
 from accountant.directed import MP, sqrt_up, up, up_exact
 from accountant.errors import InvalidArgument, UnsupportedRelease
 from accountant.relations import Relation, Replace, check_same_relation
@@ -131,11 +130,7 @@ class ApproxDP:
     def dominates(self, other: "ApproxDP") -> bool:
         """True if ``self`` is at least as private in both parameters (same relation)."""
         _check_type(self, other)
-        return (
-            self.relation == other.relation
-            and self.epsilon <= other.epsilon
-            and self.delta <= other.delta
-        )
+        return self.relation == other.relation and self.epsilon <= other.epsilon and self.delta <= other.delta
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,8 +245,7 @@ class RDP:
         common = sorted(set(self.orders) & set(other.orders))
         if not common:
             raise InvalidArgument(
-                f"RDP curves share no order: {self.orders} vs {other.orders}. "
-                "Evaluate both at common orders first."
+                f"RDP curves share no order: {self.orders} vs {other.orders}. Evaluate both at common orders first."
             )
         a = dict(zip(self.orders, self.epsilons))
         b = dict(zip(other.orders, other.epsilons))

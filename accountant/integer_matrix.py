@@ -18,9 +18,16 @@ from accountant.errors import InvalidArgument
 
 IntMatrix = list[list[int]]
 
-__all__ = ["IntMatrix", "as_int", "column_reduce", "det_psd", "independent_rows", "int_gram", "int_matrix",
-           "int_product"]
-
+__all__ = [
+    "IntMatrix",
+    "as_int",
+    "column_reduce",
+    "det_psd",
+    "independent_rows",
+    "int_gram",
+    "int_matrix",
+    "int_product",
+]
 
 
 def as_int(name: str, v: object) -> int:
@@ -40,13 +47,16 @@ def int_matrix(name: str, value: object) -> tuple[IntMatrix, int]:
     except ValueError as e:
         raise InvalidArgument(f"{name} is not a rectangular matrix: {e}") from e
     if arr.ndim != 2:
-        raise InvalidArgument(f"{name} must be a 2-D integer matrix; got shape {arr.shape} (use an "
-                              "array of shape (0, d) for no constraint).")
+        raise InvalidArgument(
+            f"{name} must be a 2-D integer matrix; got shape {arr.shape} (use an "
+            "array of shape (0, d) for no constraint)."
+        )
     return [[as_int(name, v) for v in r] for r in arr.tolist()], int(arr.shape[1])
 
 
-def column_reduce(rows: IntMatrix, d: int, n_pivot_rows: int, track: bool) -> tuple[
-        IntMatrix, IntMatrix | None, list[int]]:
+def column_reduce(
+    rows: IntMatrix, d: int, n_pivot_rows: int, track: bool
+) -> tuple[IntMatrix, IntMatrix | None, list[int]]:
     """Unimodular integer column reduction ``M V = [L | 0]`` (reference §3.2 fallback).
 
     For each of the first ``n_pivot_rows`` rows, the extended gcd of the row's
@@ -146,6 +156,7 @@ def det_psd(g: IntMatrix) -> int:
     while modulus <= bound:
         while idx >= len(_PRIMES):
             import sympy
+
             _PRIMES.append(int(sympy.prevprime(_PRIMES[-1] if _PRIMES else 2**31)))
         p = _PRIMES[idx]
         idx += 1
@@ -162,8 +173,8 @@ def det_psd(g: IntMatrix) -> int:
                 det = -det
             piv = int(a[c, c])
             det = det * piv % p
-            f = (a[c + 1:, c] * pow(piv, -1, p)) % p
-            a[c + 1:, c:] = (a[c + 1:, c:] - (f[:, None] * a[c, c:][None, :]) % p) % p
+            f = (a[c + 1 :, c] * pow(piv, -1, p)) % p
+            a[c + 1 :, c:] = (a[c + 1 :, c:] - (f[:, None] * a[c, c:][None, :]) % p) % p
         # CRT: value = value mod modulus, det mod p
         t = ((det - value) * pow(modulus, -1, p)) % p
         value, modulus = value + modulus * t, modulus * p

@@ -65,9 +65,7 @@ class Margins:
             raise InvalidArgument("Margins needs at least one margin (a list of feature names).")
         for m in self.margins:
             if not m or len(set(m)) != len(m):
-                raise InvalidArgument(
-                    f"margin {list(m)!r} must be a non-empty list of distinct feature names."
-                )
+                raise InvalidArgument(f"margin {list(m)!r} must be a non-empty list of distinct feature names.")
 
     def check(self, space: DataSpace) -> None:
         """Raise unless every named feature exists in ``space``."""
@@ -105,9 +103,7 @@ class Linear:
     def matrix(self, space: DataSpace) -> NDArray[np.int64]:
         a = np.array(self.matrix_rows, dtype=np.int64)
         if a.ndim != 2 or a.shape[1] != space.n_cells:
-            raise InvalidArgument(
-                f"linear invariant matrix has shape {a.shape}; expected (rows, {space.n_cells})."
-            )
+            raise InvalidArgument(f"linear invariant matrix has shape {a.shape}; expected (rows, {space.n_cells}).")
         return a
 
     def describe(self) -> str:
@@ -127,9 +123,7 @@ class Counting:
         for r, s in enumerate(self.sets):
             for c in s:
                 if not (0 <= c < space.n_cells):
-                    raise InvalidArgument(
-                        f"counting set {r} has cell {c}; cells are 0..{space.n_cells - 1}."
-                    )
+                    raise InvalidArgument(f"counting set {r} has cell {c}; cells are 0..{space.n_cells - 1}.")
                 a[r, c] = 1
         return a
 

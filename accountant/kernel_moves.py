@@ -42,8 +42,7 @@ def multiset_levels(a: NDArray[np.int64], k: int, radius: int) -> list[MultisetL
     out: list[MultisetLevel] = []
     at = a.T.astype(np.int64)  # (k, rows)
     for s in range(1, radius + 1):
-        combos = np.array(list(itertools.combinations_with_replacement(range(k), s)),
-                          dtype=np.int64).reshape(-1, s)
+        combos = np.array(list(itertools.combinations_with_replacement(range(k), s)), dtype=np.int64).reshape(-1, s)
         keys = cellkey[combos].sum(axis=1)  # wraps modulo 2**64: fine for a hash
         image = at[combos].sum(axis=1)  # (M, rows), exact
         order = np.argsort(keys, kind="stable").astype(np.int64)
@@ -59,8 +58,9 @@ def pair_count(levels: list[MultisetLevel]) -> int:
     return sum(int((lv.lens * (lv.lens - 1) // 2).sum()) for lv in levels)
 
 
-def run_pairs(starts: NDArray[np.int64], lens: NDArray[np.int64], chunk: int
-               ) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
+def run_pairs(
+    starts: NDArray[np.int64], lens: NDArray[np.int64], chunk: int
+) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     """Index pairs ``i < j`` inside each run of equal hashes, in chunks of about ``chunk``."""
     for g in np.unique(lens[lens >= 2]).tolist():
         ti, tj = np.triu_indices(int(g), 1)
@@ -146,7 +146,9 @@ def kernel_moves(
     msets = multiset_count(cells, radius)
     if msets > multiset_limit:
         raise SearchTooLarge(
-            f"{label} (multisets of <= {radius} records)", msets, multiset_limit,
+            f"{label} (multisets of <= {radius} records)",
+            msets,
+            multiset_limit,
             hint="Raise `multiset_limit` if memory allows (about 8*(radius + rows) bytes "
             "per multiset), or use a closed form.",
         )
@@ -156,7 +158,9 @@ def kernel_moves(
     pairs = pair_count(levels)
     if pairs > limit:
         raise SearchTooLarge(
-            f"{label} (multiset pairs with equal A-image)", pairs, limit,
+            f"{label} (multiset pairs with equal A-image)",
+            pairs,
+            limit,
             hint="Raise `limit`, or use a closed form.",
         )
     chunk = max(1_000, 4_000_000 // max(1, cells))
@@ -164,9 +168,7 @@ def kernel_moves(
     for lv in levels:
         for ii, jj in run_pairs(lv.starts, lv.lens, chunk):
             if time.monotonic() > deadline:
-                raise InvalidArgument(
-                    f"time_limit={time_limit} s ran out while {label}; raise time_limit."
-                )
+                raise InvalidArgument(f"time_limit={time_limit} s ran out while {label}; raise time_limit.")
             pi = lv.order[ii]
             ni = lv.order[jj]
             cp = lv.combos[pi]

@@ -62,7 +62,6 @@ privacy", STOC 2010. [AS21] Awan & Slavković, "Structure and sensitivity in
 differential privacy: comparing K-norm mechanisms", JASA 2021.
 """
 
-
 from __future__ import annotations
 
 import math
@@ -247,27 +246,58 @@ class KNormBall(SpanCoordinates):
             facets = np.array([[1.0 / mx], [1.0 / float(y[i_lo])]])
             fan = np.array([[0], [1]], dtype=np.intp)
             vols = np.abs(verts[:, 0])
-            ball = cls._assemble(space, q, verts, cert.nonzero[[i_hi, i_lo]], facets, verts, fan, vols,
-                                 np.ones(2, dtype=np.int64), relation, "interval (s = 1)")
+            ball = cls._assemble(
+                space,
+                q,
+                verts,
+                cert.nonzero[[i_hi, i_lo]],
+                facets,
+                verts,
+                fan,
+                vols,
+                np.ones(2, dtype=np.int64),
+                relation,
+                "interval (s = 1)",
+            )
             ball._check(pts, hull_volume=float(vols.sum()))
             return ball
         if symmetry is not None and s >= 2:
             reps, fpts, fan, vols, mult, all_facets = symmetric_fan(
-                cert, symmetry, orbit_limit=orbit_limit, time_limit=time_limit, fan_limit=FAN_LIMIT,
-                expand_limit=expand_limit, facet_work_limit=work_limit)
+                cert,
+                symmetry,
+                orbit_limit=orbit_limit,
+                time_limit=time_limit,
+                fan_limit=FAN_LIMIT,
+                expand_limit=expand_limit,
+                facet_work_limit=work_limit,
+            )
             expanded = all_facets is not None
             normals = all_facets if all_facets is not None else np.array([fc.normal for fc in reps])
-            ball = cls._assemble(space, q, pts, cert.nonzero, normals, fpts, fan, vols, mult, relation,
-                                 "adjacency decomposition up to symmetry, fan from the origin "
-                                 f"({len(reps)} facet orbits, {int(sum(fc.orbit for fc in reps))} facets)",
-                                 symmetry, tuple(fc.orbit for fc in reps))
+            ball = cls._assemble(
+                space,
+                q,
+                pts,
+                cert.nonzero,
+                normals,
+                fpts,
+                fan,
+                vols,
+                mult,
+                relation,
+                "adjacency decomposition up to symmetry, fan from the origin "
+                f"({len(reps)} facet orbits, {int(sum(fc.orbit for fc in reps))} facets)",
+                symmetry,
+                tuple(fc.orbit for fc in reps),
+            )
             if expanded:
                 ball._check(pts, hull_volume=ball.volume)
             return ball
         work = float(n) ** (s // 2)
         if work > work_limit:
             raise SearchTooLarge(
-                f"convex hull of {n} points in dimension {s}", work, work_limit,
+                f"convex hull of {n} points in dimension {s}",
+                work,
+                work_limit,
                 "Use accountant.knorm.containing_ball(space) for an exact non-optimal K-norm "
                 "mechanism (labelled, with its loss bounded), or raise work_limit.",
             )
@@ -291,23 +321,59 @@ class KNormBall(SpanCoordinates):
         facets = normals[np.sort(keep)]
         dets = np.abs(np.linalg.det(verts[fan]))
         vols = dets / math.factorial(s)
-        ball = cls._assemble(space, q, verts, cert.nonzero[vidx], facets, verts, fan, vols,
-                             np.ones(len(vols), dtype=np.int64), relation, "qhull Qt, fan from the origin")
+        ball = cls._assemble(
+            space,
+            q,
+            verts,
+            cert.nonzero[vidx],
+            facets,
+            verts,
+            fan,
+            vols,
+            np.ones(len(vols), dtype=np.int64),
+            relation,
+            "qhull Qt, fan from the origin",
+        )
         ball._check(pts, hull_volume=float(hull.volume))
         return ball
 
     @classmethod
     def _assemble(
-        cls, space: SensitivitySpace, q: FloatArray, verts: FloatArray, vvec: IntArray, facets: FloatArray,
-        fan_points: FloatArray, fan: NDArray[np.intp], vols: FloatArray, mult: IntArray,
-        relation: Relation | None, method: str, symmetry: TableSymmetry | None = None,
+        cls,
+        space: SensitivitySpace,
+        q: FloatArray,
+        verts: FloatArray,
+        vvec: IntArray,
+        facets: FloatArray,
+        fan_points: FloatArray,
+        fan: NDArray[np.intp],
+        vols: FloatArray,
+        mult: IntArray,
+        relation: Relation | None,
+        method: str,
+        symmetry: TableSymmetry | None = None,
         orbits: tuple[int, ...] = (),
     ) -> KNormBall:
         w = vols * mult
         cdf = np.cumsum(w)
         total = float(cdf[-1])
-        return cls(space, q, verts, vvec, facets, fan_points, fan, vols, mult, cdf / total, total,
-                   relation, method, symmetry, orbits)
+        return cls(
+            space,
+            q,
+            verts,
+            vvec,
+            facets,
+            fan_points,
+            fan,
+            vols,
+            mult,
+            cdf / total,
+            total,
+            relation,
+            method,
+            symmetry,
+            orbits,
+        )
 
     def _check(self, points: FloatArray, *, hull_volume: float) -> None:
         """Construction checks (R9); raise VerificationError on failure."""
@@ -353,7 +419,7 @@ class KNormBall(SpanCoordinates):
         out = np.empty(flat.shape[0])
         step = max(1, 4_000_000 // max(1, len(self.facets)))
         for i in range(0, flat.shape[0], step):
-            out[i:i + step] = (flat[i:i + step] @ self.facets.T).max(axis=1)
+            out[i : i + step] = (flat[i : i + step] @ self.facets.T).max(axis=1)
         return np.maximum(out, 0.0).reshape(arr.shape[:-1])
 
     def contains(self, y: ArrayLike, *, rtol: float = GEOMETRY_RTOL) -> NDArray[np.bool_]:
@@ -430,9 +496,7 @@ class KNormBall(SpanCoordinates):
         Verified | Refuted | Unknown
         """
         if other.ambient_dimension != self.ambient_dimension:
-            raise InvalidArgument(
-                f"ambient dimensions differ: {self.ambient_dimension} vs {other.ambient_dimension}."
-            )
+            raise InvalidArgument(f"ambient dimensions differ: {self.ambient_dimension} vs {other.ambient_dimension}.")
         amb = self.vertex_vectors
         resid = amb - (amb @ other.basis) @ other.basis.T
         bad = np.flatnonzero(np.linalg.norm(resid, axis=1) > 1e-9 * np.linalg.norm(amb, axis=1))
@@ -480,4 +544,12 @@ def log_unit_ball_volume(s: int) -> float:
     return 0.5 * s * math.log(math.pi) - float(gammaln(s / 2 + 1))
 
 
-__all__ = ["FAN_LIMIT", "GEOMETRY_RTOL", "KNormBall", "QHULL_WORK_LIMIT", "independent_rows", "log_unit_ball_volume", "lp_solver"]
+__all__ = [
+    "FAN_LIMIT",
+    "GEOMETRY_RTOL",
+    "KNormBall",
+    "QHULL_WORK_LIMIT",
+    "independent_rows",
+    "log_unit_ball_volume",
+    "lp_solver",
+]

@@ -91,12 +91,23 @@ CACHE_ENV = "SEMIDP_CACHE_DIR"
 #: decide whether a build is attempted, so they are not part of the key.
 BUILD_OPTIONS = ("work_limit", "orbit_limit", "time_limit", "expand_limit")
 
-_TOL = 1e-9          # same one-sided tolerance as accountant.knorm.GEOMETRY_RTOL
-_MATCH = 1e-7        # distance under which two stored facet normals are the same
+_TOL = 1e-9  # same one-sided tolerance as accountant.knorm.GEOMETRY_RTOL
+_MATCH = 1e-7  # distance under which two stored facet normals are the same
 _FLOATS = ("basis", "vertices", "facets", "fan_points", "fan_volumes", "fan_cdf", "volume")
 _INTS = ("space", "vertex_vectors", "fan", "fan_multiplicity")
-_LOAD_ERRORS = (OSError, ValueError, KeyError, EOFError, TypeError, IndexError, AttributeError,
-                zipfile.BadZipFile, zlib.error, VerificationError, np.linalg.LinAlgError)
+_LOAD_ERRORS = (
+    OSError,
+    ValueError,
+    KeyError,
+    EOFError,
+    TypeError,
+    IndexError,
+    AttributeError,
+    zipfile.BadZipFile,
+    zlib.error,
+    VerificationError,
+    np.linalg.LinAlgError,
+)
 
 Status = Literal["hit", "miss", "rebuilt", "disabled"]
 IntArray = NDArray[np.int64]
@@ -174,8 +185,7 @@ def _check_options(symmetry: TableSymmetry | None, options: dict[str, float]) ->
     return {}
 
 
-def cache_key(space: SensitivitySpace, *, symmetry: TableSymmetry | None = None,
-              **build_options: float) -> str:
+def cache_key(space: SensitivitySpace, *, symmetry: TableSymmetry | None = None, **build_options: float) -> str:
     """SHA-256 naming the ball :meth:`KNormBall.from_space` builds for these arguments [CA24, Alg. 2].
 
     Hashes a canonical JSON header (format and package version, builder, dtype
@@ -191,10 +201,15 @@ def cache_key(space: SensitivitySpace, *, symmetry: TableSymmetry | None = None,
     (64, False, True)
     """
     arr = _space_array(space)
-    header = {"format": FORMAT_VERSION, "package": _package_version(),
-              "builder": "accountant.knorm.KNormBall.from_space", "dtype": arr.dtype.str,
-              "shape": list(arr.shape), "symmetry": _symmetry_json(symmetry),
-              "options": _check_options(symmetry, build_options)}
+    header = {
+        "format": FORMAT_VERSION,
+        "package": _package_version(),
+        "builder": "accountant.knorm.KNormBall.from_space",
+        "dtype": arr.dtype.str,
+        "shape": list(arr.shape),
+        "symmetry": _symmetry_json(symmetry),
+        "options": _check_options(symmetry, build_options),
+    }
     text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(text + b"\0" + arr.tobytes()).hexdigest()
 
@@ -205,15 +220,28 @@ def cache_key(space: SensitivitySpace, *, symmetry: TableSymmetry | None = None,
 
 
 def _to_arrays(ball: KNormBall, key: str) -> Arrays:
-    meta = {"format": FORMAT_VERSION, "key": key, "package": _package_version(), "method": ball.method,
-            "symmetry": _symmetry_json(ball.symmetry), "facet_orbit_sizes": list(ball.facet_orbit_sizes)}
-    return {"space": _space_array(ball.space), "basis": ball.basis, "vertices": ball.vertices,
-            "vertex_vectors": np.asarray(ball.vertex_vectors, dtype=np.int64), "facets": ball.facets,
-            "fan_points": ball.fan_points, "fan": np.asarray(ball.fan, dtype=np.int64),
-            "fan_volumes": ball.fan_volumes,
-            "fan_multiplicity": np.asarray(ball.fan_multiplicity, dtype=np.int64),
-            "fan_cdf": ball.fan_cdf, "volume": np.array(ball.volume, dtype=np.float64),
-            "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)}
+    meta = {
+        "format": FORMAT_VERSION,
+        "key": key,
+        "package": _package_version(),
+        "method": ball.method,
+        "symmetry": _symmetry_json(ball.symmetry),
+        "facet_orbit_sizes": list(ball.facet_orbit_sizes),
+    }
+    return {
+        "space": _space_array(ball.space),
+        "basis": ball.basis,
+        "vertices": ball.vertices,
+        "vertex_vectors": np.asarray(ball.vertex_vectors, dtype=np.int64),
+        "facets": ball.facets,
+        "fan_points": ball.fan_points,
+        "fan": np.asarray(ball.fan, dtype=np.int64),
+        "fan_volumes": ball.fan_volumes,
+        "fan_multiplicity": np.asarray(ball.fan_multiplicity, dtype=np.int64),
+        "fan_cdf": ball.fan_cdf,
+        "volume": np.array(ball.volume, dtype=np.float64),
+        "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8),
+    }
 
 
 def _write_atomic(path: Path, arrays: Arrays) -> None:
@@ -232,12 +260,13 @@ def _write_atomic(path: Path, arrays: Arrays) -> None:
 
 
 def _read(path: Path) -> Arrays:
-    with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:   # never unpickle
+    with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:  # never unpickle
         return {k: np.asarray(z[k]) for k in z.files}
 
 
-def _from_arrays(arr: Arrays, space: SensitivitySpace, key: str, symmetry: TableSymmetry | None,
-                 relation: Relation | None) -> KNormBall:
+def _from_arrays(
+    arr: Arrays, space: SensitivitySpace, key: str, symmetry: TableSymmetry | None, relation: Relation | None
+) -> KNormBall:
     """Rebuild the dataclass from stored arrays (structure only; the geometry is checked afterwards)."""
     expected = set(_FLOATS) | set(_INTS) | {"meta"}
     if set(arr) != expected:
@@ -258,11 +287,22 @@ def _from_arrays(arr: Arrays, space: SensitivitySpace, key: str, symmetry: Table
         raise VerificationError(f"stored symmetry {ball_sym!r} was not requested ({symmetry!r}).")
     f64 = {k: np.asarray(arr[k], dtype=np.float64) for k in _FLOATS}
     return KNormBall(
-        space=space, basis=f64["basis"], vertices=f64["vertices"], vertex_vectors=np.asarray(arr["vertex_vectors"]),
-        facets=f64["facets"], fan_points=f64["fan_points"], fan=np.asarray(arr["fan"], dtype=np.intp),
-        fan_volumes=f64["fan_volumes"], fan_multiplicity=np.asarray(arr["fan_multiplicity"]),
-        fan_cdf=f64["fan_cdf"], volume=float(f64["volume"]), relation=relation, method=str(meta["method"]),
-        symmetry=ball_sym, facet_orbit_sizes=tuple(int(x) for x in meta["facet_orbit_sizes"]))
+        space=space,
+        basis=f64["basis"],
+        vertices=f64["vertices"],
+        vertex_vectors=np.asarray(arr["vertex_vectors"]),
+        facets=f64["facets"],
+        fan_points=f64["fan_points"],
+        fan=np.asarray(arr["fan"], dtype=np.intp),
+        fan_volumes=f64["fan_volumes"],
+        fan_multiplicity=np.asarray(arr["fan_multiplicity"]),
+        fan_cdf=f64["fan_cdf"],
+        volume=float(f64["volume"]),
+        relation=relation,
+        method=str(meta["method"]),
+        symmetry=ball_sym,
+        facet_orbit_sizes=tuple(int(x) for x in meta["facet_orbit_sizes"]),
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -352,17 +392,26 @@ def cached_knorm_ball(
     ball = _build(space, relation, symmetry, build_options)
     build_dt = time.perf_counter() - t1
     try:
-        verify_knorm_ball(ball)          # a ball that would be refused on load is not stored
+        verify_knorm_ball(ball)  # a ball that would be refused on load is not stored
         _write_atomic(path, _to_arrays(ball, key))
     except (VerificationError, OSError) as e:
         reason = (reason + "; " if reason else "") + f"not stored: {type(e).__name__}: {e}"
     return ball, CacheInfo(status, key, path, build_dt, load_dt, reason)
 
 
-def _build(space: SensitivitySpace, relation: Relation | None, symmetry: TableSymmetry | None,
-           options: dict[str, float]) -> KNormBall:
+def _build(
+    space: SensitivitySpace, relation: Relation | None, symmetry: TableSymmetry | None, options: dict[str, float]
+) -> KNormBall:
     return KNormBall.from_space(space, relation=relation, symmetry=symmetry, **options)  # type: ignore[arg-type]
 
 
-__all__ = ["BUILD_OPTIONS", "CACHE_ENV", "FORMAT_VERSION", "CacheInfo", "cache_key", "cached_knorm_ball",
-           "default_cache_dir", "verify_knorm_ball"]
+__all__ = [
+    "BUILD_OPTIONS",
+    "CACHE_ENV",
+    "FORMAT_VERSION",
+    "CacheInfo",
+    "cache_key",
+    "cached_knorm_ball",
+    "default_cache_dir",
+    "verify_knorm_ball",
+]

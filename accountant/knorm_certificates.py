@@ -60,13 +60,13 @@ def exact_coordinates(basis: IntArray, vectors: IntArray, approx: FloatArray) ->
     n, s = vectors.shape[0], basis.shape[1]
     rounded = np.rint(approx)
     ok = np.all(np.abs(approx - rounded) < 1e-7, axis=0) & np.all(np.abs(rounded) < 2**40, axis=0)
-    num = np.where(ok, rounded, 0).astype(np.int64).T.copy()       # (n, s)
+    num = np.where(ok, rounded, 0).astype(np.int64).T.copy()  # (n, s)
     if float(np.abs(basis).max()) * float(np.abs(num).max(initial=0)) * s < 2.0**52:
         # every product and partial sum is an integer below 2**53: float64 arithmetic is exact here
         prod = basis.astype(np.float64) @ num.T.astype(np.float64)
         ok &= np.all(prod == vectors.T.astype(np.float64), axis=0)
     else:
-        ok &= np.all(basis @ num.T == vectors.T, axis=0)             # exact int64 check
+        ok &= np.all(basis @ num.T == vectors.T, axis=0)  # exact int64 check
     den = np.ones(n, dtype=np.int64)
     b_obj = basis.astype(object)
     for j in np.flatnonzero(~ok):
@@ -192,7 +192,7 @@ def certified_span(space: SensitivitySpace, basis: ArrayLike | None = None) -> S
             "The sensitivity space is {0} (rank 0): the invariant determines the data, no noise is needed."
         )
     uf = nz.astype(np.float64)
-    evals, evecs = np.linalg.eigh(uf.T @ uf)                # Gram of the stacked vectors, exact in float
+    evals, evecs = np.linalg.eigh(uf.T @ uf)  # Gram of the stacked vectors, exact in float
     keep = evals > evals[-1] * 1e-12
     s = int(np.sum(keep))
     q = np.ascontiguousarray(evecs[:, keep][:, ::-1])
@@ -288,8 +288,13 @@ def exact_gauge(space: SensitivitySpace, x: Sequence[int] | ArrayLike) -> GaugeC
     nz = space.array[np.any(space.array != 0, axis=1)]
     if not np.any(xi):
         return GaugeCertificate(Fraction(0), (), tuple(Fraction(0) for _ in range(space.dimension)))
-    res = linprog(np.ones(nz.shape[0]), A_eq=nz.T.astype(np.float64), b_eq=xi.astype(np.float64),
-                  bounds=(0, None), method="highs-ds")
+    res = linprog(
+        np.ones(nz.shape[0]),
+        A_eq=nz.T.astype(np.float64),
+        b_eq=xi.astype(np.float64),
+        bounds=(0, None),
+        method="highs-ds",
+    )
     if res.status == 2:
         raise InvalidArgument(f"x={xi.tolist()} is not in span(S) (the LP is infeasible).")
     if res.status != 0:

@@ -19,14 +19,13 @@ from accountant.errors import InvalidArgument, VerificationError
 from accountant.knorm import KNormBall
 from accountant.table_symmetry import TableSymmetry
 
-_TOL = 1e-9          # same one-sided tolerance as accountant.knorm.GEOMETRY_RTOL
-_MATCH = 1e-7        # distance under which two stored facet normals are the same
+_TOL = 1e-9  # same one-sided tolerance as accountant.knorm.GEOMETRY_RTOL
+_MATCH = 1e-7  # distance under which two stored facet normals are the same
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 Partner = tuple[NDArray[np.bool_], NDArray[np.intp], NDArray[np.intp]]
 
 __all__ = ["verify_knorm_ball"]
-
 
 
 def _require(ok: bool, msg: str) -> None:
@@ -89,11 +88,11 @@ def _on_other_facet(tight: NDArray[np.bool_], pts: NDArray[np.intp], partner: Pa
     for sel_all, cols, ex_all in groups:
         packed = np.packbits(tight[:, cols], axis=1)
         for c0 in range(0, len(sel_all), 1 << 15):
-            sel = sel_all[c0:c0 + (1 << 15)]
+            sel = sel_all[c0 : c0 + (1 << 15)]
             acc = np.full((len(sel), packed.shape[1]), 255, dtype=np.uint8)
             for k in range(pts.shape[1]):
                 acc &= packed[pts[sel, k]]
-            if ex_all is None:                       # the facet of the simplex itself is one of them
+            if ex_all is None:  # the facet of the simplex itself is one of them
                 ok[sel] = np.bitwise_count(acc).sum(axis=1) >= 2
                 continue
             ex = np.searchsorted(cols, ex_all[sel])  # clear the excluded facet's bit (big-endian order)
@@ -131,16 +130,22 @@ def verify_knorm_ball(ball: KNormBall) -> None:
     m = len(verts)
     _require(vv.shape == (m, d) and verts.shape == (m, s) and m >= 2, "vertex arrays have the wrong shape.")
     vset = {tuple(int(x) for x in row) for row in vv}
-    _require(len(vset) == m and vset <= set(sp.vectors) and (0,) * d not in vset,
-             "vertices are not distinct nonzero elements of S.")
+    _require(
+        len(vset) == m and vset <= set(sp.vectors) and (0,) * d not in vset,
+        "vertices are not distinct nonzero elements of S.",
+    )
     _require(float(np.abs(verts - vv.astype(np.float64) @ q).max()) <= _TOL, "vertices != Q^T vertex_vectors.")
-    _require(fp.ndim == 2 and fp.shape[1] == s and len(fp) >= m and np.array_equal(fp[:m], verts),
-             "fan points do not start with the vertices.")
+    _require(
+        fp.ndim == 2 and fp.shape[1] == s and len(fp) >= m and np.array_equal(fp[:m], verts),
+        "fan points do not start with the vertices.",
+    )
     # facets: the construction checks of KNormBall._check (volume aside)
     _require(facets.ndim == 2 and facets.shape[1] == s and len(facets) >= 2, "facets have the wrong shape.")
     sym = ball.symmetry
-    _require(sym is None or len(facets) == sum(ball.facet_orbit_sizes),
-             "facets are not expanded (expand_limit): the ball cannot be re-verified cheaply.")
+    _require(
+        sym is None or len(facets) == sum(ball.facet_orbit_sizes),
+        "facets are not expanded (expand_limit): the ball cannot be re-verified cheaply.",
+    )
     _require(float((pts @ facets.T).max()) <= 1 + _TOL, "an element of S has facet gauge > 1.")
     _require(float((verts @ facets.T).max(axis=1).min()) >= 1 - _TOL, "a vertex has facet gauge < 1.")
     look = _Lookup(facets)
@@ -149,37 +154,52 @@ def verify_knorm_ball(ball: KNormBall) -> None:
     # fan: volumes and CDF
     fan, mult = np.asarray(ball.fan, dtype=np.intp), np.asarray(ball.fan_multiplicity)
     t = len(fan)
-    _require(t >= 1 and fan.shape == (t, s) and ball.fan_volumes.shape == mult.shape == ball.fan_cdf.shape == (t,)
-             and int(fan.min()) >= 0 and int(fan.max()) < len(fp) and int(mult.min()) >= 1,
-             "fan arrays have the wrong shape or range.")
-    cdf = np.cumsum(ball.fan_volumes * mult)              # as KNormBall._assemble computes it
-    _require(float(np.abs(ball.fan_cdf - cdf / cdf[-1]).max()) <= 1e-12
-             and abs(ball.volume - cdf[-1]) <= 1e-12 * cdf[-1],
-             "fan CDF or volume differ from the fan volumes and multiplicities.")
+    _require(
+        t >= 1
+        and fan.shape == (t, s)
+        and ball.fan_volumes.shape == mult.shape == ball.fan_cdf.shape == (t,)
+        and int(fan.min()) >= 0
+        and int(fan.max()) < len(fp)
+        and int(mult.min()) >= 1,
+        "fan arrays have the wrong shape or range.",
+    )
+    cdf = np.cumsum(ball.fan_volumes * mult)  # as KNormBall._assemble computes it
+    _require(
+        float(np.abs(ball.fan_cdf - cdf / cdf[-1]).max()) <= 1e-12 and abs(ball.volume - cdf[-1]) <= 1e-12 * cdf[-1],
+        "fan CDF or volume differ from the fan volumes and multiplicities.",
+    )
     rows = np.sort(fan, axis=1)
-    _require(bool(np.all(np.diff(rows, axis=1) > 0)) and bool(np.all(_row_ids(rows)[1] == 1)),
-             "a fan simplex repeats a point, or two simplices coincide.")
+    _require(
+        bool(np.all(np.diff(rows, axis=1) > 0)) and bool(np.all(_row_ids(rows)[1] == 1)),
+        "a fan simplex repeats a point, or two simplices coincide.",
+    )
     w = fp[rows]
     det = np.linalg.det(w)
     vols = np.abs(det) / math.factorial(s)
-    _require(float(vols.max()) > 0 and float(np.abs(vols - ball.fan_volumes).max()) <= _TOL * float(vols.max()),
-             "stored fan volumes differ from |det|/s! of the fan points.")
-    flat = np.abs(det) <= _TOL * float(np.abs(det).max())          # e.g. qhull Qt's zero-volume simplices
+    _require(
+        float(vols.max()) > 0 and float(np.abs(vols - ball.fan_volumes).max()) <= _TOL * float(vols.max()),
+        "stored fan volumes differ from |det|/s! of the fan points.",
+    )
+    flat = np.abs(det) <= _TOL * float(np.abs(det).max())  # e.g. qhull Qt's zero-volume simplices
     _require(float(ball.fan_volumes[flat].sum()) <= _TOL * ball.volume, "flat fan simplices carry volume.")
     nd = np.flatnonzero(~flat)
     # tiling
     wn = w[nd]
     inv = np.asarray(np.linalg.inv(wn), dtype=np.float64)
-    fid = np.maximum(look.find(inv.sum(axis=2)), 0)   # the facet through the s points: W a = 1
-    _require(float(np.abs(np.einsum("tks,ts->tk", wn, facets[fid]) - 1).max()) <= _TOL,
-             "a fan simplex does not lie on a stored facet.")
+    fid = np.maximum(look.find(inv.sum(axis=2)), 0)  # the facet through the s points: W a = 1
+    _require(
+        float(np.abs(np.einsum("tks,ts->tk", wn, facets[fid]) - 1).max()) <= _TOL,
+        "a fan simplex does not lie on a stored facet.",
+    )
     tight = (np.vstack([pts, fp[m:]]) if sym is not None else pts) @ facets.T >= 1 - _TOL
-    local = np.full(len(fp), -1, dtype=np.intp)     # fan point -> row of ``tight``
+    local = np.full(len(fp), -1, dtype=np.intp)  # fan point -> row of ``tight``
     pos = {tuple(int(x) for x in r): i for i, r in enumerate(nz)}
     local[:m] = [pos[tuple(int(x) for x in r)] for r in vv]
     if sym is None:
-        _require(len(fp) == m and ball.facet_orbit_sizes == () and bool(np.all(mult == 1)),
-                 "a ball without symmetry has centroids, orbits or multiplicities.")
+        _require(
+            len(fp) == m and ball.facet_orbit_sizes == () and bool(np.all(mult == 1)),
+            "a ball without symmetry has centroids, orbits or multiplicities.",
+        )
         _require(len(np.unique(fid)) == len(facets), "a stored facet carries no fan simplex.")
         _tiling(rows[nd], wn, inv, fid.astype(np.int64), local, tight, None)
         return
@@ -187,8 +207,15 @@ def verify_knorm_ball(ball: KNormBall) -> None:
     _verify_symmetric(ball, sym, rows, wn, nd, inv, fid, local, tight, pts, look)
 
 
-def _tiling(rows: NDArray[np.intp], w: FloatArray, inv: FloatArray, group: NDArray[np.int64],
-            local: NDArray[np.intp], tight: NDArray[np.bool_], partner: Partner | None) -> None:
+def _tiling(
+    rows: NDArray[np.intp],
+    w: FloatArray,
+    inv: FloatArray,
+    group: NDArray[np.int64],
+    local: NDArray[np.intp],
+    tight: NDArray[np.bool_],
+    partner: Partner | None,
+) -> None:
     r"""Non-degenerate simplices (cones from 0, rows sorted) tile their groups (degree argument).
 
     Without symmetry (``partner`` None) a group is a facet F of K. With it, a group is a ridge
@@ -203,8 +230,7 @@ def _tiling(rows: NDArray[np.intp], w: FloatArray, inv: FloatArray, group: NDArr
     t, s = rows.shape
     _require(t > 0, "the fan has no non-degenerate simplex.")
     npos = s if partner is None else s - 1
-    keys = np.concatenate([np.concatenate([group[:, None], np.delete(rows, k, axis=1)], axis=1)
-                           for k in range(npos)])
+    keys = np.concatenate([np.concatenate([group[:, None], np.delete(rows, k, axis=1)], axis=1) for k in range(npos)])
     ids, counts = _row_ids(keys)
     _require(bool(np.all(counts <= 2)), "a wall of the fan is shared by more than two simplices.")
     own, kp = np.tile(np.arange(t), npos), np.repeat(np.arange(npos), t)
@@ -212,18 +238,24 @@ def _tiling(rows: NDArray[np.intp], w: FloatArray, inv: FloatArray, group: NDArr
     pts = local[rows[own[once], :npos]]
     wall_pts = pts[np.arange(npos)[None, :] != kp[once][:, None]].reshape(len(once), npos - 1)
     part = None if partner is None else (partner[0], partner[1][own[once]], partner[2][own[once]])
-    _require(bool(np.all(_on_other_facet(tight, wall_pts, part))),
-             "an unshared wall of the fan is not on the boundary of its facet or ridge.")
+    _require(
+        bool(np.all(_on_other_facet(tight, wall_pts, part))),
+        "an unshared wall of the fan is not on the boundary of its facet or ridge.",
+    )
     twice = np.flatnonzero(counts[ids] == 2)
     order = twice[np.argsort(ids[twice], kind="stable")]
     a, b = order[0::2], order[1::2]
-    _require(bool(np.all(np.einsum("ij,ij->i", inv[own[a], :, kp[a]], inv[own[b], :, kp[b]]) < 0)),
-             "two fan simplices sharing a wall lie on the same side of it (overlap).")
+    _require(
+        bool(np.all(np.einsum("ij,ij->i", inv[own[a], :, kp[a]], inv[own[b], :, kp[b]]) < 0)),
+        "two fan simplices sharing a wall lie on the same side of it (overlap).",
+    )
     gid, first = np.unique(group, return_index=True)
     where = np.searchsorted(gid, group)
-    lam = np.einsum("ts,tsk->tk", w[first].mean(axis=1)[where], inv)    # probe: barycentre of one simplex
-    _require(bool(np.all(np.bincount(where, weights=np.all(lam >= -_TOL, axis=1)) == 1)),
-             "a probe point is not covered exactly once by the fan simplices of its facet.")
+    lam = np.einsum("ts,tsk->tk", w[first].mean(axis=1)[where], inv)  # probe: barycentre of one simplex
+    _require(
+        bool(np.all(np.bincount(where, weights=np.all(lam >= -_TOL, axis=1)) == 1)),
+        "a probe point is not covered exactly once by the fan simplices of its facet.",
+    )
 
 
 def _orbit(sym: TableSymmetry, f: FloatArray) -> tuple[bytes, int]:
@@ -233,16 +265,28 @@ def _orbit(sym: TableSymmetry, f: FloatArray) -> tuple[bytes, int]:
     num = np.array([int(x * den) for x in fr], dtype=np.int64)
     g = math.gcd(den, *[int(x) for x in num])
     num, den = num // g, den // g
-    _require(float(np.abs(num / den - f).max()) <= 1e-9 * max(1.0, float(np.abs(f).max())),
-             "a facet normal is not a small rational vector.")
+    _require(
+        float(np.abs(num / den - f).max()) <= 1e-9 * max(1.0, float(np.abs(f).max())),
+        "a facet normal is not a small rational vector.",
+    )
     key, stab = sym.canonical(num.reshape(sym.rows, sym.cols))
     _require(sym.order % stab == 0, "stabiliser order does not divide the group order.")
     return key + den.to_bytes(16, "little"), sym.order // stab
 
 
-def _verify_symmetric(ball: KNormBall, sym: TableSymmetry, rows: NDArray[np.intp], w: FloatArray,
-                      nd: NDArray[np.intp], inv: FloatArray, fid: NDArray[np.intp], local: NDArray[np.intp],
-                      tight: NDArray[np.bool_], pts: FloatArray, look: _Lookup) -> None:
+def _verify_symmetric(
+    ball: KNormBall,
+    sym: TableSymmetry,
+    rows: NDArray[np.intp],
+    w: FloatArray,
+    nd: NDArray[np.intp],
+    inv: FloatArray,
+    fid: NDArray[np.intp],
+    local: NDArray[np.intp],
+    tight: NDArray[np.bool_],
+    pts: FloatArray,
+    look: _Lookup,
+) -> None:
     """Checks of a ball built up to ``sym``: orbits, group invariance, ridges (cones from facet centroids)."""
     try:
         sym.check_invariant(ball.space)
@@ -250,40 +294,58 @@ def _verify_symmetric(ball: KNormBall, sym: TableSymmetry, rows: NDArray[np.intp
         raise VerificationError(str(e)) from e
     q, facets, m, s, n_fp = ball.basis, ball.facets, len(ball.vertices), ball.dimension, len(ball.fan_points)
     _require(m == len(pts) and n_fp > m, "symmetric ball: vertices must be all of S, plus centroids.")
-    _require(int((rows >= m).sum(axis=1).max()) <= 1,
-             "the fan has simplices with more than one centroid (recursive decomposition, "
-             "accountant.face_fan): re-verification covers one-level fans only, so such a ball is not stored.")
-    _require(bool(np.all(rows[:, -1] >= m)) and bool(np.all(rows[:, -2] < m)),
-             "a fan simplex does not have exactly one centroid.")
+    _require(
+        int((rows >= m).sum(axis=1).max()) <= 1,
+        "the fan has simplices with more than one centroid (recursive decomposition, "
+        "accountant.face_fan): re-verification covers one-level fans only, so such a ball is not stored.",
+    )
+    _require(
+        bool(np.all(rows[:, -1] >= m)) and bool(np.all(rows[:, -2] < m)),
+        "a fan simplex does not have exactly one centroid.",
+    )
     cen = rows[:, -1]
-    ucen, first = np.unique(cen[nd], return_index=True)      # one facet per centroid, every centroid used
-    _require(len(ucen) == n_fp - m and bool(np.all(fid == fid[first][np.searchsorted(ucen, cen[nd])])),
-             "fan simplices around one centroid lie on different facets, or a centroid is unused.")
+    ucen, first = np.unique(cen[nd], return_index=True)  # one facet per centroid, every centroid used
+    _require(
+        len(ucen) == n_fp - m and bool(np.all(fid == fid[first][np.searchsorted(ucen, cen[nd])])),
+        "fan simplices around one centroid lie on different facets, or a centroid is unused.",
+    )
     reps = fid[first]
     _require(len(np.unique(reps)) == len(reps), "two centroids on one facet.")
     size_of = np.full(n_fp, -1, dtype=np.int64)
     keys: set[bytes] = set()
     for c_idx, f_idx in zip(ucen.tolist(), reps.tolist()):
-        _require(float(np.abs(ball.fan_points[c_idx] - pts[tight[:m, f_idx]].mean(axis=0)).max()) <= _TOL,
-                 "a centroid is not the vertex centroid of its facet.")
+        _require(
+            float(np.abs(ball.fan_points[c_idx] - pts[tight[:m, f_idx]].mean(axis=0)).max()) <= _TOL,
+            "a centroid is not the vertex centroid of its facet.",
+        )
         key, size_of[c_idx] = _orbit(sym, q @ facets[f_idx])
         _require(key not in keys, "two representative facets lie in one orbit.")
         keys.add(key)
     sizes = size_of[ucen]
-    _require(bool(np.array_equal(size_of[cen], ball.fan_multiplicity)),
-             "fan multiplicities != orbit sizes of their facets.")
-    _require(sorted(sizes.tolist()) == sorted(ball.facet_orbit_sizes) and int(sizes.sum()) == len(facets),
-             "facet orbit sizes do not match the stored facets.")
+    _require(
+        bool(np.array_equal(size_of[cen], ball.fan_multiplicity)), "fan multiplicities != orbit sizes of their facets."
+    )
+    _require(
+        sorted(sizes.tolist()) == sorted(ball.facet_orbit_sizes) and int(sizes.sum()) == len(facets),
+        "facet orbit sizes do not match the stored facets.",
+    )
     # the facet list is invariant under the generators of the group (so it is the union of the orbits)
     amb = (facets @ q.T).reshape(-1, sym.rows, sym.cols)
     r, c = sym.rows, sym.cols
-    gens = [amb[:, [1, 0, *range(2, r)], :], amb[:, [*range(1, r), 0], :],
-            amb[:, :, [1, 0, *range(2, c)]], amb[:, :, [*range(1, c), 0]], -amb]
+    gens = [
+        amb[:, [1, 0, *range(2, r)], :],
+        amb[:, [*range(1, r), 0], :],
+        amb[:, :, [1, 0, *range(2, c)]],
+        amb[:, :, [*range(1, c), 0]],
+        -amb,
+    ]
     if sym.transposes:
         gens.append(amb.transpose(0, 2, 1))
     for g in gens:
-        _require(bool(np.all(look.find(g.reshape(len(facets), -1) @ q) >= 0)),
-                 "the stored facets are not invariant under the symmetry group.")
+        _require(
+            bool(np.all(look.find(g.reshape(len(facets), -1) @ q) >= 0)),
+            "the stored facets are not invariant under the symmetry group.",
+        )
     # ridges: the base B (non-centroid points) of each simplex lies on F and one other stored facet G.
     # a_G = a_F + tau m, m the dual vector of the centroid (m.b = 0 on B, m.c = 1), tau < 0: the unit
     # vector of a_G - a_F is -m/|m|, looked up among the facets sharing s - 1 points with F.
@@ -297,11 +359,12 @@ def _verify_symmetric(ball: KNormBall, sym: TableSymmetry, rows: NDArray[np.intp
         sel = np.flatnonzero(fid == f_idx)
         hit = _Lookup(diff / np.linalg.norm(diff, axis=1)[:, None]).find(m_dir[sel])
         other[sel] = np.where(hit >= 0, cand[hit], -1)
-    _require(bool(np.all(other >= 0))
-             and float(np.abs(np.einsum("tks,ts->tk", w[:, :-1], facets[other]) - 1).max()) <= _TOL,
-             "a fan simplex's base does not lie on a ridge of K.")
+    _require(
+        bool(np.all(other >= 0)) and float(np.abs(np.einsum("tks,ts->tk", w[:, :-1], facets[other]) - 1).max()) <= _TOL,
+        "a fan simplex's base does not lie on a ridge of K.",
+    )
     rep_row = np.searchsorted(np.sort(reps), fid)
     table = np.zeros((len(reps), len(facets)), dtype=bool)
-    table[rep_row, other] = True                     # the triangulated ridges F∩G of each representative F
+    table[rep_row, other] = True  # the triangulated ridges F∩G of each representative F
     _require(s > 2 or bool(np.all(table.sum(axis=1) == 2)), "a facet (a segment) lacks an end.")
     _tiling(rows[nd], w, inv, fid.astype(np.int64) * len(facets) + other, local, tight, (table, rep_row, other))

@@ -56,10 +56,22 @@ from accountant.integer_matrix import (
 from accountant.invariants import Invariant
 
 __all__ = [
-    "GRAM_DIRECT_LIMIT", "MAX_CELLS_BLOCK", "MAX_CELLS_EXACT", "MAX_CELLS_SNF",
-    "MAX_LLL_DIMENSION", "LatticeBasis",
-    "LatticeCertificate", "basic_move_basis", "basis_for", "basis_from_columns", "certify", "counting_matrix",
-    "kernel_lattice_basis", "table_margins_matrix", "tail_constant", "total_matrix",
+    "GRAM_DIRECT_LIMIT",
+    "MAX_CELLS_BLOCK",
+    "MAX_CELLS_EXACT",
+    "MAX_CELLS_SNF",
+    "MAX_LLL_DIMENSION",
+    "LatticeBasis",
+    "LatticeCertificate",
+    "basic_move_basis",
+    "basis_for",
+    "basis_from_columns",
+    "certify",
+    "counting_matrix",
+    "kernel_lattice_basis",
+    "table_margins_matrix",
+    "tail_constant",
+    "total_matrix",
 ]
 
 #: Largest ``d`` (cells) for column reduction (Python ints, no gmpy2, including
@@ -148,20 +160,25 @@ def _certify(a: IntMatrix, d: int, ccols: IntMatrix) -> LatticeCertificate:
     prod = int_product(a, ccols)
     worst = max((abs(x) for row in prod for x in row), default=0)
     if worst:
-        raise VerificationError(f"check (i) A C = 0 failed: max |(A C)_ij| = {worst}; some column of "
-                                "C is not in the kernel of A.")
+        raise VerificationError(
+            f"check (i) A C = 0 failed: max |(A C)_ij| = {worst}; some column of C is not in the kernel of A."
+        )
     r = len(independent_rows(a))
     _, _, piv = column_reduce(ccols, d, m, track=False)
     if len(piv) != m or m != d - r:
-        raise VerificationError(f"check (ii) rank failed: rank C = {len(piv)} with {m} columns, "
-                                f"but d - rank A = {d} - {r} = {d - r}.")
+        raise VerificationError(
+            f"check (ii) rank failed: rank C = {len(piv)} with {m} columns, but d - rank A = {d} - {r} = {d - r}."
+        )
     index = abs(math.prod(piv))
     if index != 1:
-        raise VerificationError(f"check (iii) saturation failed: C generates a sublattice of index "
-                                f"{index} in Z^d ∩ ker A (invariant factors not all 1). Integer "
-                                "nullspace vectors are not necessarily a lattice basis.")
-    return LatticeCertificate(cells=d, constraint_rows=len(a), rank_of_A=r, rank_of_C=len(piv),
-                              max_abs_AC=0, saturation_index=index)
+        raise VerificationError(
+            f"check (iii) saturation failed: C generates a sublattice of index "
+            f"{index} in Z^d ∩ ker A (invariant factors not all 1). Integer "
+            "nullspace vectors are not necessarily a lattice basis."
+        )
+    return LatticeCertificate(
+        cells=d, constraint_rows=len(a), rank_of_A=r, rank_of_C=len(piv), max_abs_AC=0, saturation_index=index
+    )
 
 
 # --------------------------------------------------------------------------- basis object
@@ -243,9 +260,13 @@ class LatticeBasis:
 def _int64(cols: IntMatrix, d: int) -> NDArray[np.int64]:
     big = max((max(map(abs, col)) for col in cols), default=0)
     if big >= 2**63:
-        raise SearchTooLarge("largest basis entry (int64 matrix)", big, 2**63 - 1,
-                             f"LLL (reduce=True) shrinks entries but only up to dimension "
-                             f"{MAX_LLL_DIMENSION}; split the constraints into independent blocks.")
+        raise SearchTooLarge(
+            "largest basis entry (int64 matrix)",
+            big,
+            2**63 - 1,
+            f"LLL (reduce=True) shrinks entries but only up to dimension "
+            f"{MAX_LLL_DIMENSION}; split the constraints into independent blocks.",
+        )
     mat = np.array(cols, dtype=np.int64).reshape(len(cols), d).T.copy()
     mat.flags.writeable = False
     return mat
@@ -256,6 +277,7 @@ def _lll(cols: IntMatrix) -> IntMatrix | None:
     try:
         from sympy import ZZ
         from sympy.polys.matrices import DomainMatrix
+
         lll = DomainMatrix.lll
     except (ImportError, AttributeError):
         return None
@@ -286,10 +308,17 @@ def _gram_determinant(a: IntMatrix, d: int, cols: IntMatrix) -> int:
 
 def _build(a: IntMatrix, d: int, cols: IntMatrix, method: str, reduced: bool, note: str) -> LatticeBasis:
     cert = _certify(a, d, cols)
-    return LatticeBasis(exact=tuple(tuple(col[i] for col in cols) for i in range(d)),
-                        matrix=_int64(cols, d), rank_of_A=cert.rank_of_A, dimension=len(cols),
-                        method=method, reduced=reduced, gram_determinant=_gram_determinant(a, d, cols),
-                        certificate=cert, note=note)
+    return LatticeBasis(
+        exact=tuple(tuple(col[i] for col in cols) for i in range(d)),
+        matrix=_int64(cols, d),
+        rank_of_A=cert.rank_of_A,
+        dimension=len(cols),
+        method=method,
+        reduced=reduced,
+        gram_determinant=_gram_determinant(a, d, cols),
+        certificate=cert,
+        note=note,
+    )
 
 
 def _blocks(a: IntMatrix, d: int) -> list[list[int]] | None:
@@ -314,8 +343,9 @@ def _blocks(a: IntMatrix, d: int) -> list[list[int]] | None:
     return supports + [[j] for j in range(d) if j not in covered]
 
 
-def kernel_lattice_basis(A: object, *, method: Method = "auto",
-                         reduce: bool | Literal["auto"] = "auto") -> LatticeBasis:
+def kernel_lattice_basis(
+    A: object, *, method: Method = "auto", reduce: bool | Literal["auto"] = "auto"
+) -> LatticeBasis:
     r"""A certified integer basis of the noise lattice :math:`\mathbb Z^d\cap\ker\mathbf A` [DGGY23, Prop 8].
 
     Parameters
@@ -365,12 +395,18 @@ def kernel_lattice_basis(A: object, *, method: Method = "auto",
         raise InvalidArgument(f"reduce={reduce!r} must be True, False or 'auto'.")
     blocks = _blocks(a, d) if method in ("auto", "block") else None
     if method == "block" and blocks is None:
-        raise InvalidArgument("method='block' needs rows that are constant on pairwise disjoint "
-                              "supports (a total or block totals); use method='auto'.")
+        raise InvalidArgument(
+            "method='block' needs rows that are constant on pairwise disjoint "
+            "supports (a total or block totals); use method='auto'."
+        )
     if blocks is not None:
         if d > MAX_CELLS_BLOCK:
-            raise SearchTooLarge("closed-form block lattice basis (exact certification)", d,
-                                 MAX_CELLS_BLOCK, "Split the invariant by block and handle each separately.")
+            raise SearchTooLarge(
+                "closed-form block lattice basis (exact certification)",
+                d,
+                MAX_CELLS_BLOCK,
+                "Split the invariant by block and handle each separately.",
+            )
         cols = []
         for blk in blocks:
             for t in range(len(blk) - 1):
@@ -382,9 +418,12 @@ def kernel_lattice_basis(A: object, *, method: Method = "auto",
         cols.sort(key=lambda col: [-abs(v) for v in col])
         return _build(a, d, cols, "block", False, "")
     if d > MAX_CELLS_EXACT:
-        raise SearchTooLarge(f"exact kernel lattice basis of a {len(a)} x {d} matrix", d, MAX_CELLS_EXACT,
-                             "Totals over disjoint blocks use a closed form; block-separable "
-                             "invariants can be handled block by block.")
+        raise SearchTooLarge(
+            f"exact kernel lattice basis of a {len(a)} x {d} matrix",
+            d,
+            MAX_CELLS_EXACT,
+            "Totals over disjoint blocks use a closed form; block-separable invariants can be handled block by block.",
+        )
     note = ""
     used = "column-reduction"
     cols_out: IntMatrix | None = None
@@ -396,8 +435,12 @@ def kernel_lattice_basis(A: object, *, method: Method = "auto",
             note = "sympy has no smith_normal_decomp (needs >= 1.14); used column-reduction. "
         else:
             if d > MAX_CELLS_SNF:
-                raise SearchTooLarge("sympy Smith normal form", d, MAX_CELLS_SNF,
-                                     "method='column-reduction' gives the same lattice far faster.")
+                raise SearchTooLarge(
+                    "sympy Smith normal form",
+                    d,
+                    MAX_CELLS_SNF,
+                    "method='column-reduction' gives the same lattice far faster.",
+                )
             r = len(independent_rows(a))
             if a:
                 _, _, t = smith_normal_decomp(Matrix(a), domain=ZZ)
@@ -408,13 +451,17 @@ def kernel_lattice_basis(A: object, *, method: Method = "auto",
             used = "snf"
     if cols_out is None:
         _, v, piv = column_reduce(a, d, len(a), track=True)
-        cols_out = (v or [])[len(piv):]
+        cols_out = (v or [])[len(piv) :]
     reduced = False
     if reduce is True or (reduce == "auto" and any(abs(v) > 1 for col in cols_out for v in col)):
         if len(cols_out) > MAX_LLL_DIMENSION:
             if reduce is True:
-                raise SearchTooLarge("LLL reduction of the kernel basis (sympy, pure Python)",
-                                     len(cols_out), MAX_LLL_DIMENSION, "Use reduce='auto' or False.")
+                raise SearchTooLarge(
+                    "LLL reduction of the kernel basis (sympy, pure Python)",
+                    len(cols_out),
+                    MAX_LLL_DIMENSION,
+                    "Use reduce='auto' or False.",
+                )
             note += f"LLL skipped: dimension {len(cols_out)} > {MAX_LLL_DIMENSION}."
         elif cols_out:
             red = _lll(cols_out)
@@ -453,10 +500,10 @@ def counting_matrix(sets: Iterable[Iterable[int]], d: int) -> NDArray[np.int64]:
     """
     d = check_int("d", d, minimum=1)
     rows = []
-    for l, s in enumerate(sets):
-        cells = [check_int(f"cell of counting set {l}", c) for c in s]
+    for k, s in enumerate(sets):
+        cells = [check_int(f"cell of counting set {k}", c) for c in s]
         if len(set(cells)) != len(cells) or any(c >= d for c in cells):
-            raise InvalidArgument(f"counting set {l}={cells} must hold distinct cells in 0..{d - 1}.")
+            raise InvalidArgument(f"counting set {k}={cells} must hold distinct cells in 0..{d - 1}.")
         rows.append([int(i in cells) for i in range(d)])
     return np.array(rows, dtype=np.int64).reshape(len(rows), d)
 
@@ -477,8 +524,7 @@ def table_margins_matrix(r: int, c: int, *, drop_redundant: bool = False) -> NDA
     [[1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0], [0, 1, 0, 1]]
     """
     r, c = check_int("r", r, minimum=1), check_int("c", c, minimum=1)
-    sets = [[i * c + j for j in range(c)] for i in range(r)] + [[j + i * c for i in range(r)]
-                                                               for j in range(c)]
+    sets = [[i * c + j for j in range(c)] for i in range(r)] + [[j + i * c for i in range(r)] for j in range(c)]
     return counting_matrix(sets[:-1] if drop_redundant else sets, r * c)
 
 
@@ -508,8 +554,9 @@ def basic_move_basis(r: int, c: int) -> NDArray[np.int64]:
     return basis
 
 
-def basis_for(invariant: Invariant, space: DataSpace, *, method: Method = "auto",
-              reduce: bool | Literal["auto"] = "auto") -> LatticeBasis:
+def basis_for(
+    invariant: Invariant, space: DataSpace, *, method: Method = "auto", reduce: bool | Literal["auto"] = "auto"
+) -> LatticeBasis:
     """Lattice basis for an invariant of :mod:`accountant.invariants` via its ``matrix(space)``."""
     return kernel_lattice_basis(invariant.matrix(space), method=method, reduce=reduce)
 

@@ -27,8 +27,15 @@ from accountant.integer_matrix import (
 )
 from accountant.lattice import LatticeCertificate, certify
 
-__all__ = ["MAX_CELLS", "MAX_SPLIT_NODES", "FreeSplit", "NoFreeSplit", "exact_product", "free_coordinates",
-           "search_free_split"]
+__all__ = [
+    "MAX_CELLS",
+    "MAX_SPLIT_NODES",
+    "FreeSplit",
+    "NoFreeSplit",
+    "exact_product",
+    "free_coordinates",
+    "search_free_split",
+]
 
 #: Largest number of cells for the search and the exact certification of ``[I; M]``.
 MAX_CELLS = 500
@@ -85,8 +92,7 @@ class FreeSplit:
         z = np.zeros(zf.shape[:-1] + (self.cells,), dtype=np.int64)
         z[..., list(self.free)] = zf
         flat = zf.reshape(math.prod(zf.shape[:-1]), len(self.free)).astype(np.int64)
-        z[..., list(self.dependent)] = exact_product(flat, self.matrix).reshape(
-            zf.shape[:-1] + (len(self.dependent),))
+        z[..., list(self.dependent)] = exact_product(flat, self.matrix).reshape(zf.shape[:-1] + (len(self.dependent),))
         return z
 
 
@@ -198,15 +204,20 @@ def search_free_split(A: object, *, max_nodes: int = MAX_SPLIT_NODES) -> FreeSpl
     if d < 1:
         raise InvalidArgument("A must have at least one column (cell).")
     if d > MAX_CELLS:
-        raise SearchTooLarge("free-coordinate split (exact certification)", d, MAX_CELLS,
-                             "Split block-separable invariants and handle each block separately.")
+        raise SearchTooLarge(
+            "free-coordinate split (exact certification)",
+            d,
+            MAX_CELLS,
+            "Split block-separable invariants and handle each block separately.",
+        )
     rows, s, g = _saturated_rows(a, d)
     r = len(s)
     nodes = 0
     hit_budget = False
 
-    def dfs(mat: IntMatrix, rem: list[int], chosen: dict[int, int], banned: set[int]
-            ) -> tuple[IntMatrix, dict[int, int]] | None:
+    def dfs(
+        mat: IntMatrix, rem: list[int], chosen: dict[int, int], banned: set[int]
+    ) -> tuple[IntMatrix, dict[int, int]] | None:
         nonlocal nodes, hit_budget
         if not rem:
             return mat, chosen
@@ -234,12 +245,19 @@ def search_free_split(A: object, *, max_nodes: int = MAX_SPLIT_NODES) -> FreeSpl
     found = dfs(s, list(range(r)), {}, set())
     if found is None:
         if hit_budget:
-            return NoFreeSplit(f"no split found within max_nodes={budget} search nodes (not a proof; "
-                               "raise max_nodes, or use the MCMC sampler mechanisms.lattice_mcmc).",
-                               False, nodes)
-        return NoFreeSplit(f"no r={r} cells D have |det A_(R,D)| = g = {g} (exhaustive search, {nodes} "
-                           "nodes): no coordinate projection of the lattice is onto Z^(d-r); use the "
-                           "MCMC sampler mechanisms.lattice_mcmc.", True, nodes)
+            return NoFreeSplit(
+                f"no split found within max_nodes={budget} search nodes (not a proof; "
+                "raise max_nodes, or use the MCMC sampler mechanisms.lattice_mcmc).",
+                False,
+                nodes,
+            )
+        return NoFreeSplit(
+            f"no r={r} cells D have |det A_(R,D)| = g = {g} (exhaustive search, {nodes} "
+            "nodes): no coordinate projection of the lattice is onto Z^(d-r); use the "
+            "MCMC sampler mechanisms.lattice_mcmc.",
+            True,
+            nodes,
+        )
     mat, chosen = found
     dep = tuple(sorted(chosen))
     free = tuple(j for j in range(d) if j not in chosen)
@@ -250,10 +268,13 @@ def search_free_split(A: object, *, max_nodes: int = MAX_SPLIT_NODES) -> FreeSpl
             ccols[k][j] = mm[t][k]
     if any(v for row in int_product(a, ccols) for v in row):
         raise VerificationError("A [I; M] != 0 for a free-coordinate split (a bug).")
-    cert = certify(np.array(a, dtype=object).reshape(len(a), d),
-                   np.array([[col[i] for col in ccols] for i in range(d)], dtype=object).reshape(d, len(free)))
-    return FreeSplit(cells=d, rows=tuple(rows), free=free, dependent=dep, exact=mm, minor_gcd=g,
-                     nodes=nodes, certificate=cert)
+    cert = certify(
+        np.array(a, dtype=object).reshape(len(a), d),
+        np.array([[col[i] for col in ccols] for i in range(d)], dtype=object).reshape(d, len(free)),
+    )
+    return FreeSplit(
+        cells=d, rows=tuple(rows), free=free, dependent=dep, exact=mm, minor_gcd=g, nodes=nodes, certificate=cert
+    )
 
 
 def free_coordinates(A: object, *, max_nodes: int = MAX_SPLIT_NODES) -> FreeSplit | None:

@@ -78,7 +78,8 @@ def compare_lp_balls(ball: KNormBall, *, max_facets: int = 5000, max_volume_dim:
             ok = bool(np.all(np.abs(u) <= sp.linf))
         contains: Outcome = (
             Verified(f"every element of S has l{p} norm <= {rad:g} (exact integers); the ball is convex.")
-            if ok else Refuted("an element of S exceeds the radius (bug)")
+            if ok
+            else Refuted("an element of S exceeds the radius (bug)")
         )
         inflation: float | None = None
         if p == "2":
@@ -99,12 +100,20 @@ def section_support(c: FloatArray, rad: float, p: str, null: FloatArray) -> floa
     d = c.shape[0]
     k = null.shape[1]
     if p == "inf":
-        res = linprog(-c, A_eq=null.T if k else None, b_eq=np.zeros(k) if k else None,
-                      bounds=[(-rad, rad)] * d, method="highs")
+        res = linprog(
+            -c, A_eq=null.T if k else None, b_eq=np.zeros(k) if k else None, bounds=[(-rad, rad)] * d, method="highs"
+        )
     else:  # x = xp - xm, sum(xp + xm) <= rad
         a_eq = np.hstack([null.T, -null.T]) if k else None
-        res = linprog(np.concatenate([-c, c]), A_ub=np.ones((1, 2 * d)), b_ub=[rad],
-                      A_eq=a_eq, b_eq=np.zeros(k) if k else None, bounds=(0, None), method="highs")
+        res = linprog(
+            np.concatenate([-c, c]),
+            A_ub=np.ones((1, 2 * d)),
+            b_ub=[rad],
+            A_eq=a_eq,
+            b_eq=np.zeros(k) if k else None,
+            bounds=(0, None),
+            method="highs",
+        )
     if res.status != 0:  # pragma: no cover - bounded feasible LP
         raise VerificationError(f"support-function LP failed: {res.message}")
     return float(-res.fun)

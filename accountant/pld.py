@@ -163,9 +163,7 @@ class LossAtoms:
     def __post_init__(self) -> None:
         n = len(self.loss)
         if len(self.p) != n or len(self.q) != n:
-            raise InvalidArgument(
-                f"loss, p and q must have equal lengths; got {n}, {len(self.p)}, {len(self.q)}."
-            )
+            raise InvalidArgument(f"loss, p and q must have equal lengths; got {n}, {len(self.p)}, {len(self.q)}.")
         for name, vals in (("p", self.p), ("q", self.q)):
             for j, v in enumerate(vals):
                 if not (math.isfinite(v) and v >= 0.0):
@@ -375,9 +373,7 @@ class _GridPLD:
         return min(math.nextafter(total + self.inf_mass, math.inf), 1.0)
 
 
-def _shift_add(
-    masses: NDArray[np.float64], shifts: list[int], weights: list[float]
-) -> NDArray[np.float64]:
+def _shift_add(masses: NDArray[np.float64], shifts: list[int], weights: list[float]) -> NDArray[np.float64]:
     """Sparse convolution ``out[i] = sum_j weights[j] * masses[i - shifts[j]]`` (shifts >= 0).
 
     Each output entry is a sum of positive products accumulated in the order of
@@ -408,9 +404,7 @@ def _shift_add(
     return out
 
 
-def _build(
-    curves: Sequence[TradeoffCurve], mu: float, h: float, tail_mass: float, max_points: int
-) -> _GridPLD:
+def _build(curves: Sequence[TradeoffCurve], mu: float, h: float, tail_mass: float, max_points: int) -> _GridPLD:
     masses = np.ones(1, dtype=np.float64)
     offset = 0
     inf = 0.0

@@ -35,8 +35,11 @@ class Progress:
         self._last = now
         frac = min(done / self.total, 1.0)
         elapsed = now - self._t0
-        self.stream.write(f"\r{self.label}: {done}/{self.total} ({frac:.0%}), {elapsed:.0f} s"
-                          + (f", {note}" if note else "") + "\033[K")
+        self.stream.write(
+            f"\r{self.label}: {done}/{self.total} ({frac:.0%}), {elapsed:.0f} s"
+            + (f", {note}" if note else "")
+            + "\033[K"
+        )
         self.stream.flush()
         self._shown = True
 

@@ -44,8 +44,9 @@ class RecordOffsets:
 
     def _level(self, r: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
         if r not in self._levels:
-            combos = np.array(list(itertools.combinations_with_replacement(range(self.k), r)),
-                              dtype=np.int64).reshape(-1, r)
+            combos = np.array(list(itertools.combinations_with_replacement(range(self.k), r)), dtype=np.int64).reshape(
+                -1, r
+            )
             mult = np.zeros((combos.shape[0], self.k), dtype=np.int64)
             rows = np.repeat(np.arange(combos.shape[0]), r)
             np.add.at(mult, (rows, combos.reshape(-1)), 1)
@@ -117,8 +118,9 @@ class RowBits:
             return out
         vmax = int(nset.max())
         if self._stack.shape[0] <= vmax:  # layer v holds bits(v); layer 0 is unused
-            self._stack = np.stack([np.zeros((self.k, self.nbytes), dtype=np.uint8)]
-                                   + [self.bits(v) for v in range(1, vmax + 1)])
+            self._stack = np.stack(
+                [np.zeros((self.k, self.nbytes), dtype=np.uint8)] + [self.bits(v) for v in range(1, vmax + 1)]
+            )
         stack = self._stack
         supp = (nset > 0).sum(axis=1)
         for s in np.unique(supp).tolist():
@@ -146,7 +148,7 @@ def dedupe_rows(x: NDArray[np.int64], cap: int) -> tuple[NDArray[np.int64], NDAr
     """Unique rows of ``x`` (entries in ``0..cap``): (unique, first index, inverse)."""
     k = x.shape[1]
     base = cap + 1
-    if base ** k < 2**62:
+    if base**k < 2**62:
         keys = x @ (base ** np.arange(k - 1, -1, -1, dtype=np.int64))
         _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
     else:

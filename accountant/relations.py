@@ -176,8 +176,10 @@ class IntegerSubspace:
         return "integer-subspace"
 
     def describe(self) -> str:
-        return (f"integer subspace DP: histograms with the same {len(self.constraint)} counting totals, "
-                f"{self.norm} distance <= {self.distance:g}")
+        return (
+            f"integer subspace DP: histograms with the same {len(self.constraint)} counting totals, "
+            f"{self.norm} distance <= {self.distance:g}"
+        )
 
 
 Relation = Union[Replace, AddRemove, SemiAdjacent, Subspace, IntegerSubspace]

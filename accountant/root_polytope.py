@@ -137,8 +137,7 @@ def root_polytope_log_volume(c: int) -> float:
     10.392304845
     """
     check_int("c", c, minimum=2)
-    return (0.5 * (c - 1) * math.log(2.0) + 0.5 * math.log(c) + math.log(math.comb(2 * c - 2, c - 1))
-            - math.lgamma(c))
+    return 0.5 * (c - 1) * math.log(2.0) + 0.5 * math.log(c) + math.log(math.comb(2 * c - 2, c - 1)) - math.lgamma(c)
 
 
 def two_row_moves(c: int) -> frozenset[tuple[int, ...]]:
@@ -156,22 +155,30 @@ def _why_not_two_row(space: SensitivitySpace) -> str | None:
     """None if ``space`` is exactly the 2 x c moves set, else the reason (exact integer comparison)."""
     d = space.dimension
     if d % 2 or d < 4:
-        return (f"its vectors have length {d}, which is not 2c for a 2 x c table with c >= 2 "
-                f"(row-major cells: first row, then second row).")
+        return (
+            f"its vectors have length {d}, which is not 2c for a 2 x c table with c >= 2 "
+            f"(row-major cells: first row, then second row)."
+        )
     c = d // 2
     want = c * (c - 1) + 1
     for u in space.vectors:
         top, bottom = u[:c], u[c:]
         if any(b != -t for t, b in zip(top, bottom)):
-            return (f"the vector {list(u)} is not of the form (v, -v) (second row = minus the first row), "
-                    f"so the space is not that of a 2 x {c} table under both one-way margins "
-                    "(a c x 2 table must be transposed to 2 x c first).")
+            return (
+                f"the vector {list(u)} is not of the form (v, -v) (second row = minus the first row), "
+                f"so the space is not that of a 2 x {c} table under both one-way margins "
+                "(a c x 2 table must be transposed to 2 x c first)."
+            )
         if any(top) and (sorted(top) != [-1] + [0] * (c - 2) + [1]):
-            return (f"the vector {list(u)} has first row {list(top)}, which is not e_j - e_k: the space "
-                    f"is not the moves set of a 2 x {c} table (e.g. group-inflated or a larger radius).")
+            return (
+                f"the vector {list(u)} has first row {list(top)}, which is not e_j - e_k: the space "
+                f"is not the moves set of a 2 x {c} table (e.g. group-inflated or a larger radius)."
+            )
     if space.size != want:
-        return (f"it has {space.size} vectors, but the 2 x {c} moves set has c(c - 1) + 1 = {want}; "
-                "some moves e_j - e_k are missing.")
+        return (
+            f"it has {space.size} vectors, but the 2 x {c} moves set has c(c - 1) + 1 = {want}; "
+            "some moves e_j - e_k are missing."
+        )
     return None
 
 
@@ -256,7 +263,7 @@ class RootPolytopeBall(SpanCoordinates):
                 f"this one is not: {why} Use accountant.knorm.KNormBall.from_space (or containing_ball) instead."
             )
         ball = cls(space.dimension // 2, relation)
-        object.__setattr__(ball, "space", space)        # seed the cache with the caller's (equal) space
+        object.__setattr__(ball, "space", space)  # seed the cache with the caller's (equal) space
         return ball
 
     @cached_property
@@ -359,13 +366,13 @@ class RootPolytopeBall(SpanCoordinates):
             m = min(SAMPLE_CHUNK, size - start)
             k = 1 + np.searchsorted(self.facet_size_cdf, rng.random(m), side="right")
             np.minimum(k, c - 1, out=k)
-            mask = rng.permuted(cols[None, :] < k[:, None], axis=1)          # uniform k-subset I per row
+            mask = rng.permuted(cols[None, :] < k[:, None], axis=1)  # uniform k-subset I per row
             e = rng.standard_exponential((m, c))
             s_in = np.where(mask, e, 0.0).sum(axis=1, keepdims=True)
             s_out = np.where(mask, 0.0, e).sum(axis=1, keepdims=True)
-            v = np.where(mask, e / s_in, -e / s_out)                          # alpha - beta, uniform on F_I
-            r = rng.random(m) ** (1.0 / (c - 1))                              # radial law t^(c-1) on [0, 1]
-            out[start:start + m] = v * r[:, None]
+            v = np.where(mask, e / s_in, -e / s_out)  # alpha - beta, uniform on F_I
+            r = rng.random(m) ** (1.0 / (c - 1))  # radial law t^(c-1) on [0, 1]
+            out[start : start + m] = v * r[:, None]
         return out
 
     def sample_uniform(self, *, rng: np.random.Generator, size: int) -> FloatArray:
@@ -385,6 +392,10 @@ class RootPolytopeBall(SpanCoordinates):
 
 
 __all__ = [
-    "METHOD", "RootPolytopeBall", "facet_size_weights", "helmert_basis", "root_polytope_log_volume",
+    "METHOD",
+    "RootPolytopeBall",
+    "facet_size_weights",
+    "helmert_basis",
+    "root_polytope_log_volume",
     "two_row_moves",
 ]

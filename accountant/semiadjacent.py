@@ -83,9 +83,13 @@ class SemiAdjacentParameter:
             return None
         w = self.search.witness
         return {
-            "dataset": list(w.dataset), "record": _levels(space, w.record), "target": _levels(space, w.target),
-            "nearest": list(w.nearest), "distance": w.distance,
-            "fiber_size": self.search.fiber_size, "note": self.search.note,
+            "dataset": list(w.dataset),
+            "record": _levels(space, w.record),
+            "target": _levels(space, w.target),
+            "nearest": list(w.nearest),
+            "distance": w.distance,
+            "fiber_size": self.search.fiber_size,
+            "note": self.search.note,
         }
 
 
@@ -93,7 +97,7 @@ def _disjoint_margins(space: DataSpace, inv: Margins) -> list[tuple[int, ...]]:
     inv.check(space)
     sets = [tuple(space.index(n) for n in m) for m in inv.margins]
     seen: set[int] = set()
-    for m, idx in zip(inv.margins, sets):
+    for idx in sets:
         if seen & set(idx):
             raise UnsupportedRelease(
                 f"margins {[list(x) for x in inv.margins]} overlap (feature(s) "
@@ -179,14 +183,14 @@ def closed_form(
 
     if isinstance(invariant, (NoInvariant, Total)):
         if n == 0 or space.n_cells == 1:
-            return SemiAdjacentParameter(
-                0, "closed-form", "D_t has a single dataset: nothing to protect", True, scope
-            )
+            return SemiAdjacentParameter(0, "closed-form", "D_t has a single dataset: nothing to protect", True, scope)
         what = "no invariant" if isinstance(invariant, NoInvariant) else "the total n is fixed by replace-one"
         return SemiAdjacentParameter(
-            1, "closed-form",
+            1,
+            "closed-form",
             f"{what}: any individual reaches any target value by one replacement",
-            True, scope,
+            True,
+            scope,
         )
     if isinstance(invariant, Margins):
         sets = _disjoint_margins(space, invariant)
@@ -199,37 +203,42 @@ def closed_form(
             name = " x ".join(space.names[i] for i in sets[0])
             if nonempty >= 2:
                 return SemiAdjacentParameter(
-                    2, "closed-form",
+                    2,
+                    "closed-form",
                     f"an individual in one {name} level impersonating another {name} level: the "
                     f"{name} counts change, so one record of the target level must move back "
                     "(distance 2; a single replacement cannot keep the counts)",
-                    True, scope,
+                    True,
+                    scope,
                 )
             if free_levels >= 2 and n >= 1:
                 return SemiAdjacentParameter(
-                    1, "closed-form",
+                    1,
+                    "closed-form",
                     f"all records share one {name} level; only free features can change (distance 1)",
-                    True, scope,
+                    True,
+                    scope,
                 )
-            return SemiAdjacentParameter(
-                0, "closed-form", "D_t has a single dataset: nothing to protect", True, scope
-            )
+            return SemiAdjacentParameter(0, "closed-form", "D_t has a single dataset: nothing to protect", True, scope)
         if n <= 1:
             return SemiAdjacentParameter(
-                0 if free_levels == 1 else 1, "closed-form",
+                0 if free_levels == 1 else 1,
+                "closed-form",
                 "a single record: its constrained values are fixed by the margins",
-                True, scope,
+                True,
+                scope,
             )
         return SemiAdjacentParameter(
-            q + 1, "closed-form",
+            q + 1,
+            "closed-form",
             f"bound of Cho & Awan Thm. 16 with {q} disjoint margins: the individual changes every "
             f"margin's value and each needs its own compensating record (<= {q + 1} replacements); "
             "the exact value may be smaller",
-            False, scope,
+            False,
+            scope,
         )
     raise UnsupportedRelease(
-        f"no closed form for a {invariant.kind!r} invariant; use the exact search "
-        "(accountant.semiadjacent_search)."
+        f"no closed form for a {invariant.kind!r} invariant; use the exact search (accountant.semiadjacent_search)."
     )
 
 
@@ -241,15 +250,15 @@ def _add_remove(
     scope: str,
 ) -> SemiAdjacentParameter:
     if isinstance(invariant, NoInvariant):
-        return SemiAdjacentParameter(
-            1, "closed-form", "no invariant: add or remove one record", True, scope
-        )
+        return SemiAdjacentParameter(1, "closed-form", "no invariant: add or remove one record", True, scope)
     hamming = closed_form(space, invariant, Replace(), table=table, records=records)
     return SemiAdjacentParameter(
-        2 * hamming.value, "closed-form",
+        2 * hamming.value,
+        "closed-form",
         "the invariant fixes n, so conforming datasets have equal size and each replacement is one "
         f"removal plus one addition (|X sym-diff X'| = 2 d_H); Hamming case: {hamming.witness}",
-        hamming.exact, scope,
+        hamming.exact,
+        scope,
     )
 
 
@@ -263,6 +272,7 @@ def _describe_search(space: DataSpace, r: "SemiAdjacentResult") -> str:
 
     def rec(c: int) -> str:
         return "(" + ", ".join(map(str, _levels(space, c))) + ")"
+
     bound = "" if r.exact else f"; search budget ran out: a(t) in [{r.value}, {r.upper}], the upper end is used"
     size = f" over {r.fiber_size} conforming histograms" if r.fiber_size is not None else ""
     return (
@@ -329,6 +339,11 @@ def semi_adjacent_parameter(
 
     r = search(space, invariant, table=table, method="auto", limit=limit, time_limit=time_limit)
     return SemiAdjacentParameter(
-        value=factor * r.upper, method=r.method,  # type: ignore[arg-type]
-        witness=_describe_search(space, r), exact=r.exact, scope="actual t", search=r, factor=factor,
+        value=factor * r.upper,
+        method=r.method,  # type: ignore[arg-type]
+        witness=_describe_search(space, r),
+        exact=r.exact,
+        scope="actual t",
+        search=r,
+        factor=factor,
     )

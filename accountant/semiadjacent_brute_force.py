@@ -79,7 +79,9 @@ def semiadjacent_by_brute_force(
     size = k**nn
     if size > limit:
         raise SearchTooLarge(
-            f"brute force over ordered datasets ({k} cells, n={nn})", size, limit,
+            f"brute force over ordered datasets ({k} cells, n={nn})",
+            size,
+            limit,
             hint="Use method='graph-search' (histograms) or 'integer-program'.",
         )
     deadline = t0 + time_limit
@@ -97,9 +99,7 @@ def semiadjacent_by_brute_force(
     data = recs[keep]
     m = data.shape[0]
     if m == 0:
-        raise InvalidArgument(
-            f"No dataset with n={nn} records has invariant value t={fib.t!r}; D_t is empty."
-        )
+        raise InvalidArgument(f"No dataset with n={nn} records has invariant value t={fib.t!r}; D_t is empty.")
     if m * m * nn > 400_000_000:
         raise SearchTooLarge("brute force distance matrix over D_t", m * m * nn, 400_000_000)
     dist = np.zeros((m, m), dtype=np.int64)
@@ -125,12 +125,16 @@ def semiadjacent_by_brute_force(
     X = tuple(int(c) for c in data[j])
     X2 = tuple(int(c) for c in data[j2])
     w = Witness(
-        dataset=tuple(int(c) for c in hists[keep][j]), record=X[i], target=v,
-        nearest=tuple(int(c) for c in hists[keep][j2]), distance=best,
-        individual=i, ordered_dataset=X, ordered_nearest=X2,
+        dataset=tuple(int(c) for c in hists[keep][j]),
+        record=X[i],
+        target=v,
+        nearest=tuple(int(c) for c in hists[keep][j2]),
+        distance=best,
+        individual=i,
+        ordered_dataset=X,
+        ordered_nearest=X2,
     )
     fsize = int(np.unique(hists[keep], axis=0).shape[0])
     upper = best if complete else nn
     note = "" if complete else "time budget ran out; value is a lower bound, upper is n"
-    return SemiAdjacentResult(best, upper, complete, "brute-force", w, fsize, m, fib.t, nn, note,
-                              time.monotonic() - t0)
+    return SemiAdjacentResult(best, upper, complete, "brute-force", w, fsize, m, fib.t, nn, note, time.monotonic() - t0)

@@ -99,9 +99,7 @@ def pair_search(
     return out
 
 
-def pair_direct(
-    gx: NDArray[np.int64], gy: NDArray[np.int64], rows: NDArray[np.int64], deadline: float
-) -> PairOutcome:
+def pair_direct(gx: NDArray[np.int64], gy: NDArray[np.int64], rows: NDArray[np.int64], deadline: float) -> PairOutcome:
     """Exact nearest points by direct L1 distances (callable invariants; wide levels)."""
     best = -1
     best_g = int(rows[0])
@@ -258,8 +256,7 @@ def graph_search_on(
             notes.append(f"time budget ran out inside record pair ({x}, {y})")
         if out.dist > best:
             best = out.dist
-            best_w = (x, y, bits_cache[x].gx[out.g_index].astype(np.int64),
-                      out.g_near.astype(np.int64))
+            best_w = (x, y, bits_cache[x].gx[out.g_index].astype(np.int64), out.g_near.astype(np.int64))
         if not out.complete:
             break
     progress.close()
@@ -274,12 +271,12 @@ def graph_search_on(
     h[x] += 1
     h2 = g2.copy()
     h2[y] += 1
-    w = Witness(tuple(int(v) for v in h), x, y, tuple(int(v) for v in h2),
-                replacement_distance(h, x, h2, y))
+    w = Witness(tuple(int(v) for v in h), x, y, tuple(int(v) for v in h2), replacement_distance(h, x, h2, y))
     value = w.distance
     if value != 1 + best:
         raise VerificationError(f"internal error: witness distance {value} != 1 + {best}")
     upper = value if complete else max(value, 1 + unchecked_bound)
     notes.append(bound_note)
-    return SemiAdjacentResult(value, upper, complete, method, w, fsize, ndata, fib.t, fib.n,
-                              "; ".join(notes), time.monotonic() - t0)
+    return SemiAdjacentResult(
+        value, upper, complete, method, w, fsize, ndata, fib.t, fib.n, "; ".join(notes), time.monotonic() - t0
+    )

@@ -36,7 +36,10 @@ from accountant.semiadjacent_results import (
 
 
 def inner_min_ilp(
-    a: NDArray[np.int64], b_other: NDArray[np.int64], g: NDArray[np.int64], ub: NDArray[np.int64],
+    a: NDArray[np.int64],
+    b_other: NDArray[np.int64],
+    g: NDArray[np.int64],
+    ub: NDArray[np.int64],
     time_limit: float,
 ) -> tuple[str, NDArray[np.int64] | None, int]:
     """min |g - g'|_1 / 2 over integer g' >= 0, A g' = b_other. Returns (status, g', dist).
@@ -59,9 +62,13 @@ def inner_min_ilp(
     lb = np.zeros(3 * k)
     ubv = np.concatenate([ub.astype(float), np.full(2 * k, np.inf)])
     integ = np.concatenate([np.ones(k), np.zeros(2 * k)])
-    res = solve_milp(c=c, integrality=integ, bounds=Bounds(lb, ubv),
-               constraints=[LinearConstraint(aeq, beq, beq)],
-               options={"time_limit": max(time_limit, 1e-3), "mip_rel_gap": 0.0, "presolve": True})
+    res = solve_milp(
+        c=c,
+        integrality=integ,
+        bounds=Bounds(lb, ubv),
+        constraints=[LinearConstraint(aeq, beq, beq)],
+        options={"time_limit": max(time_limit, 1e-3), "mip_rel_gap": 0.0, "presolve": True},
+    )
     if res.status == 2:
         return "infeasible", None, -1
     if res.x is None:
@@ -90,8 +97,9 @@ class IlpMaster:
     ``g >= N`` would put ``g + P - N`` in ``G_y`` within distance ``|N| < m``.
     """
 
-    def __init__(self, a: NDArray[np.int64], b_x: NDArray[np.int64], ub: NDArray[np.int64],
-                 m: int, n_targets: int) -> None:
+    def __init__(
+        self, a: NDArray[np.int64], b_x: NDArray[np.int64], ub: NDArray[np.int64], m: int, n_targets: int
+    ) -> None:
         self.a = a
         self.b = b_x
         self.ub = ub
@@ -157,16 +165,20 @@ class IlpMaster:
             cons.append(LinearConstraint(cm, 0.0, np.inf))
         lb = np.zeros(nv)
         ubv = np.concatenate([self.ub.astype(float), np.ones(k * L + J)])
-        res = solve_milp(c=np.zeros(nv), integrality=np.ones(nv), bounds=Bounds(lb, ubv),
-                   constraints=cons, options={"time_limit": max(time_limit, 1e-3), "presolve": True})
+        res = solve_milp(
+            c=np.zeros(nv),
+            integrality=np.ones(nv),
+            bounds=Bounds(lb, ubv),
+            constraints=cons,
+            options={"time_limit": max(time_limit, 1e-3), "presolve": True},
+        )
         if res.status == 2:
             return "infeasible", None, -1
         if res.x is None:
             return "unknown", None, -1
         g = np.rint(res.x[:k]).astype(np.int64)
         z = np.rint(res.x[oz:]).astype(np.int64)
-        if not (np.array_equal(self.a @ g, self.b) and (g >= 0).all() and (g <= self.ub).all()
-                and int(z.sum()) == 1):
+        if not (np.array_equal(self.a @ g, self.b) and (g >= 0).all() and (g <= self.ub).all() and int(z.sum()) == 1):
             return "unknown", None, -1
         return "feasible", g, int(z.argmax())
 
@@ -316,9 +328,7 @@ def ilp_search(
         g[x] -= 1
         status, g2, d = inner_min_ilp(a, b_of[y], g, ub_of[y], max(remaining(), 10.0))
         if g2 is None or status != "optimal":
-            raise InvalidArgument(
-                "The time budget ran out before a single witness was found; raise time_limit."
-            )
+            raise InvalidArgument("The time budget ran out before a single witness was found; raise time_limit.")
         consider(x, y, g, g2, d)
 
     # One master problem per ordered pair (x, y): measured faster than one per x
@@ -335,8 +345,7 @@ def ilp_search(
             continue  # G_x = G_y: distance 0 for every g
         while complete and pair_bound(x, y) > best:
             m = best + 1
-            status, _, gd, gd2, d, lazy = decide_record(a, x, [y], b_of, ub_of, m, offsets,
-                                                         deadline, max_cuts)
+            status, _, gd, gd2, d, lazy = decide_record(a, x, [y], b_of, ub_of, m, offsets, deadline, max_cuts)
             n_decisions += 1
             n_lazy += lazy
             if status == "no":
@@ -360,15 +369,15 @@ def ilp_search(
     h[x] += 1
     h2 = g2.copy()
     h2[y] += 1
-    w = Witness(tuple(int(v) for v in h), x, y, tuple(int(v) for v in h2),
-                replacement_distance(h, x, h2, y))
+    w = Witness(tuple(int(v) for v in h), x, y, tuple(int(v) for v in h2), replacement_distance(h, x, h2, y))
     if w.distance != 1 + best:
         raise VerificationError(f"internal error: witness distance {w.distance} != 1 + {best}")
     upper = w.distance if complete else max(w.distance, 1 + unresolved_bound)
     notes.append(f"{n_decisions} master problems, {n_lazy} lazy cuts")
     notes.append(bound_note)
-    return SemiAdjacentResult(w.distance, upper, complete, method, w, None, None, fib.t, fib.n,
-                              "; ".join(notes), time.monotonic() - t0)
+    return SemiAdjacentResult(
+        w.distance, upper, complete, method, w, None, None, fib.t, fib.n, "; ".join(notes), time.monotonic() - t0
+    )
 
 
 def bounds_for(a: NDArray[np.int64], b: NDArray[np.int64], n: int) -> NDArray[np.int64]:

@@ -87,11 +87,7 @@ class Witness:
         ``h - e_record`` and ``h' - e_target`` is aligned position by position,
         and the leftovers are paired arbitrarily.
         """
-        if (
-            self.ordered_dataset is not None
-            and self.ordered_nearest is not None
-            and self.individual is not None
-        ):
+        if self.ordered_dataset is not None and self.ordered_nearest is not None and self.individual is not None:
             return self.ordered_dataset, self.ordered_nearest, self.individual
         g = list(self.dataset)
         g2 = list(self.nearest)
@@ -187,9 +183,7 @@ def replacement_distance(
     h = [int(v) for v in dataset]
     h2 = [int(v) for v in nearest]
     if len(h) != len(h2) or sum(h) != sum(h2):
-        raise InvalidArgument(
-            f"histograms {tuple(h)} and {tuple(h2)} must have the same length and total."
-        )
+        raise InvalidArgument(f"histograms {tuple(h)} and {tuple(h2)} must have the same length and total.")
     if not (0 <= record < len(h)) or h[record] < 1:
         raise InvalidArgument(f"record cell {record} must be a nonempty cell of {tuple(h)}.")
     if not (0 <= target < len(h2)) or h2[target] < 1:
@@ -226,8 +220,7 @@ def pair_bound_fn(fib: Fiber) -> tuple[Callable[[int, int], int], str]:
                 return sum(1 for s in sets if any(rx[i] != ry[i] for i in s))
 
             return margin_bound, (
-                f"Cho & Awan 2024, Thm. 16 (margins over {len(sets)} disjoint feature sets): "
-                f"a(t) <= {len(sets) + 1}"
+                f"Cho & Awan 2024, Thm. 16 (margins over {len(sets)} disjoint feature sets): a(t) <= {len(sets) + 1}"
             )
     if isinstance(inv, Counting):
         members = [set(s) for s in inv.sets]
@@ -252,11 +245,22 @@ def check_budget(limit: int, time_limit: float) -> None:
     check_positive("time_limit", time_limit)
 
 
-def zero_result(fib: Fiber, h: NDArray[np.int64], method: str, fsize: int | None,
-                 ndata: int | None, note: str, t0: float) -> SemiAdjacentResult:
+def zero_result(
+    fib: Fiber, h: NDArray[np.int64], method: str, fsize: int | None, ndata: int | None, note: str, t0: float
+) -> SemiAdjacentResult:
     cell = int(np.flatnonzero(h)[0])
     ht = tuple(int(v) for v in h)
     w = Witness(ht, cell, cell, ht, 0)
-    return SemiAdjacentResult(0, 0, True, method, w, fsize, ndata, fib.t, fib.n,
-                              note or "X_t has a single record value: every record is identical "
-                              "(|D_t| = 1), nothing to protect.", time.monotonic() - t0)
+    return SemiAdjacentResult(
+        0,
+        0,
+        True,
+        method,
+        w,
+        fsize,
+        ndata,
+        fib.t,
+        fib.n,
+        note or "X_t has a single record value: every record is identical (|D_t| = 1), nothing to protect.",
+        time.monotonic() - t0,
+    )

@@ -50,7 +50,6 @@ Every result carries a :class:`Witness` (dataset, record, target, nearest
 conforming dataset, distance) that :mod:`verify.witness` re-checks from scratch.
 """
 
-
 from __future__ import annotations
 
 import time
@@ -146,14 +145,11 @@ def search_semi_adjacent_parameter(
         raise InvalidArgument(f"method={method!r} must be one of {list(METHODS)}.")
     check_budget(limit, time_limit)
     if method == "brute-force":
-        return semiadjacent_by_brute_force(space, invariant, table=table, t=t, n=n,
-                                           limit=limit, time_limit=time_limit)
+        return semiadjacent_by_brute_force(space, invariant, table=table, t=t, n=n, limit=limit, time_limit=time_limit)
     if method == "graph-search":
-        return semiadjacent_by_graph_search(space, invariant, table=table, t=t, n=n,
-                                            limit=limit, time_limit=time_limit)
+        return semiadjacent_by_graph_search(space, invariant, table=table, t=t, n=n, limit=limit, time_limit=time_limit)
     if method == "integer-program":
-        return semiadjacent_by_integer_program(space, invariant, table=table, t=t, n=n,
-                                               time_limit=time_limit)
+        return semiadjacent_by_integer_program(space, invariant, table=table, t=t, n=n, time_limit=time_limit)
     t0 = time.monotonic()
     fib = make_fiber(space, invariant, table, t, n)
     est = fib.estimate_size()
@@ -162,12 +158,12 @@ def search_semi_adjacent_parameter(
         return graph_search_on(fib, rows, est, t0 + time_limit, t0, DEFAULT_LEVEL_LIMIT, note="")
     if fib.matrix is None:
         raise SearchTooLarge(
-            f"a(t) for the {fib.invariant.describe()} needs enumeration "
-            f"(estimate {est.describe()})", est.value, limit,
+            f"a(t) for the {fib.invariant.describe()} needs enumeration (estimate {est.describe()})",
+            est.value,
+            limit,
             hint="Callable invariants are for small spaces; use a matrix invariant.",
         )
-    note = (f"switched from graph search to integer programming: fiber size "
-            f"{est.describe()} exceeds limit {limit}")
+    note = f"switched from graph search to integer programming: fiber size {est.describe()} exceeds limit {limit}"
     return ilp_search(fib, table, t0, t0 + time_limit, 5000, 200_000, note=note)
 
 
@@ -252,8 +248,7 @@ def dataset_semiadjacent_distance(
                     h2 = cand[j].copy()
                     h2[y] += 1
                     best = val
-                    best_w = Witness(tuple(int(v) for v in h), int(x), int(y),
-                                     tuple(int(v) for v in h2), val)
+                    best_w = Witness(tuple(int(v) for v in h), int(x), int(y), tuple(int(v) for v in h2), val)
         fsize: int | None = int(rows.shape[0])
     else:
         assert fib.matrix is not None and fib.rhs is not None
@@ -269,8 +264,7 @@ def dataset_semiadjacent_distance(
                     complete = False
                     break
                 by = b - a[:, y]
-                st, g2, d = inner_min_ilp(a, by, g, bounds_for(a, by, fib.n - 1),
-                                          deadline - time.monotonic())
+                st, g2, d = inner_min_ilp(a, by, g, bounds_for(a, by, fib.n - 1), deadline - time.monotonic())
                 if g2 is None or st != "optimal":
                     complete = False
                     continue
@@ -279,12 +273,22 @@ def dataset_semiadjacent_distance(
                     h2 = g2.copy()
                     h2[y] += 1
                     best = val
-                    best_w = Witness(tuple(int(v) for v in h), int(x), int(y),
-                                     tuple(int(v) for v in h2), val)
+                    best_w = Witness(tuple(int(v) for v in h), int(x), int(y), tuple(int(v) for v in h2), val)
     if best_w is None:
         raise VerificationError("no witness found for the given table")
     note = "per-dataset quantity of the given table (a lower bound on a(t), not a(t))"
     if not complete:
         note += "; budget ran out, value is a lower bound"
-    return SemiAdjacentResult(best, best if complete else fib.n, complete, method, best_w, fsize,
-                              None, fib.t, fib.n, note, time.monotonic() - t0)
+    return SemiAdjacentResult(
+        best,
+        best if complete else fib.n,
+        complete,
+        method,
+        best_w,
+        fsize,
+        None,
+        fib.t,
+        fib.n,
+        note,
+        time.monotonic() - t0,
+    )

@@ -97,9 +97,7 @@ class Prop21Result:
     r""":math:`(\bigotimes_i f_i)^{\circ a}`: compose, then group."""
 
 
-def semi_dp_composition(
-    parts: Sequence[Guarantee], invariant: Invariant, radius: int
-) -> Prop21Result:
+def semi_dp_composition(parts: Sequence[Guarantee], invariant: Invariant, radius: int) -> Prop21Result:
     r"""[CA24, Prop. 21]: Semi-DP of :math:`(T, M_1, \dots, M_k)`, both orders.
 
     Parts of one closed-form definition compose in closed form; mixes of
@@ -135,9 +133,7 @@ class NoFiniteGuarantee:
     """The relation under which the verdict holds."""
 
 
-def joint_release_dp(
-    g: Guarantee, invariant: Invariant, space: DataSpace
-) -> Guarantee | NoFiniteGuarantee:
+def joint_release_dp(g: Guarantee, invariant: Invariant, space: DataSpace) -> Guarantee | NoFiniteGuarantee:
     r"""Plain-DP guarantee of the joint release :math:`(T(X), M(X))` on :math:`(\mathcal D, A_1)`.
 
     If :math:`T` takes the same value on every adjacent pair, publishing it

@@ -21,7 +21,6 @@ Exact enumeration over conforming datasets lives with the fiber search.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Iterable, Sequence
@@ -62,9 +61,7 @@ class SensitivitySpace:
         vs = set(self.vectors)
         missing = [v for v in vs if tuple(-x for x in v) not in vs]
         if missing:
-            raise InvalidArgument(
-                f"Sensitivity space is not symmetric. Specifically: {missing[0]} has no negation."
-            )
+            raise InvalidArgument(f"Sensitivity space is not symmetric. Specifically: {missing[0]} has no negation.")
         if (0,) * d not in vs:
             raise InvalidArgument("A sensitivity space contains 0 (X = X' is adjacent to itself).")
         object.__setattr__(self, "vectors", tuple(sorted(vs)))
@@ -154,8 +151,14 @@ class SensitivitySpace:
 
     def norms(self) -> dict[str, float | int]:
         """The report's ``sensitivity`` object: l1, l2, linf, rank, dimension."""
-        return {"l1": self.l1, "l2": self.l2, "linf": self.linf, "rank": self.rank,
-                "dimension": self.dimension, "size": self.size}
+        return {
+            "l1": self.l1,
+            "l2": self.l2,
+            "linf": self.linf,
+            "rank": self.rank,
+            "dimension": self.dimension,
+            "size": self.size,
+        }
 
 
 def exact_rank(vectors: NDArray[np.integer[Any]] | Sequence[Sequence[int]]) -> int:
@@ -320,7 +323,9 @@ def histogram_space(cells: int, distance: int = 1) -> SensitivitySpace:
         from accountant.errors import SearchTooLarge
 
         raise SearchTooLarge(
-            f"histogram_space({cells}, {distance})", est, 10**6,
+            f"histogram_space({cells}, {distance})",
+            est,
+            10**6,
             "Its norms are known in closed form: l1 = 2k, l2 = k*sqrt(2) (+k and -k on two cells), "
             "linf = k; accountant.sensitivity_search.naive_spaces enumerates larger cases.",
         )
@@ -338,8 +343,13 @@ def group_inflated(space: SensitivitySpace, a: int) -> dict[str, float | int]:
     check_int("a", a, minimum=1)
     from fractions import Fraction
 
-    return {"l1": a * space.l1, "l2": sqrt_up(Fraction(a * a * space.l2_squared)),
-            "linf": a * space.linf, "rank": space.rank, "dimension": space.dimension}
+    return {
+        "l1": a * space.l1,
+        "l2": sqrt_up(Fraction(a * a * space.l2_squared)),
+        "linf": a * space.linf,
+        "rank": space.rank,
+        "dimension": space.dimension,
+    }
 
 
 def table_projector_kron(r: int, c: int) -> sympy.Matrix:

@@ -102,26 +102,36 @@ def naive_spaces(
     e1[np.arange(ii.shape[0]), ii] = 1
     e1[np.arange(ii.shape[0]), jj] = -1  # e_i - e_j: one record changes cell
     qtxt = "" if qmat is None else f"; image under the linear query ({qmat.shape[0]} x {k})"
-    s1 = space_from_array(e1 if qmat is None else e1 @ qmat.T,
-                           "S^{D,A_1}: histogram, replace-one, no invariant "
-                           "(Cho & Awan Prop. 24)" + qtxt)
-    notes = [f"S^{{D,A_1}}: enumerated exactly ({s1.size} vectors)",
-             f"a*S^{{D,A_1}}: norms of S^{{D,A_1}} times a={a} (group privacy, Sec. 4 (i))"]
+    s1 = space_from_array(
+        e1 if qmat is None else e1 @ qmat.T,
+        "S^{D,A_1}: histogram, replace-one, no invariant (Cho & Awan Prop. 24)" + qtxt,
+    )
+    notes = [
+        f"S^{{D,A_1}}: enumerated exactly ({s1.size} vectors)",
+        f"a*S^{{D,A_1}}: norms of S^{{D,A_1}} times a={a} (group privacy, Sec. 4 (i))",
+    ]
     s1_rank = exact_rank(s1.array)
     inflated = inflated_norms(s1, a, s1_rank)
     sa: SensitivitySpace | None = None
-    label = (f"S^{{D,A_{eff}}}: histogram, replace-one, no invariant, d_H <= {eff} "
-             "(Cho & Awan Prop. 24)" + qtxt)
+    label = f"S^{{D,A_{eff}}}: histogram, replace-one, no invariant, d_H <= {eff} (Cho & Awan Prop. 24)" + qtxt
     try:
-        u, _ = kernel_moves(np.zeros((0, k), dtype=np.int64), k, eff, limit=limit,
-                            multiset_limit=multiset_limit, what="enumerating S^{D,A_a}")
+        u, _ = kernel_moves(
+            np.zeros((0, k), dtype=np.int64),
+            k,
+            eff,
+            limit=limit,
+            multiset_limit=multiset_limit,
+            what="enumerating S^{D,A_a}",
+        )
         sa = space_from_array(u if qmat is None else u @ qmat.T, label)
         sa_norms = space_norms(sa)
         notes.append(f"S^{{D,A_a}}: enumerated exactly ({sa.size} vectors)")
     except SearchTooLarge as exc:
         sa_norms = {**inflated_norms(s1, eff, s1_rank), "size": -1}
-        notes.append(f"S^{{D,A_a}}: not enumerated ({exc}); norms exact from "
-                     f"conv S^{{D,A_{eff}}} = {eff} conv S^{{D,A_1}} (Notes); size -1 = not counted")
+        notes.append(
+            f"S^{{D,A_a}}: not enumerated ({exc}); norms exact from "
+            f"conv S^{{D,A_{eff}}} = {eff} conv S^{{D,A_1}} (Notes); size -1 = not counted"
+        )
     if n is not None and n < a:
         notes.append(f"n={n} < a={a}: d_H <= n always, so A_a = A_{n}")
     return NaiveSpaces(s1, inflated, sa, sa_norms, a, tuple(notes))
@@ -129,8 +139,13 @@ def naive_spaces(
 
 def inflated_norms(s: SensitivitySpace, a: int, rank: int) -> dict[str, float | int]:
     """Norms of ``a * S`` as :func:`accountant.sensitivity.group_inflated` (rank given)."""
-    return {"l1": a * s.l1, "l2": sqrt_up(Fraction(a * a * s.l2_squared)),  # rounded up
-            "linf": a * s.linf, "rank": rank, "dimension": s.dimension}
+    return {
+        "l1": a * s.l1,
+        "l2": sqrt_up(Fraction(a * a * s.l2_squared)),  # rounded up
+        "linf": a * s.linf,
+        "rank": rank,
+        "dimension": s.dimension,
+    }
 
 
 def norm_text(s: SensitivitySpace, key: str) -> str:
@@ -185,8 +200,8 @@ def compare_with_closed_form(
     >>> cmp = compare_with_closed_form(r, table_shape=(3, 3))
     >>> cmp.agrees, len(cmp.missing), len(cmp.extra)
     (False, 12, 0)
-    >>> print(cmp.lines[1])
-    The closed form misses 12 of the 31 vectors of the exact space: 12 3-cycle(s), e.g. (1, 0, -1, 0, -1, 1, -1, 1, 0). A mechanism calibrated to the closed form does not cover pairs of conforming datasets differing by these.
+    >>> print(cmp.lines[1][:78])
+    The closed form misses 12 of the 31 vectors of the exact space: 12 3-cycle(s),
     """
     if isinstance(exact, SensitivitySearchResult):
         a_default = exact.radius
@@ -203,9 +218,7 @@ def compare_with_closed_form(
         r, c = table_shape
         closed = table_space(r, c, a_default if radius is None else radius, paper_exact=True)
     if closed.dimension != ex.dimension:
-        raise InvalidArgument(
-            f"the closed form has dimension {closed.dimension}, the exact space {ex.dimension}."
-        )
+        raise InvalidArgument(f"the closed form has dimension {closed.dimension}, the exact space {ex.dimension}.")
     es, cs = set(ex.vectors), set(closed.vectors)
     missing = tuple(sorted(es - cs))
     extra = tuple(sorted(cs - es))
@@ -223,7 +236,8 @@ def compare_with_closed_form(
         what = ", ".join(f"{v} {k}(s)" for k, v in kinds.items())
         lines.append(
             f"The closed form misses {len(missing)} of the {ex.size} vectors of the exact space"
-            + (f": {what}" if what else "") + f", e.g. {missing[-1]}. A mechanism calibrated to "
+            + (f": {what}" if what else "")
+            + f", e.g. {missing[-1]}. A mechanism calibrated to "
             "the closed form does not cover pairs of conforming datasets differing by these."
         )
     if extra:
@@ -244,20 +258,29 @@ def compare_with_closed_form(
         if cmp_ == 0:
             lines.append(f"{key} sensitivity: {e_v} in both.")
         elif cmp_ > 0:
-            lines.append(f"{key} sensitivity: exact {e_v} vs closed form {c_v} -- the closed form "
-                         f"UNDERSTATES it (factor {ratio:.6f}).")
+            lines.append(
+                f"{key} sensitivity: exact {e_v} vs closed form {c_v} -- the closed form "
+                f"UNDERSTATES it (factor {ratio:.6f})."
+            )
         else:
-            lines.append(f"{key} sensitivity: exact {e_v} vs closed form {c_v} -- the closed form "
-                         f"overstates it (conservative; factor {ratio:.6f}).")
+            lines.append(
+                f"{key} sensitivity: exact {e_v} vs closed form {c_v} -- the closed form "
+                f"overstates it (conservative; factor {ratio:.6f})."
+            )
     union = exact_rank(np.vstack([ex.array, closed.array]))
     if en["rank"] == cn["rank"] == union:
         lines.append(f"span(S) agrees (rank {en['rank']}): the projector of Prop. 26 is unchanged.")
     else:
-        lines.append(f"span(S) differs: rank {en['rank']} (exact) vs {cn['rank']} (closed form), "
-                     f"{union} together.")
+        lines.append(f"span(S) differs: rank {en['rank']} (exact) vs {cn['rank']} (closed form), {union} together.")
     return ClosedFormComparison(
-        agrees=not missing and not extra, missing=missing, extra=extra, lines=tuple(lines),
-        exact_norms=en, closed_norms=cn, exact_label=ex.label, closed_label=closed.label,
+        agrees=not missing and not extra,
+        missing=missing,
+        extra=extra,
+        lines=tuple(lines),
+        exact_norms=en,
+        closed_norms=cn,
+        exact_label=ex.label,
+        closed_label=closed.label,
     )
 
 

@@ -37,8 +37,7 @@ def covering_rows(rows: NDArray[np.int64], lowers: NDArray[np.int64]) -> NDArray
         return out
     bits = RowBits(rows)
     vmax = int(lowers.max())
-    stack = np.stack([np.zeros((bits.k, bits.nbytes), dtype=np.uint8)]
-                     + [bits.bits(v) for v in range(1, vmax + 1)])
+    stack = np.stack([np.zeros((bits.k, bits.nbytes), dtype=np.uint8)] + [bits.bits(v) for v in range(1, vmax + 1)])
     supp = (lowers > 0).sum(axis=1)
     for s in np.unique(supp).tolist():
         idx = np.flatnonzero(supp == s)
@@ -61,8 +60,7 @@ def covering_rows(rows: NDArray[np.int64], lowers: NDArray[np.int64]) -> NDArray
     return out
 
 
-def realise_by_fiber(rows: NDArray[np.int64], lowers: NDArray[np.int64]
-                      ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+def realise_by_fiber(rows: NDArray[np.int64], lowers: NDArray[np.int64]) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
     idx = covering_rows(rows, lowers)
     status = np.where(idx >= 0, 1, -1).astype(np.int8)
     wit = np.zeros_like(lowers)
@@ -71,9 +69,9 @@ def realise_by_fiber(rows: NDArray[np.int64], lowers: NDArray[np.int64]
     return status, wit
 
 
-def realise_by_ilp(fib: Fiber, lowers: NDArray[np.int64], deadline: float,
-                    known: NDArray[np.int64] | None = None
-                    ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+def realise_by_ilp(
+    fib: Fiber, lowers: NDArray[np.int64], deadline: float, known: NDArray[np.int64] | None = None
+) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
     """Status 1 feasible (witness row), -1 infeasible, 0 undecided.
 
     ``known`` conforming histograms (e.g. the confidential table) are tried
@@ -98,8 +96,7 @@ def realise_by_ilp(fib: Fiber, lowers: NDArray[np.int64], deadline: float,
         # One program for the elementwise maximum of all open lower bounds: when the
         # fiber has a histogram that large (typical for large n), it covers them all.
         top = lowers[status == 0].max(axis=0)
-        st, h = integer_point(fib.matrix, fib.rhs, top, upper,
-                              time_limit=max(deadline - time.monotonic(), 1e-3))
+        st, h = integer_point(fib.matrix, fib.rhs, top, upper, time_limit=max(deadline - time.monotonic(), 1e-3))
         if st == "feasible" and h is not None:
             cover = (status == 0) & (lowers <= h[None, :]).all(axis=1)
             status[cover] = 1
@@ -123,14 +120,18 @@ def realise_by_ilp(fib: Fiber, lowers: NDArray[np.int64], deadline: float,
     return status, wit
 
 
-def fiber_pair_differences(groups: list[NDArray[np.int64]], radius: int, limit: int,
-                            deadline: float, what: str
-                            ) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
+def fiber_pair_differences(
+    groups: list[NDArray[np.int64]], radius: int, limit: int, deadline: float, what: str
+) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
     """``(u, h)`` for all pairs ``h != h'`` inside each group with ``|h - h'|_1 <= 2a``."""
     pairs = sum(g.shape[0] * (g.shape[0] - 1) // 2 for g in groups)
     if pairs > limit:
-        raise SearchTooLarge(f"{what} (pairs of conforming histograms)", pairs, limit,
-                             hint="Raise `limit`, or use a matrix invariant (enumeration).")
+        raise SearchTooLarge(
+            f"{what} (pairs of conforming histograms)",
+            pairs,
+            limit,
+            hint="Raise `limit`, or use a matrix invariant (enumeration).",
+        )
     us: list[NDArray[np.int64]] = []
     hs: list[NDArray[np.int64]] = []
     for g in groups:
@@ -152,16 +153,15 @@ def fiber_pair_differences(groups: list[NDArray[np.int64]], radius: int, limit: 
     return np.vstack(us), np.vstack(hs), pairs
 
 
-def fiber_groups(space: DataSpace, invariant: AnyInvariant, fib: Fiber | None, n: int | None,
-                  fiber_limit: int) -> tuple[list[NDArray[np.int64]], str]:
+def fiber_groups(
+    space: DataSpace, invariant: AnyInvariant, fib: Fiber | None, n: int | None, fiber_limit: int
+) -> tuple[list[NDArray[np.int64]], str]:
     """Conforming histograms grouped by invariant value (one group at the actual ``t``)."""
     if fib is not None:
         rows = fib.enumerate(limit=fiber_limit)
         return [rows], f"all pairs of the {rows.shape[0]} conforming histograms"
     if n is None:
-        raise InvalidArgument(
-            "the worst case over t by pairs of histograms needs n (the number of records)."
-        )
+        raise InvalidArgument("the worst case over t by pairs of histograms needs n (the number of records).")
     allh = conforming_fiber(space, NoInvariant(), t=(), n=n).enumerate(limit=fiber_limit)
     if isinstance(invariant, CallableInvariant):
         keys: list[Hashable] = [invariant.value(row) for row in allh.tolist()]
@@ -172,5 +172,4 @@ def fiber_groups(space: DataSpace, invariant: AnyInvariant, fib: Fiber | None, n
     for i, key in enumerate(keys):
         idx.setdefault(key, []).append(i)
     groups = [allh[np.array(v, dtype=np.int64)] for v in idx.values()]
-    return groups, (f"all pairs within the {len(groups)} fibers of the {allh.shape[0]} "
-                    f"histograms with n={n} records")
+    return groups, (f"all pairs within the {len(groups)} fibers of the {allh.shape[0]} histograms with n={n} records")

@@ -122,9 +122,7 @@ class SensitivitySearchResult:
         elif (neg := tuple(-x for x in v)) in self.witnesses:
             h = tuple(x + y for x, y in zip(self.witnesses[neg], v))  # h0 - (-v)
         else:
-            raise InvalidArgument(
-                f"u={v} has no witness: it is 0, undecided, or not in the sensitivity space."
-            )
+            raise InvalidArgument(f"u={v} has no witness: it is 0, undecided, or not in the sensitivity space.")
         return h, tuple(x - y for x, y in zip(h, v))
 
 
@@ -201,8 +199,7 @@ def one_way_table(space: DataSpace, invariant: AnyInvariant) -> tuple[int, int] 
     """``(r, c)`` if ``invariant`` is exactly both one-way margins of a two-feature space."""
     if not isinstance(invariant, Margins) or len(space.features) != 2:
         return None
-    if {tuple(m) for m in invariant.margins} == {(space.names[0],), (space.names[1],)} \
-            and len(invariant.margins) == 2:
+    if {tuple(m) for m in invariant.margins} == {(space.names[0],), (space.names[1],)} and len(invariant.margins) == 2:
         r, c = space.shape
         if r >= 2 and c >= 2:
             return r, c
@@ -230,8 +227,7 @@ def format_t(t: Hashable) -> str:
     return str(t) if len(str(t)) <= 60 else str(t)[:57] + "..."
 
 
-def space_from_array(arr: NDArray[np.int64], label: str, *, distinct: bool = False
-                      ) -> SensitivitySpace:
+def space_from_array(arr: NDArray[np.int64], label: str, *, distinct: bool = False) -> SensitivitySpace:
     """``SensitivitySpace`` of the rows of ``arr``, their negations and 0.
 
     ``distinct=True`` promises that the rows are nonzero, pairwise distinct and
@@ -248,5 +244,11 @@ def space_from_array(arr: NDArray[np.int64], label: str, *, distinct: bool = Fal
 def space_norms(space: SensitivitySpace) -> dict[str, float | int]:
     """The same dict as :meth:`SensitivitySpace.norms` (l1, l2 rounded up, linf, rank,
     dimension, size), with the rank from :func:`exact_rank` (fast on large spaces)."""
-    return {"l1": space.l1, "l2": space.l2, "linf": space.linf,
-            "rank": exact_rank(space.array), "dimension": space.dimension, "size": space.size}
+    return {
+        "l1": space.l1,
+        "l2": space.l2,
+        "linf": space.linf,
+        "rank": exact_rank(space.array),
+        "dimension": space.dimension,
+        "size": space.size,
+    }

@@ -75,7 +75,6 @@ References
        :math:`\min(r, c) \ge 3`, reference ``semi-dp.md`` §5 caveat).
 """
 
-
 from __future__ import annotations
 
 import time
@@ -244,15 +243,15 @@ def semi_sensitivity_search(
         fib = conforming_fiber(space, invariant, table=table, t=t, n=n)
         n = fib.n
         if res is not None and res.t != fib.t:
-            raise InvalidArgument(
-                f"the radius was computed for t={res.t!r}, but this space is for t={fib.t!r}."
-            )
+            raise InvalidArgument(f"the radius was computed for t={res.t!r}, but this space is for t={fib.t!r}.")
     else:
         if n is not None:
             n = check_int("n", n, minimum=1)
         if res is not None:
-            notes.append(f"radius {a} is a(t) at t={format_t(res.t)}; the union over t uses it for "
-                         "every t (use sup_t a(t), e.g. Thm. 16, for a bound valid for all t)")
+            notes.append(
+                f"radius {a} is a(t) at t={format_t(res.t)}; the union over t uses it for "
+                "every t (use sup_t a(t), e.g. Thm. 16, for a bound valid for all t)"
+            )
     table_rc = one_way_table(space, invariant)
     if method == "closed-form" and (table_rc is None or a > 3):
         raise InvalidArgument(
@@ -274,8 +273,7 @@ def semi_sensitivity_search(
         cand_from = realised = "fiber-pairs"
         groups, gnote = fiber_groups(space, invariant, fib, n, fiber_limit)
         notes.append(gnote)
-        u, h, pairs = fiber_pair_differences(groups, a, limit, deadline,
-                                              "pairing conforming histograms")
+        u, h, pairs = fiber_pair_differences(groups, a, limit, deadline, "pairing conforming histograms")
         if u.shape[0]:
             # one sign per +-u (first nonzero entry positive); the witness of -u is h - u
             sign = np.sign(u[np.arange(u.shape[0]), (u != 0).argmax(axis=1)])
@@ -290,9 +288,15 @@ def semi_sensitivity_search(
         cand_from = "enumeration"
         if method != "closed-form":
             try:
-                cand, pairs = kernel_moves(amat, k, a, limit=limit, multiset_limit=multiset_limit,
-                                           time_limit=max(deadline - time.monotonic(), 1e-3),
-                                           what=f"candidates for the {invariant.describe()}")
+                cand, pairs = kernel_moves(
+                    amat,
+                    k,
+                    a,
+                    limit=limit,
+                    multiset_limit=multiset_limit,
+                    time_limit=max(deadline - time.monotonic(), 1e-3),
+                    what=f"candidates for the {invariant.describe()}",
+                )
             except SearchTooLarge as exc:
                 if method == "enumeration" or table_rc is None or a > 3:
                     raise
@@ -301,8 +305,7 @@ def semi_sensitivity_search(
             assert table_rc is not None
             cand_from = "closed-form"
             cand = positive_sign(table_space(table_rc[0], table_rc[1], a).vectors)
-            notes.append("candidates: the 2x2 moves and 3-cycles (complete for a <= 3, "
-                         "module docstring)")
+            notes.append("candidates: the 2x2 moves and 3-cycles (complete for a <= 3, module docstring)")
         cand = canonical_sign(cand)
         ncand = int(cand.shape[0])
         lowers_all = np.maximum(cand, 0)
@@ -319,8 +322,7 @@ def semi_sensitivity_search(
                 found_h[np.arange(found_h.shape[0]), first_cell] += n - found_h.sum(axis=1)
         else:
             lowers, _, inv = dedupe_rows(lowers_all, max(a, 1))
-            known = None if table is None else np.array(
-                [histogram_from_table(space, table)], dtype=np.int64)
+            known = None if table is None else np.array([histogram_from_table(space, table)], dtype=np.int64)
             rows: NDArray[np.int64] | None = None
             status = np.zeros(lowers.shape[0], dtype=np.int8)
             wit = np.zeros_like(lowers)
@@ -345,43 +347,57 @@ def semi_sensitivity_search(
                 status, wit = realise_by_fiber(rows, lowers)
             elif est is not None:
                 realised = "integer-program"
-                notes.append(f"realisability by integer feasibility (fiber size {est.describe()} "
-                             f"> fiber_limit {fiber_limit})")
+                notes.append(
+                    f"realisability by integer feasibility (fiber size {est.describe()} > fiber_limit {fiber_limit})"
+                )
                 status, wit = realise_by_ilp(fib, lowers, deadline, known)
             st = status[inv]
             found_u, found_h = cand[st == 1], wit[inv[st == 1]]
             undec = cand[st == 0]
             if undec.shape[0]:
-                notes.append(f"{undec.shape[0]} candidate(s) undecided by the integer programs "
-                             "(time limit): included, which is conservative")
+                notes.append(
+                    f"{undec.shape[0]} candidate(s) undecided by the integer programs "
+                    "(time limit): included, which is conservative"
+                )
 
     # ---- the space
     exact = undec.shape[0] == 0
     kind = "exact enumeration" if cand_from != "closed-form" else "exact (closed-form candidates)"
     if fib is not None:
-        label = (f"Semi-DP sensitivity space, {kind} (actual t={format_t(fib.t)}, n={n}), "
-                 f"radius a={a}")
+        label = f"Semi-DP sensitivity space, {kind} (actual t={format_t(fib.t)}, n={n}), radius a={a}"
     else:
         nn = f"n={n}" if n is not None else f"n unknown, assumed >= {a}"
         label = f"Semi-DP sensitivity space, {kind} (worst case over t, {nn}), radius a={a}"
-    label += {"fiber": "; realisability by the enumerated fiber",
-              "integer-program": "; realisability by integer programming",
-              "table": "; realisability witnessed by the given table"}.get(realised, "")
+    label += {
+        "fiber": "; realisability by the enumerated fiber",
+        "integer-program": "; realisability by integer programming",
+        "table": "; realisability witnessed by the given table",
+    }.get(realised, "")
     if not exact:
         label += f"; NOT EXACT: {undec.shape[0]} undecided vector pair(s) included (conservative)"
     cell = space_from_array(np.vstack([found_u, undec]), label, distinct=True)
     out_space = cell
     if qmat is not None:
         out_space = space_from_array(
-            np.vstack([found_u, undec]) @ qmat.T,
-            label + f"; image under the linear query ({qmat.shape[0]} x {k})")
+            np.vstack([found_u, undec]) @ qmat.T, label + f"; image under the linear query ({qmat.shape[0]} x {k})"
+        )
     witnesses = dict(zip(map(tuple, found_u.tolist()), map(tuple, found_h.tolist())))
     undecided = tuple(map(tuple, undec.tolist()))
     return SensitivitySearchResult(
-        space=out_space, cell_space=cell, radius=a, exact=exact, actual_t=actual,
-        candidates_from=cand_from, realised_by=realised, witnesses=witnesses,
-        t=fib.t if fib is not None else None, n=n, candidates=ncand, pairs_examined=pairs,
-        undecided=undecided, note="; ".join(x for x in notes if x),
+        space=out_space,
+        cell_space=cell,
+        radius=a,
+        exact=exact,
+        actual_t=actual,
+        candidates_from=cand_from,
+        realised_by=realised,
+        witnesses=witnesses,
+        t=fib.t if fib is not None else None,
+        n=n,
+        candidates=ncand,
+        pairs_examined=pairs,
+        undecided=undecided,
+        note="; ".join(x for x in notes if x),
         elapsed=time.monotonic() - t0,
     )
 
@@ -418,8 +434,17 @@ def semi_sensitivity_space(
     'Semi-DP sensitivity space, exact enumeration (actual t=(2, 2, 2, 1, 1), n=4), radius a=3; realisability by the enumerated fiber'
     """
     return semi_sensitivity_search(
-        space, invariant, radius, table=table, t=t, n=n, query=query, method=method,
-        limit=limit, multiset_limit=multiset_limit, fiber_limit=fiber_limit,
+        space,
+        invariant,
+        radius,
+        table=table,
+        t=t,
+        n=n,
+        query=query,
+        method=method,
+        limit=limit,
+        multiset_limit=multiset_limit,
+        fiber_limit=fiber_limit,
         time_limit=time_limit,
     ).space
 

@@ -45,10 +45,10 @@ VARIANT_LIMIT = 3e7
 class SnappedFacet:
     """A facet orbit representative found by the adjacency decomposition."""
 
-    num: IntArray          # integer normal (ambient), f = num / den
+    num: IntArray  # integer normal (ambient), f = num / den
     den: int
     tight: NDArray[np.intp]
-    normal: FloatArray     # Q^T f
+    normal: FloatArray  # Q^T f
     orbit: int
 
 
@@ -74,8 +74,14 @@ def snap_facet(q: FloatArray, a: FloatArray, u: IntArray, perp: IntArray, s: int
 
 
 def symmetric_fan(
-    cert: SpanCertificate, sym: TableSymmetry, *, orbit_limit: int, time_limit: float, fan_limit: int,
-    expand_limit: int, facet_work_limit: float,
+    cert: SpanCertificate,
+    sym: TableSymmetry,
+    *,
+    orbit_limit: int,
+    time_limit: float,
+    fan_limit: int,
+    expand_limit: int,
+    facet_work_limit: float,
 ) -> tuple[list[SnappedFacet], FloatArray, NDArray[np.intp], FloatArray, IntArray, FloatArray | None]:
     """Adjacency decomposition of conv(S) up to ``sym``; returns reps, fan points/simplices/volumes/mult, facets."""
     import collections
@@ -85,13 +91,17 @@ def symmetric_fan(
     t0 = time.monotonic()
     n_variants = math.factorial(sym.rows) * (2 if sym.transposes else 1) * 2
     if n_variants * sym.rows * sym.cols > VARIANT_LIMIT:
-        raise SearchTooLarge(f"canonical forms under {sym.rows}! row permutations", n_variants * sym.rows * sym.cols,
-                             VARIANT_LIMIT, "Orient the table with rows <= cols, or use containing_ball(space).")
+        raise SearchTooLarge(
+            f"canonical forms under {sym.rows}! row permutations",
+            n_variants * sym.rows * sym.cols,
+            VARIANT_LIMIT,
+            "Orient the table with rows <= cols, or use containing_ball(space).",
+        )
     q, s = cert.orthonormal, cert.rank
     u = cert.nonzero
     pts = u.astype(np.float64) @ q
     perp_list = []
-    for v in sympy.Matrix(cert.basis.T.tolist()).nullspace():             # exact basis of span(S)^perp
+    for v in sympy.Matrix(cert.basis.T.tolist()).nullspace():  # exact basis of span(S)^perp
         fr = [Fraction(int(sympy.fraction(x)[0]), int(sympy.fraction(x)[1])) for x in v]
         lcm = math.lcm(*[x.denominator for x in fr])
         perp_list.append([int(x * lcm) for x in fr])
@@ -112,31 +122,45 @@ def symmetric_fan(
     seen = {k0}
     queue = collections.deque([first])
     progress = Progress("K-norm ball: facet orbits of conv(S) processed", 1)
-    dec = FaceDecomposer(pts, u.reshape(-1, *shape).astype(np.int64), sym, facet_work_limit, t0 + time_limit,
-                         fan_limit, recurse=s <= RECURSION_MAX_RANK)
+    dec = FaceDecomposer(
+        pts,
+        u.reshape(-1, *shape).astype(np.int64),
+        sym,
+        facet_work_limit,
+        t0 + time_limit,
+        fan_limit,
+        recurse=s <= RECURSION_MAX_RANK,
+    )
     fan_idx: list[NDArray[np.intp]] = []
     fan_mult: list[IntArray] = []
     fan_vol: list[FloatArray] = []
     while queue:
         if time.monotonic() - t0 > time_limit:
-            raise SearchTooLarge(f"facet orbits of conv(S) (found {len(reps)} so far)", time.monotonic() - t0,
-                                 time_limit, "Time budget (s) exceeded; use containing_ball(space).")
+            raise SearchTooLarge(
+                f"facet orbits of conv(S) (found {len(reps)} so far)",
+                time.monotonic() - t0,
+                time_limit,
+                "Time budget (s) exceeded; use containing_ball(space).",
+            )
         fc = queue.popleft()
         progress.total = len(reps)
         progress.update(len(reps) - len(queue), f"{len(reps)} facet orbits found")
         x = pts[fc.tight]
         a = fc.normal
-        cidx = dec.add_point(x.mean(axis=0))                   # relative interior point of the facet
+        cidx = dec.add_point(x.mean(axis=0))  # relative interior point of the facet
         face = dec.decompose(fc.tight.astype(np.intp), [dec.face_table(fc.tight)], cidx, cone_simplex=True)
         fan_idx.append(face.rows)
         fan_mult.append(face.mult * fc.orbit)
-        fan_vol.append(face.vols / (float(np.linalg.norm(a)) * s))      # cone from 0: height 1/|a|
+        fan_vol.append(face.vols / (float(np.linalg.norm(a)) * s))  # cone from 0: height 1/|a|
         ridges = [np.searchsorted(fc.tight, r) for r in face.ridges]
         for ridge in ridges:
             if time.monotonic() - t0 > time_limit:
-                raise SearchTooLarge(f"facet orbits of conv(S) (found {len(reps)} so far)",
-                                     time.monotonic() - t0, time_limit,
-                                     "Time budget (s) exceeded; use containing_ball(space).")
+                raise SearchTooLarge(
+                    f"facet orbits of conv(S) (found {len(reps)} so far)",
+                    time.monotonic() - t0,
+                    time_limit,
+                    "Time budget (s) exceeded; use containing_ball(space).",
+                )
             nb = snap_facet(q, rotate_facet(pts, a, x, x[ridge]), u, perp, s)
             key, stab = key_of(nb)
             if key not in seen:
@@ -145,8 +169,12 @@ def symmetric_fan(
                 reps.append(nb)
                 queue.append(nb)
                 if len(reps) > orbit_limit:
-                    raise SearchTooLarge("facet orbits of conv(S)", len(reps), orbit_limit,
-                                         "Use containing_ball(space) for an exact non-optimal mechanism.")
+                    raise SearchTooLarge(
+                        "facet orbits of conv(S)",
+                        len(reps),
+                        orbit_limit,
+                        "Use containing_ball(space) for an exact non-optimal mechanism.",
+                    )
     total_facets = sum(fc.orbit for fc in reps)
     facets: FloatArray | None = None
     if total_facets <= expand_limit:
@@ -162,5 +190,5 @@ def symmetric_fan(
     rows = np.vstack(fan_idx)
     vols = np.concatenate(fan_vol)
     check_volumes(fpts, rows, vols)
-    keep = vols > 1e-12 * float(vols.max())          # qhull Qt's flat simplices carry no volume
+    keep = vols > 1e-12 * float(vols.max())  # qhull Qt's flat simplices carry no volume
     return reps, fpts, rows[keep], vols[keep], np.concatenate(fan_mult)[keep], facets

@@ -79,8 +79,13 @@ class TableSymmetry:
         if space.dimension != r * c:
             raise InvalidArgument(f"space has dimension {space.dimension}, not {r} x {c} = {r * c}.")
         m = space.array.reshape(-1, r, c)
-        gens = [m[:, [1, 0, *range(2, r)], :], m[:, [*range(1, r), 0], :],
-                m[:, :, [1, 0, *range(2, c)]], m[:, :, [*range(1, c), 0]], -m]
+        gens = [
+            m[:, [1, 0, *range(2, r)], :],
+            m[:, [*range(1, r), 0], :],
+            m[:, :, [1, 0, *range(2, c)]],
+            m[:, :, [*range(1, c), 0]],
+            -m,
+        ]
         if self.transposes:
             gens.append(m.transpose(0, 2, 1))
         vs = set(space.vectors)
@@ -131,8 +136,9 @@ class TableSymmetry:
         n, k = st.shape[0], st.shape[1]
         perms = np.array(list(itertools.permutations(range(self.rows))))
         bases = [st, st.transpose(0, 1, 3, 2)] if self.transposes else [st]
-        var = np.concatenate([sg * b[:, :, perms].transpose(0, 2, 1, 3, 4) for b in bases for sg in (1, -1)],
-                             axis=1)                                         # (n, nv, k, r, c)
+        var = np.concatenate(
+            [sg * b[:, :, perms].transpose(0, 2, 1, 3, 4) for b in bases for sg in (1, -1)], axis=1
+        )  # (n, nv, k, r, c)
         cols = np.ascontiguousarray(var.transpose(0, 1, 4, 2, 3)).reshape(n, var.shape[1], self.cols, k * self.rows)
         return perms, cols.view(np.dtype((np.void, 8 * k * self.rows))).reshape(n, var.shape[1], self.cols)
 
@@ -148,10 +154,10 @@ class TableSymmetry:
         cv = np.sort(raw, axis=2)
         whole = self._rows_of(cv)
         same = np.count_nonzero(whole == whole[:, :1], axis=1)
-        own = cv[:, 0, :]                                      # sorted columns of the stack itself
+        own = cv[:, 0, :]  # sorted columns of the stack itself
         run = np.ones(n, dtype=np.int64)
         prod = np.ones(n, dtype=np.int64)
-        for j in range(1, self.cols):                          # prod of (position within its run of equal columns)
+        for j in range(1, self.cols):  # prod of (position within its run of equal columns)
             run = np.where(own[:, j] == own[:, j - 1], run + 1, 1)
             prod *= run
         best = np.sort(whole, axis=1)[:, 0]
@@ -168,9 +174,12 @@ class TableSymmetry:
         whole = self._rows_of(np.sort(raw[0], axis=1))
         best = int(np.argsort(whole, kind="stable")[0])
         block, p_idx = divmod(best, len(perms))
-        elem = TableElement(tuple(int(i) for i in perms[p_idx]),
-                            tuple(int(i) for i in np.argsort(raw[0, best], kind="stable")),
-                            block >= 2, -1 if block % 2 else 1)
+        elem = TableElement(
+            tuple(int(i) for i in perms[p_idx]),
+            tuple(int(i) for i in np.argsort(raw[0, best], kind="stable")),
+            block >= 2,
+            -1 if block % 2 else 1,
+        )
         return bytes(whole[best]) + int(np.shape(stack)[0]).to_bytes(2, "little"), elem
 
     @staticmethod

@@ -48,7 +48,6 @@ References: [DRS22, Def. 2.1, Prop. 2.12, Cor. 2.13, Thm. 2.14, Thm. 3.2], [CA24
 (keys of the README's References section).
 """
 
-
 from __future__ import annotations
 
 import heapq
@@ -212,15 +211,12 @@ class TradeoffCurve:
         a = self._as_floats("alphas", self.alphas)
         b = self._as_floats("betas", self.betas)
         if len(a) != len(b):
-            raise InvalidArgument(
-                f"alphas and betas must have the same length; got {len(a)} and {len(b)}."
-            )
+            raise InvalidArgument(f"alphas and betas must have the same length; got {len(a)} and {len(b)}.")
         if len(a) < 2:
             raise InvalidArgument(f"a tradeoff curve needs at least 2 vertices; got {len(a)}.")
         if a[0] != 0.0 or a[-1] != 1.0:
             raise InvalidArgument(
-                f"alphas must start at 0.0 and end at 1.0; got alphas[0]={a[0]!r}, "
-                f"alphas[-1]={a[-1]!r}."
+                f"alphas must start at 0.0 and end at 1.0; got alphas[0]={a[0]!r}, alphas[-1]={a[-1]!r}."
             )
         for j in range(1, len(a)):
             if not a[j] > a[j - 1]:
@@ -237,9 +233,7 @@ class TradeoffCurve:
                     f"betas[{j}]={v!r} > betas[{j - 1}]={b[j - 1]!r}."
                 )
         if b[-1] != 0.0:
-            raise InvalidArgument(
-                f"betas[-1]={b[-1]!r} must be 0.0: every tradeoff function has f(1) = 0."
-            )
+            raise InvalidArgument(f"betas[-1]={b[-1]!r} must be 0.0: every tradeoff function has f(1) = 0.")
         for j, (x, y) in enumerate(zip(a, b)):
             # f(alpha) <= 1 - alpha, checked exactly when the float sum is close to 1
             if x + y > 1.0 - 4 * UNIT_ROUNDOFF and Fraction(x) + Fraction(y) > 1:
@@ -719,9 +713,7 @@ class TradeoffCurve:
             x = min(max(x, 0.0), 1.0)
             return a + b * x - max(left[0] + left[1] * x, r[0] + r[1] * x)
 
-        is_live = [
-            not (fb[i] == 0.0 and fb[i + 1] == 0.0) for i in range(nseg)
-        ]  # flat 0: zero line
+        is_live = [not (fb[i] == 0.0 and fb[i + 1] == 0.0) for i in range(nseg)]  # flat 0: zero line
         live = [i for i in range(nseg) if is_live[i]]
         count = len(live) + 1  # kept lines, including the zero line
         version = [0] * nseg
@@ -766,13 +758,8 @@ def _compose_std(f: TradeoffCurve, g: TradeoffCurve) -> TradeoffCurve:
     n = len(gx) - 1
     mlast = len(fa) - 2
     u = [1 - y for y in gy]
-    glines = [
-        segment_line(g.alphas[j], g.betas[j], g.alphas[j + 1], g.betas[j + 1]) for j in range(n)
-    ]
-    flines = [
-        segment_line(f.alphas[m], f.betas[m], f.alphas[m + 1], f.betas[m + 1])
-        for m in range(mlast + 1)
-    ]
+    glines = [segment_line(g.alphas[j], g.betas[j], g.alphas[j + 1], g.betas[j + 1]) for j in range(n)]
+    flines = [segment_line(f.alphas[m], f.betas[m], f.alphas[m + 1], f.betas[m + 1]) for m in range(mlast + 1)]
     # initial outer segment: largest m <= mlast with fa[m] <= u[0]
     m = 0
     while m < mlast and fa[m + 1] <= u[0]:

@@ -17,8 +17,20 @@ import time
 from typing import Callable
 
 from accountant import (
-    GDP, RDP, ZCDP, ApproxDP, PureDP, compose, compose_tradeoffs, gaussian_sigma, gdp_to_approx_dp,
-    gdp_to_tradeoff, pure_dp_to_zcdp, rdp_to_approx_dp, tradeoff_to_approx_dp, zcdp_to_approx_dp,
+    GDP,
+    RDP,
+    ZCDP,
+    ApproxDP,
+    PureDP,
+    compose,
+    compose_tradeoffs,
+    gaussian_sigma,
+    gdp_to_approx_dp,
+    gdp_to_tradeoff,
+    pure_dp_to_zcdp,
+    rdp_to_approx_dp,
+    tradeoff_to_approx_dp,
+    zcdp_to_approx_dp,
     zcdp_to_delta,
 )
 
@@ -80,21 +92,39 @@ def main() -> None:
     print(f"\ncomposition of {n} x GDP(0.05) (exact answer: GDP({closed.mu:.6g}))")
     print(f"  closed form   {t_closed * 1e3:10.3f} ms   epsilon(1e-5) = {e_closed:.6f}")
     print(f"  numerical f-DP {t_num * 1e3:9.1f} ms   epsilon(1e-5) = {e_num:.6f} (conservative: >= exact)")
-    print(f"  ratio numerical / closed form: {t_num / t_closed:,.0f}x;  epsilon overshoot "
-          f"{(e_num - e_closed) / e_closed:.2%}")
-    print(f"  (compose_tradeoffs on the GDP guarantees combines them exactly: {t_gauss * 1e3:.1f} ms, "
-          f"epsilon(1e-5) = {_eps(via_gauss, 1e-5):.6f})")
+    print(
+        f"  ratio numerical / closed form: {t_num / t_closed:,.0f}x;  epsilon overshoot "
+        f"{(e_num - e_closed) / e_closed:.2%}"
+    )
+    print(
+        f"  (compose_tradeoffs on the GDP guarantees combines them exactly: {t_gauss * 1e3:.1f} ms, "
+        f"epsilon(1e-5) = {_eps(via_gauss, 1e-5):.6f})"
+    )
 
-    mix = [PureDP(0.3), ApproxDP(0.5, 1e-7), GDP(0.4), PureDP(0.2), ApproxDP(0.1, 1e-8),
-           GDP(0.3), PureDP(0.5), ApproxDP(0.25, 1e-7), PureDP(0.1), GDP(0.2)]
+    mix = [
+        PureDP(0.3),
+        ApproxDP(0.5, 1e-7),
+        GDP(0.4),
+        PureDP(0.2),
+        ApproxDP(0.1, 1e-8),
+        GDP(0.3),
+        PureDP(0.5),
+        ApproxDP(0.25, 1e-7),
+        PureDP(0.1),
+        GDP(0.2),
+    ]
     t0 = time.perf_counter()
     out = compose_tradeoffs(mix)
     t_mix = time.perf_counter() - t0
     basic = sum(g.epsilon for g in mix if not isinstance(g, GDP))
-    print(f"\nnumerical f-DP composition of 10 mixed mechanisms: {t_mix:.3f} s "
-          f"(target <= 1 s) -> {'OK' if t_mix <= 1.0 else 'ABOVE TARGET'}")
-    print(f"  epsilon(1e-6) = {_eps(out, 1e-6):.4f} "
-          f"(pure/approx parts alone by basic composition: {basic:.2f} plus the Gaussian parts)")
+    print(
+        f"\nnumerical f-DP composition of 10 mixed mechanisms: {t_mix:.3f} s "
+        f"(target <= 1 s) -> {'OK' if t_mix <= 1.0 else 'ABOVE TARGET'}"
+    )
+    print(
+        f"  epsilon(1e-6) = {_eps(out, 1e-6):.4f} "
+        f"(pure/approx parts alone by basic composition: {basic:.2f} plus the Gaussian parts)"
+    )
 
 
 if __name__ == "__main__":

@@ -125,24 +125,26 @@ def run_case(r: int, c: int, paper_exact: bool, seed: int, quick: bool, repeats:
         ex = _rate(lambda k: m.sample(x, rng=rng, size=k), 200_000)
         loss = fb.loss
         row = Row(name, s, n, qh, sym, "-", "-", "-", f"{_fmt(ex)} (fallback)", "-", "-", "-", "-", "-")
-        note = (f"  {name}: hull refused ({notes}); fallback {fb.kind}: exact, NON-OPTIMAL, "
-                f"{_fmt(ex)} releases/s; vol(L)/vol(K) <= {_fmt(loss.volume_ratio_upper)}, "
-                f"E||noise||_2 <= {loss.norm_ratio_upper:.3g} x optimal ({loss.how})")
+        note = (
+            f"  {name}: hull refused ({notes}); fallback {fb.kind}: exact, NON-OPTIMAL, "
+            f"{_fmt(ex)} releases/s; vol(L)/vol(K) <= {_fmt(loss.volume_ratio_upper)}, "
+            f"E||noise||_2 <= {loss.norm_ratio_upper:.3g} x optimal ({loss.how})"
+        )
         return row, note
     m = KNormMechanism(ball, 1.0)
-    m.sample(x, rng=rng, size=1000)                                  # warm-up
+    m.sample(x, rng=rng, size=1000)  # warm-up
     ex = _rate(lambda k: m.sample(x, rng=rng, size=k), 200_000 if quick else 500_000)
     cube = CubeRejectionSampler(sp, cert.basis, 1.0, ball=ball)
     acc = cube.expected_acceptance
     budget = 3e4 if quick else 3e5
-    if acc * budget >= 30:                                          # measure
+    if acc * budget >= 30:  # measure
         want = max(30, int(acc * budget))
         t = time.perf_counter()
         draw = cube.sample_uniform(rng=rng, size=want)
         cube_rate = want / (time.perf_counter() - t)
         cube_str = f"{_fmt(cube_rate)}"
         acc_str = f"{acc:.3g} (MC {draw.acceptance_rate:.3g})"
-    else:                                                          # project: proposals/s x acceptance
+    else:  # project: proposals/s x acceptance
         props = int(min(budget, 2e5))
         t = time.perf_counter()
         y = rng.uniform(-1, 1, (props, s)) @ cube.transform.T
@@ -158,11 +160,25 @@ def run_case(r: int, c: int, paper_exact: bool, seed: int, quick: bool, repeats:
     for z in zs:
         lp._inside_lp(z)
     lp_rate = k_lp / (time.perf_counter() - t) * acc
-    row = Row(name, s, n, qh, sym, str(ball.facet_count), str(len(ball.fan)), f"{ball.volume:.6g}",
-              _fmt(ex), acc_str, cube_str, f"{_fmt(lp_rate)} (proj.)", f"{ex / cube_rate:.3g}x",
-              f"{ex / lp_rate:.3g}x",
-              cold_vs_cached(sp, TableSymmetry(r, c), repeats) if ball.fan_levels <= 1 else
-              f"not cached ({ball.fan_levels}-level fan)")
+    row = Row(
+        name,
+        s,
+        n,
+        qh,
+        sym,
+        str(ball.facet_count),
+        str(len(ball.fan)),
+        f"{ball.volume:.6g}",
+        _fmt(ex),
+        acc_str,
+        cube_str,
+        f"{_fmt(lp_rate)} (proj.)",
+        f"{ex / cube_rate:.3g}x",
+        f"{ex / lp_rate:.3g}x",
+        cold_vs_cached(sp, TableSymmetry(r, c), repeats)
+        if ball.fan_levels <= 1
+        else f"not cached ({ball.fan_levels}-level fan)",
+    )
     return row, ""
 
 
@@ -173,26 +189,70 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated table sizes to run, e.g. 3x3,4x4")
     ap.add_argument("--cache-repeats", type=int, default=3, help="runs per cold/cached timing (median)")
     args = ap.parse_args(argv)
-    print(f"# K-norm sampling, one-way margins; seed={args.seed}; {platform.processor() or platform.machine()}, "
-          f"python {platform.python_version()}, numpy {np.__version__}")
-    cases = [(3, 3, True), (3, 3, False), (3, 4, True), (3, 4, False), (4, 4, True), (4, 4, False),
-             (3, 6, True), (3, 6, False), (3, 7, True), (3, 7, False),
-             (4, 5, True), (4, 5, False), (5, 5, True), (5, 5, False)]
+    print(
+        f"# K-norm sampling, one-way margins; seed={args.seed}; {platform.processor() or platform.machine()}, "
+        f"python {platform.python_version()}, numpy {np.__version__}"
+    )
+    cases = [
+        (3, 3, True),
+        (3, 3, False),
+        (3, 4, True),
+        (3, 4, False),
+        (4, 4, True),
+        (4, 4, False),
+        (3, 6, True),
+        (3, 6, False),
+        (3, 7, True),
+        (3, 7, False),
+        (4, 5, True),
+        (4, 5, False),
+        (5, 5, True),
+        (5, 5, False),
+    ]
     if not args.quick:
         cases += [(6, 6, True), (6, 6, False), (10, 10, True), (10, 10, False)]
     if args.only:
         keep = {tuple(int(x) for x in size.split("x")) for size in args.only.split(",")}
         cases = [case for case in cases if case[:2] in keep]
-    cols = ["case", "s", "n", "qhull", "symmetric", "facets", "fan", "volume", "exact/s", "cube acceptance",
-            "cube/s", "cube+LP/s", "exact/cube", "exact/cube+LP", "cold/cached (speed-up)"]
+    cols = [
+        "case",
+        "s",
+        "n",
+        "qhull",
+        "symmetric",
+        "facets",
+        "fan",
+        "volume",
+        "exact/s",
+        "cube acceptance",
+        "cube/s",
+        "cube+LP/s",
+        "exact/cube",
+        "exact/cube+LP",
+        "cold/cached (speed-up)",
+    ]
     widths = [16, 3, 6, 9, 10, 7, 7, 9, 20, 24, 16, 17, 11, 13, 24]
     print("  ".join(f"{h:<{w}}" for h, w in zip(cols, widths)))
     notes = []
     for r, c, pe in cases:
         row, note = run_case(r, c, pe, args.seed, args.quick, args.cache_repeats)
-        vals = [row.case, str(row.s), str(row.n_points), row.qhull, row.symmetric, row.facets, row.fan,
-                row.volume, row.exact_rate, row.cube_accept, row.cube_rate, row.lp_rate, row.ratio, row.ratio_lp,
-                row.cache]
+        vals = [
+            row.case,
+            str(row.s),
+            str(row.n_points),
+            row.qhull,
+            row.symmetric,
+            row.facets,
+            row.fan,
+            row.volume,
+            row.exact_rate,
+            row.cube_accept,
+            row.cube_rate,
+            row.lp_rate,
+            row.ratio,
+            row.ratio_lp,
+            row.cache,
+        ]
         print("  ".join(f"{v:<{w}}" for v, w in zip(vals, widths)), flush=True)
         if note:
             notes.append(note)
@@ -200,13 +260,15 @@ def main(argv: list[str] | None = None) -> int:
         print("\nbeyond the exact hull (labelled fallback, never silent):")
         for note in notes:
             print(note)
-    print("\n(exact/s: full releases x + Q R U per second after set-up (symmetric build); cube/s: Alg. 3 with\n"
-          " membership by the facets we computed (so it needs the hull the exact sampler already has);\n"
-          " cube+LP/s: Alg. 3 with one HiGHS LP per proposal, as in the paper when facets are unknown;\n"
-          " proj. = proposals/s x exact acceptance vol(conv S)/vol(cube), the cube being B[-1,1]^s for the\n"
-          " lattice basis of moves found by certified_span; qhull/symmetric: hull build times;\n"
-          " cold/cached: accountant.knorm_cache miss (build + re-verification + atomic write, fresh temporary\n"
-          " directory) vs hit (read + full re-verification), median wall-clock, and the ratio.)")
+    print(
+        "\n(exact/s: full releases x + Q R U per second after set-up (symmetric build); cube/s: Alg. 3 with\n"
+        " membership by the facets we computed (so it needs the hull the exact sampler already has);\n"
+        " cube+LP/s: Alg. 3 with one HiGHS LP per proposal, as in the paper when facets are unknown;\n"
+        " proj. = proposals/s x exact acceptance vol(conv S)/vol(cube), the cube being B[-1,1]^s for the\n"
+        " lattice basis of moves found by certified_span; qhull/symmetric: hull build times;\n"
+        " cold/cached: accountant.knorm_cache miss (build + re-verification + atomic write, fresh temporary\n"
+        " directory) vs hit (read + full re-verification), median wall-clock, and the ratio.)"
+    )
     return 0
 
 

@@ -45,9 +45,7 @@ from mechanisms.lattice_exact import ExactLatticeSampler
 from mechanisms.lattice_mcmc import LatticeLaplaceTarget, LatticeSampler
 
 
-def proposal_rate(
-    smp: LatticeSampler, chains: int, iterations: int, seed: int, repeats: int
-) -> tuple[float, float]:
+def proposal_rate(smp: LatticeSampler, chains: int, iterations: int, seed: int, repeats: int) -> tuple[float, float]:
     """Best of ``repeats`` runs (the machine may be shared), and the acceptance rate."""
     best, acc = 0.0, 0.0
     for r in range(repeats):
@@ -69,9 +67,7 @@ def exact_rate(fn, n: int) -> float:  # type: ignore[no-untyped-def]
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--quick", action="store_true", help="fewer iterations, no l2 / census coupling"
-    )
+    ap.add_argument("--quick", action="store_true", help="fewer iterations, no l2 / census coupling")
     ap.add_argument("--seed", type=int, default=2023)
     args = ap.parse_args()
     q = args.quick
@@ -81,16 +77,12 @@ def main() -> None:
     )
 
     four = LatticeSampler(LatticeLaplaceTarget(basic_move_basis(4, 4), 0.25), ratio=math.exp(-1))
-    four_l2 = LatticeSampler(
-        LatticeLaplaceTarget(basic_move_basis(4, 4), 0.25, "l2"), ratio=math.exp(-1.5)
-    )
+    four_l2 = LatticeSampler(LatticeLaplaceTarget(basic_move_basis(4, 4), 0.25, "l2"), ratio=math.exp(-1.5))
     county_basis = kernel_lattice_basis(total_matrix(102), method="block").matrix  # e_j - e_{j+1}
     county = LatticeSampler(LatticeLaplaceTarget(county_basis, 0.192), ratio=math.exp(-2.5))
 
     print("\n## MCMC proposals per second (one proposal = one sweep of one chain; best of 3 runs)")
-    print(
-        f"{'case':<14}{'m':>5}{'1 chain':>12}{'200 chains':>14}{'speed-up':>10}{'acceptance':>12}"
-    )
+    print(f"{'case':<14}{'m':>5}{'1 chain':>12}{'200 chains':>14}{'speed-up':>10}{'acceptance':>12}")
     rates: dict[str, float] = {}
     for name, smp, it1, it200 in (
         ("4x4 l1", four, 20_000 if q else 100_000, 5_000 if q else 20_000),
@@ -101,9 +93,7 @@ def main() -> None:
         rates[name] = r200
         print(f"{name:<14}{smp.target.m:>5}{r1:>12.3g}{r200:>14.3g}{r200 / r1:>9.0f}x{acc:>12.3f}")
 
-    print(
-        "\n## Convergence from 200 coupled pairs (hybrid coupling; BJV Thm 2.5 estimates, not certificates)"
-    )
+    print("\n## Convergence from 200 coupled pairs (hybrid coupling; BJV Thm 2.5 estimates, not certificates)")
     print(
         f"{'case':<14}{'L':>6}{'pairs':>6}{'wall s':>8}{'median tau':>11}{'max tau':>9}"
         f"{'t*(est<=.01)':>13}{'t*(upp<=.05)':>13}{'TV est @1e4':>12}{'censored':>9}"
@@ -145,17 +135,25 @@ def main() -> None:
     print(f"discrete Gaussian N_Z(0, 16)      {gau:>12.3g} samples/s")
 
     print("\n## Exact lattice samplers (rejection from free coordinates; mechanisms.lattice_exact): releases/s")
-    a44 = np.vstack([np.kron(np.eye(4, dtype=np.int64), np.ones((1, 4), dtype=np.int64)),
-                     np.kron(np.ones((1, 4), dtype=np.int64), np.eye(4, dtype=np.int64))])
+    a44 = np.vstack(
+        [
+            np.kron(np.eye(4, dtype=np.int64), np.ones((1, 4), dtype=np.int64)),
+            np.kron(np.ones((1, 4), dtype=np.int64), np.eye(4, dtype=np.int64)),
+        ]
+    )
     exact_rates: dict[str, float] = {}
-    for name, a_mat, eps, k in (("4x4 l1", a44, 0.25, 2_000 if q else 10_000),
-                                ("102-county", np.ones((1, 102), dtype=np.int64), 0.192, 5_000 if q else 20_000)):
+    for name, a_mat, eps, k in (
+        ("4x4 l1", a44, 0.25, 2_000 if q else 10_000),
+        ("102-county", np.ones((1, 102), dtype=np.int64), 0.192, 5_000 if q else 20_000),
+    ):
         ex = ExactLatticeSampler(a_mat, epsilon=eps, norm="l1")
         t0 = time.perf_counter()
         run = ex.run(k, rng=np.random.default_rng(args.seed + 11))
         exact_rates[name] = k / (time.perf_counter() - t0)
-        print(f"{name:<14}{exact_rates[name]:>12.3g} releases/s  (acceptance {run.acceptance_rate:.3g}, "
-              f"{run.proposals} proposals)")
+        print(
+            f"{name:<14}{exact_rates[name]:>12.3g} releases/s  (acceptance {run.acceptance_rate:.3g}, "
+            f"{run.proposals} proposals)"
+        )
 
     print("\n## Side by side")
     r4 = rates["4x4 l1"]
@@ -168,10 +166,14 @@ def main() -> None:
         )
     if "4x4 l1" in t_star:
         mc_rel = r4 / t_star["4x4 l1"]
-        print(f"4x4 independent releases/s: exact sampler {exact_rates['4x4 l1']:.3g} vs MCMC {mc_rel:.3g} "
-              f"(ratio {exact_rates['4x4 l1'] / mc_rel:.2f}; MCMC also charges delta')")
-    print(f"102-county independent releases/s by the exact sampler: {exact_rates['102-county']:.3g} "
-          "(the MCMC coupling does not meet within its budget there)")
+        print(
+            f"4x4 independent releases/s: exact sampler {exact_rates['4x4 l1']:.3g} vs MCMC {mc_rel:.3g} "
+            f"(ratio {exact_rates['4x4 l1'] / mc_rel:.2f}; MCMC also charges delta')"
+        )
+    print(
+        f"102-county independent releases/s by the exact sampler: {exact_rates['102-county']:.3g} "
+        "(the MCMC coupling does not meet within its budget there)"
+    )
     print(
         "\ntargets: >= 5e6 proposals/s (4x4, vectorised); 200-pair coupling in seconds; "
         ">= 1e6 exact samples/s; 4x4 l1 convergence near 1e4 iterations"

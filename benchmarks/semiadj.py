@@ -66,8 +66,7 @@ def _run(method: str, fn, **kw) -> Run:  # type: ignore[no-untyped-def]
     try:
         res = fn(**kw)
     except SearchTooLarge as e:
-        return Run(method, None, False, time.monotonic() - t0,
-                   f"refused {e.size:.2g}>{e.limit:.2g}")
+        return Run(method, None, False, time.monotonic() - t0, f"refused {e.size:.2g}>{e.limit:.2g}")
     dt = time.monotonic() - t0
     if res.exact:
         status = "exact"
@@ -88,11 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sizes = [n for n in args.sizes if not args.quick or n <= 20]
     rng = np.random.default_rng(args.seed)
-    print(f"# semi-adjacent parameter a(t), one-way margins; seed={args.seed}; "
-          f"time limit {args.time_limit:g} s/method; brute limit {args.brute_limit} ordered "
-          f"datasets; graph limit {args.graph_limit} histograms; python {platform.python_version()}")
-    header = (f"{'instance':<12}{'n':>4}{'fiber size':>16}  "
-              f"{'brute force':<34}{'graph search':<34}{'integer program':<34}")
+    print(
+        f"# semi-adjacent parameter a(t), one-way margins; seed={args.seed}; "
+        f"time limit {args.time_limit:g} s/method; brute limit {args.brute_limit} ordered "
+        f"datasets; graph limit {args.graph_limit} histograms; python {platform.python_version()}"
+    )
+    header = (
+        f"{'instance':<12}{'n':>4}{'fiber size':>16}  {'brute force':<34}{'graph search':<34}{'integer program':<34}"
+    )
     if not args.json:
         print(header)
         print("-" * len(header))
@@ -105,25 +107,53 @@ def main(argv: list[str] | None = None) -> int:
             est = fib.estimate_size()
             size = f"{est.value}" if est.exact else f"<={est.value:.3g}"
             runs = [
-                _run("brute-force", semiadjacent_by_brute_force, space=space, invariant=inv,
-                     table=table, limit=args.brute_limit, time_limit=args.time_limit),
-                _run("graph-search", semiadjacent_by_graph_search, space=space, invariant=inv,
-                     table=table, limit=args.graph_limit, time_limit=args.time_limit),
-                _run("integer-program", semiadjacent_by_integer_program, space=space,
-                     invariant=inv, table=table, time_limit=args.time_limit),
+                _run(
+                    "brute-force",
+                    semiadjacent_by_brute_force,
+                    space=space,
+                    invariant=inv,
+                    table=table,
+                    limit=args.brute_limit,
+                    time_limit=args.time_limit,
+                ),
+                _run(
+                    "graph-search",
+                    semiadjacent_by_graph_search,
+                    space=space,
+                    invariant=inv,
+                    table=table,
+                    limit=args.graph_limit,
+                    time_limit=args.time_limit,
+                ),
+                _run(
+                    "integer-program",
+                    semiadjacent_by_integer_program,
+                    space=space,
+                    invariant=inv,
+                    table=table,
+                    time_limit=args.time_limit,
+                ),
             ]
             values = {r.value for r in runs if r.exact}
             if len(values) > 1:
-                print(f"!! DISAGREEMENT on {name} n={n}: {[(r.method, r.value) for r in runs]}",
-                      file=sys.stderr)
+                print(f"!! DISAGREEMENT on {name} n={n}: {[(r.method, r.value) for r in runs]}", file=sys.stderr)
                 return 1
             g = runs[1]
             if est.exact and est.value >= 100_000 and g.exact and g.seconds < 10:
                 fast_big.append(f"{name} n={n}: {est.value} histograms in {g.seconds:.2f} s")
             if args.json:
-                print(json.dumps({"instance": name, "n": n, "table": table.tolist(),
-                                  "fiber_size": est.value, "fiber_size_exact": est.exact,
-                                  "runs": [r.__dict__ for r in runs]}))
+                print(
+                    json.dumps(
+                        {
+                            "instance": name,
+                            "n": n,
+                            "table": table.tolist(),
+                            "fiber_size": est.value,
+                            "fiber_size_exact": est.exact,
+                            "runs": [r.__dict__ for r in runs],
+                        }
+                    )
+                )
                 continue
             cells = []
             for r in runs:

@@ -142,45 +142,58 @@ def main() -> None:
 
     sizes = [10**2, 10**3, 10**4] + ([] if args.quick else [10**5, 10**6])
     load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
-    print(f"semidp UMPU benchmark | python {platform.python_version()} numpy {np.__version__} "
-          f"scipy {scipy.__version__} mpmath {mpmath.__version__} | {platform.machine()} "
-          f"{os.cpu_count()} cpu | load avg {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(
+        f"semidp UMPU benchmark | python {platform.python_version()} numpy {np.__version__} "
+        f"scipy {scipy.__version__} mpmath {mpmath.__version__} | {platform.machine()} "
+        f"{os.cpu_count()} cpu | load avg {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
     print("margins: rows (n/2, n/2), cols (0.4n, 0.6n); times are medians (wall / cpu)\n")
 
     print("1. exact null (FNCH log-pmf over the whole support) vs mpmath (50 digits)")
-    print(f"{'n':>9} {'theta':>5} {'support':>8} {'wall ms':>8} {'cpu ms':>7} "
-          f"{'max rel err p':>14} {'max rel err log p (p<1e-308)':>29}")
+    print(
+        f"{'n':>9} {'theta':>5} {'support':>8} {'wall ms':>8} {'cpu ms':>7} "
+        f"{'max rel err p':>14} {'max rel err log p (p<1e-308)':>29}"
+    )
     worst_null = 0.0
     worst_err = 0.0
     for n in sizes:
         mg = margins_for(n)
         for theta in (1.0, 2.0):
+
             def build(mg: TableMargins = mg, theta: float = theta) -> object:
                 return FisherNoncentralHypergeometric(mg.rows[0], mg.rows[1], mg.cols[0], theta).log_pmf_table()
 
             wall, cpu = timed(build, args.repeat)
             rel, logrel, _ = null_accuracy(mg, theta)
             lo, hi = mg.support()
-            print(f"{n:>9} {theta:>5} {hi - lo + 1:>8} {wall * 1e3:>8.2f} {cpu * 1e3:>7.2f} "
-                  f"{rel:>14.2e} {logrel:>29.2e}")
+            print(
+                f"{n:>9} {theta:>5} {hi - lo + 1:>8} {wall * 1e3:>8.2f} {cpu * 1e3:>7.2f} {rel:>14.2e} {logrel:>29.2e}"
+            )
             if n == 10**6:
                 worst_null = max(worst_null, wall)
             worst_err = max(worst_err, rel)
             if args.scipy and n <= args.scipy_max:
                 t, err, lost = scipy_null(mg, theta)
-                print(f"{'':>9} {'':>5} {'scipy':>8} {t * 1e3:>8.1f} {'':>7} {err:>14.2e} "
-                      f"  entries rounded to 0: {lost}")
+                print(
+                    f"{'':>9} {'':>5} {'scipy':>8} {t * 1e3:>8.1f} {'':>7} {err:>14.2e}   entries rounded to 0: {lost}"
+                )
                 if n >= 10**4:
                     x, ours_l, sp = scipy_tail(mg, theta)
-                    print(f"{'':>9} {'':>5} {'tail':>8}  P(X > {x:.0f}): ours exp({ours_l:.4f}) = "
-                          f"{math.exp(ours_l):.4g}, scipy sf = {sp:.4g}")
+                    print(
+                        f"{'':>9} {'':>5} {'tail':>8}  P(X > {x:.0f}): ours exp({ours_l:.4f}) = "
+                        f"{math.exp(ours_l):.4g}, scipy sf = {sp:.4g}"
+                    )
     if not args.quick:
-        print(f"  target n=1e6: <= 50 ms and <= 1e-12 -> worst {worst_null * 1e3:.1f} ms, "
-              f"{worst_err:.1e}: {'OK' if worst_null <= 0.05 and worst_err <= 1e-12 else 'ABOVE TARGET'}")
+        print(
+            f"  target n=1e6: <= 50 ms and <= 1e-12 -> worst {worst_null * 1e3:.1f} ms, "
+            f"{worst_err:.1e}: {'OK' if worst_null <= 0.05 and worst_err <= 1e-12 else 'ABOVE TARGET'}"
+        )
 
     print("\n2. whole test: calibrate m (5), p-value (6), exact size; theta0 = 1, alpha = 0.05")
     noises: list[tuple[str, CanonicalNoise]] = [
-        ("Tulap(1)", Tulap(1.0)), ("Tulap(1,1e-3)", Tulap(1.0, 1e-3)), ("Gauss(1)", GaussianCND(1.0))
+        ("Tulap(1)", Tulap(1.0)),
+        ("Tulap(1,1e-3)", Tulap(1.0, 1e-3)),
+        ("Gauss(1)", GaussianCND(1.0)),
     ]
     print(f"{'n':>9} " + " ".join(f"{name + ' ms':>16}" for name, _ in noises) + f" {'|size-a|/a':>11}")
     worst_test = 0.0
@@ -202,12 +215,14 @@ def main() -> None:
                 worst_test = max(worst_test, wall)
         print(f"{n:>9} " + " ".join(f"{c:>16}" for c in cells) + f" {worst_size:>11.1e}")
     if not args.quick:
-        print(f"  target whole test <= 100 ms at n=1e6 -> worst {worst_test * 1e3:.1f} ms: "
-              f"{'OK' if worst_test <= 0.1 else 'ABOVE TARGET'}")
+        print(
+            f"  target whole test <= 100 ms at n=1e6 -> worst {worst_test * 1e3:.1f} ms: "
+            f"{'OK' if worst_test <= 0.1 else 'ABOVE TARGET'}"
+        )
 
     print("\n3. p-value accuracy, Tulap(1) noise, theta0 = 1 (reference: 50-digit sum over +-60 sd)")
     print(f"{'n':>9} {'Z':>14} {'log p(Z)':>14} {'rel err p':>10}")
-    for n in ([10**2, 10**4] if args.quick else [10**2, 10**4, 10**6]):
+    for n in [10**2, 10**4] if args.quick else [10**2, 10**4, 10**6]:
         mg = margins_for(n)
         test = SemiDPOddsRatioTest(mg, Tulap(1.0))
         mean = mg.null(1.0).mean()

@@ -1,4 +1,6 @@
-"""The alternative hypotheses of the private tests (one-sided greater/less, two-sided) and their checking."""
+"""The alternative hypotheses of the private tests (one-sided greater/less, two-sided) and their
+checking.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +26,4 @@ def check_alternative(alternative: object, notes: Mapping[Alternative, str] | No
         if alternative == choice:
             return choice
     described = [f"'{a}' ({h1}{'' if notes is None else '; ' + notes[a]})" for a, h1 in ALTERNATIVE_H1.items()]
-    raise InvalidArgument(
-        f"alternative={alternative!r} must be {described[0]}, {described[1]} or {described[2]}."
-    )
+    raise InvalidArgument(f"alternative={alternative!r} must be {described[0]}, {described[1]} or {described[2]}.")

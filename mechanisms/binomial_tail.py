@@ -347,8 +347,9 @@ def log_pvalue(n: int, theta: float, noise: Tulap, z: float, alternative: Altern
     return min(0.0, log_tail(n, theta, noise, z, 1.0 if alternative == "greater" else -1.0))
 
 
-def monotone_root(fn: Callable[[float], float], z0: float, scale: float, increasing: bool,
-                   floor: float = -math.inf) -> float:
+def monotone_root(
+    fn: Callable[[float], float], z0: float, scale: float, increasing: bool, floor: float = -math.inf
+) -> float:
     """Root of a monotone ``fn`` (finite near the root): bracket from ``z0`` in doubling steps
     of ``scale`` (never below ``floor``), Brent on the clipped function, then polish to the
     best double."""

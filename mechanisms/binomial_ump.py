@@ -160,9 +160,7 @@ def binomial_log_pvalue(
     return log_pvalue(nn, th, _check_noise(noise), zz, check_alternative(alternative, _BINOMIALDP_PVALUES))
 
 
-def binomial_pvalue(
-    z: float, *, n: int, theta0: float, noise: Tulap, alternative: Alternative = "greater"
-) -> float:
+def binomial_pvalue(z: float, *, n: int, theta0: float, noise: Tulap, alternative: Alternative = "greater") -> float:
     r"""The DP p-value of the release ``z`` [AS18]; see :func:`binomial_log_pvalue`.
 
     Examples
@@ -323,9 +321,7 @@ class BinomialUMPTest:
             self, "theta0", check_in_interval("theta0", self.theta0, 0.0, 1.0, lo_open=True, hi_open=True)
         )
         _check_noise(self.noise)
-        object.__setattr__(
-            self, "alpha", check_in_interval("alpha", self.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
-        )
+        object.__setattr__(self, "alpha", check_in_interval("alpha", self.alpha, 0.0, 1.0, lo_open=True, hi_open=True))
         object.__setattr__(self, "alternative", check_alternative(self.alternative, _BINOMIALDP_PVALUES))
         if self.alternative == "two-sided":
             t = self._solve_two_sided()
@@ -337,7 +333,12 @@ class BinomialUMPTest:
 
     @classmethod
     def from_privacy(
-        cls, n: int, theta0: float, epsilon: float, delta: float = 0.0, alpha: float = 0.05,
+        cls,
+        n: int,
+        theta0: float,
+        epsilon: float,
+        delta: float = 0.0,
+        alpha: float = 0.05,
         alternative: Alternative = "greater",
     ) -> BinomialUMPTest:
         r"""The test with ``Tulap(epsilon, delta)`` noise: :math:`(\varepsilon,\delta)`-DP on ``Replace()``."""
@@ -450,9 +451,18 @@ class BinomialUMPTest:
         """The full result for an already released statistic ``z`` (post-processing only)."""
         p = self.pvalue(z)
         return BinomialTestResult(
-            statistic=float(z), pvalue=p, alternative=self.alternative, m=self.m,
-            m_lower=self.m_lower, alpha=self.alpha, reject=p <= self.alpha, size=self.size(),
-            n=self.n, theta0=self.theta0, guarantee=self.guarantee, test=self,
+            statistic=float(z),
+            pvalue=p,
+            alternative=self.alternative,
+            m=self.m,
+            m_lower=self.m_lower,
+            alpha=self.alpha,
+            reject=p <= self.alpha,
+            size=self.size(),
+            n=self.n,
+            theta0=self.theta0,
+            guarantee=self.guarantee,
+            test=self,
         )
 
     # ---- confidence sets ------------------------------------------------------------------
@@ -484,10 +494,16 @@ class BinomialUMPTest:
 
         if g(mle) <= 0.0:
             return ConfidenceInterval(mle, mle)  # every theta rejected (z far outside [0, n])
-        low = 0.0 if mle == 0.0 or g(0.0) >= 0.0 else float(
-            optimize.brentq(g, 0.0, mle, xtol=1e-15, rtol=4 * 2.0**-52, maxiter=500))
-        high = 1.0 if mle == 1.0 or g(1.0) >= 0.0 else float(
-            optimize.brentq(g, mle, 1.0, xtol=1e-15, rtol=4 * 2.0**-52, maxiter=500))
+        low = (
+            0.0
+            if mle == 0.0 or g(0.0) >= 0.0
+            else float(optimize.brentq(g, 0.0, mle, xtol=1e-15, rtol=4 * 2.0**-52, maxiter=500))
+        )
+        high = (
+            1.0
+            if mle == 1.0 or g(1.0) >= 0.0
+            else float(optimize.brentq(g, mle, 1.0, xtol=1e-15, rtol=4 * 2.0**-52, maxiter=500))
+        )
         return ConfidenceInterval(low, high)
 
 

@@ -55,7 +55,6 @@ References
         arXiv:2410.17468v1, Sec. 5.3 (Def. 35, Lemma 36 in the reference numbering).
 """
 
-
 from __future__ import annotations
 
 import math
@@ -144,9 +143,7 @@ class GaussianCND(CanonicalNoise):
         r""":math:`\mu`-GDP on ``relation`` (default replace-one) for sensitivity-1 statistics."""
         return GDP(self.mu, default_relation(relation))
 
-    def sample(
-        self, *, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
-    ) -> float | FloatArray:
+    def sample(self, *, rng: np.random.Generator, size: int | tuple[int, ...] | None = None) -> float | FloatArray:
         """``rng.standard_normal(size) / mu`` (research/auditing sampler)."""
         check_rng(rng)
         z = rng.standard_normal(size) / self.mu

@@ -1,4 +1,8 @@
-"""The canonical noise distribution interface [AV23, Def. 3.2]: cdf, quantile, sampler and tradeoff function of a CND, and the argument helpers shared by its implementations."""
+"""The canonical noise distribution interface [AV23, Def. 3.2].
+
+Cdf, quantile, sampler and tradeoff function of a CND, and the argument helpers shared by its
+implementations.
+"""
 
 from __future__ import annotations
 
@@ -219,9 +223,7 @@ class CanonicalNoise(ABC):
 
     # ---- sampling -----------------------------------------------------------------------
 
-    def sample(
-        self, *, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
-    ) -> float | FloatArray:
+    def sample(self, *, rng: np.random.Generator, size: int | tuple[int, ...] | None = None) -> float | FloatArray:
         """Draw noise by inverse transform (subclasses may override with an exact sampler).
 
         ``N = sign * F^{-1}(W / 2)`` with ``W`` uniform on ``(0, 1]`` (53-bit grid) and an

@@ -1,4 +1,7 @@
-"""A canonical noise distribution for any symmetric tradeoff function f [AV23, Thm. 3.9]: the recursive construction on a piecewise-linear lower bound of f."""
+"""A canonical noise distribution for any symmetric tradeoff function f [AV23, Thm. 3.9].
+
+The recursive construction on a piecewise-linear lower bound of f.
+"""
 
 from __future__ import annotations
 
@@ -195,9 +198,11 @@ def _vectorised(f: Callable[..., object]) -> Callable[[FloatArray], FloatArray]:
         vec = False
 
     if vec:
+
         def g(v: FloatArray) -> FloatArray:
             return np.asarray(f(v), dtype=np.float64).reshape(np.shape(v))
     else:
+
         def g(v: FloatArray) -> FloatArray:
             flat = np.ravel(v)
             out = np.array([float(f(float(t))) for t in flat], dtype=np.float64)  # type: ignore[arg-type]
@@ -349,9 +354,7 @@ def cnd_from_tradeoff(
         source = "TradeoffCurve"
     else:
         if not callable(f):
-            raise InvalidArgument(
-                f"f={f!r} must be a callable tradeoff function or an accountant TradeoffCurve."
-            )
+            raise InvalidArgument(f"f={f!r} must be a callable tradeoff function or an accountant TradeoffCurve.")
         if convention is None:
             raise InvalidArgument(
                 "convention is required for a callable tradeoff function: pass convention='std' "
@@ -383,9 +386,7 @@ def cnd_from_tradeoff(
         c = 0.0
     else:
         c = float(
-            optimize.brentq(
-                lambda a: float(f_std(np.array([a]))[0]) - a, 0.0, 0.5, xtol=1e-300, rtol=4 * 2.0**-52
-            )
+            optimize.brentq(lambda a: float(f_std(np.array([a]))[0]) - a, 0.0, 0.5, xtol=1e-300, rtol=4 * 2.0**-52)
         )
     return TradeoffCND(f_paper=f_paper, c=c, curve=curve, source=source, max_steps=steps)
 

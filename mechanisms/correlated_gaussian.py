@@ -89,6 +89,8 @@ _T = TypeVar("_T")
 
 #: Refusal limit on the number of enumerated sensitivity vectors.
 MAX_SENSITIVITY_VECTORS = 2_000_000
+
+
 def subspace_sensitivity_vectors(
     subspace: InvariantSubspace, query: ArrayLike | None = None, relation: Relation | None = None
 ) -> FloatArray:

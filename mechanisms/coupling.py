@@ -127,9 +127,7 @@ class CoupledKernel:
     threshold: int = field(default=0)
     """Hybrid: use the maximal coupling when ``max_j |s_j - s'_j| <= threshold`` (lattice coordinates)."""
 
-    def __init__(
-        self, sampler: LatticeSampler, coupling: Coupling = "hybrid", threshold: int | None = None
-    ) -> None:
+    def __init__(self, sampler: LatticeSampler, coupling: Coupling = "hybrid", threshold: int | None = None) -> None:
         if not isinstance(sampler, LatticeSampler):
             raise InvalidArgument(f"sampler={sampler!r} must be a LatticeSampler.")
         if coupling not in ("hybrid", "maximal", "crn"):

@@ -73,8 +73,6 @@ _Trials = Callable[[int, np.random.Generator], NDArray[np.int64]]
 # --------------------------------------------------------------------------- checks
 
 
-
-
 def _rational(name: str, value: object, *, positive: bool) -> Fraction:
     """Return ``value`` as a Fraction; only ints and Fractions are accepted (exactness)."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, Fraction)):
@@ -291,9 +289,7 @@ def _vec_bern_exp1(n: int, rng: np.random.Generator) -> NDArray[np.bool_]:
     return np.asarray(k % 2 == 1)
 
 
-def _vec_bern_exp_le1(
-    num: NDArray[np.int64], den: NDArray[np.int64], rng: np.random.Generator
-) -> NDArray[np.bool_]:
+def _vec_bern_exp_le1(num: NDArray[np.int64], den: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.bool_]:
     """Bern(exp(-num/den)), ``0 <= num <= den < 2**62``, element-wise.
 
     Bern(gamma/K) is drawn as Bern(gamma) AND Bern(1/K) (independent), so no
@@ -354,9 +350,7 @@ def _vec_laplace_trials(t: int, s: int, m: int, rng: np.random.Generator) -> NDA
     return np.asarray(np.where(b[keep] == 1, -y[keep], y[keep]), dtype=np.int64)
 
 
-def _fill(
-    trials: _Trials, size: int, batch_size: int, rng: np.random.Generator
-) -> NDArray[np.int64]:
+def _fill(trials: _Trials, size: int, batch_size: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """Run i.i.d. rejection trials in batches and keep the first ``size`` acceptances."""
     out = np.empty(size, dtype=np.int64)
     filled = 0
@@ -369,11 +363,7 @@ def _fill(
 
 
 def _check_batch(batch_size: object) -> int:
-    if (
-        isinstance(batch_size, bool)
-        or not isinstance(batch_size, numbers.Integral)
-        or int(batch_size) < 1
-    ):
+    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) or int(batch_size) < 1:
         raise InvalidArgument(f"batch_size={batch_size!r} must be an integer >= 1.")
     return int(batch_size)
 
@@ -422,8 +412,7 @@ def discrete_gaussian_array(
     den = 2 * p * q * t * t
     if den >= _INT63:
         raise InvalidArgument(
-            f"sigma2={sigma2!r}: 2*p*q*t^2 = {den} must be < 2**62 for the vectorised sampler; "
-            "use discrete_gaussian."
+            f"sigma2={sigma2!r}: 2*p*q*t^2 = {den} must be < 2**62 for the vectorised sampler; use discrete_gaussian."
         )
     qt = q * t
     ylim = (math.isqrt(_INT63 - 1) + p) // qt  # |Y| <= ylim => (qt|Y|-p)^2 < 2**62

@@ -201,9 +201,7 @@ class Agent:
         object.__setattr__(self, "indices", idx)
         object.__setattr__(self, "data", d)
 
-    def release(
-        self, mechanism: AdditiveSubspaceMechanism, *, seed: CommonSeed, size: int | None = None
-    ) -> Share:
+    def release(self, mechanism: AdditiveSubspaceMechanism, *, seed: CommonSeed, size: int | None = None) -> Share:
         r"""Zero-fill, run ``mechanism`` with ``default_rng(seed)``, keep the own block: :math:`x_\ell+\Gamma_\ell e`.
 
         ``seed`` must be the common seed shared by all agents (module docstring).

@@ -101,9 +101,7 @@ def _split_log(theta: float) -> tuple[float, float]:
     return hi, float(lt - hi)
 
 
-def _two_sum_cumsum(
-    t: NDArray[np.float64], s: NDArray[np.float64], c: NDArray[np.float64]
-) -> None:
+def _two_sum_cumsum(t: NDArray[np.float64], s: NDArray[np.float64], c: NDArray[np.float64]) -> None:
     """Prefix sums of ``t`` as an unevaluated pair: ``sum(t[:i+1]) ~= s[i] + c[i]``.
 
     ``s = cumsum(t)`` is computed in floats (sequentially); the exact error of
@@ -164,9 +162,7 @@ class FisherNoncentralHypergeometric:
     """First-column total :math:`n_{\\cdot1}`, ``0 <= col1 <= row1 + row2``."""
     theta: float
     """Odds ratio, finite and ``> 0``."""
-    _table: tuple[int, NDArray[np.float64]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
+    _table: tuple[int, NDArray[np.float64]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         r1 = _check_count("row1", self.row1)
@@ -175,8 +171,7 @@ class FisherNoncentralHypergeometric:
         th = check_positive("theta", self.theta)
         if c1 > r1 + r2:
             raise InvalidArgument(
-                f"col1={c1} exceeds the table total row1 + row2 = {r1 + r2}; the margins "
-                "of a 2x2 table must add up."
+                f"col1={c1} exceeds the table total row1 + row2 = {r1 + r2}; the margins of a 2x2 table must add up."
             )
         if r1 + r2 > MAX_TOTAL:
             raise InvalidArgument(
@@ -335,9 +330,7 @@ class FisherNoncentralHypergeometric:
         lo, logp = self.log_pmf_table()
         return lo + float(np.dot(np.exp(logp), np.arange(len(logp), dtype=np.float64)))
 
-    def sample(
-        self, *, rng: np.random.Generator, size: int | None = None
-    ) -> int | NDArray[np.int64]:
+    def sample(self, *, rng: np.random.Generator, size: int | None = None) -> int | NDArray[np.int64]:
         """Draw from the distribution by inverse transform on the table (research use)."""
         lo, logp = self.log_pmf_table()
         p = np.exp(logp)
@@ -377,8 +370,12 @@ def logpmf_reference(
 
     def term(v: int) -> mpmath.mpf:
         return (
-            g1 - ctx.loggamma(v + 1) - ctx.loggamma(r1 - v + 1)
-            + g2 - ctx.loggamma(c1 - v + 1) - ctx.loggamma(r2 - c1 + v + 1)
+            g1
+            - ctx.loggamma(v + 1)
+            - ctx.loggamma(r1 - v + 1)
+            + g2
+            - ctx.loggamma(c1 - v + 1)
+            - ctx.loggamma(r2 - c1 + v + 1)
             + v * lt
         )
 

@@ -76,9 +76,7 @@ class GaussianMechanism:
         """True if the mechanism's guarantee implies ``target`` (on the target's relation)."""
         return self.privacy_map(target.relation).dominates(target)
 
-    def sample(
-        self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None
-    ) -> NDArray[np.float64]:
+    def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> NDArray[np.float64]:
         """Release ``value + sigma * Z``; ``size`` draws stack along a new first axis."""
         v = np.asarray(value, dtype=np.float64)
         shape = v.shape if size is None else (size, *v.shape)

@@ -104,7 +104,7 @@ def uniform_in_ball(ball: Ball, *, rng: np.random.Generator, size: int) -> Float
     out = np.empty((size, s))
     for start in range(0, size, _CHUNK):
         m = min(_CHUNK, size - start)
-        out[start:start + m] = _uniform_chunk(ball, rng, m)
+        out[start : start + m] = _uniform_chunk(ball, rng, m)
     return out
 
 
@@ -117,9 +117,9 @@ def _uniform_chunk(ball: Ball, rng: np.random.Generator, m: int) -> FloatArray:
         np.minimum(idx, len(ball.fan_cdf) - 1, out=idx)
         e = rng.standard_exponential((m, s + 1))
         lam = e[:, 1:] / e.sum(axis=1, keepdims=True)
-        w = ball.fan_points[ball.fan[idx]]                    # (m, s, s): rows are simplex vertices
+        w = ball.fan_points[ball.fan[idx]]  # (m, s, s): rows are simplex vertices
         u = np.matmul(lam[:, None, :], w)[:, 0, :]
-        if ball.symmetry is not None:                         # spread over the orbit: uniform group element
+        if ball.symmetry is not None:  # spread over the orbit: uniform group element
             u = ball.symmetry.apply_random(u @ ball.basis.T, rng) @ ball.basis
         return np.asarray(u, dtype=np.float64)
     if ball.kind == "l2-ball":
@@ -189,7 +189,7 @@ class KNormMechanism:
                 "sensitivity space was computed) before asking for a privacy map."
             )
         check_same_relation(self.ball.relation, relation)
-        return PureDP(self.epsilon, relation)        # Delta_K = 1 exactly (Prop. 30, Thm. 31)
+        return PureDP(self.epsilon, relation)  # Delta_K = 1 exactly (Prop. 30, Thm. 31)
 
     def check(self, relation: Relation, target: PureDP) -> bool:
         """True if the mechanism's guarantee implies ``target``."""
@@ -207,12 +207,10 @@ class KNormMechanism:
         """
         s = self.ball.dimension
         u = uniform_in_ball(self.ball, rng=rng, size=size)
-        r = rng.gamma(shape=s + 1, scale=1.0 / self.epsilon, size=size)   # shape s + 1 [CA24, Prop. 7]
+        r = rng.gamma(shape=s + 1, scale=1.0 / self.epsilon, size=size)  # shape s + 1 [CA24, Prop. 7]
         return np.asarray(r[:, None] * u, dtype=np.float64)
 
-    def sample(
-        self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None
-    ) -> FloatArray:
+    def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         """Release ``value + Q Y`` (same shape as ``value``; ``size`` draws stack along a new first axis).
 
         ``value`` has ``d`` entries (any shape, flattened row-major, the order
@@ -227,8 +225,7 @@ class KNormMechanism:
         out = v.reshape(1, d) + noise
         return out.reshape(v.shape) if size is None else out.reshape((n, *v.shape))
 
-    def expected_l2_norm_mc(self, *, rng: np.random.Generator, draws: int = 100_000,
-                            level: float = 0.999) -> Bounds:
+    def expected_l2_norm_mc(self, *, rng: np.random.Generator, draws: int = 100_000, level: float = 0.999) -> Bounds:
         r"""Monte Carlo :math:`\mathbb E\|QY\|_2=\frac{s+1}{\varepsilon}\mathbb E\|U\|_2` with a normal CI.
 
         A statistical interval (not certified): ``lower``/``upper`` are the
@@ -326,7 +323,7 @@ class CubeRejectionSampler:
     @property
     def cube_volume(self) -> float:
         r""":math:`2^s|\det Q^\top B|`."""
-        return float(2.0 ** self.dimension * abs(np.linalg.det(self.transform)))
+        return float(2.0**self.dimension * abs(np.linalg.det(self.transform)))
 
     @property
     def expected_acceptance(self) -> float:
@@ -336,8 +333,7 @@ class CubeRejectionSampler:
         return self.ball.volume / self.cube_volume
 
     def _inside_lp(self, y: FloatArray) -> bool:
-        res = linprog(np.ones(self.points.shape[0]), A_eq=self.points.T, b_eq=y, bounds=(0, None),
-                      method="highs")
+        res = linprog(np.ones(self.points.shape[0]), A_eq=self.points.T, b_eq=y, bounds=(0, None), method="highs")
         if res.status != 0:
             raise VerificationError(f"membership LP failed ({res.message}); refusing a biased draw.")
         return bool(res.fun <= 1.0)
@@ -351,8 +347,12 @@ class CubeRejectionSampler:
         rate = self.expected_acceptance if self.ball is not None else 1.0
         while n_got < size:
             if proposals >= self.max_proposals:
-                raise SearchTooLarge("cube rejection sampling", proposals, self.max_proposals,
-                                     "The acceptance rate is too small; use the exact fan sampler.")
+                raise SearchTooLarge(
+                    "cube rejection sampling",
+                    proposals,
+                    self.max_proposals,
+                    "The acceptance rate is too small; use the exact fan sampler.",
+                )
             if self.ball is not None:
                 m = int(min(max(64, 1.2 * (size - n_got) / max(rate, 1e-12)), 1 << 20))
                 y = rng.uniform(-1.0, 1.0, (m, s)) @ self.transform.T
@@ -374,9 +374,7 @@ class CubeRejectionSampler:
         pts = np.vstack(got) if got else np.empty((0, s))
         return RejectionDraw(pts, proposals)
 
-    def sample(
-        self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None
-    ) -> FloatArray:
+    def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         """Release ``value + Q (R U)`` with ``U`` from :meth:`sample_uniform`, ``R ~ Gamma(s+1, epsilon)``."""
         v = np.asarray(value, dtype=np.float64)
         d = self.basis.shape[0]

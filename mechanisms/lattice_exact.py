@@ -87,16 +87,26 @@ from mechanisms.discrete import (
 )
 from mechanisms.lattice_mcmc import BudgetExhausted
 
-__all__ = ["MAX_CELLS", "MAX_PROPOSALS", "MAX_SPLIT_NODES", "ExactLatticeGaussian",
-           "ExactLatticeLaplace", "ExactLatticeSampler", "ExactRun", "FreeSplit", "NoFreeSplit",
-           "free_coordinates", "search_free_split"]
+__all__ = [
+    "MAX_CELLS",
+    "MAX_PROPOSALS",
+    "MAX_SPLIT_NODES",
+    "ExactLatticeGaussian",
+    "ExactLatticeLaplace",
+    "ExactLatticeSampler",
+    "ExactRun",
+    "FreeSplit",
+    "NoFreeSplit",
+    "free_coordinates",
+    "search_free_split",
+]
 
 #: Default cap on proposals in one run (the 4x4 table at eps = 1/4 uses ~10^3 per sample).
 MAX_PROPOSALS = 10**8
 #: Accepted pilot draws before the point estimate of the acceptance rate is trusted.
 PILOT_ACCEPTS = 20
-_CELLS_PER_BATCH = 1 << 20     # free-cell draws per full batch
-_FIRST_BATCH = 4096            # proposals in the first (pilot) batch
+_CELLS_PER_BATCH = 1 << 20  # free-cell draws per full batch
+_FIRST_BATCH = 4096  # proposals in the first (pilot) batch
 _I62 = 2**62
 
 
@@ -124,8 +134,10 @@ def _rational(name: str, value: object, *, square: bool, up: bool, ok: Callable[
             num = -((-b.numerator << k) // b.denominator) if up else (b.numerator << k) // b.denominator
             if num > 0 and ok(Fraction(num, 1 << k)):
                 return Fraction(num, 1 << k)
-    raise InvalidArgument(f"{name}={value!r}: the exact rational {x} is out of range for the exact vectorised "
-                          "samplers (numerator/denominator too large); pass a nearby Fraction.")
+    raise InvalidArgument(
+        f"{name}={value!r}: the exact rational {x} is out of range for the exact vectorised "
+        "samplers (numerator/denominator too large); pass a nearby Fraction."
+    )
 
 
 def _check_energy(zd: NDArray[np.int64], *, squared: bool) -> None:
@@ -193,15 +205,29 @@ class ExactLatticeSampler:
         return cls._dispatch(*args, **kwargs)
 
     @staticmethod
-    def _dispatch(A: object, epsilon: Fraction | float | None = None, norm: str = "l1", *,
-                  sigma: Fraction | float | None = None, max_nodes: int = MAX_SPLIT_NODES) -> ExactLatticeSampler:
+    def _dispatch(
+        A: object,
+        epsilon: Fraction | float | None = None,
+        norm: str = "l1",
+        *,
+        sigma: Fraction | float | None = None,
+        max_nodes: int = MAX_SPLIT_NODES,
+    ) -> ExactLatticeSampler:
         if (epsilon is None) == (sigma is None) or (sigma is not None and norm != "l1"):
-            raise InvalidArgument("give exactly one of epsilon= (generalized Laplace, with norm=) or sigma= "
-                                  "(Gaussian, no norm).")
+            raise InvalidArgument(
+                "give exactly one of epsilon= (generalized Laplace, with norm=) or sigma= (Gaussian, no norm)."
+            )
         return object.__new__(ExactLatticeLaplace if sigma is None else ExactLatticeGaussian)
 
-    def __init__(self, A: object, epsilon: Fraction | float | None = None, norm: str = "l1", *,
-                 sigma: Fraction | float | None = None, max_nodes: int = MAX_SPLIT_NODES) -> None:
+    def __init__(
+        self,
+        A: object,
+        epsilon: Fraction | float | None = None,
+        norm: str = "l1",
+        *,
+        sigma: Fraction | float | None = None,
+        max_nodes: int = MAX_SPLIT_NODES,
+    ) -> None:
         raise NotImplementedError  # pragma: no cover (__new__ returns a subclass, whose __init__ runs)
 
     def _setup(self, A: object, max_nodes: int) -> None:
@@ -273,8 +299,15 @@ class ExactLatticeSampler:
         z[:, list(self.split.dependent)] = exact_product(zf[alive], self._mat)
         return z
 
-    def run(self, n: int, *, rng: np.random.Generator, time_budget: float | None = None,
-            max_proposals: int | None = MAX_PROPOSALS, progress: bool = True) -> ExactRun:
+    def run(
+        self,
+        n: int,
+        *,
+        rng: np.random.Generator,
+        time_budget: float | None = None,
+        max_proposals: int | None = MAX_PROPOSALS,
+        progress: bool = True,
+    ) -> ExactRun:
         """``n`` exact draws with their record (proposals, acceptance, time).
 
         The first batches are a pilot: while fewer than :data:`PILOT_ACCEPTS` draws are
@@ -307,11 +340,15 @@ class ExactLatticeSampler:
         with Progress(f"exact lattice {self.kind}", total=total) as bar:
             while got < total:
                 if time.monotonic() - t0 > budget:
-                    raise BudgetExhausted(f"time budget {time_budget} s ended after {props} proposals "
-                                          f"with {got} of {total} draws accepted.", got)
+                    raise BudgetExhausted(
+                        f"time budget {time_budget} s ended after {props} proposals "
+                        f"with {got} of {total} draws accepted.",
+                        got,
+                    )
                 if props >= cap:
-                    raise BudgetExhausted(f"max_proposals={max_proposals} reached with {got} of {total} "
-                                          "draws accepted.", got)
+                    raise BudgetExhausted(
+                        f"max_proposals={max_proposals} reached with {got} of {total} draws accepted.", got
+                    )
                 rows = int(min(rows, cap - props))
                 z = self._batch(rows, rng)
                 props += rows
@@ -332,32 +369,53 @@ class ExactLatticeSampler:
                 if progress:
                     bar.update(got, f"acceptance {got / props:.3g}, {props} proposals")
         res = ExactRun(np.concatenate(out)[:total], props, got, time.monotonic() - t0)
-        for key, val in (("runs", 1), ("draws", total), ("proposals", props), ("accepted", got),
-                         ("seconds", res.seconds)):
+        for key, val in (
+            ("runs", 1),
+            ("draws", total),
+            ("proposals", props),
+            ("accepted", got),
+            ("seconds", res.seconds),
+        ):
             self._log[key] += val
         return res
 
     def _refusal(self, n: int, expected: float, cap: float, got: int, props: int, pre: str) -> SearchTooLarge:
         return SearchTooLarge(
             f"exact lattice {self.kind}: expected proposals for n={n} draws (pilot: {got} accepted of "
-            f"{props}, acceptance {got / props:.3g}; {pre}{expected:.4g} needed)", expected, cap,
+            f"{props}, acceptance {got / props:.3g}; {pre}{expected:.4g} needed)",
+            expected,
+            cap,
             "Raise max_proposals (None = no cap), ask for fewer draws, or use the MCMC sampler "
-            "mechanisms.lattice_mcmc.LatticeSampler and charge delta' (mechanisms.coupling).")
+            "mechanisms.lattice_mcmc.LatticeSampler and charge delta' (mechanisms.coupling).",
+        )
 
-    def sample(self, n: int, *, rng: np.random.Generator, time_budget: float | None = None,
-               max_proposals: int | None = MAX_PROPOSALS) -> NDArray[np.int64]:
+    def sample(
+        self,
+        n: int,
+        *,
+        rng: np.random.Generator,
+        time_budget: float | None = None,
+        max_proposals: int | None = MAX_PROPOSALS,
+    ) -> NDArray[np.int64]:
         """``n x d`` int64 exact noise vectors (``A z = 0``); see :meth:`run` for budgets and errors."""
         return self.run(n, rng=rng, time_budget=time_budget, max_proposals=max_proposals).noise
 
     def diagnostics(self) -> dict[str, Any]:
         """JSON-ready record: exact parameters, the split, and totals over all runs so far."""
         log = self._log
-        return {"sampler": f"exact rejection from free coordinates ({self.kind})", **self._params(),
-                "free_cells": len(self.split.free), "dependent_cells": list(self.split.dependent),
-                "split_nodes": self.split.nodes, "runs": int(log["runs"]), "draws": int(log["draws"]),
-                "proposals": int(log["proposals"]), "accepted": int(log["accepted"]),
-                "acceptance_rate": log["accepted"] / log["proposals"] if log["proposals"] else None,
-                "seconds": log["seconds"]}
+        return {
+            "sampler": f"exact rejection from free coordinates ({self.kind})",
+            **self._params(),
+            "free_cells": len(self.split.free),
+            "dependent_cells": list(self.split.dependent),
+            "split_nodes": self.split.nodes,
+            "runs": int(log["runs"]),
+            "draws": int(log["draws"]),
+            "proposals": int(log["proposals"]),
+            "accepted": int(log["accepted"]),
+            "acceptance_rate": log["accepted"] / log["proposals"] if log["proposals"] else None,
+            "seconds": log["seconds"],
+        }
 
 
 def _laplace_ok(x: Fraction) -> bool:
@@ -393,14 +451,22 @@ class ExactLatticeLaplace(ExactLatticeSampler):
     """The exact epsilon used (per unit of l1 norm)."""
     kind: ClassVar[str] = "Laplace (l1)"
 
-    def __init__(self, A: object, epsilon: Fraction | float | None = None, norm: str = "l1", *,
-                 sigma: None = None, max_nodes: int = MAX_SPLIT_NODES) -> None:
+    def __init__(
+        self,
+        A: object,
+        epsilon: Fraction | float | None = None,
+        norm: str = "l1",
+        *,
+        sigma: None = None,
+        max_nodes: int = MAX_SPLIT_NODES,
+    ) -> None:
         if norm == "l2":
             raise UnsupportedRelease(
                 "norm='l2': the l2 generalized Laplace target exp(-eps ||z||_2) is not separable over "
                 "cells, so the free-coordinate rejection sampler does not apply. Use "
                 "mechanisms.lattice_mcmc.LatticeSampler(LatticeLaplaceTarget(C, eps, 'l2')) and "
-                "charge delta' from mechanisms.coupling.")
+                "charge delta' from mechanisms.coupling."
+            )
         if norm != "l1":
             raise InvalidArgument(f"norm={norm!r} must be 'l1' ('l2' needs the MCMC sampler).")
         if epsilon is None or sigma is not None:
@@ -451,8 +517,14 @@ class ExactLatticeGaussian(ExactLatticeSampler):
     """The exact sigma^2 used."""
     kind: ClassVar[str] = "Gaussian"
 
-    def __init__(self, A: object, sigma: Fraction | float | None = None, *,
-                 max_nodes: int = MAX_SPLIT_NODES, _sigma2: Fraction | None = None) -> None:
+    def __init__(
+        self,
+        A: object,
+        sigma: Fraction | float | None = None,
+        *,
+        max_nodes: int = MAX_SPLIT_NODES,
+        _sigma2: Fraction | None = None,
+    ) -> None:
         if (sigma is None) == (_sigma2 is None):
             raise InvalidArgument("ExactLatticeGaussian takes sigma (or use from_sigma2).")
         s2 = _sigma2 if _sigma2 is not None else _rational("sigma", sigma, square=True, up=True, ok=_gaussian_ok)
@@ -460,8 +532,9 @@ class ExactLatticeGaussian(ExactLatticeSampler):
         self._setup(A, max_nodes)
 
     @classmethod
-    def from_sigma2(cls, A: object, sigma2: Fraction | float, *,
-                    max_nodes: int = MAX_SPLIT_NODES) -> ExactLatticeGaussian:
+    def from_sigma2(
+        cls, A: object, sigma2: Fraction | float, *, max_nodes: int = MAX_SPLIT_NODES
+    ) -> ExactLatticeGaussian:
         """The same sampler from :math:`\\sigma^2` (e.g. ``Fraction(9, 2)``)."""
         s2 = _rational("sigma2", sigma2, square=False, up=True, ok=_gaussian_ok)
         return cls(A, max_nodes=max_nodes, _sigma2=s2)

@@ -83,11 +83,7 @@ _BLOCK_ELEMENTS = 1 << 17
 # --------------------------------------------------------------------------- proposals
 
 
-
-
-def _dg_float(
-    log_a: NDArray[np.float64], shape: tuple[int, ...], rng: np.random.Generator
-) -> NDArray[np.float64]:
+def _dg_float(log_a: NDArray[np.float64], shape: tuple[int, ...], rng: np.random.Generator) -> NDArray[np.float64]:
     """Float DG(a) draws as float64 integers; ``log_a`` broadcasts against ``shape`` (last axis).
 
     One raw 64-bit word per draw: bit 0 is the sign, bits 11..63 give
@@ -109,16 +105,12 @@ def _dg_float(
     return v
 
 
-def _dg_draw(
-    log_a: NDArray[np.float64], shape: tuple[int, ...], rng: np.random.Generator
-) -> NDArray[np.int64]:
+def _dg_draw(log_a: NDArray[np.float64], shape: tuple[int, ...], rng: np.random.Generator) -> NDArray[np.int64]:
     """:func:`_dg_float` as int64."""
     return _dg_float(log_a, shape, rng).astype(np.int64)
 
 
-def double_geometric_float(
-    ratio: float, size: int | tuple[int, ...], *, rng: np.random.Generator
-) -> NDArray[np.int64]:
+def double_geometric_float(ratio: float, size: int | tuple[int, ...], *, rng: np.random.Generator) -> NDArray[np.int64]:
     r"""Fast floating-point draws of :math:`\mathrm{DG}(a)`, :math:`\Pr[x]=\frac{1-a}{1+a}a^{|x|}`.
 
     The proposal sampler of :class:`LatticeSampler` (reference §3.5: a float
@@ -234,9 +226,7 @@ class LatticeSampler:
         """``n`` proposal increments ``e`` (n x m), ``e_j ~ DG(a_j)`` (float sampler)."""
         return _dg_draw(self.log_ratio, (n, self.target.m), rng)
 
-    def propose_coordinates(
-        self, cols: NDArray[np.intp], *, rng: np.random.Generator
-    ) -> NDArray[np.int64]:
+    def propose_coordinates(self, cols: NDArray[np.intp], *, rng: np.random.Generator) -> NDArray[np.int64]:
         """One increment ``e ~ DG(a_c)`` for each coordinate index ``c`` in ``cols``."""
         return _dg_draw(self.log_ratio[cols], (cols.shape[0],), rng)
 
@@ -275,9 +265,7 @@ class LatticeSampler:
         t = self.target
         s0 = np.asarray(states)
         if s0.ndim != 2 or s0.shape[1] != t.m or not np.issubdtype(s0.dtype, np.integer):
-            raise InvalidArgument(
-                f"states must be an integer (chains x {t.m}) array; got {s0.shape}."
-            )
+            raise InvalidArgument(f"states must be an integer (chains x {t.m}) array; got {s0.shape}.")
         n = s0.shape[0]
         s = s0.astype(np.int64, copy=True)
         z = t.noise(s)

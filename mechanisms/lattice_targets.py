@@ -46,13 +46,9 @@ Norm = Literal["l1", "l2"]
 def _check_basis(C: ArrayLike) -> NDArray[np.int64]:
     arr = np.asarray(C)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise InvalidArgument(
-            f"C must be a non-empty 2-D integer matrix (d x m); got shape {arr.shape}."
-        )
+        raise InvalidArgument(f"C must be a non-empty 2-D integer matrix (d x m); got shape {arr.shape}.")
     if not np.issubdtype(arr.dtype, np.integer):
-        raise InvalidArgument(
-            f"C must have an integer dtype (exact lattice basis); got {arr.dtype}."
-        )
+        raise InvalidArgument(f"C must have an integer dtype (exact lattice basis); got {arr.dtype}.")
     out = arr.astype(np.int64)
     if int(np.abs(out).max(initial=0)) > 2**20:
         raise InvalidArgument("C has entries beyond 2**20; reduce the basis (e.g. LLL) first.")
@@ -134,14 +130,10 @@ class LatticeTarget:
         """Exact noise ``z = C s`` for lattice coordinates ``s`` (..., m) -> (..., d)."""
         arr = np.asarray(s)
         if arr.shape[-1:] != (self.m,) or not np.issubdtype(arr.dtype, np.integer):
-            raise InvalidArgument(
-                f"s must be an integer array with last axis {self.m}; got {arr.shape}."
-            )
+            raise InvalidArgument(f"s must be an integer array with last axis {self.m}; got {arr.shape}.")
         bound = int(np.abs(arr).max(initial=0)) * int(np.abs(self.C).sum(axis=1).max())
         if bound > self.magnitude_limit:
-            raise InvalidArgument(
-                f"|C s| may reach {bound}, beyond the int64-safe {self.magnitude_limit}."
-            )
+            raise InvalidArgument(f"|C s| may reach {bound}, beyond the int64-safe {self.magnitude_limit}.")
         return np.asarray(arr.astype(np.int64) @ self.C.T, dtype=np.int64)
 
     @cached_property

@@ -1,4 +1,6 @@
-"""Roots of monotone functions at full double precision (Brent, then bisection in double space) and a stable log-sum-exp, shared by the private tests."""
+"""Roots of monotone functions at full double precision (Brent, then bisection in double space) and a
+stable log-sum-exp, shared by the private tests.
+"""
 
 from __future__ import annotations
 

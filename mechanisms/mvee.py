@@ -200,7 +200,7 @@ def _finish(
     s = pad_up(certified_max_mahalanobis(f0, v), rel=RESCALE_PAD)
     f = np.ascontiguousarray(f0 * s)
     final = certified_max_mahalanobis(f, v)
-    if not final <= 1.0:   # pragma: no cover - the padding covers the rounding of f0 * s
+    if not final <= 1.0:  # pragma: no cover - the padding covers the rounding of f0 * s
         raise VerificationError(f"rescaled ellipsoid still leaves a point outside (max Mahalanobis {final!r}).")
     return EnclosingEllipsoid(
         shape=f,
@@ -271,7 +271,9 @@ def mvee(points: ArrayLike, *, solver: str | None = None, max_work: float = MAX_
     check_positive("max_work", max_work)
     if p * k * k > max_work:
         raise SearchTooLarge(
-            f"MVEE by cvxpy of {p} points in R^{k} (p*k^2)", p * k * k, max_work,
+            f"MVEE by cvxpy of {p} points in R^{k} (p*k^2)",
+            p * k * k,
+            max_work,
             hint="Use mvee_khachiyan (method='khachiyan'), or raise max_work.",
         )
     name = solver if solver is not None else _default_solver()
@@ -294,7 +296,8 @@ def mvee(points: ArrayLike, *, solver: str | None = None, max_work: float = MAX_
         note = "; ".join(str(w.message) for w in caught)
         raise InvalidArgument(
             f"cvxpy solver {name} returned status {status!r} for the MVEE of {p} points in R^{k}"
-            + (f" ({note})" if note else "") + ". Try another solver or mvee_khachiyan."
+            + (f" ({note})" if note else "")
+            + ". Try another solver or mvee_khachiyan."
         )
     mv = np.asarray(m.value, dtype=np.float64)
     lam, u = np.linalg.eigh((mv + mv.T) / 2.0)
@@ -308,9 +311,7 @@ def mvee(points: ArrayLike, *, solver: str | None = None, max_work: float = MAX_
     return _finish(raw, v, weights, f"cvxpy:{name}", status, None)
 
 
-def mvee_khachiyan(
-    points: ArrayLike, *, tol: float = 1e-7, max_iterations: int = 200_000
-) -> EnclosingEllipsoid:
+def mvee_khachiyan(points: ArrayLike, *, tol: float = 1e-7, max_iterations: int = 200_000) -> EnclosingEllipsoid:
     r"""MVEE of :math:`\operatorname{conv}\{\pm v_j\}` by Khachiyan's iteration with away steps (reference §2.5 [L]).
 
     D-optimal design: maximise :math:`\log\det W(u)`, :math:`W(u)=\sum_ju_jv_jv_j^\top`
@@ -345,7 +346,7 @@ def mvee_khachiyan(
     check_positive("tol", tol)
     cap = check_int("max_iterations", max_iterations, minimum=1)
     p, k = v.shape
-    if k == 1:   # the step formula degenerates (tau = 1): all weight on the longest point
+    if k == 1:  # the step formula degenerates (tau = 1): all weight on the longest point
         u = np.zeros(p)
         u[int(np.argmax(np.abs(v[:, 0])))] = 1.0
         return _finish(np.abs(v).max(keepdims=True).reshape(1, 1), v, u, "khachiyan", "converged", 0)
@@ -365,7 +366,7 @@ def mvee_khachiyan(
             break
         if gp / k - 1.0 >= 1.0 - gm / k or u[jm] >= 1.0:
             j, tau = jp, (gp - k) / (k * (gp - 1.0))
-        else:   # away step; for g <= 1 the objective keeps increasing down to u_j = 0 (drop step)
+        else:  # away step; for g <= 1 the objective keeps increasing down to u_j = 0 (drop step)
             j = jm
             drop = -u[jm] / (1.0 - u[jm])
             tau = drop if gm <= 1.0 else max((gm - k) / (k * (gm - 1.0)), drop)

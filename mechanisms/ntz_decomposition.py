@@ -232,21 +232,21 @@ def base_decomposition(
             return mvee(p, solver=solver, max_work=max_work)
         return mvee_khachiyan(p)
 
-    basis = np.eye(m)          # columns: an orthonormal basis of the current level, in R^m coordinates
+    basis = np.eye(m)  # columns: an orthonormal basis of the current level, in R^m coordinates
     bases: list[FloatArray] = []
     ellipsoids: list[EnclosingEllipsoid] = []
     while True:
         dim = basis.shape[1]
-        if dim == 1 and ellipsoids:       # step 3 base case (step 1 always runs once, at the top)
+        if dim == 1 and ellipsoids:  # step 3 base case (step 1 always runs once, at the top)
             bases.append(basis)
             break
-        ell = fit(v @ basis)              # step 1: MVEE of the projected sensitivity set V^T v_j
+        ell = fit(v @ basis)  # step 1: MVEE of the projected sensitivity set V^T v_j
         ellipsoids.append(ell)
         if dim == 1:
             bases.append(basis)
             break
-        u = np.linalg.svd(ell.shape)[0]   # step 2: left singular vectors, singular values decreasing
-        half = dim // 2                   # V = (u_i)_{i <= dim/2}; the piece is (u_i)_{i > dim/2}
+        u = np.linalg.svd(ell.shape)[0]  # step 2: left singular vectors, singular values decreasing
+        half = dim // 2  # V = (u_i)_{i <= dim/2}; the piece is (u_i)_{i > dim/2}
         bases.append(np.ascontiguousarray(basis @ u[:, half:]))
         basis = basis @ u[:, :half]
     pieces = tuple(

@@ -166,8 +166,13 @@ class SemiLaplaceMechanism:
         if space.size == 0 or space.l1 == 0:
             raise InvalidArgument("the sensitivity space is {0}: nothing to privatise; release h(X) directly.")
         cert = certified_span(space)
-        return cls(up_exact(Q(space.l1) / Q(epsilon)), space.l1, np.asarray(cert.orthonormal, dtype=np.float64),
-                   bool(projected), relation)
+        return cls(
+            up_exact(Q(space.l1) / Q(epsilon)),
+            space.l1,
+            np.asarray(cert.orthonormal, dtype=np.float64),
+            bool(projected),
+            relation,
+        )
 
     @property
     def dimension(self) -> int:

@@ -163,7 +163,7 @@ class InvariantSubspace:
         if self.rank == 0:
             return np.eye(n)
         _, _, vt = np.linalg.svd(self.constraint, full_matrices=True)
-        return np.ascontiguousarray(vt[self.rank:].T)
+        return np.ascontiguousarray(vt[self.rank :].T)
 
     def project(self, z: ArrayLike) -> FloatArray:
         r""":math:`\Pi_{\mathcal N}z=z-Q_{\mathcal R}Q_{\mathcal R}^\top z` along the last axis."""
@@ -330,7 +330,6 @@ class _GaussianBase(SubspaceApproxDP):
         r""":math:`\mathbb E\|\mathcal M(x)-A(x)\|_2^2=(n-r)\sigma^2`."""
         return self.subspace.null_dimension * self.sigma**2
 
-
     #: Extension framework (sensitivity of Q_N^T A) rather than projection (of A).
     _extended: ClassVar[bool] = False
 
@@ -350,9 +349,12 @@ class _GaussianBase(SubspaceApproxDP):
         c = c_eps_delta(epsilon, delta)
         return cls(sub, epsilon, delta, up(MP.mpf(c) * MP.mpf(s)), s, rel)
 
+
 @dataclass(frozen=True, eq=False)
 class ProjectedGaussian(_GaussianBase):
-    r"""Projected Gaussian [GGY22, Cor. 3.5/14]: :math:`A(x)+\Pi_{\mathcal N}e`, :math:`e\sim N(0,\sigma^2I_n)`, :math:`\sigma=c_{\varepsilon,\delta}\Delta_2(A)`.
+    r"""Projected Gaussian [GGY22, Cor. 3.5/14]: :math:`A(x)+\Pi_{\mathcal N}e`.
+
+    :math:`e\sim N(0,\sigma^2I_n)`, :math:`\sigma=c_{\varepsilon,\delta}\Delta_2(A)`.
 
     ``privacy_map`` gives (ε, δ) induced subspace DP w.r.t. C on the base relation
     (Thm 3.1/10), not DP of the joint release.
@@ -374,7 +376,9 @@ class ProjectedGaussian(_GaussianBase):
 
 @dataclass(frozen=True, eq=False)
 class ExtendedGaussian(_GaussianBase):
-    r"""Extended Gaussian ([GGY22, Alg. 1], Cor 3.6/15): :math:`A(x)+Q_{\mathcal N}e_{\mathcal N}`, :math:`\sigma=c_{\varepsilon,\delta}\Delta_2(Q_{\mathcal N}^\top A)`.
+    r"""Extended Gaussian [GGY22, Alg. 1, Cor. 3.6/15]: :math:`A(x)+Q_{\mathcal N}e_{\mathcal N}`.
+
+    :math:`\sigma=c_{\varepsilon,\delta}\Delta_2(Q_{\mathcal N}^\top A)`.
 
     ``privacy_map`` gives (ε, δ) induced subspace DP w.r.t. C on the base relation
     (Thm 3.3/12), not DP of the joint release. Error never exceeds the projected one.
@@ -436,7 +440,6 @@ class _LaplaceBase:
         r""":math:`2(n-r)b^2`."""
         return 2.0 * self.subspace.null_dimension * self.scale**2
 
-
     #: Extension framework (sensitivity of Q_N^T A) rather than projection (of A).
     _extended: ClassVar[bool] = False
 
@@ -449,6 +452,7 @@ class _LaplaceBase:
         check_positive("epsilon", epsilon)
         sub, s, rel = _calibration_inputs(constraint, query, relation, 1, extended=cls._extended)
         return cls(sub, epsilon, up(MP.mpf(s) / MP.mpf(epsilon)), s, rel)
+
 
 @dataclass(frozen=True, eq=False)
 class ProjectedLaplace(_LaplaceBase):
@@ -470,7 +474,9 @@ class ProjectedLaplace(_LaplaceBase):
 
 @dataclass(frozen=True, eq=False)
 class ExtendedLaplace(_LaplaceBase):
-    r"""Extended Laplace [GGY22, Cor. 3.9/18]: :math:`A(x)+Q_{\mathcal N}w`, :math:`w\sim\mathrm{Lap}(b)^{n-r}`, :math:`b=\Delta_1(Q_{\mathcal N}^\top A)/\varepsilon`.
+    r"""Extended Laplace [GGY22, Cor. 3.9/18]: :math:`A(x)+Q_{\mathcal N}w`.
+
+    :math:`w\sim\mathrm{Lap}(b)^{n-r}`, :math:`b=\Delta_1(Q_{\mathcal N}^\top A)/\varepsilon`.
 
     :math:`\Delta_1(Q_{\mathcal N}^\top A)` depends on the basis (``numpy.linalg.svd``'s) and
     can exceed :math:`\Delta_1(A)` (T-G5): compare :meth:`expected_squared_error` with

@@ -1,4 +1,6 @@
-"""The margins of a 2x2 table that the Semi-DP UMPU odds-ratio test conditions on [CA24, Sec. 5.3, Thm. 37], and confidence intervals of the test."""
+"""The margins of a 2x2 table that the Semi-DP UMPU odds-ratio test conditions on [CA24, Sec. 5.3, Thm.
+37], and confidence intervals of the test.
+"""
 
 from __future__ import annotations
 
@@ -56,9 +58,7 @@ class TableMargins:
         r = ints("rows", self.rows)
         c = ints("cols", self.cols)
         if sum(r) != sum(c):
-            raise InvalidArgument(
-                f"rows {r} and cols {c} must have the same total (got {sum(r)} and {sum(c)})."
-            )
+            raise InvalidArgument(f"rows {r} and cols {c} must have the same total (got {sum(r)} and {sum(c)}).")
         if sum(r) == 0:
             raise InvalidArgument("the table is empty (all margins are 0).")
         if len(self.features) != 2 or len(set(self.features)) != 2:
@@ -71,16 +71,12 @@ class TableMargins:
     def from_table(cls, table: ArrayLike, features: tuple[str, str] = ("A", "B")) -> TableMargins:
         """Margins of a confidential 2x2 table of non-negative integer counts."""
         t = np.asarray(table)
-        if t.shape != (2, 2) or t.dtype.kind not in "iu" and not (
-            t.dtype.kind == "f" and np.all(t == np.floor(t))
-        ):
+        if t.shape != (2, 2) or t.dtype.kind not in "iu" and not (t.dtype.kind == "f" and np.all(t == np.floor(t))):
             raise InvalidArgument(f"table={table!r} must be a 2x2 array of integer counts.")
         if np.any(t < 0):
             raise InvalidArgument(f"table={table!r} has negative counts.")
         ti = t.astype(np.int64)
-        return cls(
-            (int(ti[0].sum()), int(ti[1].sum())), (int(ti[:, 0].sum()), int(ti[:, 1].sum())), features
-        )
+        return cls((int(ti[0].sum()), int(ti[1].sum())), (int(ti[:, 0].sum()), int(ti[:, 1].sum())), features)
 
     @property
     def total(self) -> int:

@@ -1,4 +1,7 @@
-"""The Tulap distribution, the canonical noise of (epsilon, delta)-DP [AS18; AV23, Thm. 4.8]: cdf, quantile and an exact-in-law sampler."""
+"""The Tulap distribution, the canonical noise of (epsilon, delta)-DP [AS18; AV23, Thm. 4.8].
+
+Cdf, quantile and an exact-in-law sampler.
+"""
 
 from __future__ import annotations
 
@@ -219,9 +222,7 @@ class Tulap(CanonicalNoise):
             return PureDP(self.epsilon, rel)
         return ApproxDP(self.epsilon, self.delta, rel)
 
-    def sample(
-        self, *, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
-    ) -> float | FloatArray:
+    def sample(self, *, rng: np.random.Generator, size: int | tuple[int, ...] | None = None) -> float | FloatArray:
         """Geometric-difference sampler with rejection for the truncation [AS18, Alg. 2].
 
         Research/auditing sampler: not hardened against floating-point side channels.

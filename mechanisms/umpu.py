@@ -100,7 +100,6 @@ References
         (unbiased two-sided tests in exponential families).
 """
 
-
 from __future__ import annotations
 
 import math
@@ -277,9 +276,7 @@ class SemiDPOddsRatioTest:
                 "(mechanisms.cnd.Tulap, GaussianCND or cnd_from_tradeoff(...))."
             )
         object.__setattr__(self, "theta0", check_positive("theta0", self.theta0))
-        object.__setattr__(
-            self, "alpha", check_in_interval("alpha", self.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
-        )
+        object.__setattr__(self, "alpha", check_in_interval("alpha", self.alpha, 0.0, 1.0, lo_open=True, hi_open=True))
         object.__setattr__(self, "alternative", check_alternative(self.alternative))
         null = self.margins.null(self.theta0)
         lo, logp = null.log_pmf_table()
@@ -392,12 +389,15 @@ class SemiDPOddsRatioTest:
 
     def _peak(self, lp: FloatArray, xs: FloatArray, dc: FloatArray, mean: float) -> float:
         """Maximiser ``t*`` of ``h`` (bounded Brent on ``[x_min - 1, x_max + 1]``)."""
+
         def neg_log_h(t: float) -> float:
             v = self._log_h_right(t, lp, xs, dc) if t >= mean else self._log_h_left(t, lp, xs, dc)
             return -v if v > -math.inf else math.inf
 
         r = optimize.minimize_scalar(
-            neg_log_h, bounds=(float(xs[0]) - 1.0, float(xs[-1]) + 1.0), method="bounded",
+            neg_log_h,
+            bounds=(float(xs[0]) - 1.0, float(xs[-1]) + 1.0),
+            method="bounded",
             options={"xatol": 1e-10},
         )
         return float(r.x)
@@ -434,7 +434,9 @@ class SemiDPOddsRatioTest:
         return brent_root(fn, min(prev, cur), max(prev, cur))
 
     def _partner(
-        self, t: float, plateau: tuple[float, float],
+        self,
+        t: float,
+        plateau: tuple[float, float],
         arrays: tuple[FloatArray, FloatArray, FloatArray, float],
     ) -> float:
         """The point on the other side of the plateau with the same ``h`` value as ``t``."""
@@ -634,9 +636,18 @@ class SemiDPOddsRatioTest:
         """The full result for an already released statistic ``z`` (post-processing only)."""
         p = self.pvalue(z)
         return UMPUTestResult(
-            statistic=float(z), pvalue=p, alternative=self.alternative, m=self.m,
-            m_lower=self.m_lower, alpha=self.alpha, reject=p <= self.alpha, size=self.size(),
-            theta0=self.theta0, margins=self.margins, guarantee=self.guarantee, test=self,
+            statistic=float(z),
+            pvalue=p,
+            alternative=self.alternative,
+            m=self.m,
+            m_lower=self.m_lower,
+            alpha=self.alpha,
+            reject=p <= self.alpha,
+            size=self.size(),
+            theta0=self.theta0,
+            margins=self.margins,
+            guarantee=self.guarantee,
+            test=self,
         )
 
 

@@ -203,14 +203,11 @@ def naive_group_noise(noise: CanonicalNoise, k: int = GROUP_SIZE) -> CanonicalNo
         d = noise.delta / math.fsum(math.exp(i * e) for i in range(k)) if noise.delta > 0 else 0.0
         return Tulap(e, d)
     raise InvalidArgument(
-        f"noise={noise!r}: the naive group-privacy calibration is implemented for Tulap and "
-        "GaussianCND only."
+        f"noise={noise!r}: the naive group-privacy calibration is implemented for Tulap and GaussianCND only."
     )
 
 
-def group_inequality_holds(
-    epsilon: float, delta: float = 0.0, k: int = GROUP_SIZE, *, slack: float = 1e-9
-) -> bool:
+def group_inequality_holds(epsilon: float, delta: float = 0.0, k: int = GROUP_SIZE, *, slack: float = 1e-9) -> bool:
     r"""Check :math:`f_{\varepsilon/k,\delta'}^{\circ k}\ge f_{\varepsilon,\delta}` (paper convention).
 
     Uses :meth:`TradeoffCurve.group <accountant.tradeoff.TradeoffCurve.group>` (paper

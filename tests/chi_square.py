@@ -38,9 +38,7 @@ def chi2_pvalue(draws: NDArray[np.int64], pmf: Pmf) -> float:
     p_in = pmf(xs)
     tail = max(0.0, 1.0 - float(p_in.sum())) / 2.0
     e = np.concatenate([n * p_in, [n * tail, n * tail]])
-    o = np.array(
-        [np.sum(draws == x) for x in xs] + [np.sum(draws < -m), np.sum(draws > m)], dtype=float
-    )
+    o = np.array([np.sum(draws == x) for x in xs] + [np.sum(draws < -m), np.sum(draws > m)], dtype=float)
     keep = e > 0
     if np.any(o[~keep] > 0):
         return 0.0

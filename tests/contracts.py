@@ -137,7 +137,7 @@ class MechanismContract:
 
         mech, relation, _ = self.make()
         got = mech.privacy_map(relation).relation
-        assert got == relation or getattr(got, "base", None) == relation   # subspace DP: induced on relation
+        assert got == relation or getattr(got, "base", None) == relation  # subspace DP: induced on relation
         if self.other_relation is not None:
             with pytest.raises(RelationMismatch):
                 mech.privacy_map(self.other_relation)

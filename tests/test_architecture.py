@@ -61,14 +61,21 @@ EDGES = _edges(MODULES)
 
 def test_layers_point_one_way() -> None:
     """accountant imports nothing from mechanisms or verify; mechanisms nothing from verify."""
-    bad = [f"{e.source}:{e.line} imports {e.target}" for e in EDGES
-           if LAYERS[e.target.split(".")[0]] > LAYERS[e.source.split(".")[0]]]
+    bad = [
+        f"{e.source}:{e.line} imports {e.target}"
+        for e in EDGES
+        if LAYERS[e.target.split(".")[0]] > LAYERS[e.source.split(".")[0]]
+    ]
     assert bad == []
 
 
 def test_no_module_imports_another_modules_private_names() -> None:
-    bad = [f"{e.source}:{e.line} imports {n} from {e.target}" for e in EDGES for n in e.names
-           if n.startswith("_") and not n.startswith("__") and e.target != e.source]
+    bad = [
+        f"{e.source}:{e.line} imports {n} from {e.target}"
+        for e in EDGES
+        for n in e.names
+        if n.startswith("_") and not n.startswith("__") and e.target != e.source
+    ]
     assert bad == []
 
 
@@ -96,7 +103,9 @@ def test_the_checks_can_fail() -> None:
     assert [c for c in nx.simple_cycles(g) if len(c) > 1]
 
 
-OLD_CITATIONS = re.compile(r"Cho (?:&|and) Awan(?: 2024)?,? (?:Prop|Thm|Def|Lemma|Alg|Cor)\b|\bD?GGY (?:Def|Thm|Prop|Cor|Alg)\b")
+OLD_CITATIONS = re.compile(
+    r"Cho (?:&|and) Awan(?: 2024)?,? (?:Prop|Thm|Def|Lemma|Alg|Cor)\b|\bD?GGY (?:Def|Thm|Prop|Cor|Alg)\b"
+)
 
 
 def test_docstrings_cite_with_keys() -> None:
@@ -104,7 +113,11 @@ def test_docstrings_cite_with_keys() -> None:
     bad = []
     for name, path in MODULES.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant) \
-                    and isinstance(node.value.value, str) and OLD_CITATIONS.search(node.value.value):
+            if (
+                isinstance(node, ast.Expr)
+                and isinstance(getattr(node, "value", None), ast.Constant)
+                and isinstance(node.value.value, str)
+                and OLD_CITATIONS.search(node.value.value)
+            ):
                 bad.append(f"{name}:{node.lineno}: {OLD_CITATIONS.search(node.value.value).group(0)}")
     assert bad == []

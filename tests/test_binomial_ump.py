@@ -213,9 +213,14 @@ def test_binomialdp_vignette_dpproptest_greater(vignette_tests: dict[str, Binomi
 # ==========================================================================================
 
 SIZE_CASES = [
-    (10, 0.4, 1.0, 0.0, 0.05), (10, 0.4, 1.0, 0.01, 0.05), (30, 0.5, 0.5, 0.0, 0.01),
-    (30, 0.1, 2.0, 0.05, 0.1), (200, 0.05, 1.0, 0.001, 0.05), (1000, 0.73, 0.3, 0.0, 1e-6),
-    (1, 0.5, 1.0, 0.0, 0.2), (57, 0.9, 5.0, 0.2, 0.5),
+    (10, 0.4, 1.0, 0.0, 0.05),
+    (10, 0.4, 1.0, 0.01, 0.05),
+    (30, 0.5, 0.5, 0.0, 0.01),
+    (30, 0.1, 2.0, 0.05, 0.1),
+    (200, 0.05, 1.0, 0.001, 0.05),
+    (1000, 0.73, 0.3, 0.0, 1e-6),
+    (1, 0.5, 1.0, 0.0, 0.2),
+    (57, 0.9, 5.0, 0.2, 0.5),
     (20000, 0.37, 1.0, 0.01, 0.05),  # n >= 4096: the windowed (summand-centred) path
 ]
 
@@ -256,7 +261,8 @@ def test_size_property(n: int, th0: float, eps: float, delta: float, alpha: floa
 
 
 @pytest.mark.parametrize(
-    ("alternative", "seed"), [("greater", 11), ("less", 12), ("two-sided", 13)],
+    ("alternative", "seed"),
+    [("greater", 11), ("less", 12), ("two-sided", 13)],
 )
 def test_pvalue_validity_by_simulation(alternative: str, seed: int) -> None:
     """Seeded, 1500 draws: under theta0 the p-value is exactly uniform (continuous release), so
@@ -315,8 +321,12 @@ def test_pvalues_against_brute_force_and_existing_tulap() -> None:
                 left = math.fsum((pmf * tulap_cdf(z - x, 0.0, noise.b, noise.q)).tolist())
                 c = n * th
                 t_ = abs(z - c)
-                two = math.fsum((pmf * (tulap_cdf(x - c - t_, 0.0, noise.b, noise.q)
-                                        + tulap_cdf(c - t_ - x, 0.0, noise.b, noise.q))).tolist())
+                two = math.fsum(
+                    (
+                        pmf
+                        * (tulap_cdf(x - c - t_, 0.0, noise.b, noise.q) + tulap_cdf(c - t_ - x, 0.0, noise.b, noise.q))
+                    ).tolist()
+                )
                 for alt, ref in (("greater", right), ("less", left), ("two-sided", min(two, 1.0))):
                     ours = binomial_pvalue(z, n=n, theta0=th, noise=noise, alternative=alt)  # type: ignore[arg-type]
                     # relative 1e-12 plus the log-rounding floor of tiny values (|log p| * u)
@@ -342,8 +352,11 @@ def test_two_sided_pvalue_shape() -> None:
     assert t.pvalue(12.0 + 3.3) == pytest.approx(t.pvalue(12.0 - 3.3), rel=1e-12)  # depends on |z - c|
     ps = [t.pvalue(12.0 + d) for d in np.linspace(0.0, 25.0, 51)]
     assert all(b <= a + 1e-16 for a, b in itertools.pairwise(ps))  # decreasing in |z - c|
-    assert (t.pvalue(t.m) == pytest.approx(0.05, rel=1e-12)
-            and t.m_lower is not None and t.pvalue(t.m_lower) == pytest.approx(0.05, rel=1e-12))
+    assert (
+        t.pvalue(t.m) == pytest.approx(0.05, rel=1e-12)
+        and t.m_lower is not None
+        and t.pvalue(t.m_lower) == pytest.approx(0.05, rel=1e-12)
+    )
 
 
 def test_two_sided_is_not_unbiased() -> None:
@@ -405,8 +418,13 @@ def _dp_lp_optimum(n: int, th0: float, th1: float, eps: float, delta: float, alp
     x = np.arange(n + 1)
     rows.append(stats.binom.pmf(x, n, th0))
     rhs.append(alpha)
-    res = optimize.linprog(-stats.binom.pmf(x, n, th1), A_ub=np.array(rows), b_ub=np.array(rhs),
-                           bounds=[(0.0, 1.0)] * (n + 1), method="highs")
+    res = optimize.linprog(
+        -stats.binom.pmf(x, n, th1),
+        A_ub=np.array(rows),
+        b_ub=np.array(rhs),
+        bounds=[(0.0, 1.0)] * (n + 1),
+        method="highs",
+    )
     assert res.status == 0
     return float(-res.fun)
 
@@ -460,14 +478,41 @@ def test_ump_beats_laplace_and_is_below_non_private() -> None:
 def test_binom_logpmf_against_mpmath() -> None:
     """Loader's algorithm vs 40-digit loggamma; the error bound is the rounding of log p itself."""
     for n, th in [(10, 0.3), (1000, 0.01), (10**6, 0.5), (10**6, 0.123), (10**8, 0.3)]:
-        xs = np.unique(np.clip(np.array(
-            [0, 1, 2, 7, 15, 16, 36, 81, 501, n * th, n * th + 1, n * th - 3 * math.sqrt(n),
-             n * th + 40 * math.sqrt(n), n - 1, n]).round(), 0, n))
+        xs = np.unique(
+            np.clip(
+                np.array(
+                    [
+                        0,
+                        1,
+                        2,
+                        7,
+                        15,
+                        16,
+                        36,
+                        81,
+                        501,
+                        n * th,
+                        n * th + 1,
+                        n * th - 3 * math.sqrt(n),
+                        n * th + 40 * math.sqrt(n),
+                        n - 1,
+                        n,
+                    ]
+                ).round(),
+                0,
+                n,
+            )
+        )
         ours = binom_logpmf(xs, n, th)
         t = MP.mpf(th)
         for x, o in zip(xs.astype(int).tolist(), ours.tolist()):
-            ref = (MP.loggamma(n + 1) - MP.loggamma(x + 1) - MP.loggamma(n - x + 1)
-                   + x * MP.log(t) + (n - x) * MP.log(1 - t))
+            ref = (
+                MP.loggamma(n + 1)
+                - MP.loggamma(x + 1)
+                - MP.loggamma(n - x + 1)
+                + x * MP.log(t)
+                + (n - x) * MP.log(1 - t)
+            )
             assert abs(o - float(ref)) <= 1e-13 + 8 * U * abs(float(ref)), (n, th, x)
 
 
@@ -485,12 +530,18 @@ def _mp_tulap_cdf(y: mpmath.mpf, eps: float, delta: float) -> mpmath.mpf:
     return min(MP.mpf(1), max(MP.mpf(0), (f0(y) - q / 2) / (1 - q)))
 
 
-def _mp_window_sum(n: int, th: float, eps: float, delta: float, z: float, sign: int,
-                   x_lo: int, x_hi: int) -> mpmath.mpf:
+def _mp_window_sum(
+    n: int, th: float, eps: float, delta: float, z: float, sign: int, x_lo: int, x_hi: int
+) -> mpmath.mpf:
     """sum_{x_lo <= x <= x_hi} Binom(x) F(sign (x - z)) in mpmath (pmf by ratio recursion)."""
     t = MP.mpf(th)
-    term = MP.exp(MP.loggamma(n + 1) - MP.loggamma(x_lo + 1) - MP.loggamma(n - x_lo + 1)
-                  + x_lo * MP.log(t) + (n - x_lo) * MP.log(1 - t))
+    term = MP.exp(
+        MP.loggamma(n + 1)
+        - MP.loggamma(x_lo + 1)
+        - MP.loggamma(n - x_lo + 1)
+        + x_lo * MP.log(t)
+        + (n - x_lo) * MP.log(1 - t)
+    )
     r = t / (1 - t)
     s = MP.mpf(0)
     zz = MP.mpf(z)
@@ -527,8 +578,7 @@ def test_far_beyond_double_range_closed_form() -> None:
     K e^{eps (x - round(z))} for every x <= n (Tulap lower tail, untruncated), so
     p = K e^{-eps round(z)} E[e^{eps X}] = K e^{-eps round(z)} (1 - theta + theta e^eps)^n
     exactly (the binomial moment generating function); K = (b + (1/2 - r)(1 - b)) / (1 + b)."""
-    for n, th, eps, z in [(10**6, 0.5, 1.0, 10**6 + 50.3), (10**6, 0.02, 0.5, 10**6 + 0.7),
-                          (5000, 0.3, 2.0, 9000.25)]:
+    for n, th, eps, z in [(10**6, 0.5, 1.0, 10**6 + 50.3), (10**6, 0.02, 0.5, 10**6 + 0.7), (5000, 0.3, 2.0, 9000.25)]:
         zz = MP.mpf(z)
         k = MP.nint(zz)
         r = zz - k
@@ -539,7 +589,8 @@ def test_far_beyond_double_range_closed_form() -> None:
         ours = binomial_log_pvalue(z, n=n, theta0=th, noise=Tulap(eps))
         assert abs(ours - float(ref)) <= 1e-14 * abs(float(ref)) + 1e-12, (n, th, z)
         assert binomial_pvalue(z, n=n, theta0=th, noise=Tulap(eps)) == (
-            0.0 if float(ref) < -746 else pytest.approx(math.exp(float(ref)), rel=1e-10))
+            0.0 if float(ref) < -746 else pytest.approx(math.exp(float(ref)), rel=1e-10)
+        )
 
 
 def test_million_records_fast() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from accountant.guarantees import GDP, ZCDP, PureDP
+from accountant.outcome import Refuted, Verified
 from accountant.relations import Replace
 from verify.claims import check_claim
-from accountant.outcome import Refuted, Verified
 
 R = Replace()
 
@@ -17,7 +17,7 @@ def test_gaussian_guarantees_never_give_pure_dp(g: GDP | ZCDP) -> None:
     """Regression: a pure claim (delta = 0) against GDP/zCDP used to crash computing epsilon(delta = 0)."""
     out, bounds = check_claim(("epsilon", 1.0, 0.0), g)
     assert isinstance(out, Refuted) and bounds is None
-    assert "0.126937" in out.counterexample            # delta(1) of 1-GDP (Balle & Wang), the lower bound
+    assert "0.126937" in out.counterexample  # delta(1) of 1-GDP (Balle & Wang), the lower bound
 
 
 def test_gdp_approx_claim_has_epsilon_bounds() -> None:

@@ -28,11 +28,11 @@ CASES: list[tuple[str, Guarantee | NoFiniteGuarantee, Claim, type]] = [
     ("pure-eps-eq", PureDP(1.0), ("epsilon", F(1), 0), V),
     ("pure-eps-below", PureDP(1.0), ("epsilon", F(99, 100), 0), R),
     ("pure-approx-ok", PureDP(1.0), ("epsilon", F(1), F(1, 10**6)), V),
-    ("pure-approx-profile", PureDP(1.0), ("epsilon", F(1, 2), F(1, 10)), R),   # (e - e^.5)/(1 + e) = 0.288
+    ("pure-approx-profile", PureDP(1.0), ("epsilon", F(1, 2), F(1, 10)), R),  # (e - e^.5)/(1 + e) = 0.288
     ("pure-approx-profile-ok", PureDP(1.0), ("epsilon", F(1, 2), F(3, 10)), V),
-    ("pure-zcdp-eq", PureDP(1.0), ("zcdp", F(1, 2)), V),                    # eps^2/2 [BS16, Prop. 1.4]
+    ("pure-zcdp-eq", PureDP(1.0), ("zcdp", F(1, 2)), V),  # eps^2/2 [BS16, Prop. 1.4]
     ("pure-zcdp-just-below", PureDP(1.0), ("zcdp", F(49, 100)), U),
-    ("pure-zcdp-quarter", PureDP(1.0), ("zcdp", F(3, 10)), U),              # eps^2/4 would verify this
+    ("pure-zcdp-quarter", PureDP(1.0), ("zcdp", F(3, 10)), U),  # eps^2/4 would verify this
     ("pure-mu", PureDP(1.0), ("mu", F(5)), U),
     # approximate DP: infinite loss with probability delta
     ("approx-zcdp", ApproxDP(1.0, 1e-6), ("zcdp", F(100)), R),
@@ -43,7 +43,7 @@ CASES: list[tuple[str, Guarantee | NoFiniteGuarantee, Claim, type]] = [
     ("gdp-mu-below", GDP(1.0), ("mu", F(99, 100)), R),
     ("gdp-zcdp-eq", GDP(1.0), ("zcdp", F(1, 2)), V),
     ("gdp-zcdp-below", GDP(1.0), ("zcdp", F(49, 100)), R),
-    ("gdp-rdp-eq", GDP(1.0), ("rdp", F(2), F(1)), V),                      # alpha mu^2 / 2
+    ("gdp-rdp-eq", GDP(1.0), ("rdp", F(2), F(1)), V),  # alpha mu^2 / 2
     ("gdp-rdp-below", GDP(1.0), ("rdp", F(2), F(99, 100)), R),
     ("gdp-eps-above", GDP(1.0), ("epsilon", F(4378, 1000), F(1, 10**5)), V),  # 4.3771781 [BW18]
     ("gdp-eps-below", GDP(1.0), ("epsilon", F(437, 100), F(1, 10**5)), R),
@@ -52,7 +52,7 @@ CASES: list[tuple[str, Guarantee | NoFiniteGuarantee, Claim, type]] = [
     ("zcdp-below", ZCDP(0.5), ("zcdp", F(49, 100)), R),
     ("zcdp-rdp-eq", ZCDP(0.5), ("rdp", F(3), F(3, 2)), V),
     ("zcdp-rdp-below", ZCDP(0.5), ("rdp", F(3), F(149, 100)), R),
-    ("zcdp-mu-eq", ZCDP(0.5), ("mu", F(1)), U),                               # zCDP implies no GDP bound
+    ("zcdp-mu-eq", ZCDP(0.5), ("mu", F(1)), U),  # zCDP implies no GDP bound
     ("zcdp-mu-below", ZCDP(0.5), ("mu", F(9, 10)), R),
     ("zcdp-eps-cks", ZCDP(0.5), ("epsilon", F(5221535, 10**6), F(1, 10**6)), V),  # 5.221534 [CKS20]
     ("zcdp-eps-between", ZCDP(0.5), ("epsilon", F(5), F(1, 10**6)), U),
@@ -81,8 +81,7 @@ def test_claim_outcome(effective: Guarantee | NoFiniteGuarantee, claim: Claim, e
 
 
 def test_every_effective_type_and_claim_form_is_covered() -> None:
-    pairs = {(type(c[1]).__name__, c[2][0] + ("-pure" if c[2][0] == "epsilon" and c[2][2] == 0 else ""))
-             for c in CASES}
+    pairs = {(type(c[1]).__name__, c[2][0] + ("-pure" if c[2][0] == "epsilon" and c[2][2] == 0 else "")) for c in CASES}
     for t in ("PureDP", "GDP", "ZCDP"):
         for form in ("epsilon", "mu", "zcdp"):
             assert (t, form) in pairs or (t, form + "-pure") in pairs, (t, form)

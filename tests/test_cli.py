@@ -22,12 +22,12 @@ def _eds(obj: dict, method: str) -> float:
 
 
 def test_census_persons_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["audit", PERSONS, "--json"]) == 1          # the advertised claim fails under the invariant
+    assert main(["audit", PERSONS, "--json"]) == 1  # the advertised claim fails under the invariant
     r = json.loads(capsys.readouterr().out)
     assert r["name"] == "census-2020-persons"
     assert r["semi_adjacent_parameter"]["value"] == 2
     assert r["semi_adjacent_parameter"]["method"] == "closed-form"
-    assert r["advertised"]["zcdp"] == 2.56 and r["effective"]["zcdp"] == 10.24      # T-Z1
+    assert r["advertised"]["zcdp"] == 2.56 and r["effective"]["zcdp"] == 10.24  # T-Z1
     assert r["effective"]["framework"] == "semi-dp"
     # T-Z2 and issue Step 1 figures at delta = 1e-10 (never below the printed value minus rounding).
     assert round(_eds(r["advertised"], "bun-steinke"), 3) == 17.915
@@ -37,8 +37,11 @@ def test_census_persons_json_contract(capsys: pytest.CaptureFixture[str]) -> Non
     assert r["advertised"]["epsilon_delta"][0]["method"] == "bun-steinke"
     assert r["plain_dp"]["epsilon"] is None and "state" in r["plain_dp"]["reason"]
     assert {c["name"]: c["status"] for c in r["checks"]} == {
-        "semi-adjacent-parameter": "pass", "conversions-certified": "pass", "claim": "fail",
-        "invariant-preserved": "skip"}
+        "semi-adjacent-parameter": "pass",
+        "conversions-certified": "pass",
+        "claim": "fail",
+        "invariant-preserved": "skip",
+    }
     assert r["verdict"] == "fails"
     assert len(r["spec"]["sha256"]) == 64
 
@@ -46,11 +49,11 @@ def test_census_persons_json_contract(capsys: pytest.CaptureFixture[str]) -> Non
 def test_census_das_certificate(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", DAS, "--json"]) == 1
     r = json.loads(capsys.readouterr().out)
-    assert round(_eds(r["advertised"], "canonne-kamath-steinke"), 4) == 17.1436   # reproduces 17.14
+    assert round(_eds(r["advertised"], "canonne-kamath-steinke"), 4) == 17.1436  # reproduces 17.14
     assert round(_eds(r["effective"], "canonne-kamath-steinke"), 3) == 39.785
     claim = next(c for c in r["checks"] if c["name"] == "claim")
     assert claim["outcome"] == "refuted"
-    assert claim["bounds"]["lower"] > 17.14                                   # refuted, not just unproven
+    assert claim["bounds"]["lower"] > 17.14  # refuted, not just unproven
 
 
 def test_total_counterfactual_holds(capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,8 +83,9 @@ def test_several_specs_json_array_and_out_dir(tmp_path: Path, capsys: pytest.Cap
 def test_malformed_spec_exits_2_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(Path(PERSONS).read_text().replace("adjacency", "adjacncy"))
-    proc = subprocess.run([sys.executable, "-m", "verify.cli", "audit", str(bad)],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "verify.cli", "audit", str(bad)], capture_output=True, text=True, cwd=ROOT
+    )
     assert proc.returncode == 2
     assert "data.adjacncy: unknown key; did you mean 'adjacency'?" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
@@ -109,7 +113,7 @@ def test_table_spec_uses_exact_search_with_rechecked_witness(capsys: pytest.Capt
     r = json.loads(capsys.readouterr().out)
     a = r["semi_adjacent_parameter"]
     assert (a["value"], a["method"], a["exact"], a["scope"]) == (3, "graph-search", True, "actual t")
-    assert a["witness_data"]["distance"] == 3                     # reference T-S2 instance: a(t) = 3
+    assert a["witness_data"]["distance"] == 3  # reference T-S2 instance: a(t) = 3
     chk = next(c for c in r["checks"] if c["name"] == "semi-adjacent-parameter")
     assert chk["status"] == "pass" and "re-checked from scratch" in chk["detail"]
     assert r["effective"]["mu"] == 3.0 and r["verdict"] == "holds"
@@ -122,15 +126,18 @@ def test_components_report_prop21_both_orders(capsys: pytest.CaptureFixture[str]
     first = p21["semi_first"]["epsilon_delta"][0]["epsilon"]
     second = p21["composition_first"]["epsilon_delta"][0]["epsilon"]
     adv = r["advertised"]["epsilon_delta"][0]["epsilon"]
-    assert adv < first <= second                    # Cho & Awan Prop. 21: Semi-DP first is never weaker
+    assert adv < first <= second  # Cho & Awan Prop. 21: Semi-DP first is never weaker
     assert r["effective"]["epsilon_delta"][0]["epsilon"] == first
     assert r["verdict"] == "holds"
 
 
 def test_infinite_epsilon_is_null_not_invalid_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "c.toml"
-    spec.write_text((ROOT / "specs" / "release-mixed-components.toml").read_text()
-                    .replace("deltas = [1e-6, 1e-8]", "deltas = [1e-10]"))
+    spec.write_text(
+        (ROOT / "specs" / "release-mixed-components.toml")
+        .read_text()
+        .replace("deltas = [1e-6, 1e-8]", "deltas = [1e-10]")
+    )
     main(["audit", str(spec), "--json"])
     out = capsys.readouterr().out
     assert "Infinity" not in out and json.loads(out)["effective"]["epsilon_delta"][0]["epsilon"] is None
@@ -141,13 +148,16 @@ def test_umpu_spec_test_object(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["audit", str(umpu), "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
     t = r["test"]
-    assert {"statistic", "pvalue", "reject", "m", "size"} <= set(t)         # contract fields
+    assert {"statistic", "pvalue", "reject", "m", "size"} <= set(t)  # contract fields
     assert abs(t["size"] - 0.05) <= 1e-12 and r["seed"] == 1
     assert r["effective"]["relation"].endswith("distance <= 3")
     # T-U1 through a spec: margins rows (5,5), cols (4,6), Tulap(1), Z = 3.7 -> p = 0.12014987, m = 4.51867827.
     spec = tmp_path / "tu1.toml"
-    spec.write_text(umpu.read_text().replace("table = [12, 5, 7, 9]", "table = [2, 3, 2, 3]")
-                    .replace("alpha = 0.05", "alpha = 0.05\nreleased = 3.7"))
+    spec.write_text(
+        umpu.read_text()
+        .replace("table = [12, 5, 7, 9]", "table = [2, 3, 2, 3]")
+        .replace("alpha = 0.05", "alpha = 0.05\nreleased = 3.7")
+    )
     assert main(["audit", str(spec), "--json"]) == 0
     t = json.loads(capsys.readouterr().out)["test"]
     assert round(t["pvalue"], 8) == 0.12014987 and round(t["m"], 8) == 4.51867827
@@ -156,8 +166,11 @@ def test_umpu_spec_test_object(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_umpu_spec_validation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "bad.toml"
-    spec.write_text((ROOT / "specs" / "umpu-odds-ratio.toml").read_text()
-                    .replace('noise = { cnd = "tulap", epsilon = 1.0, delta = 0.0 }', 'noise = { cnd = "tulap" }'))
+    spec.write_text(
+        (ROOT / "specs" / "umpu-odds-ratio.toml")
+        .read_text()
+        .replace('noise = { cnd = "tulap", epsilon = 1.0, delta = 0.0 }', 'noise = { cnd = "tulap" }')
+    )
     assert main(["audit", str(spec)]) == 2
     assert "mechanism.noise.epsilon: required when cnd = 'tulap'" in capsys.readouterr().err
 
@@ -165,11 +178,11 @@ def test_umpu_spec_validation(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_sensitivity_section_reports_prop32_gap(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", str(ROOT / "specs" / "table-3x3-margins.toml"), "--json"]) == 0
     s = json.loads(capsys.readouterr().out)["sensitivity"]
-    assert (s["size"], s["l1"], s["linf"], s["rank"], s["dimension"]) == (31, 6, 1, 4, 9)   # T-S2
-    assert 6 ** 0.5 <= s["l2"] <= 6 ** 0.5 * (1 + 1e-15)
+    assert (s["size"], s["l1"], s["linf"], s["rank"], s["dimension"]) == (31, 6, 1, 4, 9)  # T-S2
+    assert 6**0.5 <= s["l2"] <= 6**0.5 * (1 + 1e-15)
     pcf = s["published_closed_form"]
     assert not pcf["agrees"] and pcf["missing"] == 12 and pcf["closed_norms"]["l2"] == 2.0
-    assert s["naive"]["group_inflated"]["l2"] >= 3 * 2 ** 0.5                                 # T-S3
+    assert s["naive"]["group_inflated"]["l2"] >= 3 * 2**0.5  # T-S3
     main(["audit", str(ROOT / "specs" / "table-3x3-margins.toml")])
     text = capsys.readouterr().out
     assert "UNDERSTATES" in text and "sensitivity (histogram, radius 3" in text
@@ -183,17 +196,17 @@ def test_mechanism_specs_text_and_samples_file(tmp_path: Path, capsys: pytest.Ca
     out = capsys.readouterr().out
     assert out.count("verdict: HOLDS") == 2 and "OPTIMAL K-norm ball" in out and "Semi-DP Gaussian" in out
     for name in ("table-3x3-projected-gaussian", "table-3x3-k-norm"):
-        draws = np.load(tmp_path / f"{name}.samples.npy")          # contract: (samples, cells) float64
+        draws = np.load(tmp_path / f"{name}.samples.npy")  # contract: (samples, cells) float64
         assert draws.shape == (500, 9) and draws.dtype == np.float64
         tables = draws.reshape(-1, 3, 3)
-        assert np.abs(tables.sum(axis=1) - [2, 1, 1]).max() < 1e-9    # column margins kept
-        assert np.abs(tables.sum(axis=2) - [2, 1, 1]).max() < 1e-9    # row margins kept
+        assert np.abs(tables.sum(axis=1) - [2, 1, 1]).max() < 1e-9  # column margins kept
+        assert np.abs(tables.sum(axis=2) - [2, 1, 1]).max() < 1e-9  # row margins kept
 
 
 def test_umpu_report_power_curves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", str(ROOT / "specs" / "umpu-odds-ratio.toml"), "--json", "--out", str(tmp_path)]) == 0
     r = json.loads(capsys.readouterr().out)
-    for p in r["test"]["power"]["at"]:            # exact power: privacy costs power; Semi-DP beats naive
+    for p in r["test"]["power"]["at"]:  # exact power: privacy costs power; Semi-DP beats naive
         assert p["fisher"] >= p["semi_dp"] > p["naive"] > 0.05
     assert "umpu-odds-ratio.power.png" in r["plots"]
     assert (tmp_path / "umpu-odds-ratio.power.png").read_bytes()[:4] == b"\x89PNG"
@@ -202,8 +215,11 @@ def test_umpu_report_power_curves(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_claim_between_the_bounds_is_inconclusive_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """rho = 10.24 gives epsilon(1e-10) in [38.405, 39.823] (Gaussian lower bound, CKS upper): 39 is undecided."""
     spec = tmp_path / "between.toml"
-    spec.write_text(Path(PERSONS).read_text().replace("guarantee = { zcdp = 2.56 }\n\n[report]",
-                                                      "guarantee = { epsilon = 39.0, delta = 1e-10 }\n\n[report]"))
+    spec.write_text(
+        Path(PERSONS)
+        .read_text()
+        .replace("guarantee = { zcdp = 2.56 }\n\n[report]", "guarantee = { epsilon = 39.0, delta = 1e-10 }\n\n[report]")
+    )
     assert "epsilon = 39.0" in spec.read_text()
     assert main(["audit", str(spec), "--json"]) == 3
     r = json.loads(capsys.readouterr().out)
@@ -212,15 +228,19 @@ def test_claim_between_the_bounds_is_inconclusive_exit_3(tmp_path: Path, capsys:
     assert claim["bounds"]["lower"] < 39.0 < claim["bounds"]["upper"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--seed", "-1"], "argument --seed: -1 is negative"),
-    (["--seed", "x"], "argument --seed: 'x' is not an integer"),
-    (["--time-limit", "0"], "argument --time-limit: 0 must be a finite number of seconds > 0"),
-    (["--time-limit", "nan"], "argument --time-limit: nan must be a finite number"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--seed", "-1"], "argument --seed: -1 is negative"),
+        (["--seed", "x"], "argument --seed: 'x' is not an integer"),
+        (["--time-limit", "0"], "argument --time-limit: 0 must be a finite number of seconds > 0"),
+        (["--time-limit", "nan"], "argument --time-limit: nan must be a finite number"),
+    ],
+)
 def test_bad_options_exit_2_naming_the_option(argv: list[str], message: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "verify.cli", "audit", TOTAL, *argv], capture_output=True,
-                          text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "verify.cli", "audit", TOTAL, *argv], capture_output=True, text=True, cwd=ROOT
+    )
     assert proc.returncode == 2 and message in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
 
@@ -234,14 +254,15 @@ def test_out_that_cannot_be_written_exits_2(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_internal_error_is_one_line_exit_2_and_debug_shows_the_traceback(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from verify.kinds import published
 
     def boom(self: object, ctx: object) -> None:
         raise RuntimeError("planted bug")
 
     monkeypatch.setattr(published.PublishedKind, "run", boom)
-    assert main(["audit", TOTAL]) == 2                   # never 1: 1 means a refuted claim
+    assert main(["audit", TOTAL]) == 2  # never 1: 1 means a refuted claim
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: planted bug" in err and "--debug" in err and "Traceback" not in err
     assert main(["audit", TOTAL, "--debug"]) == 2

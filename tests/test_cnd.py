@@ -92,10 +92,8 @@ def tulap_sf_mp(y: float, eps: float) -> mpmath.mpf:
 # ------------------------------------------------------------------------------------------
 
 TC1_X = (-2.3, -1.0, -0.5, 0.0, 0.2, 0.5, 1.7)
-TC1_PURE = ("0.0489054147", "0.1839397206", "0.2689414214", "0.5", "0.5924234315", "0.7310585786",
-            "0.9135701315")
-TC1_APPROX = ("0.0436548839", "0.1802609262", "0.2662520072", "0.5", "0.5934991971",
-              "0.7337479928", "0.9183838951")
+TC1_PURE = ("0.0489054147", "0.1839397206", "0.2689414214", "0.5", "0.5924234315", "0.7310585786", "0.9135701315")
+TC1_APPROX = ("0.0436548839", "0.1802609262", "0.2662520072", "0.5", "0.5934991971", "0.7337479928", "0.9183838951")
 
 
 @pytest.mark.parametrize(
@@ -114,8 +112,12 @@ def test_tc1_tulap_cdf(delta: float, printed: tuple[str, ...]) -> None:
 
 @pytest.mark.parametrize(
     ("eps", "delta", "q", "c"),
-    [(1.0, 0.0, "0", "0.268941"), (1.0, 0.01, "0.011506", "0.266252"),
-     (0.5, 0.001, "0.003074", "0.377163"), (2.0, 0.05, "0.015411", "0.113243")],
+    [
+        (1.0, 0.0, "0", "0.268941"),
+        (1.0, 0.01, "0.011506", "0.266252"),
+        (0.5, 0.001, "0.003074", "0.377163"),
+        (2.0, 0.05, "0.015411", "0.113243"),
+    ],
     ids=["T-C2-(1,0)", "T-C2-(1,0.01)", "T-C2-(0.5,0.001)", "T-C2-(2,0.05)"],
 )
 def test_tc2_q_and_fixed_point(eps: float, delta: float, q: str, c: str) -> None:
@@ -201,8 +203,7 @@ def test_tulap_truncation_support() -> None:
 
 @pytest.mark.parametrize(
     "noise",
-    [Tulap(1.0), Tulap(0.5, 0.01), Tulap(4.0), GaussianCND(0.7),
-     cnd_from_tradeoff(g_paper(1.0), convention="paper")],
+    [Tulap(1.0), Tulap(0.5, 0.01), Tulap(4.0), GaussianCND(0.7), cnd_from_tradeoff(g_paper(1.0), convention="paper")],
     ids=["tulap", "tulap-trunc", "tulap-eps4", "gauss", "lemma36-g1"],
 )
 def test_quantile_round_trip(noise: CanonicalNoise) -> None:
@@ -277,9 +278,7 @@ def test_tulap_shift_tradeoff_is_exactly_f(eps: float, delta: float) -> None:
     alphas = np.linspace(0.0, 1.0, 101)
     np.testing.assert_allclose(t.shift_tradeoff(alphas, convention="std"), f[::20], atol=1e-13)
     np.testing.assert_allclose(t.target(alphas, convention="std"), f[::20], atol=1e-15)
-    np.testing.assert_allclose(
-        t.shift_tradeoff(alphas, convention="paper"), f[::20][::-1], atol=1e-13
-    )
+    np.testing.assert_allclose(t.shift_tradeoff(alphas, convention="paper"), f[::20][::-1], atol=1e-13)
 
 
 @pytest.mark.parametrize("shift", [0.25, 0.5, 0.8])
@@ -298,8 +297,11 @@ def test_tulap_property1_smaller_shifts_are_more_private(shift: float) -> None:
 
 @pytest.mark.parametrize(
     ("noise", "target"),
-    [(GaussianCND(1.0), g_std(1.0)), (GaussianCND(0.3), g_std(0.3)),
-     (cnd_from_tradeoff(g_paper(1.0), convention="paper"), g_std(1.0))],
+    [
+        (GaussianCND(1.0), g_std(1.0)),
+        (GaussianCND(0.3), g_std(0.3)),
+        (cnd_from_tradeoff(g_paper(1.0), convention="paper"), g_std(1.0)),
+    ],
     ids=["gauss-1", "gauss-0.3", "lemma36-g1"],
 )
 def test_smooth_cnd_shift_tradeoff(noise: CanonicalNoise, target: Callable[[np.ndarray], np.ndarray]) -> None:
@@ -329,9 +331,14 @@ def test_smooth_cnd_shift_tradeoff(noise: CanonicalNoise, target: Callable[[np.n
 
 @pytest.mark.parametrize(
     ("noise", "seed"),
-    [(Tulap(1.0), 11), (Tulap(0.5, 0.05), 12), (Tulap(0.05), 13), (GaussianCND(2.0), 14),
-     (cnd_from_tradeoff(g_paper(1.0), convention="paper"), 15),
-     (cnd_from_tradeoff(TradeoffCurve.from_approx_dp(0.0, 0.1)), 16)],
+    [
+        (Tulap(1.0), 11),
+        (Tulap(0.5, 0.05), 12),
+        (Tulap(0.05), 13),
+        (GaussianCND(2.0), 14),
+        (cnd_from_tradeoff(g_paper(1.0), convention="paper"), 15),
+        (cnd_from_tradeoff(TradeoffCurve.from_approx_dp(0.0, 0.1)), 16),
+    ],
     ids=["tulap", "tulap-trunc", "tulap-eps0.05", "gauss", "lemma36-g1", "uniform-eps0"],
 )
 def test_sampler_matches_cdf(noise: CanonicalNoise, seed: int) -> None:
@@ -371,14 +378,17 @@ def test_conventions_agree() -> None:
     np.testing.assert_allclose(a.cdf(x), b.cdf(x), rtol=0, atol=1e-15)
     np.testing.assert_allclose(a.cdf(x), c.cdf(x), rtol=0, atol=0)
     assert a.source == "callable (paper)" and b.source == "callable (std)"
-    np.testing.assert_allclose(a.target(np.array([0.1, 0.9]), convention="std"),
-                               g_std(0.8)(np.array([0.1, 0.9])), atol=1e-15)
+    np.testing.assert_allclose(
+        a.target(np.array([0.1, 0.9]), convention="std"), g_std(0.8)(np.array([0.1, 0.9])), atol=1e-15
+    )
 
 
 def test_tail_accuracy_paper_callable() -> None:
     """A paper-convention callable keeps relative accuracy deep in the tail."""
-    cnd = cnd_from_tradeoff(fed_std_paper := (lambda s: np.maximum(np.maximum(
-        1.0 - math.e * (1.0 - s), (s) / math.e), 0.0)), convention="paper")
+    cnd = cnd_from_tradeoff(
+        fed_std_paper := (lambda s: np.maximum(np.maximum(1.0 - math.e * (1.0 - s), (s) / math.e), 0.0)),
+        convention="paper",
+    )
     assert callable(fed_std_paper)
     for y in (-20.3, -60.0, -300.5):
         assert abs(cnd.cdf(y) / float(tulap_cdf_mp(y, 1.0)) - 1.0) <= 1e-12
@@ -443,10 +453,13 @@ def test_guarantees() -> None:
         (lambda: cnd_from_tradeoff(g_std(1.0), convention="STD"), "convention"),  # type: ignore[arg-type]
         (lambda: cnd_from_tradeoff(g_paper(1.0), convention="std"), "paper convention"),
         (lambda: cnd_from_tradeoff(lambda a: 1.0 - np.asarray(a), convention="std"), "trivial"),
-        (lambda: cnd_from_tradeoff(lambda a: max(0.0, 1.0 - 3.0 * a) if a < 0.2 else max(0.0, 0.5 - a),
-                                   convention="std"), "convex|non-increasing"),
-        (lambda: cnd_from_tradeoff(lambda a: max(0.0, 0.9 - 2.0 * a, 0.5 - 0.5 * a), convention="std"),
-         "symmetric"),
+        (
+            lambda: cnd_from_tradeoff(
+                lambda a: max(0.0, 1.0 - 3.0 * a) if a < 0.2 else max(0.0, 0.5 - a), convention="std"
+            ),
+            "convex|non-increasing",
+        ),
+        (lambda: cnd_from_tradeoff(lambda a: max(0.0, 0.9 - 2.0 * a, 0.5 - 0.5 * a), convention="std"), "symmetric"),
         (lambda: cnd_from_tradeoff(TradeoffCurve.from_approx_dp(1.0), convention="paper"), "TradeoffCurve"),
         (lambda: cnd_from_tradeoff(3.0), "callable"),  # type: ignore[arg-type]
         (lambda: Tulap(1.0).cdf(float("nan")), "NaN"),
@@ -480,4 +493,4 @@ def test_from_bq_records_a_conservative_guarantee() -> None:
             delta = mpmath.mpf(q) * (1 - mpmath.mpf(b)) / (2 * mpmath.mpf(b) * (1 - mpmath.mpf(q)))
             assert mpmath.mpf(t.epsilon) >= eps and mpmath.mpf(t.delta) >= delta
         assert t.epsilon == pytest.approx(float(eps), rel=1e-15)
-        assert t.b == b and t.q == q                 # the noise itself uses the given parameters
+        assert t.b == b and t.q == q  # the noise itself uses the given parameters

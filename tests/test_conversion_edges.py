@@ -35,7 +35,7 @@ def test_zcdp_to_approx_dp_is_finite_and_consistent_with_the_profile(delta: floa
     g = ZCDP(1.0)
     e = zcdp_to_approx_dp(g, delta, method).epsilon  # type: ignore[arg-type]
     assert math.isfinite(e) and e >= 0
-    assert zcdp_to_delta(g, e) <= delta * (1 + 1e-9)          # the profile at the reported epsilon
+    assert zcdp_to_delta(g, e) <= delta * (1 + 1e-9)  # the profile at the reported epsilon
 
 
 @pytest.mark.parametrize("rho", [1e50, 1e100, 1e-300])
@@ -44,7 +44,7 @@ def test_zcdp_extreme_rho(rho: float) -> None:
     cks = zcdp_to_approx_dp(ZCDP(rho), 1e-10, "canonne-kamath-steinke").epsilon
     assert math.isfinite(cks) and 0 <= cks <= bs
     if rho >= 1:
-        assert cks >= rho                                       # epsilon >= rho - log(1/delta)/... > rho here
+        assert cks >= rho  # epsilon >= rho - log(1/delta)/... > rho here
 
 
 def test_profiles_at_huge_epsilon_are_the_smallest_positive_float() -> None:
@@ -55,7 +55,7 @@ def test_profiles_at_huge_epsilon_are_the_smallest_positive_float() -> None:
 def test_gdp_profile_never_rounds_below_the_truth_to_zero() -> None:
     """delta_mu(1000) at mu = 1e-12 is about 10^(-2.2e29) > 0: 0.0 would be below the truth."""
     assert gdp_to_delta(GDP(1e-12), 1000.0) == SMALLEST
-    assert gdp_delta_lower(1e-12, 1000.0) == 0.0                # a lower bound may be 0
+    assert gdp_delta_lower(1e-12, 1000.0) == 0.0  # a lower bound may be 0
 
 
 def test_subnormal_delta_is_accepted() -> None:
@@ -68,7 +68,7 @@ def test_analytic_gaussian_at_tiny_epsilon_is_certified(eps: float, delta: float
     """Once a certification loop stepped 1e-15 relative per 50-digit evaluation here (minutes)."""
     sigma = gaussian_sigma(eps, delta)
     mu = gdp_mu_for(eps, delta)
-    with mpmath.workdps(200):       # the profile at 200 digits: no cancellation left
+    with mpmath.workdps(200):  # the profile at 200 digits: no cancellation left
         m, e = mpmath.mpf(mu), mpmath.mpf(eps)
         true = mpmath.ncdf(m / 2 - e / m) - mpmath.exp(e) * mpmath.ncdf(-m / 2 - e / m)
         assert true <= delta
@@ -105,7 +105,7 @@ def test_zcdp_profile_rounds_up_against_mpmath(rho: float, eps: float) -> None:
     with mpmath.workdps(80):
         r, e = mpmath.mpf(rho), mpmath.mpf(eps)
 
-        def deriv(a: mpmath.mpf) -> mpmath.mpf:   # increasing in a; its root is the optimal order
+        def deriv(a: mpmath.mpf) -> mpmath.mpf:  # increasing in a; its root is the optimal order
             return (2 * a - 1) * r - e + mpmath.log1p(-1 / a)
 
         lo, hi = mpmath.mpf(1) + mpmath.mpf(10) ** -40, mpmath.mpf(2)

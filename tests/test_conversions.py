@@ -11,9 +11,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import (
-    GDP, RDP, ZCDP, ApproxDP, InvalidArgument, PureDP, Replace, gaussian_sigma, gdp_delta,
-    gdp_to_approx_dp, gdp_to_zcdp, pure_dp_to_zcdp, rdp_to_approx_dp, zcdp_to_approx_dp,
-    zcdp_to_delta, zcdp_to_rdp,
+    GDP,
+    RDP,
+    ZCDP,
+    ApproxDP,
+    InvalidArgument,
+    PureDP,
+    Replace,
+    gaussian_sigma,
+    gdp_delta,
+    gdp_to_approx_dp,
+    gdp_to_zcdp,
+    pure_dp_to_zcdp,
+    rdp_to_approx_dp,
+    zcdp_to_approx_dp,
+    zcdp_to_delta,
+    zcdp_to_rdp,
 )
 from accountant.gaussian import gdp_delta_array, gdp_delta_lower
 from tests.golden_cases import assert_close, cases
@@ -120,8 +133,8 @@ def test_analytic_gaussian_is_private(eps: float, delta: float, sens: float) -> 
 
 
 def test_simple_closed_forms() -> None:
-    assert gdp_to_zcdp(GDP(2.0)).rho == 2.0           # mu^2/2 [DRS22 Thm 2.10 + Mir17 Prop 7]
-    assert pure_dp_to_zcdp(PureDP(1.0)).rho == 0.5    # [BS16, Prop. 1.4]
+    assert gdp_to_zcdp(GDP(2.0)).rho == 2.0  # mu^2/2 [DRS22 Thm 2.10 + Mir17 Prop 7]
+    assert pure_dp_to_zcdp(PureDP(1.0)).rho == 0.5  # [BS16, Prop. 1.4]
     r = zcdp_to_rdp(ZCDP(0.5), [2.0, 3.0])
     assert r.epsilons == (1.0, 1.5)
     # RDP conversions: CKS never worse than Mironov, and both at least the zCDP optimum.
@@ -174,9 +187,9 @@ def test_gdp_epsilon_lower_and_upper_bracket_truth(mu: float, delta: float) -> N
         e = HP.mpf(x)
         return HP.ncdf(m / 2 - e / m) - HP.exp(e) * HP.ncdf(-m / 2 - e / m)
 
-    assert d(hi) <= delta                      # hi is achievable
+    assert d(hi) <= delta  # hi is achievable
     if lo > 0:
-        assert d(lo) > delta                   # lo is not: the true epsilon lies in (lo, hi]
+        assert d(lo) > delta  # lo is not: the true epsilon lies in (lo, hi]
         assert hi - lo <= 1e-9 * max(1.0, hi)  # and the bracket is tight
 
 

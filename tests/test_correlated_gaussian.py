@@ -43,8 +43,8 @@ def test_T_G6_weighted_query_beats_extended_gaussian() -> None:
     m = EllipsoidGaussian.calibrate(COUNT, 0.5, 1e-6, query=WEIGHTED, relation=AddRemove())
     x = ExtendedGaussian.calibrate(COUNT, 0.5, 1e-6, query=WEIGHTED, relation=AddRemove())
     c = c_eps_delta(0.5, 1e-6)
-    assert m.sigma == c and c == pytest.approx(9.698184, abs=1e-6)                 # T-G1
-    assert np.allclose(m.ellipsoid.singular_values, [3.7429, 1.0607, 0.4908], atol=1e-4)   # T-G6
+    assert m.sigma == c and c == pytest.approx(9.698184, abs=1e-6)  # T-G1
+    assert np.allclose(m.ellipsoid.singular_values, [3.7429, 1.0607, 0.4908], atol=1e-4)  # T-G6
     # exact errors: c^2 tr(FF^T) = c^2 * (3/4) * sum ||v_j||^2 = 15.375 c^2  vs  m c^2 Delta_2^2 = 3 * 10.25 c^2
     assert m.expected_squared_error() == pytest.approx(15.375 * c**2, rel=1e-4)
     assert x.expected_squared_error() == pytest.approx(30.75 * c**2, rel=1e-8)
@@ -80,10 +80,12 @@ def test_mahalanobis_sensitivity_recomputed_independently() -> None:
     q = InvariantSubspace.of(c).null_basis
     worst = max(
         float(np.linalg.norm(np.linalg.solve(m.shape, q.T @ (a[:, i] - a[:, j]))))
-        for i in range(6) for j in range(6) if i != j
+        for i in range(6)
+        for j in range(6)
+        if i != j
     )
     assert worst <= m.sensitivity <= 1.0
-    assert worst >= 1.0 - 1e-4                      # the ellipsoid is tight (minimum volume touches the set)
+    assert worst >= 1.0 - 1e-4  # the ellipsoid is tight (minimum volume touches the set)
 
 
 def test_method_routes_agree() -> None:
@@ -119,7 +121,7 @@ def test_invariant_kept_on_every_draw_and_error_below_extended(n: int, data: st.
     )
     try:
         m = EllipsoidGaussian.calibrate(c, 0.5, 1e-6, query=a)
-    except InvalidArgument as err:   # nothing moves in ker C, or the moves do not span it
+    except InvalidArgument as err:  # nothing moves in ker C, or the moves do not span it
         assert "nothing to privatise" in str(err) or "do not span ker C" in str(err)
         event("refused: " + ("nothing to privatise" if "nothing" in str(err) else "flat"))
         return
@@ -140,13 +142,13 @@ def test_noise_covariance_by_moments() -> None:
     value = WEIGHTED @ np.array([10.0, 20.0, 30.0, 40.0])
     y = m.sample(value, rng=np.random.default_rng(2024), size=40_000)
     noise = y - value
-    assert np.max(np.abs(noise[:, 3])) <= 1e-9 * 100          # the total is exact on every draw
+    assert np.max(np.abs(noise[:, 3])) <= 1e-9 * 100  # the total is exact on every draw
     cov = m.covariance()
     unit = float(np.trace(cov)) / 3
-    assert np.max(np.abs(noise.mean(axis=0))) < 0.05 * np.sqrt(unit)                 # unbiased
+    assert np.max(np.abs(noise.mean(axis=0))) < 0.05 * np.sqrt(unit)  # unbiased
     assert np.max(np.abs(np.cov(noise.T) - cov)) < 0.05 * unit
     assert float(np.mean(np.sum(noise**2, axis=1))) == pytest.approx(m.expected_squared_error(), rel=0.03)
-    assert not np.max(np.abs(np.cov(noise.T) - 0.64 * cov)) < 0.05 * unit            # a 20% smaller noise fails
+    assert not np.max(np.abs(np.cov(noise.T) - 0.64 * cov)) < 0.05 * unit  # a 20% smaller noise fails
     # the noise is anisotropic: an isotropic covariance with the same trace is rejected
     assert not np.max(np.abs(np.cov(noise.T) - unit * InvariantSubspace.of(COUNT).projector())) < 0.05 * unit
 
@@ -157,9 +159,13 @@ def test_sample_shapes_seed_and_keyword_rng(cls: type[EllipsoidGaussian | Subspa
     v = np.array([1.0, 2.0, 3.0])
     assert m.sample(v, rng=np.random.default_rng(0)).shape == (3,)
     assert m.sample(v, rng=np.random.default_rng(0), size=0).shape == (0, 3)
-    assert np.array_equal(m.sample(v, rng=np.random.default_rng(9), size=4), m.sample(v, rng=np.random.default_rng(9), size=4))
+    assert np.array_equal(
+        m.sample(v, rng=np.random.default_rng(9), size=4), m.sample(v, rng=np.random.default_rng(9), size=4)
+    )
     # additive: M(v) = v + M(0) with the same generator state (bitwise)
-    assert np.array_equal(m.sample(v, rng=np.random.default_rng(3)), v + m.sample(np.zeros(3), rng=np.random.default_rng(3)))
+    assert np.array_equal(
+        m.sample(v, rng=np.random.default_rng(3)), v + m.sample(np.zeros(3), rng=np.random.default_rng(3))
+    )
     with pytest.raises(TypeError):
         m.sample(v, np.random.default_rng(0))  # type: ignore[call-arg]
     with pytest.raises(InvalidArgument, match="shape"):
@@ -186,7 +192,7 @@ def test_privacy_map_is_subspace_guarantee_on_base_relation(
 
 def test_sensitivity_vectors_enumeration() -> None:
     sub = InvariantSubspace.of(np.ones((1, 4)))
-    assert subspace_sensitivity_vectors(sub).shape == (6, 3)                         # pairs a < b
+    assert subspace_sensitivity_vectors(sub).shape == (6, 3)  # pairs a < b
     assert subspace_sensitivity_vectors(sub, relation=AddRemove()).shape == (4, 3)
     v = subspace_sensitivity_vectors(sub, relation=AddRemove(3))
     assert np.allclose(np.linalg.norm(v, axis=1), 3 * np.sqrt(3 / 4))
@@ -234,12 +240,12 @@ def _cases() -> list[tuple[str, F, F | None, Replace | AddRemove, tuple[int, ...
     """(id, C, query, relation, expected piece sizes): sizes ceil(m'/2) at each halving level [D]."""
     table = np.array([[1.0, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1], [1, 0, 0, 1, 0, 0], [0, 1, 0, 0, 1, 0]])
     return [
-        ("total-n2", np.ones((1, 2)), None, Replace(), (1,)),                   # m = 1
-        ("table-2x3", table, None, Replace(), (1, 1)),                          # m = 2
-        ("weighted", COUNT, WEIGHTED, AddRemove(), (2, 1)),                     # m = 3
-        ("scales", *_scales_example(), AddRemove(), (2, 1, 1)),                 # m = 4
-        ("total-n6", np.ones((1, 6)), None, Replace(), (3, 1, 1)),              # m = 5
-        ("parallel-8", *_parallel_example(), AddRemove(), (4, 2, 1, 1)),        # m = 8
+        ("total-n2", np.ones((1, 2)), None, Replace(), (1,)),  # m = 1
+        ("table-2x3", table, None, Replace(), (1, 1)),  # m = 2
+        ("weighted", COUNT, WEIGHTED, AddRemove(), (2, 1)),  # m = 3
+        ("scales", *_scales_example(), AddRemove(), (2, 1, 1)),  # m = 4
+        ("total-n6", np.ones((1, 6)), None, Replace(), (3, 1, 1)),  # m = 5
+        ("parallel-8", *_parallel_example(), AddRemove(), (4, 2, 1, 1)),  # m = 8
     ]
 
 
@@ -262,14 +268,14 @@ def test_pieces_orthonormal_orthogonal_spanning_at_most_k(
     case_id, c, a, rel, sizes = case
     mech = _alg3(case_id)
     m = InvariantSubspace.of(c).null_dimension
-    assert mech.k == math.ceil(1 + math.log2(m))                        # reference §2.5, independent formula
+    assert mech.k == math.ceil(1 + math.log2(m))  # reference §2.5, independent formula
     assert tuple(u.shape[1] for u, _ in mech.pieces) == sizes
     assert len(mech.pieces) == math.floor(math.log2(m)) + 1 <= mech.k
-    assert len(mech.decomposition.ellipsoids) == max(1, len(sizes) - 1)    # one MVEE per level of dimension >= 2
+    assert len(mech.decomposition.ellipsoids) == max(1, len(sizes) - 1)  # one MVEE per level of dimension >= 2
     u = np.hstack([u for u, _ in mech.pieces])
-    assert u.shape == (m, m) and np.allclose(u.T @ u, np.eye(m), atol=1e-10)   # orthonormal, orthogonal, spanning
+    assert u.shape == (m, m) and np.allclose(u.T @ u, np.eye(m), atol=1e-10)  # orthonormal, orthogonal, spanning
     vec = subspace_sensitivity_vectors(InvariantSubspace.of(c), a, rel)
-    for ui, ri in mech.pieces:                                         # r_i = max_j ||U_i^T v_j||, rounded up
+    for ui, ri in mech.pieces:  # r_i = max_j ||U_i^T v_j||, rounded up
         top = float(np.max(np.linalg.norm(vec @ ui, axis=1)))
         assert top <= ri <= top * (1 + 2e-8)
     assert mech.sensitivity <= 1.0
@@ -282,7 +288,7 @@ def _pairs(d: int, records: int, relation: Replace | AddRemove) -> list[F]:
         h = np.bincount(combo, minlength=d).astype(np.float64)
         for a in range(d):
             if isinstance(relation, AddRemove):
-                out += [-np.eye(d)[a], np.eye(d)[a]]                      # add a record of type a, or remove it
+                out += [-np.eye(d)[a], np.eye(d)[a]]  # add a record of type a, or remove it
             elif h[a] >= 1:
                 out += [np.eye(d)[a] - np.eye(d)[b] for b in range(d) if b != a]
     return out
@@ -331,10 +337,10 @@ def test_error_formula_covariance_and_monte_carlo() -> None:
     # seeded Monte Carlo (40 000 draws): second moment within 3% (the standard error is ~0.6%)
     value = WEIGHTED @ np.array([10.0, 20.0, 30.0, 40.0])
     noise = mech.sample(value, rng=np.random.default_rng(2025), size=40_000) - value
-    assert np.max(np.abs(noise[:, 3])) <= 1e-9 * 100                                   # total exact, every draw
+    assert np.max(np.abs(noise[:, 3])) <= 1e-9 * 100  # total exact, every draw
     second = float(np.mean(np.sum(noise**2, axis=1)))
     assert second == pytest.approx(formula, rel=0.03)
-    assert second != pytest.approx(formula / k, rel=0.03)                              # dropping k is detected
+    assert second != pytest.approx(formula / k, rel=0.03)  # dropping k is detected
     unit = formula / 3
     assert np.max(np.abs(np.cov(noise.T) - cov)) < 0.05 * unit
     assert np.max(np.abs(noise.mean(axis=0))) < 0.05 * np.sqrt(unit)
@@ -362,7 +368,7 @@ def test_symmetric_total_alg3_is_worse_than_single_ellipsoid(relation: Replace |
     assert ell.expected_squared_error() == pytest.approx(5 * delta2 * c2, rel=1e-5)
     assert mech.k == 4 and [u.shape[1] for u, _ in mech.pieces] == [3, 1, 1]
     assert lower * c2 <= mech.expected_squared_error() <= 4 * 5 * delta2 * c2 * (1 + 1e-7)
-    assert mech.expected_squared_error() > 1.75 * ell.expected_squared_error()          # Alg 3 is WORSE here
+    assert mech.expected_squared_error() > 1.75 * ell.expected_squared_error()  # Alg 3 is WORSE here
 
 
 def test_column_scales_alg3_beats_extended_but_not_the_ellipsoid() -> None:
@@ -423,13 +429,13 @@ def test_one_dimensional_kernel_alg3_equals_extended_gaussian() -> None:
     ext = ExtendedGaussian.calibrate(np.ones((1, 2)), 0.5, 1e-6)
     assert mech.k == 1 and mech.pieces[0].radius == pytest.approx(np.sqrt(2), rel=2e-8)
     assert mech.expected_squared_error() == pytest.approx(ext.expected_squared_error(), rel=5e-8)
-    assert mech.sensitivity <= 1.0 < mech.sensitivity * (1 + 1e-7)            # tight: l = k = 1
+    assert mech.sensitivity <= 1.0 < mech.sensitivity * (1 + 1e-7)  # tight: l = k = 1
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(2, 7), data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_alg3_properties_on_random_queries(n: int, data: st.DataObject, seed: int) -> None:
-    n_c = data.draw(st.integers(1, min(2, n - 1)))     # few constraints: kernels up to m = 6 (three levels)
+    n_c = data.draw(st.integers(1, min(2, n - 1)))  # few constraints: kernels up to m = 6 (three levels)
     c = np.array(
         data.draw(st.lists(st.lists(st.integers(-3, 3), min_size=n, max_size=n), min_size=n_c, max_size=n_c)),
         dtype=np.float64,
@@ -466,19 +472,21 @@ def test_alg3_method_routes_agree_when_singular_values_are_distinct() -> None:
     a = _alg3("weighted")
     b = SubspaceCorrelatedGaussian.calibrate(COUNT, 0.5, 1e-6, query=WEIGHTED, relation=AddRemove(), method="khachiyan")
     assert np.allclose(a.decomposition.ellipsoids[0].singular_values, [3.7429, 1.0607, 0.4908], atol=1e-4)
-    assert len(a.decomposition.ellipsoids) == 1          # an MVEE at dimension 3 only; the dimension-1 level is the base case
+    assert len(a.decomposition.ellipsoids) == 1  # an MVEE at dimension 3 only; the dimension-1 level is the base case
     assert np.allclose(a.covariance(), b.covariance(), atol=1e-4 * a.expected_squared_error())
     assert a.expected_squared_error() == pytest.approx(b.expected_squared_error(), rel=1e-4)
 
 
 def test_alg3_refusals_and_certificate_checks() -> None:
     for eps in (1.0, 1.5):
-        with pytest.raises(InvalidArgument, match=r"must satisfy 0 < epsilon < 1"):          # c_eps_delta
+        with pytest.raises(InvalidArgument, match=r"must satisfy 0 < epsilon < 1"):  # c_eps_delta
             SubspaceCorrelatedGaussian.calibrate(np.ones((1, 3)), eps, 1e-6)
     with pytest.raises(InvalidArgument, match="method="):
         SubspaceCorrelatedGaussian.calibrate(np.ones((1, 3)), 0.5, 1e-6, method="ellipsoid")  # type: ignore[arg-type]
     with pytest.raises(InvalidArgument, match=r"do not span ker C \(dim 2\)"):
-        SubspaceCorrelatedGaussian.calibrate(np.ones((1, 3)), 0.5, 1e-6, query=np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 0.0]]))
+        SubspaceCorrelatedGaussian.calibrate(
+            np.ones((1, 3)), 0.5, 1e-6, query=np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 0.0]])
+        )
     with pytest.raises(InvalidArgument, match="nothing to privatise"):
         SubspaceCorrelatedGaussian.calibrate(np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]]), 0.5, 1e-6)
     mech = _alg3("weighted")
@@ -499,7 +507,7 @@ def test_alg3_refusals_and_certificate_checks() -> None:
         BaseDecomposition(dec.points, (DecompositionPiece(u1, r1),), dec.ellipsoids)
     with pytest.raises(InvalidArgument, match="not orthonormal"):
         BaseDecomposition(dec.points, (DecompositionPiece(u1, r1), DecompositionPiece(u1[:, :1], r1)), dec.ellipsoids)
-    four = base_decomposition(np.diag([1.0, 0.1, 0.01, 0.001]), method="khachiyan")           # k = 3
+    four = base_decomposition(np.diag([1.0, 0.1, 0.01, 0.001]), method="khachiyan")  # k = 3
     ones = tuple(DecompositionPiece(np.eye(4)[:, i : i + 1], 1.0) for i in range(4))
     with pytest.raises(InvalidArgument, match="4 pieces exceed k = ceil\\(1 \\+ log2 4\\) = 3"):
         BaseDecomposition(four.points, ones, four.ellipsoids)

@@ -42,9 +42,7 @@ def four_by_four() -> LatticeSampler:
 # --------------------------------------------------------------------------- exact one-step kernel
 
 
-def exact_kernel(
-    s: tuple[int, int], eps: float, a: float, box: int = 40
-) -> dict[tuple[int, int], float]:
+def exact_kernel(s: tuple[int, int], eps: float, a: float, box: int = 40) -> dict[tuple[int, int], float]:
     """P(s -> s') of the MH kernel (DG(a) increments, l1 target on C3), enumerated over |e_j| <= box."""
     e1, e2 = np.meshgrid(np.arange(-box, box + 1), np.arange(-box, box + 1), indexing="ij")
     q = ((1 - a) / (1 + a)) ** 2 * a ** (np.abs(e1) + np.abs(e2))
@@ -87,9 +85,7 @@ def test_coupled_marginals_are_the_mh_kernel(coupling: str, s_y: tuple[int, int]
     x, y = kernel.step(np.tile(s_x, (n, 1)), np.tile(s_y, (n, 1)), rng=np.random.default_rng(21))
     assert kernel_pvalue(x, exact_kernel(s_x, eps, a)) > P_PASS
     assert kernel_pvalue(y, exact_kernel(s_y, eps, a)) > P_PASS
-    assert (
-        kernel_pvalue(y, exact_kernel(s_y, 0.5, a)) < P_PASS
-    )  # power: the eps = 0.5 kernel is rejected
+    assert kernel_pvalue(y, exact_kernel(s_y, 0.5, a)) < P_PASS  # power: the eps = 0.5 kernel is rejected
     met = float(np.mean(np.all(x == y, axis=1)))
     if max(abs(s_y[0]), abs(s_y[1])) <= 2:
         assert met > 0.05  # the maximal coupling makes close chains meet (8% at (2, -1))
@@ -115,9 +111,7 @@ def test_faithful(coupling: str) -> None:
 
 def test_meeting_times_4x4_hybrid_and_tv_bound() -> None:
     """Meeting times are finite for 4x4 (hybrid); T-I8 in small: 40 pairs, L = 2000."""
-    mt = meeting_times(
-        four_by_four(), lag=2000, pairs=40, rng=np.random.default_rng(8), progress=False
-    )
+    mt = meeting_times(four_by_four(), lag=2000, pairs=40, rng=np.random.default_rng(8), progress=False)
     assert mt.censored == 0 and mt.pairs == 40 and np.all(mt.tau > 2000)
     ts = np.arange(0, int(mt.tau.max()) + 10, 97)
     curve = tv_bound_curve(mt, ts)
@@ -153,9 +147,7 @@ def test_tv_curve_is_non_increasing(taus: list[int], lag: int) -> None:
 def test_upper_is_at_least_clopper_pearson(k: int) -> None:
     """With 0/1 terms the KL-Hoeffding bound is a valid (looser) Clopper-Pearson-type bound."""
     lag, n = 10, 200
-    tau = np.array(
-        [lag + 15] * k + [lag + 5] * (n - k)
-    )  # term 1 for k pairs, 0 otherwise, at t = 10
+    tau = np.array([lag + 15] * k + [lag + 5] * (n - k))  # term 1 for k pairs, 0 otherwise, at t = 10
     mt = MeetingTimes(tau, np.ones(n, dtype=bool), lag, "hybrid", 0, 0.0)
     bd = tv_bound(mt, 10, confidence=0.95)
     assert bd.estimate == k / n and bd.b == 1
@@ -182,9 +174,7 @@ def test_choose_burn_in() -> None:
 def test_budget_and_censoring() -> None:
     smp = four_by_four()
     with pytest.raises(BudgetExhausted, match="had not met"):
-        meeting_times(
-            smp, lag=5, pairs=10, rng=np.random.default_rng(0), max_iterations=6, progress=False
-        )
+        meeting_times(smp, lag=5, pairs=10, rng=np.random.default_rng(0), max_iterations=6, progress=False)
     mt = meeting_times(
         smp,
         lag=5,
@@ -204,9 +194,7 @@ def test_budget_and_censoring() -> None:
 @pytest.mark.slow
 def test_ti8_full_l1() -> None:
     """T-I8: 4x4 l1, 200 pairs, L = 2000 (reference, maximal coupling: 0.370 / 0.065 / 0.005 at 2000 / 5000 / 1e4)."""
-    mt = meeting_times(
-        four_by_four(), lag=2000, pairs=200, rng=np.random.default_rng(18), progress=False
-    )
+    mt = meeting_times(four_by_four(), lag=2000, pairs=200, rng=np.random.default_rng(18), progress=False)
     assert 0.1 <= tv_bound(mt, 2000).estimate <= 1.0
     assert tv_bound(mt, 10_000).estimate <= 0.05
     assert choose_burn_in(mt, 0.01, criterion="estimate").t <= 20_000

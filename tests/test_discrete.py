@@ -82,15 +82,9 @@ def test_ts3_zcdp_conversion() -> None:
 
     def log_delta(eps: float) -> float:
         def f(alpha: float) -> float:
-            return (
-                (alpha - 1) * (alpha * rho - eps)
-                - math.log(alpha - 1)
-                + alpha * math.log(1 - 1 / alpha)
-            )
+            return (alpha - 1) * (alpha * rho - eps) - math.log(alpha - 1) + alpha * math.log(1 - 1 / alpha)
 
-        res = optimize.minimize_scalar(
-            f, bounds=(1.0 + 1e-9, 1e4), method="bounded", options={"xatol": 1e-12}
-        )
+        res = optimize.minimize_scalar(f, bounds=(1.0 + 1e-9, 1e4), method="bounded", options={"xatol": 1e-12})
         return float(res.fun)
 
     eps = optimize.brentq(lambda e: log_delta(e) - math.log(target), 0.1, 20.0, xtol=1e-10)
@@ -103,9 +97,7 @@ def test_ts4_laplace_variance() -> None:
     exact = 2 * a / (1 - a) ** 2
     assert exact == pytest.approx(17.8343, abs=1e-4)
     xs = np.arange(-400, 401, dtype=np.int64)
-    assert float(np.sum(xs.astype(float) ** 2 * discrete_laplace_pmf(xs, 3))) == pytest.approx(
-        exact
-    )
+    assert float(np.sum(xs.astype(float) ** 2 * discrete_laplace_pmf(xs, 3))) == pytest.approx(exact)
     draws = discrete_laplace_array(3, 200_000, rng=np.random.default_rng(4))
     # s.e. of the sample variance ~ sqrt((m4 - var^2)/n) ~ 0.1; 5 s.e.
     assert float(np.var(draws)) == pytest.approx(exact, abs=0.6)
@@ -158,9 +150,7 @@ def test_discrete_gaussian_fit(sigma2: Fraction, seed: int) -> None:
 
 @pytest.mark.parametrize(("sigma2", "seed"), GAUSS_CASES)
 def test_discrete_gaussian_array_fit(sigma2: Fraction, seed: int) -> None:
-    draws = discrete_gaussian_array(
-        sigma2, 50_000, rng=np.random.default_rng(seed), batch_size=5000
-    )
+    draws = discrete_gaussian_array(sigma2, 50_000, rng=np.random.default_rng(seed), batch_size=5000)
     assert chi2_pvalue(draws, lambda x: discrete_gaussian_pmf(x, sigma2)) > P_PASS
     assert chi2_pvalue(draws, lambda x: discrete_gaussian_pmf(x, sigma2 * Fraction(6, 5))) < P_PASS
 

@@ -34,7 +34,7 @@ def brute_force_delta(eps: float, sigma2: Fraction, sens: int) -> mpmath.mpf:
     """
     s2 = MPB.mpf(sigma2.numerator) / sigma2.denominator
     m = int(40 * math.sqrt(float(sigma2))) + sens + 40
-    w = {y: MPB.exp(-MPB.mpf(y) ** 2 / (2 * s2)) for y in range(-m - sens, m + 1)}
+    w = {y: MPB.exp(-(MPB.mpf(y) ** 2) / (2 * s2)) for y in range(-m - sens, m + 1)}
     z = MPB.fsum(w[y] for y in range(-m, m + 1))
     e = MPB.exp(MPB.mpf(eps))
     return MPB.fsum(max(MPB.mpf(0), w[y] - e * w[y - sens]) for y in range(-m, m + 1)) / z
@@ -52,8 +52,8 @@ def test_t_s2_golden(sigma2: int, published: float, continuous: float) -> None:
     """T-S2 (reference §6, [V] values with 6 significant digits): eps = 1, Delta = 1."""
     up_ = discrete_gaussian_delta(1.0, sigma2)
     lo_ = discrete_gaussian_delta_lower(1.0, sigma2)
-    half_unit = 0.5 * 10 ** (math.floor(math.log10(published)) - 5)   # printed precision
-    assert lo_ <= up_ <= lo_ * (1 + 1e-14)            # bracket is tight
+    half_unit = 0.5 * 10 ** (math.floor(math.log10(published)) - 5)  # printed precision
+    assert lo_ <= up_ <= lo_ * (1 + 1e-14)  # bracket is tight
     assert abs(up_ - published) <= half_unit
     # Balle-Wang continuous profile with mu = Delta / sigma: matches the printed value,
     # and the discrete profile is larger at equal sigma (discrete variance < sigma^2).
@@ -64,7 +64,7 @@ def test_t_s2_golden(sigma2: int, published: float, continuous: float) -> None:
 
 def test_t_s2_closed_form_by_hand() -> None:
     """sigma2 = 1, eps = 1: floors give a = 1, b = 2; delta = T(1) - e T(2) with a 60-digit sum."""
-    w = [mpmath.exp(-mpmath.mpf(x) ** 2 / 2) for x in range(60)]
+    w = [mpmath.exp(-(mpmath.mpf(x) ** 2) / 2) for x in range(60)]
     z = w[0] + 2 * mpmath.fsum(w[1:])
     expected = mpmath.fsum(w[1:]) / z - mpmath.e * mpmath.fsum(w[2:]) / z
     assert discrete_gaussian_delta_lower(1.0, 1) <= expected <= discrete_gaussian_delta(1.0, 1)
@@ -75,9 +75,18 @@ def test_t_s2_closed_form_by_hand() -> None:
 
 @pytest.mark.parametrize(
     ("eps", "sigma2", "sens"),
-    [(1.0, Fraction(1), 1), (1.0, Fraction(4), 1), (0.5, Fraction(1), 1), (0.0, Fraction(2), 1),
-     (2.3, Fraction(1, 3), 1), (1.0, Fraction(9), 2), (0.7, Fraction(25, 2), 3), (3.0, Fraction(4), 5),
-     (-0.5, Fraction(1), 1), (0.25, Fraction(100), 1)],
+    [
+        (1.0, Fraction(1), 1),
+        (1.0, Fraction(4), 1),
+        (0.5, Fraction(1), 1),
+        (0.0, Fraction(2), 1),
+        (2.3, Fraction(1, 3), 1),
+        (1.0, Fraction(9), 2),
+        (0.7, Fraction(25, 2), 3),
+        (3.0, Fraction(4), 5),
+        (-0.5, Fraction(1), 1),
+        (0.25, Fraction(100), 1),
+    ],
 )
 def test_against_brute_force_privacy_loss_sum(eps: float, sigma2: Fraction, sens: int) -> None:
     """Floors + tails (the module) vs. direct summation of (P - e^eps Q)_+ (this test)."""
@@ -125,7 +134,7 @@ def test_monotonicity() -> None:
     eps_grid = [0.0, 0.1, 0.4, 0.5, 0.9, 1.0, 1.7, 3.0]
     for s2 in (1, 4):
         vals = [discrete_gaussian_delta(e, s2) for e in eps_grid]
-        assert all(a > b for a, b in itertools.pairwise(vals))            # decreasing in eps
+        assert all(a > b for a, b in itertools.pairwise(vals))  # decreasing in eps
     assert discrete_gaussian_delta(1.0, 1) > discrete_gaussian_delta(1.0, 2) > discrete_gaussian_delta(1.0, 4)
     assert discrete_gaussian_delta(1.0, 4, 1) < discrete_gaussian_delta(1.0, 4, 2) < discrete_gaussian_delta(1.0, 4, 3)
 
@@ -138,16 +147,16 @@ def test_monotonicity() -> None:
 def test_epsilon_round_trip(sigma2: int | Fraction, delta: float) -> None:
     eps = discrete_gaussian_epsilon(delta, sigma2)
     assert eps >= 0.0
-    assert discrete_gaussian_delta(eps, sigma2) <= delta                   # certified
-    if eps > 0.0:                                                          # and nearly smallest
+    assert discrete_gaussian_delta(eps, sigma2) <= delta  # certified
+    if eps > 0.0:  # and nearly smallest
         assert discrete_gaussian_delta_lower(eps * (1 - 1e-9) - 1e-300, sigma2) > delta
 
 
 def test_epsilon_golden_reverse_and_zero() -> None:
-    assert 0.99999 < discrete_gaussian_epsilon(0.141351, 1) < 1.00001     # T-S2, 6 printed digits
+    assert 0.99999 < discrete_gaussian_epsilon(0.141351, 1) < 1.00001  # T-S2, 6 printed digits
     back = discrete_gaussian_epsilon(discrete_gaussian_delta(1.0, 4), 4)
     assert 1.0 - 1e-9 < back <= 1.0 + 1e-9
-    assert discrete_gaussian_epsilon(0.9, 4) == 0.0                        # delta(0) = TV < 0.9
+    assert discrete_gaussian_epsilon(0.9, 4) == 0.0  # delta(0) = TV < 0.9
     assert discrete_gaussian_epsilon(1.0, 1) == 0.0
 
 

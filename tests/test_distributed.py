@@ -45,7 +45,7 @@ C = np.array(
     ]
 )
 X = np.array([120.0, 35.5, 7.0, 0.0, 1e6, 3.25])
-BLOCKS = [[4, 0], [2], [5, 1, 3]]          # a scattered partition, indices in the agents' own order
+BLOCKS = [[4, 0], [2], [5, 1, 3]]  # a scattered partition, indices in the agents' own order
 
 
 def _mechanisms() -> list[AdditiveSubspaceMechanism]:
@@ -55,7 +55,7 @@ def _mechanisms() -> list[AdditiveSubspaceMechanism]:
         ProjectedLaplace.calibrate(C, 0.5),
         ExtendedLaplace.calibrate(C, 0.5),
         EllipsoidGaussian.calibrate(C, 0.5, 1e-6),
-        SubspaceCorrelatedGaussian.calibrate(C, 0.5, 1e-6),   # GGY Alg 3 (m = 2: k = 2, pieces (1, 1))
+        SubspaceCorrelatedGaussian.calibrate(C, 0.5, 1e-6),  # GGY Alg 3 (m = 2: k = 2, pieces (1, 1))
     ]
 
 
@@ -86,10 +86,10 @@ def test_assembled_release_equals_centralized_bitwise(
     y = assemble(shares)
     central = centralized_release(X, m, seed=seed, size=size)
     assert y.shape == central.shape == ((6,) if size is None else (size, 6))
-    assert np.array_equal(y, central)                       # 0 ulp: same float operations
+    assert np.array_equal(y, central)  # 0 ulp: same float operations
     assert y.tobytes() == central.tobytes()
     assert np.max(np.abs(y @ C.T - X @ C.T)) <= 1e-9 * 1e6  # C y = C x
-    assert not np.allclose(y, X)                            # noise was added
+    assert not np.allclose(y, X)  # noise was added
 
 
 def test_agents_run_independently_in_any_order() -> None:
@@ -188,12 +188,12 @@ def test_other_refusals() -> None:
     with pytest.raises(TypeError):
         distributed_release(X, BLOCKS, m, 1)  # type: ignore[call-arg]
     s = distributed_release(X, BLOCKS, m, seed=1)
-    with pytest.raises(InvalidArgument, match="missing 1, 3"):       # BLOCKS[2] = [5, 1, 3] left out
+    with pytest.raises(InvalidArgument, match="missing 1, 3"):  # BLOCKS[2] = [5, 1, 3] left out
         assemble([s[0], s[1]], n=6)
     with pytest.raises(InvalidArgument, match="missing 5"):
         assemble([s[0], s[1], Share((1, 3), s[2].values[1:])], n=6)
     with pytest.raises(InvalidArgument, match="missing 1, 3"):
-        assemble([s[0], s[1], Share((5,), s[2].values[:1])])        # n inferred from the largest index
+        assemble([s[0], s[1], Share((5,), s[2].values[:1])])  # n inferred from the largest index
     assert np.array_equal(assemble(s, n=6), assemble(s))
     with pytest.raises(InvalidArgument, match="index 4 is in"):
         assemble([*s, s[0]])

@@ -43,7 +43,7 @@ def _balls(r: int, c: int, paper_exact: bool) -> tuple[KNormBall, KNormBall]:
 @pytest.mark.parametrize(("r", "c", "paper_exact"), CASES)
 def test_recursive_fan_volume_matches_qhull_and_one_level(r: int, c: int, paper_exact: bool) -> None:
     one, deep = _balls(r, c, paper_exact)
-    plain = PLAIN_4X4 if (r, c, paper_exact) == (4, 4, False) else ConvexHull(one.vertices).volume   # qhull on all of S
+    plain = PLAIN_4X4 if (r, c, paper_exact) == (4, 4, False) else ConvexHull(one.vertices).volume  # qhull on all of S
     assert deep.volume == pytest.approx(plain, rel=1e-9)
     assert one.volume == pytest.approx(plain, rel=1e-9)
     assert sorted(deep.facet_orbit_sizes) == sorted(one.facet_orbit_sizes)
@@ -62,8 +62,12 @@ def test_known_volumes_reference() -> None:
 def _orbit_of_hit(ball: KNormBall, y: np.ndarray, ref: KNormBall) -> tuple[np.ndarray, np.ndarray]:
     """Facet orbit (numbered as in ``ref``) of the facet with the largest gauge, and the ratio of the
     two largest gauges."""
-    label = {r.tobytes(): i for i, r in zip(np.repeat(np.arange(len(ref.facet_orbit_sizes)), ref.facet_orbit_sizes),
-                                            np.round(ref.facets, 7) + 0.0)}
+    label = {
+        r.tobytes(): i
+        for i, r in zip(
+            np.repeat(np.arange(len(ref.facet_orbit_sizes)), ref.facet_orbit_sizes), np.round(ref.facets, 7) + 0.0
+        )
+    }
     orbit = np.array([label[r.tobytes()] for r in np.round(ball.facets, 7) + 0.0])
     g = y @ ball.facets.T
     top2 = np.argsort(g, axis=1)[:, -2:]
@@ -86,8 +90,8 @@ def test_recursive_fan_sampler_is_uniform(r: int, c: int, paper_exact: bool) -> 
     table = np.array([np.bincount(oa, minlength=k), np.bincount(ob, minlength=k)])
     table = table[:, table.sum(axis=0) > 0]
     if table.shape[1] > 1:
-        assert stats.chi2_contingency(table).pvalue > 1e-3         # facet orbits hit in the same proportions
-    assert stats.ks_2samp(ra, rb).pvalue > 1e-3                   # position within the facet cones
+        assert stats.chi2_contingency(table).pvalue > 1e-3  # facet orbits hit in the same proportions
+    assert stats.ks_2samp(ra, rb).pvalue > 1e-3  # position within the facet cones
 
 
 def test_wrong_multiplicity_is_detected_by_the_uniformity_test() -> None:
@@ -99,9 +103,21 @@ def test_wrong_multiplicity_is_detected_by_the_uniformity_test() -> None:
     facet_of = np.where(deep.fan >= m, deep.fan, np.iinfo(np.intp).max).min(axis=1)
     sel = facet_of == facet_of[0]
     mult[sel] *= 3
-    bad = KNormBall._assemble(deep.space, deep.basis, deep.vertices, deep.vertex_vectors, deep.facets,
-                              deep.fan_points, deep.fan, deep.fan_volumes, mult, None, deep.method,
-                              deep.symmetry, deep.facet_orbit_sizes)
+    bad = KNormBall._assemble(
+        deep.space,
+        deep.basis,
+        deep.vertices,
+        deep.vertex_vectors,
+        deep.facets,
+        deep.fan_points,
+        deep.fan,
+        deep.fan_volumes,
+        mult,
+        None,
+        deep.method,
+        deep.symmetry,
+        deep.facet_orbit_sizes,
+    )
     a = uniform_in_ball(one, rng=np.random.default_rng(3), size=20_000)
     b = uniform_in_ball(bad, rng=np.random.default_rng(4), size=20_000)
     oa, ra = _orbit_of_hit(one, a, one)
@@ -123,8 +139,13 @@ def test_recursive_fan_is_not_cached_but_one_level_is() -> None:
 def test_chain_key_orbits_and_stabilisers_by_brute_force() -> None:
     g = TableSymmetry(3, 3)
     rng = np.random.default_rng(5)
-    elements = [(p, q, t, sg) for p in itertools.permutations(range(3)) for q in itertools.permutations(range(3))
-                for t in (False, True) for sg in (1, -1)]
+    elements = [
+        (p, q, t, sg)
+        for p in itertools.permutations(range(3))
+        for q in itertools.permutations(range(3))
+        for t in (False, True)
+        for sg in (1, -1)
+    ]
     assert len(elements) == g.order
 
     def act(e: tuple, st: np.ndarray) -> np.ndarray:
@@ -135,12 +156,12 @@ def test_chain_key_orbits_and_stabilisers_by_brute_force() -> None:
     for _ in range(25):
         st = rng.integers(-1, 2, size=(2, 3, 3))
         if rng.random() < 0.5:
-            st[:, :, 1] = st[:, :, 0]                                 # a non-trivial stabiliser
+            st[:, :, 1] = st[:, :, 0]  # a non-trivial stabiliser
         key, stab = g.chain_key(st)
         images = {act(e, st).tobytes() for e in elements}
-        assert len(images) * stab == g.order                          # orbit-stabiliser
+        assert len(images) * stab == g.order  # orbit-stabiliser
         for e in elements[::7]:
-            assert g.chain_key(act(e, st))[0] == key                  # invariant on the orbit
+            assert g.chain_key(act(e, st))[0] == key  # invariant on the orbit
         other = st.copy()
         other[1] = st[0]
         if other.tobytes() not in images:
@@ -160,7 +181,7 @@ def test_canonical_element_maps_orbit_mates(r: int, c: int) -> None:
         ka, ea = g.canonical_element(a)
         kb, eb = g.canonical_element(b)
         assert ka == kb == g.chain_key(a)[0]
-        assert np.array_equal(g.apply_inverse(eb, g.apply(ea, a)), b)     # the element the leaf memo uses
+        assert np.array_equal(g.apply_inverse(eb, g.apply(ea, a)), b)  # the element the leaf memo uses
         assert np.array_equal(g.apply_inverse(ea, g.apply(ea, a)), a)
 
 
@@ -170,11 +191,11 @@ def test_s12_tables_with_three_cycles_are_optimal_and_sampled_exactly() -> None:
     for r, c, facets, volume in [(3, 7, 378, 70.0644318182), (4, 5, 130_530, 145.863699943)]:
         k = KNormBall.from_space(table_space(r, c), symmetry=TableSymmetry(r, c))
         assert k.dimension == 12 and k.facet_count == facets and k.fan_levels >= 2
-        assert k.volume == pytest.approx(volume, rel=1e-9)       # the same under other work limits
+        assert k.volume == pytest.approx(volume, rel=1e-9)  # the same under other work limits
         y = uniform_in_ball(k, rng=np.random.default_rng(r * c), size=20_000)
         g = k.gauge(y)
         assert float(g.max()) <= 1 + 1e-9
-        assert stats.kstest(g ** 12, "uniform").pvalue > 1e-3
+        assert stats.kstest(g**12, "uniform").pvalue > 1e-3
 
 
 def test_chained_volumes_are_checked_against_determinants() -> None:
@@ -182,9 +203,9 @@ def test_chained_volumes_are_checked_against_determinants() -> None:
 
     one, deep = _balls(3, 4, False)
     vols = simplex_volumes(deep.fan_points, deep.fan)
-    check_volumes(deep.fan_points, deep.fan, vols)                 # consistent: passes
+    check_volumes(deep.fan_points, deep.fan, vols)  # consistent: passes
     bad = vols.copy()
     bad[len(bad) // 2] *= 1.001
     with pytest.raises(VerificationError, match="determinants"):
         check_volumes(deep.fan_points, deep.fan, bad)
-    assert deep.fan_volumes == pytest.approx(vols, rel=1e-9)       # the stored volumes are the chained ones
+    assert deep.fan_volumes == pytest.approx(vols, rel=1e-9)  # the stored volumes are the chained ones

@@ -10,7 +10,15 @@ import mpmath
 import pytest
 
 from accountant import (
-    GDP, RDP, ZCDP, ApproxDP, InvalidArgument, PureDP, Replace, UnsupportedRelease, compose,
+    GDP,
+    RDP,
+    ZCDP,
+    ApproxDP,
+    InvalidArgument,
+    PureDP,
+    Replace,
+    UnsupportedRelease,
+    compose,
     compose_as_zcdp,
 )
 from tests.contracts import GuaranteeContract
@@ -67,7 +75,7 @@ def _sqrt_floor(x: Fraction) -> Fraction:
 
 
 def test_gdp_compose_exact_when_representable() -> None:
-    assert GDP(3.0).compose(GDP(4.0)).mu == 5.0          # [DRS22, Cor. 3.3]
+    assert GDP(3.0).compose(GDP(4.0)).mu == 5.0  # [DRS22, Cor. 3.3]
 
 
 def test_approx_group_uses_geometric_sum() -> None:
@@ -77,7 +85,7 @@ def test_approx_group_uses_geometric_sum() -> None:
     exact = 1e-6 * (1 + math.exp(0.5) + math.exp(1.0))
     assert exact <= g.delta <= exact * (1 + 1e-14)
     assert g.delta <= 3 * math.exp(1.0) * 1e-6
-    assert ApproxDP(1.0, 0.4).group(5).delta == 1.0       # capped at 1
+    assert ApproxDP(1.0, 0.4).group(5).delta == 1.0  # capped at 1
 
 
 def test_approx_compose_basic() -> None:
@@ -94,9 +102,9 @@ def test_rdp_compose_and_group() -> None:
     with pytest.raises(UnsupportedRelease, match="2\\^c"):
         r.group(2)
     with pytest.raises(InvalidArgument):
-        RDP((2.0, 1.5), (1.0, 1.0))       # orders must increase
+        RDP((2.0, 1.5), (1.0, 1.0))  # orders must increase
     with pytest.raises(InvalidArgument):
-        RDP((1.0,), (1.0,))               # order must be > 1
+        RDP((1.0,), (1.0,))  # order must be > 1
     with pytest.raises(InvalidArgument):
         RDP((2.0,), (1.0,)).compose(RDP((3.0,), (1.0,)))
 

@@ -55,9 +55,12 @@ class ToyKind:
         m = ctx.mechanism(ToySpec)
         assert m.toy_epsilon is not None
         advertised = PureDP(float(m.toy_epsilon), ctx.relation)
-        return KindResult(advertised=advertised, effective=semi_dp(advertised, ctx.invariant, ctx.a.value),
-                          checks=(Check("toy-check", Verified("the toy kind ran")),),
-                          sections=(JsonSection("toy", {"epsilon": float(m.toy_epsilon)}),))
+        return KindResult(
+            advertised=advertised,
+            effective=semi_dp(advertised, ctx.invariant, ctx.a.value),
+            checks=(Check("toy-check", Verified("the toy kind ran")),),
+            sections=(JsonSection("toy", {"epsilon": float(m.toy_epsilon)}),),
+        )
 
 
 SPEC = """
@@ -91,21 +94,27 @@ def _write(tmp_path: Path, text: str) -> str:
     return str(p)
 
 
-def test_toy_kind_runs_end_to_end_through_the_cli(toy: ToyKind, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_toy_kind_runs_end_to_end_through_the_cli(
+    toy: ToyKind, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["audit", _write(tmp_path, SPEC.replace("CLAIM", "1.0")), "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["toy"] == {"epsilon": 0.5}
-    assert r["semi_adjacent_parameter"]["value"] == 2                       # replace-one, state totals fixed
-    assert r["effective"]["epsilon"] == 1.0 and r["effective"]["framework"] == "semi-dp"   # 2 x 0.5 [CA24, Prop. 15]
-    assert [c["name"] for c in r["checks"]] == ["semi-adjacent-parameter", "toy-check", "conversions-certified",
-                                                "claim"]
+    assert r["semi_adjacent_parameter"]["value"] == 2  # replace-one, state totals fixed
+    assert r["effective"]["epsilon"] == 1.0 and r["effective"]["framework"] == "semi-dp"  # 2 x 0.5 [CA24, Prop. 15]
+    assert [c["name"] for c in r["checks"]] == [
+        "semi-adjacent-parameter",
+        "toy-check",
+        "conversions-certified",
+        "claim",
+    ]
     assert r["verdict"] == "holds"
-    assert main(["audit", _write(tmp_path, SPEC.replace("CLAIM", "0.9"))]) == 1    # 1.0 > 0.9: refuted
+    assert main(["audit", _write(tmp_path, SPEC.replace("CLAIM", "0.9"))]) == 1  # 1.0 > 0.9: refuted
 
 
-def test_toy_kind_is_validated_and_in_the_schema(toy: ToyKind, tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_toy_kind_is_validated_and_in_the_schema(
+    toy: ToyKind, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = SPEC.replace("CLAIM", "1.0").replace("toy_epsilon = 0.5", "toy_epsilon = -1")
     assert main(["audit", _write(tmp_path, bad)]) == 2
     assert "mechanism.toy_epsilon: the toy kind needs toy_epsilon > 0" in capsys.readouterr().err

@@ -35,18 +35,25 @@ def ball(r: int, c: int, paper_exact: bool) -> KNormBall:
 # 144-volume cube of reference T-S7); the 3x3 hull with 3-cycles is the linf section.
 @pytest.mark.parametrize(
     ("r", "c", "paper_exact", "n_vertices", "n_facets", "volume"),
-    [(2, 2, False, 2, 2, 4.0), (2, 3, False, 6, 6, None), (3, 3, True, 18, 30, 24.75),
-     (3, 3, False, 30, 18, 47.25), (3, 4, True, 36, 114, None), (3, 4, False, 84, 42, None)],
+    [
+        (2, 2, False, 2, 2, 4.0),
+        (2, 3, False, 6, 6, None),
+        (3, 3, True, 18, 30, 24.75),
+        (3, 3, False, 30, 18, 47.25),
+        (3, 4, True, 36, 114, None),
+        (3, 4, False, 84, 42, None),
+    ],
 )
-def test_hull_structure(r: int, c: int, paper_exact: bool, n_vertices: int, n_facets: int,
-                        volume: float | None) -> None:
+def test_hull_structure(
+    r: int, c: int, paper_exact: bool, n_vertices: int, n_facets: int, volume: float | None
+) -> None:
     k = ball(r, c, paper_exact)
     s = (r - 1) * (c - 1)
     assert k.dimension == s and k.ambient_dimension == r * c
-    assert len(k.vertices) == n_vertices == len(k.space.vectors) - 1   # every nonzero element is extreme
+    assert len(k.vertices) == n_vertices == len(k.space.vectors) - 1  # every nonzero element is extreme
     assert len(k.facets) == n_facets
     assert np.allclose(k.basis.T @ k.basis, np.eye(s), atol=1e-12)
-    assert k.space.rank == s                                             # exact rank agrees with the certificate
+    assert k.space.rank == s  # exact rank agrees with the certificate
     if volume is not None:
         assert k.volume == pytest.approx(volume, rel=1e-12)
     assert k.fan_volumes.sum() == pytest.approx(k.volume, rel=1e-12)
@@ -56,7 +63,7 @@ def test_hull_structure(r: int, c: int, paper_exact: bool, n_vertices: int, n_fa
 def test_two_by_two_interval() -> None:
     k = ball(2, 2, False)
     assert k.dimension == 1 and k.method.startswith("interval")
-    assert sorted(k.vertices[:, 0].round(12).tolist()) == [-2.0, 2.0]   # |Q^T (1,-1,-1,1)| = 2
+    assert sorted(k.vertices[:, 0].round(12).tolist()) == [-2.0, 2.0]  # |Q^T (1,-1,-1,1)| = 2
     assert k.gauge(np.array([[1.0], [-3.0]])).tolist() == pytest.approx([0.5, 1.5])
 
 
@@ -72,7 +79,7 @@ def test_T_S6_three_cycle_has_knorm_two() -> None:
     for cyc in cycles:
         g = exact_gauge(moves.space, cyc)
         assert isinstance(g, GaugeCertificate) and g.value == 2 and g.check(moves.space, cyc)
-    assert 2 - 1e-12 <= moves.sensitivity(cycles) <= 2 + 1e-9                 # facets
+    assert 2 - 1e-12 <= moves.sensitivity(cycles) <= 2 + 1e-9  # facets
     lp = moves.gauge_lp(moves.coordinates(np.array(cycles[0], dtype=float)))  # cvxpy
     assert isinstance(lp, Bounds) and lp.lower <= 2.0 <= lp.upper and lp.upper - lp.lower < 1e-8
     # With the corrected S (moves and 3-cycles) every element has K-norm <= 1.
@@ -147,7 +154,7 @@ def test_T31_containment_order_against_lp_balls() -> None:
 def test_size_guard_refuses_four_by_four_with_cycles_quickly() -> None:
     t0 = time.perf_counter()
     with pytest.raises(SearchTooLarge, match="containing_ball"):
-        KNormBall.from_space(table_space(4, 4))               # ~1.06 M fan simplices: refused
+        KNormBall.from_space(table_space(4, 4))  # ~1.06 M fan simplices: refused
     with pytest.raises(SearchTooLarge):
         KNormBall.from_space(table_space(4, 5, paper_exact=True))
     assert time.perf_counter() - t0 < 10
@@ -168,8 +175,12 @@ def test_certified_span_and_cube_precondition() -> None:
     cert = certified_span(sp)
     assert cert.rank == 4 and cert.gram_det == 81 and cert.max_coordinate == 1
     # Authors' basis (reference T-S7, printed column-major): contains moves and 3-cycles.
-    printed = [(1, -1, 0, -1, 1, 0, 0, 0, 0), (1, -1, 0, 0, 0, 0, -1, 1, 0),
-               (1, 0, -1, -1, 0, 1, 0, 0, 0), (1, 0, -1, 0, 0, 0, -1, 0, 1)]
+    printed = [
+        (1, -1, 0, -1, 1, 0, 0, 0, 0),
+        (1, -1, 0, 0, 0, 0, -1, 1, 0),
+        (1, 0, -1, -1, 0, 1, 0, 0, 0),
+        (1, 0, -1, 0, 0, 0, -1, 0, 1),
+    ]
     authors = np.array([np.reshape(v, (3, 3), order="F").reshape(-1) for v in printed]).T
     assert certified_span(sp, basis=authors).max_coordinate == 1
     # A basis of S in which some element has a coordinate 2.
@@ -196,7 +207,7 @@ def test_containing_ball_contains_S_and_states_its_loss(kind: str) -> None:
     L = containing_ball(sp, kind=kind, optimum=opt)  # type: ignore[arg-type]
     assert "NON-OPTIMAL" in L.label and L.kind == kind
     y = L.coordinates(sp.array.astype(float))
-    assert L.sensitivity <= 1.0 and L.gauge(y).max() <= L.sensitivity * (1 + 1e-12)   # float gauge via T^-1
+    assert L.sensitivity <= 1.0 and L.gauge(y).max() <= L.sensitivity * (1 + 1e-12)  # float gauge via T^-1
     assert L.loss.volume_ratio_upper >= L.volume / opt.volume * (1 - 1e-9) >= 1
     assert L.loss.norm_ratio_upper >= 1
     # without the optimum, the bounds use a cross-polytope inside K and are weaker
@@ -209,12 +220,11 @@ def test_containing_ball_beyond_the_hull() -> None:
     """Where the hull is refused (4x4 with 3-cycles), the fallback still gives an exact ball."""
     sp = table_space(4, 4)
     L = containing_ball(sp)
-    assert L.dimension == 9 and L.kind == "l2-ball"       # smallest volume of the three here
+    assert L.dimension == 9 and L.kind == "l2-ball"  # smallest volume of the three here
     assert L.gauge(L.coordinates(sp.array.astype(float))).max() <= 1.0
     assert math.isfinite(L.loss.norm_ratio_upper) and L.loss.norm_ratio_upper < 5
     with pytest.raises(InvalidArgument):
         containing_ball(sp, kind="sphere")  # type: ignore[arg-type]
-
 
 
 # --------------------------------------------------------------------------- symmetric build
@@ -225,25 +235,26 @@ def sym_ball(r: int, c: int, paper_exact: bool) -> KNormBall:
     return KNormBall.from_space(table_space(r, c, paper_exact=paper_exact), symmetry=TableSymmetry(r, c))
 
 
-@pytest.mark.parametrize(("r", "c", "paper_exact"),
-                         [(2, 3, False), (3, 3, True), (3, 3, False), (3, 4, True), (3, 4, False)])
+@pytest.mark.parametrize(
+    ("r", "c", "paper_exact"), [(2, 3, False), (3, 3, True), (3, 3, False), (3, 4, True), (3, 4, False)]
+)
 def test_symmetric_build_equals_qhull(r: int, c: int, paper_exact: bool) -> None:
     """Adjacency decomposition up to symmetry finds exactly qhull's facets and volume."""
     a, b = sym_ball(r, c, paper_exact), ball(r, c, paper_exact)
-    assert np.allclose(a.basis, b.basis)                                   # same coordinates
+    assert np.allclose(a.basis, b.basis)  # same coordinates
     assert a.facet_count == len(a.facets) == len(b.facets)
     fa = np.unique(np.round(a.facets, 8), axis=0)
     fb = np.unique(np.round(b.facets, 8), axis=0)
     assert np.array_equal(fa, fb)
     assert a.volume == pytest.approx(b.volume, rel=1e-10)
-    assert len(a.fan) < len(b.fan)                                         # representatives only
+    assert len(a.fan) < len(b.fan)  # representatives only
 
 
 def test_symmetric_build_four_by_four_and_four_by_five() -> None:
     """4x4 moves: 866 facets, volume 12.0014109347 (qhull, 2.5-5 s); 4x5 moves: 15 690 facets (cdd count)."""
     k = sym_ball(4, 4, True)
     assert k.facet_count == 866 and len(k.facet_orbit_sizes) == 7
-    assert k.volume == pytest.approx(12.001410934744, rel=1e-9)            # golden from a direct qhull run
+    assert k.volume == pytest.approx(12.001410934744, rel=1e-9)  # golden from a direct qhull run
     k45 = sym_ball(4, 5, True)
     assert k45.facet_count == 15690 and k45.dimension == 12
 
@@ -257,10 +268,10 @@ def test_symmetric_build_four_by_four_with_cycles_is_complete() -> None:
     # Random objectives over the polar hit facets: each must be one we have.
     rng = np.random.default_rng(81)
     from scipy.optimize import linprog
+
     keys = {tuple(r) for r in np.round(k.facets, 7).tolist()}
     for cvec in rng.standard_normal((40, k.dimension)):
-        res = linprog(-cvec, A_ub=k.vertices, b_ub=np.ones(len(k.vertices)), bounds=(None, None),
-                      method="highs-ds")
+        res = linprog(-cvec, A_ub=k.vertices, b_ub=np.ones(len(k.vertices)), bounds=(None, None), method="highs-ds")
         assert res.status == 0 and tuple(np.round(res.x, 7).tolist()) in keys
     # Facet gauge equals the independent LP gauge on random points.
     for y in rng.standard_normal((4, k.dimension)):
@@ -270,9 +281,9 @@ def test_symmetric_build_four_by_four_with_cycles_is_complete() -> None:
 
 def test_symmetric_build_budgets_refuse_quickly() -> None:
     t0 = time.perf_counter()
-    with pytest.raises(SearchTooLarge, match="Time"):          # 4x5 with 3-cycles needs ~35 s
+    with pytest.raises(SearchTooLarge, match="Time"):  # 4x5 with 3-cycles needs ~35 s
         KNormBall.from_space(table_space(4, 5), symmetry=TableSymmetry(4, 5), time_limit=1.0)
-    with pytest.raises(SearchTooLarge, match="hull of a face"):     # s = 16: no recursion, refused at once
+    with pytest.raises(SearchTooLarge, match="hull of a face"):  # s = 16: no recursion, refused at once
         KNormBall.from_space(table_space(5, 5), symmetry=TableSymmetry(5, 5))
     with pytest.raises(SearchTooLarge, match="orbits"):
         KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), orbit_limit=3)
@@ -280,8 +291,9 @@ def test_symmetric_build_budgets_refuse_quickly() -> None:
         KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), time_limit=0.0)
     assert time.perf_counter() - t0 < 10
     with pytest.raises(InvalidArgument, match="invariant"):
-        KNormBall.from_space(SensitivitySpace.from_vectors([[1, -1, 0, 0]], "not symmetric"),
-                             symmetry=TableSymmetry(2, 2))
+        KNormBall.from_space(
+            SensitivitySpace.from_vectors([[1, -1, 0, 0]], "not symmetric"), symmetry=TableSymmetry(2, 2)
+        )
 
 
 def test_table_symmetry_canonical_form_and_orbits() -> None:
@@ -292,7 +304,7 @@ def test_table_symmetry_canonical_form_and_orbits() -> None:
         m = rng.integers(-2, 3, size=(3, 4))
         key, stab = g.canonical(m)
         orb = g.orbit(m)
-        assert len(orb) * stab == g.order                                   # orbit-stabiliser
+        assert len(orb) * stab == g.order  # orbit-stabiliser
         img = -m[rng.permutation(3)][:, rng.permutation(4)]
         assert g.canonical(img)[0] == key
     sq = TableSymmetry(3, 3)

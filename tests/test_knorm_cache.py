@@ -46,8 +46,17 @@ from accountant.table_symmetry import TableSymmetry
 from mechanisms.knorm import KNormMechanism, uniform_in_ball
 
 Arrays = dict[str, NDArray[Any]]
-FIELDS = ("basis", "vertices", "vertex_vectors", "facets", "fan_points", "fan", "fan_volumes",
-          "fan_multiplicity", "fan_cdf")
+FIELDS = (
+    "basis",
+    "vertices",
+    "vertex_vectors",
+    "facets",
+    "fan_points",
+    "fan",
+    "fan_volumes",
+    "fan_multiplicity",
+    "fan_cdf",
+)
 
 
 def sym33() -> TableSymmetry:
@@ -92,11 +101,19 @@ def recompute_volumes(arr: Arrays) -> None:
 
 @pytest.mark.parametrize(
     ("r", "c", "paper_exact", "symmetric", "volume"),
-    [(3, 3, False, False, 47.25), (3, 3, False, True, 47.25), (3, 3, True, False, 24.75),
-     (3, 3, True, True, 24.75), (2, 3, False, False, None), (2, 3, False, True, None), (2, 2, False, False, 4.0)],
+    [
+        (3, 3, False, False, 47.25),
+        (3, 3, False, True, 47.25),
+        (3, 3, True, False, 24.75),
+        (3, 3, True, True, 24.75),
+        (2, 3, False, False, None),
+        (2, 3, False, True, None),
+        (2, 2, False, False, 4.0),
+    ],
 )
-def test_miss_then_hit_returns_the_same_ball(tmp_path: Path, r: int, c: int, paper_exact: bool, symmetric: bool,
-                                              volume: float | None) -> None:
+def test_miss_then_hit_returns_the_same_ball(
+    tmp_path: Path, r: int, c: int, paper_exact: bool, symmetric: bool, volume: float | None
+) -> None:
     sp = table_space(r, c, paper_exact=paper_exact)
     sym = TableSymmetry(r, c) if symmetric else None
     fresh = KNormBall.from_space(sp, symmetry=sym)
@@ -110,9 +127,9 @@ def test_miss_then_hit_returns_the_same_ball(tmp_path: Path, r: int, c: int, pap
     assert_same_ball(first, fresh)
     assert_same_ball(second, fresh)
     assert second.space is sp
-    if volume is not None:                                 # golden: T-S7 (see module docstring)
+    if volume is not None:  # golden: T-S7 (see module docstring)
         assert second.volume == pytest.approx(volume, rel=1e-12)
-    assert [p.name for p in tmp_path.iterdir()] == [f"knorm-{info1.key}.npz"]   # no temporary files left
+    assert [p.name for p in tmp_path.iterdir()] == [f"knorm-{info1.key}.npz"]  # no temporary files left
 
 
 @pytest.mark.parametrize("symmetric", [False, True])
@@ -135,7 +152,7 @@ def test_cached_ball_samples_identically(tmp_path: Path, symmetric: bool) -> Non
 
 def test_relation_is_the_callers(tmp_path: Path) -> None:
     sp = table_space(3, 3)
-    cached_knorm_ball(sp, cache_dir=tmp_path)                          # stored without a relation
+    cached_knorm_ball(sp, cache_dir=tmp_path)  # stored without a relation
     ball, info = cached_knorm_ball(sp, relation=Replace(), cache_dir=tmp_path)
     assert info.status == "hit" and ball.relation == Replace()
     assert KNormMechanism(ball, epsilon=1.0).privacy_map(Replace()).epsilon == 1.0
@@ -158,7 +175,7 @@ def assert_rebuilt(tmp_path: Path, sp: SensitivitySpace, sym: TableSymmetry | No
     assert re.search(why, info.reason), info.reason
     assert info.load_seconds > 0 and info.build_seconds > 0
     assert_same_ball(ball, KNormBall.from_space(sp, symmetry=sym))
-    again, info2 = cached_knorm_ball(sp, symmetry=sym, cache_dir=tmp_path)     # the file was overwritten
+    again, info2 = cached_knorm_ball(sp, symmetry=sym, cache_dir=tmp_path)  # the file was overwritten
     assert info2.status == "hit"
     assert_same_ball(again, ball)
 
@@ -176,11 +193,11 @@ def test_garbage_and_flipped_bytes_are_rebuilt(tmp_path: Path) -> None:
     sp = table_space(3, 3)
     path = stored(tmp_path, sp, None)
     data = bytearray(path.read_bytes())
-    data[len(data) // 3] ^= 0xFF                     # inside a compressed member: CRC / inflate error
+    data[len(data) // 3] ^= 0xFF  # inside a compressed member: CRC / inflate error
     path.write_bytes(bytes(data))
     assert_rebuilt(tmp_path, sp, None, "refused")
     path.write_bytes(b"not a zip file")
-    assert_rebuilt(tmp_path, sp, None, "pickled")                  # not a zip: np.load refuses its pickle fallback
+    assert_rebuilt(tmp_path, sp, None, "pickled")  # not a zip: np.load refuses its pickle fallback
 
 
 def test_pickled_object_array_is_refused_not_unpickled(tmp_path: Path) -> None:
@@ -188,14 +205,14 @@ def test_pickled_object_array_is_refused_not_unpickled(tmp_path: Path) -> None:
     path = stored(tmp_path, sp, None)
 
     def add_object(arr: Arrays) -> None:
-        arr["meta"] = np.array([{"key": "x"}], dtype=object)    # saved pickled; reading it would unpickle
+        arr["meta"] = np.array([{"key": "x"}], dtype=object)  # saved pickled; reading it would unpickle
 
     edit_file(path, add_object)
     assert_rebuilt(tmp_path, sp, None, "allow_pickle=False")
 
 
 def _scale_facet(arr: Arrays) -> None:
-    arr["facets"][0] *= 1.5                          # an element of S now has gauge 1.5
+    arr["facets"][0] *= 1.5  # an element of S now has gauge 1.5
 
 
 def _fan_volume(arr: Arrays) -> None:
@@ -221,7 +238,7 @@ def _drop_simplex(arr: Arrays) -> None:
 def _rotate_basis(arr: Arrays) -> None:
     s = arr["basis"].shape[1]
     rot, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((s, s)))
-    arr["basis"] = arr["basis"] @ rot                # still an orthonormal basis of span(S), but not the stored one
+    arr["basis"] = arr["basis"] @ rot  # still an orthonormal basis of span(S), but not the stored one
 
 
 def _other_space(arr: Arrays) -> None:
@@ -240,9 +257,9 @@ def _wrong_multiplicity(arr: Arrays) -> None:
 def _move_centroid(arr: Arrays) -> None:
     m = len(arr["vertices"])
     c = arr["fan_points"][m]
-    a = arr["facets"][np.argmax(arr["facets"] @ c)]              # the facet the centroid lies on
+    a = arr["facets"][np.argmax(arr["facets"] @ c)]  # the facet the centroid lies on
     step = np.random.default_rng(1).standard_normal(len(c))
-    arr["fan_points"][m] = c + 0.05 * (step - (step @ a) / (a @ a) * a)   # stays on the facet hyperplane
+    arr["fan_points"][m] = c + 0.05 * (step - (step @ a) / (a @ a) * a)  # stays on the facet hyperplane
     recompute_volumes(arr)
 
 
@@ -251,7 +268,7 @@ def _drop_ridge(arr: Arrays) -> None:
     m = len(arr["vertices"])
     rows = np.sort(arr["fan"], axis=1)
     tight = arr["fan_points"] @ arr["facets"].T >= 1 - 1e-9
-    on_base = np.all(tight[rows[:, :-1]], axis=1)                # facets through each simplex's base
+    on_base = np.all(tight[rows[:, :-1]], axis=1)  # facets through each simplex's base
     own = np.all(tight[rows], axis=1)
     other = np.argmax(on_base & ~own, axis=1)
     assert np.all(rows[:, -1] >= m)
@@ -270,9 +287,12 @@ def _drop_orbit(arr: Arrays) -> None:
     centroid = m + 1
     size = int(arr["fan_multiplicity"][rows[:, -1] == centroid][0])
     facet = int(np.argmax(tight[centroid]))
-    ambient = arr["facets"] @ arr["basis"].T                     # orbit: same multiset of |entries| (3x3 moves)
-    orbit = [i for i in range(len(ambient))
-             if np.allclose(np.sort(np.abs(ambient[i])), np.sort(np.abs(ambient[facet])), atol=1e-9)]
+    ambient = arr["facets"] @ arr["basis"].T  # orbit: same multiset of |entries| (3x3 moves)
+    orbit = [
+        i
+        for i in range(len(ambient))
+        if np.allclose(np.sort(np.abs(ambient[i])), np.sort(np.abs(ambient[facet])), atol=1e-9)
+    ]
     assert len(orbit) == size
     keep = (rows[:, -1] != centroid) & ~np.any(np.all(tight[rows[:, :-1]][:, :, orbit], axis=1), axis=1)
     arr["facets"] = np.delete(arr["facets"], orbit, axis=0)
@@ -288,19 +308,41 @@ def _drop_orbit(arr: Arrays) -> None:
 
 @pytest.mark.parametrize(
     ("edit", "symmetric", "why"),
-    [(_scale_facet, False, "facet gauge > 1"), (_scale_facet, True, "facet gauge > 1"),
-     (_fan_volume, False, "fan volumes differ"), (_fan_volume, True, "fan volumes differ"),
-     (_duplicate_simplex, False, "simplices coincide"), (_drop_simplex, False, "unshared wall|carries no fan simplex"),
-     (_drop_simplex, True, "unshared wall|ridge"), (_rotate_basis, False, r"vertices != Q\^T"),
-     (_other_space, False, "space vectors differ"), (_wrong_key, False, "metadata"),
-     (_wrong_multiplicity, True, "multiplicities"), (_move_centroid, True, "centroid"),
-     (_drop_ridge, True, "ridge"), (_drop_orbit, True, "unshared wall")],
-    ids=["facet-gauge", "facet-gauge-sym", "fan-volume", "fan-volume-sym", "duplicate-simplex", "drop-simplex",
-         "drop-simplex-sym", "rotated-basis", "other-space", "wrong-key", "multiplicity-sym", "centroid-sym",
-         "ridge-sym", "orbit-sym"],
+    [
+        (_scale_facet, False, "facet gauge > 1"),
+        (_scale_facet, True, "facet gauge > 1"),
+        (_fan_volume, False, "fan volumes differ"),
+        (_fan_volume, True, "fan volumes differ"),
+        (_duplicate_simplex, False, "simplices coincide"),
+        (_drop_simplex, False, "unshared wall|carries no fan simplex"),
+        (_drop_simplex, True, "unshared wall|ridge"),
+        (_rotate_basis, False, r"vertices != Q\^T"),
+        (_other_space, False, "space vectors differ"),
+        (_wrong_key, False, "metadata"),
+        (_wrong_multiplicity, True, "multiplicities"),
+        (_move_centroid, True, "centroid"),
+        (_drop_ridge, True, "ridge"),
+        (_drop_orbit, True, "unshared wall"),
+    ],
+    ids=[
+        "facet-gauge",
+        "facet-gauge-sym",
+        "fan-volume",
+        "fan-volume-sym",
+        "duplicate-simplex",
+        "drop-simplex",
+        "drop-simplex-sym",
+        "rotated-basis",
+        "other-space",
+        "wrong-key",
+        "multiplicity-sym",
+        "centroid-sym",
+        "ridge-sym",
+        "orbit-sym",
+    ],
 )
 def test_doctored_file_is_rebuilt(tmp_path: Path, edit: Callable[[Arrays], None], symmetric: bool, why: str) -> None:
-    sp = table_space(3, 3, paper_exact=True)          # 30 facets, 2 orbits: several simplices per facet
+    sp = table_space(3, 3, paper_exact=True)  # 30 facets, 2 orbits: several simplices per facet
     sym = sym33() if symmetric else None
     edit_file(stored(tmp_path, sp, sym), edit)
     assert_rebuilt(tmp_path, sp, sym, why)
@@ -315,9 +357,13 @@ def stored_arrays(kind: str) -> tuple[SensitivitySpace, TableSymmetry | None, st
 
 
 @settings(max_examples=60, deadline=None)
-@given(kind=st.sampled_from(["qhull", "sym", "moves"]),
-       name=st.sampled_from(["basis", "vertices", "facets", "fan_points", "fan_volumes", "fan_cdf", "volume"]),
-       where=st.integers(min_value=0), delta=st.floats(1e-6, 1.0), negative=st.booleans())
+@given(
+    kind=st.sampled_from(["qhull", "sym", "moves"]),
+    name=st.sampled_from(["basis", "vertices", "facets", "fan_points", "fan_volumes", "fan_cdf", "volume"]),
+    where=st.integers(min_value=0),
+    delta=st.floats(1e-6, 1.0),
+    negative=st.booleans(),
+)
 def test_any_single_float_change_is_refused(kind: str, name: str, where: int, delta: float, negative: bool) -> None:
     """Property: moving any one stored float by at least 1e-6 makes re-verification fail."""
     sp, sym, key, arrays = stored_arrays(kind)
@@ -341,8 +387,11 @@ def test_unchanged_arrays_pass(kind: str) -> None:
 @pytest.mark.parametrize("symmetric", [False, True])
 def test_fresh_builds_pass_reverification(r: int, c: int, paper_exact: bool, symmetric: bool) -> None:
     """No false alarms: otherwise a valid cache file would be rebuilt on every call."""
-    verify_knorm_ball(KNormBall.from_space(table_space(r, c, paper_exact=paper_exact),
-                                           symmetry=TableSymmetry(r, c) if symmetric else None))
+    verify_knorm_ball(
+        KNormBall.from_space(
+            table_space(r, c, paper_exact=paper_exact), symmetry=TableSymmetry(r, c) if symmetric else None
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,12 +401,17 @@ def test_fresh_builds_pass_reverification(r: int, c: int, paper_exact: bool, sym
 
 def test_keys_separate_spaces_and_build_choices() -> None:
     k33 = cache_key(table_space(3, 3))
-    keys = {k33, cache_key(table_space(3, 3, paper_exact=True)), cache_key(table_space(2, 3)),
-            cache_key(table_space(3, 2)), cache_key(table_space(3, 3), symmetry=sym33()),
-            cache_key(table_space(3, 3), symmetry=sym33(), expand_limit=10)}
+    keys = {
+        k33,
+        cache_key(table_space(3, 3, paper_exact=True)),
+        cache_key(table_space(2, 3)),
+        cache_key(table_space(3, 2)),
+        cache_key(table_space(3, 3), symmetry=sym33()),
+        cache_key(table_space(3, 3), symmetry=sym33(), expand_limit=10),
+    }
     assert len(keys) == 6 and all(len(k) == 64 for k in keys)
     relabelled = SensitivitySpace.from_vectors(table_space(3, 3).vectors, "same vectors, other label")
-    assert cache_key(relabelled) == k33                        # the label does not change the ball
+    assert cache_key(relabelled) == k33  # the label does not change the ball
     assert cache_key(table_space(3, 3), expand_limit=10, time_limit=1.0, work_limit=5.0) == k33  # no effect
 
 
@@ -374,7 +428,7 @@ def test_a_file_under_another_key_is_refused(tmp_path: Path) -> None:
     _, a = cached_knorm_ball(table_space(3, 3, paper_exact=True), cache_dir=tmp_path)
     target = tmp_path / f"knorm-{cache_key(table_space(3, 3))}.npz"
     assert a.path is not None
-    os.replace(a.path, target)                          # the moves-only ball where the full S's should be
+    os.replace(a.path, target)  # the moves-only ball where the full S's should be
     ball, info = cached_knorm_ball(table_space(3, 3), cache_dir=tmp_path)
     assert info.status == "rebuilt" and "metadata" in info.reason
     assert ball.volume == pytest.approx(47.25, rel=1e-12)
@@ -389,7 +443,7 @@ def test_environment_variable_and_xdg(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.delenv(CACHE_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_dir() == tmp_path / "xdg" / "semidp" / "knorm"
-    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")          # not absolute: ignored (XDG spec)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # not absolute: ignored (XDG spec)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_cache_dir() == tmp_path / "home" / ".cache" / "semidp" / "knorm"
     monkeypatch.delenv("XDG_CACHE_HOME")
@@ -399,7 +453,7 @@ def test_environment_variable_and_xdg(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_refresh_forces_a_rebuild(tmp_path: Path) -> None:
     sp = table_space(3, 3)
     ball, info = cached_knorm_ball(sp, cache_dir=tmp_path, refresh=True)
-    assert info.status == "miss"                                  # nothing to refresh yet
+    assert info.status == "miss"  # nothing to refresh yet
     again, info2 = cached_knorm_ball(sp, cache_dir=tmp_path, refresh=True)
     assert info2.status == "rebuilt" and info2.reason == "refresh=True" and info2.load_seconds == 0
     assert_same_ball(again, ball)
@@ -423,7 +477,7 @@ def test_unverifiable_ball_is_returned_but_not_stored(tmp_path: Path) -> None:
     sp = table_space(3, 3, paper_exact=True)
     ball, info = cached_knorm_ball(sp, symmetry=sym33(), cache_dir=tmp_path, expand_limit=10)
     assert info.status == "miss" and "not stored" in info.reason and "not expanded" in info.reason
-    assert len(ball.facets) == 2 and ball.facet_count == 30          # one normal per orbit
+    assert len(ball.facets) == 2 and ball.facet_count == 30  # one normal per orbit
     assert list(tmp_path.iterdir()) == []
 
 
@@ -434,7 +488,7 @@ def test_failed_write_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(os, "replace", refuse)
     ball, info = cached_knorm_ball(table_space(3, 3), cache_dir=tmp_path)
     assert info.status == "miss" and "disk full" in info.reason
-    assert list(tmp_path.iterdir()) == []                          # the temporary file was removed
+    assert list(tmp_path.iterdir()) == []  # the temporary file was removed
     assert ball.volume == pytest.approx(47.25, rel=1e-12)
 
 

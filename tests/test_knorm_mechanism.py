@@ -37,8 +37,12 @@ TEST_FAILURE_RATE = 1e-3
 MARGINS = SemiAdjacent(Replace(), Margins((("row",), ("col",))), 3)
 
 # Reference T-S7: the authors' cube basis for 3x3, printed as column-major vectors.
-AUTHORS_3X3 = [(1, -1, 0, -1, 1, 0, 0, 0, 0), (1, -1, 0, 0, 0, 0, -1, 1, 0),
-               (1, 0, -1, -1, 0, 1, 0, 0, 0), (1, 0, -1, 0, 0, 0, -1, 0, 1)]
+AUTHORS_3X3 = [
+    (1, -1, 0, -1, 1, 0, 0, 0, 0),
+    (1, -1, 0, 0, 0, 0, -1, 1, 0),
+    (1, 0, -1, -1, 0, 1, 0, 0, 0),
+    (1, 0, -1, 0, 0, 0, -1, 0, 1),
+]
 
 
 def authors_basis() -> np.ndarray:
@@ -52,8 +56,9 @@ def ball(r: int, c: int, paper_exact: bool = False) -> KNormBall:
 
 @cache
 def sym_ball(r: int, c: int, paper_exact: bool = False) -> KNormBall:
-    return KNormBall.from_space(table_space(r, c, paper_exact=paper_exact), relation=MARGINS,
-                                symmetry=TableSymmetry(r, c))
+    return KNormBall.from_space(
+        table_space(r, c, paper_exact=paper_exact), relation=MARGINS, symmetry=TableSymmetry(r, c)
+    )
 
 
 # --------------------------------------------------------------------------- shape s + 1
@@ -97,8 +102,8 @@ def test_uniform_sampler_is_uniform_on_K(r: int, c: int, paper_exact: bool) -> N
     s = k.dimension
     u = uniform_in_ball(k, rng=np.random.default_rng(21), size=5000)
     g = k.gauge(u)
-    assert np.all(g <= 1 + 1e-12)                                          # every sample is in K
-    assert stats.kstest(g**s, "uniform").pvalue > TEST_FAILURE_RATE       # radial law
+    assert np.all(g <= 1 + 1e-12)  # every sample is in K
+    assert stats.kstest(g**s, "uniform").pvalue > TEST_FAILURE_RATE  # radial law
     # Facet cones: counts match cone volumes (chi-square), so no facet is over- or under-sampled.
     face = np.argmax(u @ k.facets.T, axis=1)
     cone_face = np.argmax(k.fan_points[k.fan].mean(axis=1) @ k.facets.T, axis=1)
@@ -114,8 +119,10 @@ def test_exact_sampler_agrees_with_cube_rejection() -> None:
     a = uniform_in_ball(k, rng=np.random.default_rng(31), size=3000)
     cube = CubeRejectionSampler(sp, authors_basis(), 1.0, ball=KNormBall.from_space(sp))
     b = cube.sample_uniform(rng=np.random.default_rng(32), size=3000).points
-    for stat_a, stat_b in ((np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)),
-                           ((a @ k.basis.T)[:, 0], (b @ k.basis.T)[:, 0])):
+    for stat_a, stat_b in (
+        (np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)),
+        ((a @ k.basis.T)[:, 0], (b @ k.basis.T)[:, 0]),
+    ):
         assert stats.ks_2samp(stat_a, stat_b).pvalue > TEST_FAILURE_RATE
 
 
@@ -176,8 +183,10 @@ def test_symmetric_sampler_is_uniform_and_agrees_with_cube_rejection() -> None:
     cube = CubeRejectionSampler(sp, certified_span(sp).basis, 1.0, ball=k)
     draw = cube.sample_uniform(rng=np.random.default_rng(92), size=400)
     assert stats.binomtest(400, draw.proposals, cube.expected_acceptance).pvalue > TEST_FAILURE_RATE
-    for stat_a, stat_b in ((np.linalg.norm(a, axis=1), np.linalg.norm(draw.points, axis=1)),
-                           ((a @ k.basis.T)[:, 5], (draw.points @ k.basis.T)[:, 5])):
+    for stat_a, stat_b in (
+        (np.linalg.norm(a, axis=1), np.linalg.norm(draw.points, axis=1)),
+        ((a @ k.basis.T)[:, 5], (draw.points @ k.basis.T)[:, 5]),
+    ):
         assert stats.ks_2samp(stat_a, stat_b).pvalue > TEST_FAILURE_RATE
 
 
@@ -188,8 +197,9 @@ def test_symmetric_sampler_is_uniform_and_agrees_with_cube_rejection() -> None:
     ("paper_exact", "exact_rate", "printed_rate", "printed_norm"),
     [(True, 11 / 64, 0.170, 1.21), (False, 21 / 64, 0.313, 1.42)],
 )
-def test_T_S7_cube_acceptance_and_mean_norm(paper_exact: bool, exact_rate: float,
-                                            printed_rate: float, printed_norm: float) -> None:
+def test_T_S7_cube_acceptance_and_mean_norm(
+    paper_exact: bool, exact_rate: float, printed_rate: float, printed_norm: float
+) -> None:
     """Authors' basis: acceptance = vol(K)/144 exactly; MC within 0.02 of the printed values.
 
     Printed (reference T-S7): 0.170 / 0.313 and E||U||_2 1.21 / 1.42. Exact:
@@ -217,7 +227,7 @@ def test_cube_precondition_is_enforced() -> None:
     sp = table_space(3, 3)
     good = certified_span(sp).basis
     bad = good.copy()
-    bad[:, 0] = good[:, 0] + good[:, 1]          # still a basis, but some element gets a coordinate 2
+    bad[:, 0] = good[:, 0] + good[:, 1]  # still a basis, but some element gets a coordinate 2
     with pytest.raises(InvalidArgument, match="precondition|basis"):
         CubeRejectionSampler(sp, bad, 1.0)
     with pytest.raises(InvalidArgument):
@@ -225,8 +235,9 @@ def test_cube_precondition_is_enforced() -> None:
 
 
 @pytest.mark.parametrize(("shape", "s_plus_one_value", "shape_s_value"), [((2, 2), 2.0, 1.0)])
-def test_T_K1_two_by_two_expected_l2_cost(shape: tuple[int, int], s_plus_one_value: float,
-                                          shape_s_value: float) -> None:
+def test_T_K1_two_by_two_expected_l2_cost(
+    shape: tuple[int, int], s_plus_one_value: float, shape_s_value: float
+) -> None:
     """T-K1: eps * E||noise||_2 = 2.000 for the 2x2 optimal K-norm (shape s+1); 1.000 with shape s."""
     eps = 0.3
     m = KNormMechanism(ball(*shape), eps)

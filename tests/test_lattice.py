@@ -70,7 +70,7 @@ def test_t_i1_four_by_four_margins(method: str) -> None:
     assert (b.rank_of_A, b.dimension, b.cells) == (7, 9, 16)
     assert b.gram_determinant == 4096 == exact_det(b.matrix.T @ b.matrix)
     assert not (a @ b.matrix).any()
-    assert sympy_invariant_factors(b.matrix) == (1,) * 9           # saturated, independently
+    assert sympy_invariant_factors(b.matrix) == (1,) * 9  # saturated, independently
     assert b.certificate.saturation_index == 1 and b.certificate.rank_of_C == 9
 
 
@@ -106,8 +106,12 @@ def test_basic_move_basis_is_the_anchored_free_split_basis(r: int, c: int) -> No
 
 def test_basic_move_basis_columns_and_arguments() -> None:
     """Column order i then j, cells row-major (3x3 written out); a 1-row table has no moves."""
-    expected = [[1, -1, 0, -1, 1, 0, 0, 0, 0], [1, 0, -1, -1, 0, 1, 0, 0, 0],
-                [1, -1, 0, 0, 0, 0, -1, 1, 0], [1, 0, -1, 0, 0, 0, -1, 0, 1]]
+    expected = [
+        [1, -1, 0, -1, 1, 0, 0, 0, 0],
+        [1, 0, -1, -1, 0, 1, 0, 0, 0],
+        [1, -1, 0, 0, 0, 0, -1, 1, 0],
+        [1, 0, -1, 0, 0, 0, -1, 0, 1],
+    ]
     assert basic_move_basis(3, 3).T.tolist() == expected
     assert basic_move_basis(1, 4).shape == (4, 0)
     with pytest.raises(InvalidArgument):
@@ -129,8 +133,8 @@ def test_t_i4_tail_constant() -> None:
     """T-I4: K = 4 * 2^9 * V_9 / sqrt(4096) = 32 V_9 = 105.552 (printed to 3 decimals)."""
     k = tail_constant(kernel_lattice_basis(table_margins_matrix(4, 4)))
     with mpmath.workdps(40):
-        exact = 32 * mpmath.pi ** 4.5 / mpmath.gamma(5.5)
-        assert mpmath.mpf(k) >= exact                              # rounded up
+        exact = 32 * mpmath.pi**4.5 / mpmath.gamma(5.5)
+        assert mpmath.mpf(k) >= exact  # rounded up
         assert mpmath.mpf(k) <= exact * (1 + mpmath.mpf(10) ** -15)
     assert abs(k - 105.552) <= 5e-4
     # basis-free
@@ -159,7 +163,7 @@ def test_t_i2_tables(r: int, c: int, det: int, method: str) -> None:
     assert b.gram_determinant == det == r ** (c - 1) * c ** (r - 1)
     assert b.dimension == (r - 1) * (c - 1)
     a_full = table_margins_matrix(r, c, drop_redundant=True)
-    assert det == exact_det(a_full @ a_full.T)                         # det(C^T C) = det(A A^T)
+    assert det == exact_det(a_full @ a_full.T)  # det(C^T C) = det(A A^T)
 
 
 def test_t_i9_stand_in_layout() -> None:
@@ -182,9 +186,9 @@ def test_t_i9_stand_in_layout() -> None:
 def test_t_i11_nullspace_pitfall(a: list[list[int]], index: int) -> None:
     """DomainMatrix.nullspace() over ZZ spans the kernel but is not a lattice basis."""
     dm = DomainMatrix([[sympy.ZZ(x) for x in row] for row in a], (len(a), len(a[0])), sympy.ZZ)
-    cand = np.array(dm.nullspace().to_Matrix().tolist(), dtype=np.int64).T     # rows -> columns
+    cand = np.array(dm.nullspace().to_Matrix().tolist(), dtype=np.int64).T  # rows -> columns
     assert not (np.array(a) @ cand).any()
-    assert math.prod(sympy_invariant_factors(cand)) == index                   # independent index
+    assert math.prod(sympy_invariant_factors(cand)) == index  # independent index
     with pytest.raises(VerificationError, match=rf"\(iii\) saturation.*index {index}"):
         certify(a, cand)
     ours = kernel_lattice_basis(a)
@@ -202,13 +206,13 @@ def test_certify_names_each_failed_check() -> None:
     with pytest.raises(VerificationError, match=r"\(i\) A C = 0"):
         certify(a, [[1, 0], [0, 1], [0, -1]])
     with pytest.raises(VerificationError, match=r"\(ii\) rank"):
-        certify(a, [[1], [-1], [0]])                                   # one column missing
+        certify(a, [[1], [-1], [0]])  # one column missing
     with pytest.raises(VerificationError, match=r"\(ii\) rank"):
-        certify(a, [[1, 2], [-1, -2], [0, 0]])                         # dependent columns
+        certify(a, [[1, 2], [-1, -2], [0, 0]])  # dependent columns
     with pytest.raises(VerificationError, match=r"\(iii\) saturation.*index 2"):
         certify(a, [[2, 0], [-2, 1], [0, -1]])
     with pytest.raises(InvalidArgument):
-        certify(a, [[1, 0], [-1, 1]])                                  # wrong number of rows
+        certify(a, [[1, 0], [-1, 1]])  # wrong number of rows
 
 
 # --------------------------------------------------------------------------- property tests
@@ -234,7 +238,7 @@ def test_property_methods_agree(a: list[list[int]]) -> None:
     bases = [kernel_lattice_basis(a, method=m) for m in ("column-reduction", "snf", "auto")]
     for b in bases:
         assert b.dimension == d - rank and b.rank_of_A == rank
-        certify(a, b.matrix)                                           # re-certify from outside
+        certify(a, b.matrix)  # re-certify from outside
         assert not (np.array(a) @ b.matrix).any()
         if b.dimension:
             assert sympy_invariant_factors(b.matrix) == (1,) * b.dimension
@@ -248,8 +252,9 @@ def test_property_methods_agree(a: list[list[int]]) -> None:
 def test_property_gram_equals_det_aat_for_saturated_full_rank(data: st.DataObject, k: int, d: int) -> None:
     """Reference §3.2: det(C^T C) = det(A A^T) for saturated full-row-rank 0/1 A; in general
     det(A A^T) / g^2 with g the product of A's invariant factors."""
-    a = np.array(data.draw(st.lists(st.lists(st.integers(0, 1), min_size=d, max_size=d),
-                                    min_size=k, max_size=k)), dtype=np.int64)
+    a = np.array(
+        data.draw(st.lists(st.lists(st.integers(0, 1), min_size=d, max_size=d), min_size=k, max_size=k)), dtype=np.int64
+    )
     assume(sympy.Matrix(a.tolist()).rank() == k)
     g = math.prod(sympy_invariant_factors(a))
     b = kernel_lattice_basis(a)
@@ -345,9 +350,9 @@ def test_size_guards() -> None:
     with pytest.raises(SearchTooLarge, match="exact kernel lattice basis"):
         kernel_lattice_basis(table_margins_matrix(2, cols))
     with pytest.raises(SearchTooLarge, match="LLL"):
-        kernel_lattice_basis(table_margins_matrix(12, 12), reduce=True)        # m = 121
-    b = kernel_lattice_basis(table_margins_matrix(12, 12))                     # 'auto': entries are +-1
-    assert b.dimension == 121 > MAX_LLL_DIMENSION and b.gram_determinant == 12 ** 22
+        kernel_lattice_basis(table_margins_matrix(12, 12), reduce=True)  # m = 121
+    b = kernel_lattice_basis(table_margins_matrix(12, 12))  # 'auto': entries are +-1
+    assert b.dimension == 121 > MAX_LLL_DIMENSION and b.gram_determinant == 12**22
     if HAS_SNF:
         with pytest.raises(SearchTooLarge, match="Smith normal form"):
             kernel_lattice_basis(table_margins_matrix(MAX_CELLS_SNF // 10 + 1, 10), method="snf")

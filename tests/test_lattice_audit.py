@@ -29,8 +29,11 @@ def _check(report: dict[str, object], name: str) -> dict[str, object]:
 
 def _small(spec: Spec, samples: int = 200, **sampler: object) -> Spec:
     smp = dataclasses.replace(spec.mechanism.sampler or SamplerSpec(), **sampler)  # type: ignore[arg-type]
-    return dataclasses.replace(spec, mechanism=dataclasses.replace(spec.mechanism, sampler=smp),
-                               audit=dataclasses.replace(spec.audit, samples=samples))  # type: ignore[type-var]
+    return dataclasses.replace(
+        spec,
+        mechanism=dataclasses.replace(spec.mechanism, sampler=smp),
+        audit=dataclasses.replace(spec.audit, samples=samples),
+    )  # type: ignore[type-var]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +44,7 @@ def delinquent() -> Audit:
 def test_mcmc_releases_are_integer_with_exact_margins(delinquent: Audit) -> None:
     assert delinquent.samples is not None and delinquent.samples.shape == (200, 16)
     y = delinquent.samples
-    assert np.array_equal(y, np.round(y))                                  # integer-valued
+    assert np.array_equal(y, np.round(y))  # integer-valued
     t = np.asarray(load(DELINQUENT).data.table).reshape(4, 4)
     yt = y.reshape(-1, 4, 4)
     assert np.array_equal(yt.sum(axis=2), np.broadcast_to(t.sum(axis=1), (200, 4)))
@@ -54,16 +57,16 @@ def test_mcmc_delta_prime_is_charged(delinquent: Audit) -> None:
     mech = delinquent.report["mechanism"]
     assert isinstance(mech, dict) and mech["sampler"]["method"] == "mcmc"
     burn = mech["sampler"]["burn_in"]
-    assert burn["tv_upper"] <= 0.1 and burn["t"] > 1000                 # T-I8: converges after ~10^3..10^4
+    assert burn["tv_upper"] <= 0.1 and burn["t"] > 1000  # T-I8: converges after ~10^3..10^4
     d_tv = mech["delta_tv_charged"]
     assert d_tv == burn["tv_upper"] > 0
     eff = delinquent.effective
     assert isinstance(eff, ApproxDP) and eff.epsilon == 0.25
-    assert eff.delta >= (1 + np.exp(0.25)) * d_tv                         # (1 + e^eps) delta'
+    assert eff.delta >= (1 + np.exp(0.25)) * d_tv  # (1 + e^eps) delta'
     curve = delinquent.report["mcmc"]["tv_curve"]
     assert curve[0][0] == 0 and [p.suffix for p in delinquent.plots] == ["tv"]
     vals = [v for _, v in curve]
-    assert all(a >= b for a, b in zip(vals, vals[1:]))                    # non-increasing
+    assert all(a >= b for a, b in zip(vals, vals[1:]))  # non-increasing
 
 
 def test_mean_l1_norm_matches_T_I7(delinquent: Audit) -> None:
@@ -95,8 +98,9 @@ def test_loader_checks_lattice_keys() -> None:
     with pytest.raises(InvalidSpec, match="mechanism.epsilon"):
         loads(text.replace("epsilon = 0.25\nnorm", "norm"))
     with pytest.raises(InvalidSpec, match="mechanism.rho"):
-        loads(text.replace('kind = "generalized-laplace"', 'kind = "generalized-gaussian"').replace(
-            'norm = "l1"\n', ""))
+        loads(
+            text.replace('kind = "generalized-laplace"', 'kind = "generalized-gaussian"').replace('norm = "l1"\n', "")
+        )
 
 
 def test_exact_draws_for_the_county_total_charge_no_delta() -> None:
@@ -111,7 +115,7 @@ def test_exact_draws_for_the_county_total_charge_no_delta() -> None:
     assert isinstance(res.effective, PureDP) and res.effective.epsilon >= 0.192
     assert res.effective.epsilon == pytest.approx(0.192, rel=1e-15)
     semi = res.report["guarantees"]["semi_dp"]  # type: ignore[index]
-    assert semi["epsilon"] == pytest.approx(2 * 0.192, rel=1e-15)        # a(t) = 1: one move, ||s||_1 = 2
+    assert semi["epsilon"] == pytest.approx(2 * 0.192, rel=1e-15)  # a(t) = 1: one move, ||s||_1 = 2
     assert res.report["verdict"] == "holds" and "mcmc" not in res.report and res.plots == ()
 
 
@@ -120,7 +124,7 @@ def test_generalized_gaussian_exact_draws_keep_rho() -> None:
     res = audit(_small(spec, samples=100), seed=4)
     assert isinstance(res.effective, ZCDP) and res.effective.rho == 0.125
     semi = res.report["guarantees"]["semi_dp"]  # type: ignore[index]
-    assert semi["zcdp"] == pytest.approx(0.125 * 6, rel=1e-15)           # rho * Delta_2(S)^2, ||3-cycle||^2 = 6
+    assert semi["zcdp"] == pytest.approx(0.125 * 6, rel=1e-15)  # rho * Delta_2(S)^2, ||3-cycle||^2 = 6
     assert _check(res.report, "invariant-preserved")["status"] == "pass"
     assert res.report["verdict"] == "holds"
 
@@ -130,8 +134,9 @@ def test_l2_laplace_is_not_separable_so_mcmc_is_used() -> None:
     spec = dataclasses.replace(spec, mechanism=dataclasses.replace(spec.mechanism, norm="l2"))
     with pytest.raises(UnsupportedRelease, match="not separable"):
         audit(_small(spec, samples=10, method="exact"), seed=1)
-    res = audit(_small(spec, samples=20, pairs=60, lag=500, tv=Fraction(1, 10), time_limit=Fraction(1, 2)),
-                        seed=1)                           # a small budget: the route is what is tested here
+    res = audit(
+        _small(spec, samples=20, pairs=60, lag=500, tv=Fraction(1, 10), time_limit=Fraction(1, 2)), seed=1
+    )  # a small budget: the route is what is tested here
     mech = res.report["mechanism"]
     assert isinstance(mech, dict) and mech["sampler"]["method"] == "mcmc"
     assert "not separable" in mech["sampler"]["why_not_exact"]

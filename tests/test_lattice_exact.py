@@ -40,8 +40,14 @@ from tests.chi_square import P_PASS, Pmf, dg_pmf
 
 #: A 6 x 7 0/1 counting matrix whose kernel lattice is Z (2,-2,-3,-3,-2,4,3): no cell is a
 #: +-1 coordinate, so no free-coordinate split exists (found by random search, proved below).
-NO_SPLIT_01 = [[1, 0, 0, 1, 1, 0, 1], [1, 1, 1, 0, 0, 0, 1], [0, 1, 1, 0, 1, 1, 1],
-               [0, 1, 0, 1, 1, 1, 1], [0, 0, 1, 0, 0, 0, 1], [1, 0, 1, 1, 0, 1, 0]]
+NO_SPLIT_01 = [
+    [1, 0, 0, 1, 1, 0, 1],
+    [1, 1, 1, 0, 0, 0, 1],
+    [0, 1, 1, 0, 1, 1, 1],
+    [0, 1, 0, 1, 1, 1, 1],
+    [0, 0, 1, 0, 0, 0, 1],
+    [1, 0, 1, 1, 0, 1, 0],
+]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -70,8 +76,12 @@ def chi2_1d(draws: NDArray[np.int64], pmf: Pmf) -> float:
     return chi2_pvalue(obs, np.concatenate([pmf(xs), [tail(m) / 2, tail(m) / 2]]))
 
 
-def chi2_2d(uv: NDArray[np.int64], weight: Callable[[NDArray[np.int64], NDArray[np.int64]], NDArray[np.float64]],
-            box: int, enum: int = 60) -> float:
+def chi2_2d(
+    uv: NDArray[np.int64],
+    weight: Callable[[NDArray[np.int64], NDArray[np.int64]], NDArray[np.float64]],
+    box: int,
+    enum: int = 60,
+) -> float:
     """Chi-square of 2-D integer draws against weights enumerated on |u|,|v| <= enum; bins |u|,|v| <= box + rest."""
     r = np.arange(-enum, enum + 1)
     u, v = np.meshgrid(r, r, indexing="ij")
@@ -96,8 +106,10 @@ def brute_force_split_exists(a: list[list[int]]) -> bool:
     if not rows:
         return True
     ar = sympy.Matrix([a[i] for i in rows])
-    minors = [abs(int(ar.extract(list(range(len(rows))), list(c)).det()))
-              for c in itertools.combinations(range(m.cols), len(rows))]
+    minors = [
+        abs(int(ar.extract(list(range(len(rows))), list(c)).det()))
+        for c in itertools.combinations(range(m.cols), len(rows))
+    ]
     g = math.gcd(*minors)
     return g in minors
 
@@ -119,34 +131,34 @@ def test_splits_of_counting_matrices() -> None:
     """Total -> one dependent cell; block totals -> one per block; r x c margins -> r + c - 1 cells (anchor row + column)."""
     s = free_coordinates(total_matrix(5))
     assert s is not None and len(s.dependent) == 1 and s.exact == ((-1, -1, -1, -1),)
-    blocks = counting_matrix([[0, 1, 2], [3, 4], [5, 6, 7, 8]], 10)   # cell 9 unconstrained
+    blocks = counting_matrix([[0, 1, 2], [3, 4], [5, 6, 7, 8]], 10)  # cell 9 unconstrained
     s = free_coordinates(blocks)
     assert s is not None and s.dependent == (0, 3, 5) and 9 in s.free
     check_split(blocks, s)
     for r, c in [(2, 2), (3, 4), (4, 4), (10, 12)]:
-        a = table_margins_matrix(r, c)                                  # all r + c rows (one dependent)
+        a = table_margins_matrix(r, c)  # all r + c rows (one dependent)
         s = free_coordinates(a)
         assert s is not None and len(s.dependent) == r + c - 1 and len(s.rows) == r + c - 1
-        assert s.nodes == r + c - 1                                     # greedy, no backtracking (TU)
+        assert s.nodes == r + c - 1  # greedy, no backtracking (TU)
         assert int(np.abs(s.matrix).max()) == 1
         assert s.certificate.saturation_index == 1 and s.certificate.rank_of_C == (r - 1) * (c - 1)
         check_split(a, s)
     s = free_coordinates(table_margins_matrix(4, 4))
-    assert s is not None and s.dependent == (0, 1, 2, 3, 4, 8, 12)      # anchor row 0 + column 0
+    assert s is not None and s.dependent == (0, 1, 2, 3, 4, 8, 12)  # anchor row 0 + column 0
 
 
 def test_non_unimodular_rows_and_trivial_lattices() -> None:
     """|det A_(R,D)| = g (gcd of maximal minors) is the criterion, not |det| = 1."""
-    s = free_coordinates([[2, 4]])                                      # Lambda = Z (-2, 1)
+    s = free_coordinates([[2, 4]])  # Lambda = Z (-2, 1)
     assert s is not None and s.minor_gcd == 2 and s.dependent == (0,) and s.exact == ((-2,),)
-    s = free_coordinates([[2, 1, 1]])                                   # has a split: z_1 = -2 z_0 - z_2
+    s = free_coordinates([[2, 1, 1]])  # has a split: z_1 = -2 z_0 - z_2
     assert s is not None and s.dependent == (1,) and s.exact == ((-2, -1),)
     check_split([[2, 1, 1]], s)
-    s = free_coordinates([[1, 1, 0], [0, 1, 1], [1, 0, 1]])           # det 2, full rank: Lambda = {0}
+    s = free_coordinates([[1, 1, 0], [0, 1, 1], [1, 0, 1]])  # det 2, full rank: Lambda = {0}
     assert s is not None and s.free == () and s.minor_gcd == 2
     z = ExactLatticeLaplace([[1, 1, 0], [0, 1, 1], [1, 0, 1]], 1).sample(4, rng=np.random.default_rng(0))
     assert z.shape == (4, 3) and not np.any(z)
-    s = free_coordinates(np.zeros((0, 3), dtype=np.int64))            # no constraint
+    s = free_coordinates(np.zeros((0, 3), dtype=np.int64))  # no constraint
     assert s is not None and s.free == (0, 1, 2) and s.dependent == ()
 
 
@@ -189,7 +201,7 @@ def test_ti5_two_cells_exact_law() -> None:
     assert z.dtype == np.int64 and np.all(z.sum(axis=1) == 0)
     t = z[:, 0]
     assert chi2_1d(t, dg_pmf(a)) > P_PASS
-    assert chi2_1d(t, dg_pmf(math.exp(-0.5 * 1.1))) < P_PASS           # eps 10% too large is rejected
+    assert chi2_1d(t, dg_pmf(math.exp(-0.5 * 1.1))) < P_PASS  # eps 10% too large is rejected
     # acceptance = P[DG(e^-1/4) pair sums to 0] / P[DG = 0] = Z(e^-1/2) / Z(e^-1/4), Z(b) = (1+b)/(1-b)
     b = math.exp(-0.25)
     acc = ((1 + a) / (1 - a)) / ((1 + b) / (1 - b))
@@ -209,25 +221,34 @@ def test_ti6_three_cells_l1() -> None:
     u, v = np.meshgrid(r, r, indexing="ij")
     w = three_cell_weight(0.25)(u, v)
     w /= w.sum()
-    exact = {"abs_z1": float((w * np.abs(u)).sum()), "var_z1": float((w * u * u).sum()),
-             "norm": float((w * (np.abs(u) + np.abs(v) + np.abs(u + v))).sum()), "p0": float(w[250, 250])}
+    exact = {
+        "abs_z1": float((w * np.abs(u)).sum()),
+        "var_z1": float((w * u * u).sum()),
+        "norm": float((w * (np.abs(u) + np.abs(v) + np.abs(u + v))).sum()),
+        "p0": float(w[250, 250]),
+    }
     for key, val in golden.items():
         assert exact[key] == pytest.approx(val, rel=2e-5), key
     z = ExactLatticeLaplace(total_matrix(3), Fraction(1, 4)).sample(20_000, rng=np.random.default_rng(7))
     assert np.all(z.sum(axis=1) == 0)
     zf = z.astype(float)
-    sample = {"abs_z1": np.abs(zf[:, 0]), "var_z1": zf[:, 0] ** 2, "norm": np.abs(zf).sum(1),
-              "p0": np.all(z == 0, axis=1).astype(float)}
+    sample = {
+        "abs_z1": np.abs(zf[:, 0]),
+        "var_z1": zf[:, 0] ** 2,
+        "norm": np.abs(zf).sum(1),
+        "p0": np.all(z == 0, axis=1).astype(float),
+    }
     for key, x in sample.items():
         assert abs(float(x.mean()) - exact[key]) < 5 * float(x.std()) / math.sqrt(x.size), key
     assert chi2_2d(z[:, :2], three_cell_weight(0.25), box=4) > P_PASS
-    assert chi2_2d(z[:, :2], three_cell_weight(0.275), box=4) < P_PASS   # eps 10% off is rejected
+    assert chi2_2d(z[:, :2], three_cell_weight(0.275), box=4) < P_PASS  # eps 10% off is rejected
 
 
 def test_no_constraint_is_product_double_geometric() -> None:
     """r = 0: every cell free, nothing to reject: i.i.d. DG(e^-eps) (DGGY §3.3 remark)."""
     run = ExactLatticeLaplace(np.zeros((0, 3), dtype=np.int64), 1).run(
-        10_000, rng=np.random.default_rng(3), progress=False)
+        10_000, rng=np.random.default_rng(3), progress=False
+    )
     assert run.acceptance_rate == 1.0 and run.proposals == run.accepted >= 10_000
     assert chi2_1d(run.noise[:, 1], dg_pmf(math.exp(-1))) > P_PASS
 
@@ -247,7 +268,7 @@ def test_gaussian_two_by_two_table() -> None:
 def test_gaussian_three_cell_total_vs_enumeration() -> None:
     """Total over 3 cells, sigma^2 = 5/2: chi-square against brute-force enumeration of the 2-D lattice."""
     smp = ExactLatticeGaussian.from_sigma2(total_matrix(3), Fraction(5, 2))
-    assert smp.sigma2 == Fraction(5, 2) and smp.sigma_lower ** 2 <= 2.5
+    assert smp.sigma2 == Fraction(5, 2) and smp.sigma_lower**2 <= 2.5
     z = smp.sample(20_000, rng=np.random.default_rng(9))
     assert np.all(z.sum(axis=1) == 0)
 
@@ -270,14 +291,13 @@ FOUR_BY_FOUR = {"acceptance": 1.0359025e-3, "norm": 35.016764, "mean_sq": 8.8159
 
 def test_ti7_four_by_four_l1() -> None:
     """T-I7: 4x4 margins, eps = 1/4: every margin kept exactly; E||z||_1 = 35.0168 (MCMC reference 35.07 +- 0.04)."""
-    run = ExactLatticeLaplace(table_margins_matrix(4, 4), 0.25).run(
-        1000, rng=np.random.default_rng(8), progress=False)
+    run = ExactLatticeLaplace(table_margins_matrix(4, 4), 0.25).run(1000, rng=np.random.default_rng(8), progress=False)
     z = run.noise
     assert z.shape == (1000, 16) and not np.any(z @ table_margins_matrix(4, 4).T)
     nrm = np.abs(z).sum(axis=1).astype(float)
     se = float(nrm.std()) / math.sqrt(nrm.size)
     assert abs(float(nrm.mean()) - FOUR_BY_FOUR["norm"]) < 5 * se
-    assert abs(float(nrm.mean()) - 35.07) < 5 * se + 0.04                      # T-I7 (MC)
+    assert abs(float(nrm.mean()) - 35.07) < 5 * se + 0.04  # T-I7 (MC)
     sq = (z.astype(float) ** 2).mean(axis=1)
     assert abs(float(sq.mean()) - FOUR_BY_FOUR["mean_sq"]) < 5 * float(sq.std()) / math.sqrt(sq.size)
     acc = FOUR_BY_FOUR["acceptance"]
@@ -311,14 +331,21 @@ def test_census_total_102_cells() -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(k=st.integers(1, 3), d=st.integers(2, 6), data=st.data(),
-       eps=st.sampled_from([Fraction(1, 2), Fraction(1), Fraction(2)]), gauss=st.booleans(),
-       seed=st.integers(0, 2**32 - 1))
-def test_every_draw_keeps_the_invariants(k: int, d: int, data: st.DataObject, eps: Fraction, gauss: bool,
-                                         seed: int) -> None:
+@given(
+    k=st.integers(1, 3),
+    d=st.integers(2, 6),
+    data=st.data(),
+    eps=st.sampled_from([Fraction(1, 2), Fraction(1), Fraction(2)]),
+    gauss=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_every_draw_keeps_the_invariants(
+    k: int, d: int, data: st.DataObject, eps: Fraction, gauss: bool, seed: int
+) -> None:
     """Property: for random 0/1 counting matrices with a split, A z = 0 exactly on every draw."""
-    a = np.array(data.draw(st.lists(st.lists(st.integers(0, 1), min_size=d, max_size=d),
-                                    min_size=k, max_size=k)), dtype=np.int64)
+    a = np.array(
+        data.draw(st.lists(st.lists(st.integers(0, 1), min_size=d, max_size=d), min_size=k, max_size=k)), dtype=np.int64
+    )
     assume(free_coordinates(a) is not None)
     smp = ExactLatticeGaussian(a, 1 / eps) if gauss else ExactLatticeLaplace(a, eps)
     z = smp.sample(25, rng=np.random.default_rng(seed))
@@ -345,7 +372,7 @@ def test_budget_refusals_name_both_numbers() -> None:
     with pytest.raises(BudgetExhausted, match="time budget"):
         smp.sample(10, rng=np.random.default_rng(0), time_budget=0.0)
     with pytest.raises(BudgetExhausted, match="max_proposals=100"):
-        smp.sample(1, rng=np.random.default_rng(0), max_proposals=100)      # pilot can't refuse yet
+        smp.sample(1, rng=np.random.default_rng(0), max_proposals=100)  # pilot can't refuse yet
 
 
 def test_factory_parameters_and_diagnostics() -> None:
@@ -387,12 +414,12 @@ def test_reproducible_and_exact_accept_fallback() -> None:
         lambda: ExactLatticeLaplace(total_matrix(3), float("nan")),
         lambda: ExactLatticeLaplace(total_matrix(3), True),
         lambda: ExactLatticeLaplace(total_matrix(3), Fraction(1, 2**31)),  # explicit rational out of range
-        lambda: ExactLatticeSampler(total_matrix(3)),                        # neither epsilon nor sigma
+        lambda: ExactLatticeSampler(total_matrix(3)),  # neither epsilon nor sigma
         lambda: ExactLatticeSampler(total_matrix(3), epsilon=1, sigma=1),
         lambda: ExactLatticeSampler(total_matrix(3), sigma=1, norm="l2"),
-        lambda: ExactLatticeLaplace([[0.5, 1.0]], 1),                        # non-integer A
+        lambda: ExactLatticeLaplace([[0.5, 1.0]], 1),  # non-integer A
         lambda: ExactLatticeGaussian(total_matrix(3), Fraction(0)),
-        lambda: ExactLatticeLaplace(total_matrix(3), 1).sample(2, rng=0),   # type: ignore[arg-type]
+        lambda: ExactLatticeLaplace(total_matrix(3), 1).sample(2, rng=0),  # type: ignore[arg-type]
         lambda: ExactLatticeLaplace(total_matrix(3), 1).sample(-1, rng=np.random.default_rng(0)),
         lambda: search_free_split(total_matrix(3), max_nodes=0),
     ],

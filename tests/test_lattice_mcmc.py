@@ -98,9 +98,7 @@ def test_ti5_two_cells_exact_law(norm: str, a: float, variance: float, p0: float
     target = LatticeLaplaceTarget(np.array([[1], [-1]]), 0.25, norm)  # type: ignore[arg-type]
     # burn-in: the coupling bound (L = 50, 400 pairs) is 0 at t = 100 (l1) and 0.0125 at t = 300 (l2)
     burn = 300 if norm == "l1" else 1000
-    z = LatticeSampler(target).sample(
-        20_000, burn_in=burn, rng=np.random.default_rng(5), progress=False
-    )
+    z = LatticeSampler(target).sample(20_000, burn_in=burn, rng=np.random.default_rng(5), progress=False)
     assert np.all(z.sum(axis=1) == 0)
     t = z[:, 0]
     assert chi2_pvalue(t, dg_pmf(a)) > P_PASS
@@ -116,9 +114,7 @@ def test_gaussian_target_two_cells_is_discrete_gaussian() -> None:
     )
     t = z[:, 0]
     assert chi2_pvalue(t, lambda x: discrete_gaussian_pmf(x, Fraction(9, 2))) > P_PASS
-    assert (
-        chi2_pvalue(t, lambda x: discrete_gaussian_pmf(x, Fraction(9, 2) * Fraction(6, 5))) < P_PASS
-    )
+    assert chi2_pvalue(t, lambda x: discrete_gaussian_pmf(x, Fraction(9, 2) * Fraction(6, 5))) < P_PASS
 
 
 # --------------------------------------------------------------------------- T-I6 (d = 3)
@@ -155,9 +151,7 @@ def test_ti6_three_cells(norm: str, golden: dict[str, float]) -> None:
     # l2 with a wider proposal than the default (a = e^-0.75) to mix faster; the coupling bound
     # (L = 100, 400 pairs) is 0 at t = 300 for both settings, so burn-in 600 is ample.
     ratio = None if norm == "l1" else math.exp(-0.75)
-    z = LatticeSampler(target, ratio).sample(
-        20_000, burn_in=600, rng=np.random.default_rng(7), progress=False
-    )
+    z = LatticeSampler(target, ratio).sample(20_000, burn_in=600, rng=np.random.default_rng(7), progress=False)
     assert np.all(z.sum(axis=1) == 0)
     zf = z.astype(float)
     nrm = np.abs(zf).sum(1) if norm == "l1" else np.sqrt((zf * zf).sum(1))
@@ -172,9 +166,7 @@ def test_ti6_three_cells(norm: str, golden: dict[str, float]) -> None:
         assert abs(float(sample.mean()) - exact[key]) < 5 * se, key
     # power: the l1 and l2 laws differ by far more than 5 standard errors in E|z1|
     other = exact_three_cells("l2" if norm == "l1" else "l1")["abs_z1"]
-    assert abs(float(stats_["abs_z1"].mean()) - other) > 5 * float(
-        stats_["abs_z1"].std()
-    ) / math.sqrt(z.shape[0])
+    assert abs(float(stats_["abs_z1"].mean()) - other) > 5 * float(stats_["abs_z1"].std()) / math.sqrt(z.shape[0])
 
 
 # --------------------------------------------------------------------------- T-I7 (4x4)
@@ -190,9 +182,7 @@ def test_ti7_four_by_four_l1() -> None:
     c = basic_move_basis(4, 4)
     smp = LatticeSampler(LatticeLaplaceTarget(c, 0.25), ratio=math.exp(-1))
     rng = np.random.default_rng(8)
-    run = smp.run(
-        smp.initial_states(200, rng=rng), 5000, rng=rng, burn_in=4000, thin=20, progress=False
-    )
+    run = smp.run(smp.initial_states(200, rng=rng), 5000, rng=rng, burn_in=4000, thin=20, progress=False)
     z = run.draws.reshape(-1, 16)
     assert z.shape == (50 * 200, 16)
     assert not np.any(z @ table_margins_matrix(4, 4).T)
@@ -209,9 +199,7 @@ def test_ti7_four_by_four_l1() -> None:
     kind=st.sampled_from(["l1", "l2", "gauss"]),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_every_draw_keeps_the_invariants(
-    shape: tuple[int, int], eps: float, kind: str, seed: int
-) -> None:
+def test_every_draw_keeps_the_invariants(shape: tuple[int, int], eps: float, kind: str, seed: int) -> None:
     """Property: A z = 0 exactly for every recorded draw, and z = C s for the final states."""
     r, c = shape
     if r == 1:
@@ -219,9 +207,7 @@ def test_every_draw_keeps_the_invariants(
     else:
         cb, a = basic_move_basis(r, c), table_margins_matrix(r, c)
     target = (
-        LatticeGaussianTarget(cb, 1.0 / eps)
-        if kind == "gauss"
-        else LatticeLaplaceTarget(cb, eps, kind)  # type: ignore[arg-type]
+        LatticeGaussianTarget(cb, 1.0 / eps) if kind == "gauss" else LatticeLaplaceTarget(cb, eps, kind)  # type: ignore[arg-type]
     )
     smp = LatticeSampler(target)
     rng = np.random.default_rng(seed)
@@ -250,9 +236,7 @@ def test_default_ratio_rule() -> None:
     """a = e^-1 (l1) and e^-1.5 (l2) at eps = 0.25 (DGGY's tuning), scaling with the target width."""
     c = total_basis(3)
     assert LatticeSampler(LatticeLaplaceTarget(c, 0.25)).ratio[0] == pytest.approx(math.exp(-1))
-    assert LatticeSampler(LatticeLaplaceTarget(c, 0.25, "l2")).ratio[0] == pytest.approx(
-        math.exp(-1.5)
-    )
+    assert LatticeSampler(LatticeLaplaceTarget(c, 0.25, "l2")).ratio[0] == pytest.approx(math.exp(-1.5))
     assert LatticeSampler(LatticeLaplaceTarget(c, 0.5)).ratio[0] == pytest.approx(math.exp(-2))
     assert LatticeSampler(LatticeGaussianTarget(c, 4.0)).ratio[0] == pytest.approx(math.exp(-1.5))
     assert (

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from accountant import InvalidSpec
-from accountant.errors import UnsupportedRelease
 from accountant.guarantees import GDP, PureDP
 from mechanisms.projected_gaussian import expected_chi
 from verify.load import load, loads
@@ -55,18 +54,18 @@ def test_every_draw_keeps_the_margins(which: str, request: pytest.FixtureRequest
     assert res.samples.shape == (spec.audit.samples, 9) and res.samples.dtype == np.float64
     dev = np.abs(_margins(res.samples) - _margins(table))
     assert dev.max() <= 1e-9 * 10
-    assert not np.allclose(res.samples, table)          # noise was added
+    assert not np.allclose(res.samples, table)  # noise was added
     assert _check(res.report, "invariant-preserved")["status"] == "pass"
-    assert res.report["seed"] == 7                      # [audit] seed, recorded
+    assert res.report["seed"] == 7  # [audit] seed, recorded
     assert res.report["verdict"] == "holds"
 
 
 def test_gaussian_sensitivity_is_sqrt6_from_the_three_cycles(gauss: Audit) -> None:
     mech = gauss.report["mechanism"]
     assert isinstance(mech, dict)
-    assert mech["l2_sensitivity_squared"] == 6          # not 4 (Prop. 32's moves only)
+    assert mech["l2_sensitivity_squared"] == 6  # not 4 (Prop. 32's moves only)
     assert mech["l2_sensitivity"] == pytest.approx(math.sqrt(6), rel=1e-15)
-    assert mech["l2_sensitivity"] >= math.sqrt(6)      # rounded up
+    assert mech["l2_sensitivity"] >= math.sqrt(6)  # rounded up
     assert mech["noise_dimension"] == 4
     assert mech["sigma"] >= mech["l2_sensitivity"] / 1.0
     assert isinstance(gauss.effective, GDP) and gauss.effective.mu <= 1.0
@@ -105,8 +104,11 @@ def test_seed_argument_overrides_and_reproduces() -> None:
 def test_epsilon_delta_calibration_meets_its_target() -> None:
     base = load(GAUSS)
     spec = dataclasses.replace(
-        base, claim=None, audit=dataclasses.replace(base.audit, samples=50),  # type: ignore[type-var]
-        mechanism=dataclasses.replace(base.mechanism, mu=None, epsilon=Fraction(1), delta=Fraction(1, 10**6)))
+        base,
+        claim=None,
+        audit=dataclasses.replace(base.audit, samples=50),  # type: ignore[type-var]
+        mechanism=dataclasses.replace(base.mechanism, mu=None, epsilon=Fraction(1), delta=Fraction(1, 10**6)),
+    )
     res = audit(spec, seed=1)
     assert _check(res.report, "calibration")["status"] == "pass"
     assert _check(res.report, "invariant-preserved")["status"] == "pass"
@@ -133,7 +135,7 @@ def test_knorm_falls_back_to_a_labelled_non_optimal_ball(monkeypatch: pytest.Mon
 
     import verify.kinds.k_norm as ma
 
-    monkeypatch.setattr(ma, "cached_knorm_ball", refuse)     # the build (cached or not) is refused
+    monkeypatch.setattr(ma, "cached_knorm_ball", refuse)  # the build (cached or not) is refused
     base = load(KNORM)
     spec = dataclasses.replace(base, audit=dataclasses.replace(base.audit, samples=200))  # type: ignore[type-var]
     res = audit(spec, seed=3)
@@ -162,13 +164,15 @@ def _variant(kind: str, samples: int = 400, **mech: object) -> Spec:
     A Gaussian kind drops the pure 1-DP claim (no Gaussian mechanism meets it).
     """
     base = load(KNORM)
-    spec_type = REGISTRY[kind].spec_type                 # each kind has its own [mechanism] dataclass
-    keep = {f.name: getattr(base.mechanism, f.name) for f in dataclasses.fields(spec_type)
-            if hasattr(base.mechanism, f.name)}
+    spec_type = REGISTRY[kind].spec_type  # each kind has its own [mechanism] dataclass
+    keep = {
+        f.name: getattr(base.mechanism, f.name)
+        for f in dataclasses.fields(spec_type)
+        if hasattr(base.mechanism, f.name)
+    }
     m = spec_type(**{**keep, "kind": kind, **mech})
     claim = None if "gaussian" in kind else base.claim
-    return dataclasses.replace(base, mechanism=m, claim=claim,
-                               audit=dataclasses.replace(base.audit, samples=samples))  # type: ignore[type-var]
+    return dataclasses.replace(base, mechanism=m, claim=claim, audit=dataclasses.replace(base.audit, samples=samples))  # type: ignore[type-var]
 
 
 def _spec(name: str, *, samples: int) -> Spec:
@@ -181,10 +185,10 @@ def test_projected_laplace_keeps_margins_with_exact_second_moment() -> None:
     res = audit(_variant("projected-laplace"), seed=11)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict)
-    assert mech["l1_sensitivity"] == 6                 # the 3-cycles of S: |u|_1 = 6 (moves: 4)
+    assert mech["l1_sensitivity"] == 6  # the 3-cycles of S: |u|_1 = 6 (moves: 4)
     assert mech["scale"] == 6.0 and mech["noise_dimension"] == 4
     err = res.report["expected_l2_error"]
-    assert isinstance(err, dict) and err["exact"] == 2 * 36 * 4      # 2 b^2 s
+    assert isinstance(err, dict) and err["exact"] == 2 * 36 * 4  # 2 b^2 s
     assert err["quantity"] == "E||noise||_2^2"
     assert _check(res.report, "expected-l2-error")["status"] == "pass"
     assert _check(res.report, "invariant-preserved")["status"] == "pass"
@@ -194,18 +198,20 @@ def test_projected_laplace_keeps_margins_with_exact_second_moment() -> None:
     assert res.report["verdict"] == "holds"
 
 
-@pytest.mark.parametrize("kind, extra, noise_dim", [
-    ("laplace", {}, 9), ("gaussian", {"epsilon": None, "mu": Fraction(1)}, 9)])
+@pytest.mark.parametrize(
+    "kind, extra, noise_dim", [("laplace", {}, 9), ("gaussian", {"epsilon": None, "mu": Fraction(1)}, 9)]
+)
 def test_full_dimensional_kinds_do_not_keep_the_invariant_but_hold(
-        kind: str, extra: dict[str, object], noise_dim: int) -> None:
+    kind: str, extra: dict[str, object], noise_dim: int
+) -> None:
     res = audit(_variant(kind, **extra), seed=5)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict) and mech["noise_dimension"] == noise_dim
     inv = _check(res.report, "invariant-preserved")
     assert inv["status"] == "skip" and inv["outcome"] == "not-applicable"
-    assert "break the invariant" in str(inv["detail"])   # the draws really do break it
+    assert "break the invariant" in str(inv["detail"])  # the draws really do break it
     assert _check(res.report, "expected-l2-error")["status"] == "pass"
-    assert res.report["verdict"] == "holds"             # a not-applicable skip is not inconclusive
+    assert res.report["verdict"] == "holds"  # a not-applicable skip is not inconclusive
 
 
 def test_the_cost_order_on_the_3x3_table() -> None:
@@ -238,8 +244,8 @@ def test_subspace_dp_projected_laplace_reproduces_T_G4() -> None:
     assert isinstance(mech, dict)
     assert mech["per_cell_variance"]["max"] == pytest.approx(53.7216, abs=5e-5)
     assert mech["per_cell_variance"]["min"] == pytest.approx(53.7216, abs=5e-5)
-    assert mech["noise_dimension"] == 101 and "sensitivity_space" not in mech     # S is not needed
-    assert res.effective.relation.spec_name == "subspace"                         # not DP, not Semi-DP
+    assert mech["noise_dimension"] == 101 and "sensitivity_space" not in mech  # S is not needed
+    assert res.effective.relation.spec_name == "subspace"  # not DP, not Semi-DP
     assert _check(res.report, "invariant-preserved")["status"] == "pass"
     assert res.report["verdict"] == "holds"
 
@@ -251,7 +257,7 @@ def test_subspace_dp_projected_gaussian_uses_ggy_constant() -> None:
     res = audit(spec, seed=3)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict) and round(mech["sigma"], 6) == 13.715304
-    assert res.report["verdict"] == "fails"        # claim {epsilon = 1} is pure; a Gaussian gives (0.5, 1e-6) only
+    assert res.report["verdict"] == "fails"  # claim {epsilon = 1} is pure; a Gaussian gives (0.5, 1e-6) only
     assert _check(res.report, "expected-l2-error")["status"] == "pass"
 
 
@@ -268,8 +274,10 @@ def test_knorm_hull_is_cached_and_reverified(tmp_path: Path, monkeypatch: pytest
 def test_knorm_2x13_is_optimal_in_closed_form() -> None:
     """s = 12, beyond the hull: the root polytope gives the optimal ball exactly (no hull, no fallback)."""
     spec = load(ROOT / "specs" / "table-2x13-k-norm.toml")
-    res = audit(dataclasses.replace(spec, audit=dataclasses.replace(spec.audit, samples=300)),  # type: ignore[type-var]
-                          seed=2)
+    res = audit(
+        dataclasses.replace(spec, audit=dataclasses.replace(spec.audit, samples=300)),  # type: ignore[type-var]
+        seed=2,
+    )
     mech = res.report["mechanism"]
     assert isinstance(mech, dict) and mech["optimal"] is True and mech["noise_dimension"] == 12
     assert "root polytope" in mech["label"] and "hull_cache" not in mech

@@ -55,7 +55,7 @@ def test_T_G6_total_invariant_ball() -> None:
         assert np.allclose(e.singular_values, 0.912871, atol=1e-5)
         assert np.allclose(e.shape, closed * np.eye(n - 1), atol=atol)
         _certified_inside(e, q)
-        assert np.all(e.mahalanobis(q) >= 1.0 - 1e-5)          # every point on the boundary
+        assert np.all(e.mahalanobis(q) >= 1.0 - 1e-5)  # every point on the boundary
         assert e.log_det_gap >= 0.0 and e.log_det_gap < 1e-6
         assert e.log_det_lower_bound <= (n - 1) * math.log(closed) <= e.log_det
 
@@ -67,12 +67,12 @@ def test_T_G6_stretched_cross_polytope() -> None:
     g = np.einsum("ij,jk,ik->i", STRETCHED, np.linalg.inv(w), STRETCHED)
     assert np.allclose(g, 3.0, atol=1e-12)
     sv_closed = np.sqrt(np.linalg.eigvalsh(3 * w))[::-1]
-    assert np.allclose(sv_closed, [3.7429, 1.0607, 0.4908], atol=5e-5)          # T-G6 as printed
+    assert np.allclose(sv_closed, [3.7429, 1.0607, 0.4908], atol=5e-5)  # T-G6 as printed
     for e, atol in zip(_both(STRETCHED), (1e-4, 1e-8)):
         assert np.allclose(e.singular_values, sv_closed, atol=atol)
         assert np.allclose(e.singular_values, [3.7429, 1.0607, 0.4908], atol=1e-4)
         _certified_inside(e, STRETCHED)
-        assert np.all(e.mahalanobis(STRETCHED) >= 1.0 - 1e-5)   # all points on the boundary
+        assert np.all(e.mahalanobis(STRETCHED) >= 1.0 - 1e-5)  # all points on the boundary
         assert float(np.sum(e.singular_values**2)) == pytest.approx(0.75 * float(np.sum(STRETCHED**2)), rel=1e-4)
 
 

@@ -52,10 +52,7 @@ def exact_atoms(pairs: list[tuple[float, float]]) -> tuple[Atoms, mpmath.mpf]:
         E, D = MP.exp(e), MP.mpf(d)
         per.append([(MP.mpf(e), (1 - D) * E / (1 + E)), (-MP.mpf(e), (1 - D) / (1 + E))])
         inf_keep *= 1 - D
-    atoms = [
-        (sum(a[0] for a in combo), math.prod(a[1] for a in combo))
-        for combo in itertools.product(*per)
-    ]
+    atoms = [(sum(a[0] for a in combo), math.prod(a[1] for a in combo)) for combo in itertools.product(*per)]
     return atoms, 1 - inf_keep
 
 
@@ -99,18 +96,13 @@ def gauss_std(mu: float, alpha: np.ndarray) -> np.ndarray:
 
 def test_loss_atoms_of_simple_curves() -> None:
     ident = pld.loss_atoms(TradeoffCurve.identity())
-    assert (
-        ident.loss == (0.0,) and ident.p == (1.0,) and ident.q == (1.0,) and ident.inf_mass == 0.0
-    )
+    assert ident.loss == (0.0,) and ident.p == (1.0,) and ident.q == (1.0,) and ident.inf_mass == 0.0
     at = pld.loss_atoms(TradeoffCurve.from_approx_dp(1.0, 0.1))
     assert len(at.loss) == 2  # the flat segment (1 - delta, 0)-(1, 0) has no Q-mass
     assert at.loss[0] >= 1.0 - 1e-15 and abs(at.loss[0] - 1.0) < 1e-12
     assert abs(at.loss[1] + 1.0) < 1e-12
     assert at.inf_mass >= 0.1 and at.inf_mass < 0.1 + 1e-15
-    assert (
-        pld.loss_atoms(TradeoffCurve.zero()).loss == ()
-        and pld.loss_atoms(TradeoffCurve.zero()).inf_mass == 1.0
-    )
+    assert pld.loss_atoms(TradeoffCurve.zero()).loss == () and pld.loss_atoms(TradeoffCurve.zero()).inf_mass == 1.0
 
 
 @fast
@@ -292,9 +284,7 @@ def test_trivial_compositions() -> None:
     assert pld.compose([TradeoffCurve.identity()] * 3) == TradeoffCurve.identity()
     assert pld.compose([f, TradeoffCurve.zero()]) == TradeoffCurve.zero()
     # mass at +inf composes as 1 - prod(1 - d_i); here (0, d)-DP parts only
-    c = pld.compose(
-        [TradeoffCurve.from_approx_dp(0.0, 0.1), TradeoffCurve.from_approx_dp(0.0, 0.2)]
-    )
+    c = pld.compose([TradeoffCurve.from_approx_dp(0.0, 0.1), TradeoffCurve.from_approx_dp(0.0, 0.2)])
     assert 1 - c.betas[0] >= 1 - 0.9 * 0.8 - 1e-15 and 1 - c.betas[0] < 1 - 0.9 * 0.8 + 1e-12
 
 

@@ -9,26 +9,37 @@ from accountant.outcome import NotApplicable, Outcome, Refuted, Skipped, Unknown
 from verify.report import Check, GuaranteeSummary, verdict_of
 
 
-@pytest.mark.parametrize("outcomes, verdict", [
-    ([Verified("a"), Skipped("b"), NotApplicable("c")], "holds"),      # not run is neither fail nor unknown
-    ([Verified("a"), Unknown("b")], "inconclusive"),
-    ([Unknown("a"), Refuted("b"), Verified("c")], "fails"),
-    ([], "holds"),
-])
+@pytest.mark.parametrize(
+    "outcomes, verdict",
+    [
+        ([Verified("a"), Skipped("b"), NotApplicable("c")], "holds"),  # not run is neither fail nor unknown
+        ([Verified("a"), Unknown("b")], "inconclusive"),
+        ([Unknown("a"), Refuted("b"), Verified("c")], "fails"),
+        ([], "holds"),
+    ],
+)
 def test_verdict_is_a_function_of_outcome_types(outcomes: list[Outcome], verdict: str) -> None:
     assert verdict_of([Check(f"c{i}", o) for i, o in enumerate(outcomes)]) == verdict
 
 
-@pytest.mark.parametrize("outcome, status, name, detail", [
-    (Verified("proof"), "pass", "verified", "proof"),
-    (Refuted("pair"), "fail", "refuted", "pair"),
-    (Unknown("timeout"), "skip", "unknown", "inconclusive: timeout"),
-    (NotApplicable("full-dimensional"), "skip", "not-applicable", "full-dimensional"),
-    (Skipped("no draws"), "skip", "skipped", "no draws"),
-])
+@pytest.mark.parametrize(
+    "outcome, status, name, detail",
+    [
+        (Verified("proof"), "pass", "verified", "proof"),
+        (Refuted("pair"), "fail", "refuted", "pair"),
+        (Unknown("timeout"), "skip", "unknown", "inconclusive: timeout"),
+        (NotApplicable("full-dimensional"), "skip", "not-applicable", "full-dimensional"),
+        (Skipped("no draws"), "skip", "skipped", "no draws"),
+    ],
+)
 def test_check_json_fields(outcome: Outcome, status: str, name: str, detail: str) -> None:
     assert Check("x", outcome, {"bounds": {"lower": 1.0}}).to_json() == {
-        "name": "x", "status": status, "outcome": name, "detail": detail, "bounds": {"lower": 1.0}}
+        "name": "x",
+        "status": status,
+        "outcome": name,
+        "detail": detail,
+        "bounds": {"lower": 1.0},
+    }
 
 
 def test_guarantee_summary_contract_fields() -> None:

@@ -73,9 +73,9 @@ def test_two_row_space_is_the_moves_set_without_three_cycles(c: int) -> None:
         sp = table_space(2, c, radius=radius)
         assert set(sp.vectors) == want
     assert len(want) == c * (c - 1) + 1
-    assert table_space(2, c).rank == c - 1                      # reference T-S4: (r-1)(c-1)
+    assert table_space(2, c).rank == c - 1  # reference T-S4: (r-1)(c-1)
     if c == 3:
-        assert table_space(2, 3).size == 7                      # reference T-S2b
+        assert table_space(2, 3).size == 7  # reference T-S2b
 
 
 def test_basis_is_orthonormal_and_matches_t_s5_for_2x2() -> None:
@@ -87,7 +87,7 @@ def test_basis_is_orthonormal_and_matches_t_s5_for_2x2() -> None:
         # span: every move lies in it, and the projector has trace c - 1 (reference T-S4)
         assert np.allclose(np.trace(b.basis @ b.basis.T), c - 1)
     q = RootPolytopeBall.for_table(2).basis[:, 0]
-    assert np.allclose(q, 0.5 * np.array([1, -1, -1, 1]), atol=1e-15)   # reference T-S5
+    assert np.allclose(q, 0.5 * np.array([1, -1, -1, 1]), atol=1e-15)  # reference T-S5
 
 
 # --------------------------------------------------------------------------- volume and facets vs qhull
@@ -103,10 +103,12 @@ def test_vandermonde_total_weight_exact() -> None:
 def test_volume_and_facet_count_match_qhull(c: int) -> None:
     k, r = hull(c), RootPolytopeBall.from_space(table_space(2, c))
     assert r.facet_count == k.facet_count == 2**c - 2
-    assert r.volume == pytest.approx(k.volume, rel=1e-10)       # qhull, same orthonormal-coordinate measure
+    assert r.volume == pytest.approx(k.volume, rel=1e-10)  # qhull, same orthonormal-coordinate measure
     # the formula as a sum of cone volumes, (sqrt 2)^(c-1) sqrt(c) / ((c-1)(k-1)!(c-k-1)!) each
-    cones = sum(math.comb(c, j) * math.sqrt(c) / ((c - 1) * math.factorial(j - 1) * math.factorial(c - j - 1))
-                for j in range(1, c))
+    cones = sum(
+        math.comb(c, j) * math.sqrt(c) / ((c - 1) * math.factorial(j - 1) * math.factorial(c - j - 1))
+        for j in range(1, c)
+    )
     assert r.volume == pytest.approx(2 ** ((c - 1) / 2) * cones, rel=1e-12)
 
 
@@ -115,22 +117,27 @@ def test_every_qhull_facet_is_some_f_i_and_cone_volumes_by_size_match(c: int) ->
     """qhull's facets are exactly the F_I (tight vertices {e_i - e_j : i in I, j not in I}); the fan
     volumes grouped by |I| equal C(c,k) sqrt(2)^(c-1) sqrt(c) / ((c-1)(k-1)!(c-k-1)!)."""
     k = hull(c)
-    verts = k.vertex_vectors[:, :c]                             # first-row v = e_i - e_j
+    verts = k.vertex_vectors[:, :c]  # first-row v = e_i - e_j
     plus, minus = verts.argmax(axis=1), verts.argmin(axis=1)
     subsets = set()
     for a in k.facets:
         tight = np.flatnonzero(k.vertices @ a > 1 - 1e-9)
         i_set = frozenset(plus[tight].tolist())
         assert {(int(p), int(m)) for p, m in zip(plus[tight], minus[tight])} == {
-            (i, j) for i in i_set for j in range(c) if j not in i_set}
+            (i, j) for i in i_set for j in range(c) if j not in i_set
+        }
         subsets.add(i_set)
     assert len(subsets) == 2**c - 2
     by_size = np.zeros(c)
     for simplex, vol in zip(k.fan, k.fan_volumes):
-        by_size[len(set(plus[simplex].tolist()))] += vol        # a full facet simplex uses every i in I
+        by_size[len(set(plus[simplex].tolist()))] += vol  # a full facet simplex uses every i in I
     for j in range(1, c):
-        want = (math.comb(c, j) * 2 ** ((c - 1) / 2) * math.sqrt(c)
-                / ((c - 1) * math.factorial(j - 1) * math.factorial(c - j - 1)))
+        want = (
+            math.comb(c, j)
+            * 2 ** ((c - 1) / 2)
+            * math.sqrt(c)
+            / ((c - 1) * math.factorial(j - 1) * math.factorial(c - j - 1))
+        )
         assert by_size[j] == pytest.approx(want, rel=1e-9)
     assert by_size.sum() / k.volume == pytest.approx(1.0, rel=1e-12)
 
@@ -139,7 +146,7 @@ def test_log_volume_stays_finite_for_large_c() -> None:
     assert math.isfinite(root_polytope_log_volume(5000)) and root_polytope_log_volume(5000) < 0
     lv = root_polytope_log_volume(100)
     assert RootPolytopeBall.for_table(100).volume == math.exp(lv) > 0
-    assert RootPolytopeBall.for_table(300).volume == 0.0 < math.exp(-700)   # documented underflow; log is exact
+    assert RootPolytopeBall.for_table(300).volume == 0.0 < math.exp(-700)  # documented underflow; log is exact
 
 
 # --------------------------------------------------------------------------- gauge
@@ -211,7 +218,7 @@ def test_gauge_law_of_a_uniform_point_is_beta(c: int) -> None:
     g = b.gauge(b.sample_uniform(rng=rng, size=20_000))
     assert g.max() <= 1 + 1e-12
     assert stats.kstest(g ** (c - 1), "uniform").pvalue > TEST_FAILURE_RATE
-    if c in (3, 13):   # twin: radius W^(1/c) instead of W^(1/(c-1)) (the shift is too small to see at c = 50)
+    if c in (3, 13):  # twin: radius W^(1/c) instead of W^(1/(c-1)) (the shift is too small to see at c = 50)
         u = b.sample_uniform(rng=rng, size=20_000)
         wrong = b.gauge(u / b.gauge(u)[:, None] * rng.random(20_000)[:, None] ** (1 / c))
         assert stats.kstest(wrong ** (c - 1), "uniform").pvalue < 1e-6
@@ -272,7 +279,7 @@ def test_sampler_output_is_in_the_span_and_in_the_ball() -> None:
     assert np.allclose(v.sum(axis=1), 0, atol=1e-13)
     assert np.all(np.abs(v).sum(axis=1) / 2 <= 1 + 1e-12)
     u = b.sample_uniform(rng=np.random.default_rng(1), size=5000)
-    assert np.allclose(b.cells(u), v, atol=1e-13)               # y = sqrt(2) H^T v, v = H y / sqrt(2)
+    assert np.allclose(b.cells(u), v, atol=1e-13)  # y = sqrt(2) H^T v, v = H y / sqrt(2)
     assert b.sample_uniform(rng=np.random.default_rng(1), size=0).shape == (0, 8)
 
 
@@ -304,8 +311,8 @@ def test_mechanism_keeps_margins_and_matches_independent_monte_carlo(c: int) -> 
     n = 40_000
     y = mech.sample(x, rng=rng, size=n)
     assert y.shape == (n, 2, c)
-    assert np.allclose(y.sum(axis=1), x.sum(axis=0), rtol=0, atol=1e-9)   # column margins
-    assert np.allclose(y.sum(axis=2), x.sum(axis=1), rtol=0, atol=1e-9)   # row margins
+    assert np.allclose(y.sum(axis=1), x.sum(axis=0), rtol=0, atol=1e-9)  # column margins
+    assert np.allclose(y.sum(axis=2), x.sum(axis=1), rtol=0, atol=1e-9)  # row margins
     norms = np.linalg.norm((y - x).reshape(n, -1), axis=1)
     mu, se = independent_mean_norm(c, eps, 200_000, np.random.default_rng(99 + c))
     z = (norms.mean() - mu) / math.hypot(se, norms.std() / math.sqrt(n))
@@ -324,7 +331,8 @@ def test_mechanism_mean_norm_matches_the_qhull_ball() -> None:
     """expected_l2_norm_mc intervals of the two optimal balls of 2 x 5 overlap."""
     k = KNormMechanism(hull(5), 1.0).expected_l2_norm_mc(rng=np.random.default_rng(5), draws=40_000)
     r = KNormMechanism(RootPolytopeBall.for_table(5), 1.0).expected_l2_norm_mc(
-        rng=np.random.default_rng(6), draws=40_000)
+        rng=np.random.default_rng(6), draws=40_000
+    )
     assert r.lower <= k.upper and k.lower <= r.upper
 
 
@@ -344,15 +352,17 @@ def test_setup_is_cheap_and_the_space_is_lazy() -> None:
     [
         (table_space(3, 3), "length 9"),
         (table_space(3, 4), "not of the form"),
-        (table_space(4, 2), "not of the form"),                  # a c x 2 table, not transposed
+        (table_space(4, 2), "not of the form"),  # a c x 2 table, not transposed
         (histogram_space(4), "not of the form"),
         (table_space(2, 4, radius=1), "c\\(c - 1\\) \\+ 1 = 13"),
-        (SensitivitySpace.from_vectors([[2 * t for t in u] for u in table_space(2, 3).vectors], "2S"),
-         "not e_j - e_k"),
-        (SensitivitySpace.from_vectors([u for u in table_space(2, 4).vectors if abs(u[0] - u[1]) != 2],
-                                       "missing the moves in columns 0, 1"), "missing"),
-        (SensitivitySpace.from_vectors([*table_space(2, 3).vectors, (1, 1, -2, -1, -1, 2)], "extra"),
-         "not e_j - e_k"),
+        (SensitivitySpace.from_vectors([[2 * t for t in u] for u in table_space(2, 3).vectors], "2S"), "not e_j - e_k"),
+        (
+            SensitivitySpace.from_vectors(
+                [u for u in table_space(2, 4).vectors if abs(u[0] - u[1]) != 2], "missing the moves in columns 0, 1"
+            ),
+            "missing",
+        ),
+        (SensitivitySpace.from_vectors([*table_space(2, 3).vectors, (1, 1, -2, -1, -1, 2)], "extra"), "not e_j - e_k"),
     ],
     ids=["3x3", "3x4", "4x2", "histogram", "radius-1", "inflated", "missing", "extra"],
 )

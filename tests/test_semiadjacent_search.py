@@ -70,9 +70,7 @@ TARGETS = [
 
 
 @pytest.mark.parametrize("method", METHODS)
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, id=c[0]) for c in TARGETS]
-)
+@pytest.mark.parametrize("case", [pytest.param(c, id=c[0]) for c in TARGETS])
 def test_reference_targets_T_A2_to_T_A10(case: tuple[Any, ...], method: str) -> None:
     """reference Sec. 9 T-A2..T-A10 (Cho & Awan 2024, Def 13; Thm 16 for T-A7 = p + 1)."""
     _, space, inv, records, n_datasets, a = case
@@ -207,17 +205,18 @@ def _instance(draw: st.DrawFn, callable_ok: bool = True) -> tuple[DataSpace, Any
         chosen = draw(st.lists(st.sampled_from(subsets), min_size=1, max_size=3, unique=True))
         inv = Margins(tuple(chosen))
     elif kind == "counting":
-        sets = draw(st.lists(st.lists(st.integers(0, k - 1), min_size=1, max_size=k, unique=True),
-                             min_size=1, max_size=3))
+        sets = draw(
+            st.lists(st.lists(st.integers(0, k - 1), min_size=1, max_size=k, unique=True), min_size=1, max_size=3)
+        )
         inv = Counting(tuple(tuple(s) for s in sets))
     elif kind == "linear":
-        rows = draw(st.lists(st.lists(st.integers(-1, 2), min_size=k, max_size=k),
-                             min_size=1, max_size=2))
+        rows = draw(st.lists(st.lists(st.integers(-1, 2), min_size=k, max_size=k), min_size=1, max_size=2))
         inv = Linear(tuple(tuple(r) for r in rows))
     else:
         which = draw(st.sampled_from(["max", "empty", "parity"]))
-        fn = {"max": lambda h: max(h), "empty": lambda h: sum(1 for v in h if v == 0),
-              "parity": lambda h: h[0] % 2}[which]
+        fn = {"max": lambda h: max(h), "empty": lambda h: sum(1 for v in h if v == 0), "parity": lambda h: h[0] % 2}[
+            which
+        ]
         inv = CallableInvariant(fn, name=which)
     return space, inv, table
 
@@ -269,18 +268,20 @@ def test_partition_single_feature_is_2_or_0(levels: int, data: st.DataObject) ->
     non-empty levels else 0 (reference Sec. 9 T-A10; Cho & Awan 2024, Remark 17)."""
     space = DataSpace.of(("f", levels))
     n = data.draw(st.integers(1, 12))
-    table = data.draw(st.lists(st.integers(0, n), min_size=levels, max_size=levels)
-                      .filter(lambda v: sum(v) > 0))
+    table = data.draw(st.lists(st.integers(0, n), min_size=levels, max_size=levels).filter(lambda v: sum(v) > 0))
     res = search_semi_adjacent_parameter(space, Margins((("f",),)), table=table)
     assert res.value == (2 if sum(1 for v in table if v) >= 2 else 0)
     assert check_result(space, Margins((("f",),)), res, table=table).passed
 
 
-@pytest.mark.parametrize("table,expected", [
-    ((2, 1, 0, 1, 0, 0), 2),   # two non-empty states: a move across states needs a compensating move
-    ((2, 1, 1, 0, 0, 0), 1),   # one non-empty state: records move freely between its ages
-    ((0, 0, 0, 1, 1, 1), 1),
-])
+@pytest.mark.parametrize(
+    "table,expected",
+    [
+        ((2, 1, 0, 1, 0, 0), 2),  # two non-empty states: a move across states needs a compensating move
+        ((2, 1, 1, 0, 0, 0), 1),  # one non-empty state: records move freely between its ages
+        ((0, 0, 0, 1, 1, 1), 1),
+    ],
+)
 def test_partition_state_totals_with_other_features(table: tuple[int, ...], expected: int) -> None:
     """State totals (a partition by one feature of several): 2 if >= 2 non-empty states,
     else 1 when the state has >= 2 cells (other features unconstrained)."""
@@ -298,8 +299,7 @@ def test_no_invariant_is_1(inv: NoInvariant | Total, n: int) -> None:
     res = search_semi_adjacent_parameter(space, inv, t=(n,) if isinstance(inv, Total) else (), n=n)
     assert res.value == 1 and res.exact
     one_cell = DataSpace.of(("A", 1))
-    assert search_semi_adjacent_parameter(one_cell, inv, t=(n,) if isinstance(inv, Total) else (),
-                                  n=n).value == 0
+    assert search_semi_adjacent_parameter(one_cell, inv, t=(n,) if isinstance(inv, Total) else (), n=n).value == 0
 
 
 @FAST
@@ -379,8 +379,7 @@ def test_callable_invariant_too_large_is_refused() -> None:
 def test_time_budget_runs_out_gracefully(method: str) -> None:
     space = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
     table = hist1(space, [(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2)])
-    res = search_semi_adjacent_parameter(space, one_way(space), table=table, method=method,
-                                 time_limit=1e-9)
+    res = search_semi_adjacent_parameter(space, one_way(space), table=table, method=method, time_limit=1e-9)
     assert not res.exact and "ran out" in res.note
     assert res.value <= 4 <= res.upper  # the truth (T-A7) lies between
     assert check_witness(space, one_way(space), res.witness, t=res.t, n=res.n).passed
@@ -416,22 +415,23 @@ def test_fiber_count_enumeration_and_bound_agree_with_brute_force(inst: tuple[An
     rows = fib.enumerate()
     k, n = space.n_cells, fib.n
     a = np.asarray(inv.matrix(space))
-    brute = [h for h in itertools.product(range(n + 1), repeat=k)
-             if sum(h) == n and tuple(int(v) for v in a @ np.array(h)) == fib.t]
+    brute = [
+        h
+        for h in itertools.product(range(n + 1), repeat=k)
+        if sum(h) == n and tuple(int(v) for v in a @ np.array(h)) == fib.t
+    ]
     assert sorted(map(tuple, rows.tolist())) == sorted(brute)
     est = fib.estimate_size()
     assert est.exact and est.value == len(brute)
     assert fib.estimate_size(work_limit=1).value >= len(brute)  # the bound is an upper bound
     assert all(fib.contains(h) for h in brute)
-    assert count_datasets(rows, n) == sum(
-        math.factorial(n) // math.prod(math.factorial(v) for v in h) for h in brute)
+    assert count_datasets(rows, n) == sum(math.factorial(n) // math.prod(math.factorial(v) for v in h) for h in brute)
 
 
 def test_fiber_support_by_integer_feasibility() -> None:
     space = DataSpace.of(("A", 2), ("B", 3))
     fib = conforming_fiber(space, one_way(space), table=(2, 0, 0, 0, 0, 1))
-    assert sorted(fib.support()) == sorted(
-        {c for h in fib.enumerate().tolist() for c in range(6) if h[c]})
+    assert sorted(fib.support()) == sorted({c for h in fib.enumerate().tolist() for c in range(6) if h[c]})
 
 
 def test_witness_ordered_realises_distance() -> None:
@@ -445,16 +445,18 @@ def test_witness_ordered_realises_distance() -> None:
 # ---------------------------------------------------------------- verifier rejects
 
 
-@pytest.mark.parametrize("tamper,reason", [
-    ({"distance": 2}, "stated distance"),
-    ({"nearest": (2, 1, 1, 0), "target": 3}, "no record in target"),
-    ({"nearest": (3, 0, 1, 0)}, "invariant value"),
-    ({"record": 3}, "holds no record"),
-    ({"dataset": (2, 1, 1, 1)}, "records, expected"),
-])
+@pytest.mark.parametrize(
+    "tamper,reason",
+    [
+        ({"distance": 2}, "stated distance"),
+        ({"nearest": (2, 1, 1, 0), "target": 3}, "no record in target"),
+        ({"nearest": (3, 0, 1, 0)}, "invariant value"),
+        ({"record": 3}, "holds no record"),
+        ({"dataset": (2, 1, 1, 1)}, "records, expected"),
+    ],
+)
 def test_verifier_rejects_tampered_witness(tamper: dict[str, Any], reason: str) -> None:
-    good: dict[str, Any] = {"dataset": (2, 1, 1, 0), "record": 0, "target": 3, "nearest": (3, 0, 0, 1),
-                                "distance": 3}
+    good: dict[str, Any] = {"dataset": (2, 1, 1, 0), "record": 0, "target": 3, "nearest": (3, 0, 0, 1), "distance": 3}
     assert check_witness(S22, one_way(S22), Witness(**good), t=(3, 1, 3, 1), n=4).passed
     chk = check_witness(S22, one_way(S22), Witness(**{**good, **tamper}), t=(3, 1, 3, 1), n=4)
     assert not chk.passed and reason in chk.reason
@@ -472,8 +474,7 @@ def test_verifier_rejects_wrong_value_claim() -> None:
     table = hist1(S22, [(1, 1), (1, 1), (1, 2), (2, 1), (2, 2)])
     res = search_semi_adjacent_parameter(S22, one_way(S22), table=table)
     w2 = Witness((2, 1, 1, 1), 0, 3, (2, 1, 1, 1), 2)  # a valid witness of a smaller distance
-    fake = SemiAdjacentResult(2, 2, True, "graph-search", w2, res.fiber_size, res.n_datasets,
-                              res.t, res.n)
+    fake = SemiAdjacentResult(2, 2, True, "graph-search", w2, res.fiber_size, res.n_datasets, res.t, res.n)
     assert check_witness(S22, one_way(S22), w2, t=res.t, n=res.n).passed
     chk = check_result(S22, one_way(S22), fake, table=table)
     assert not chk.passed and "recomputed a(t) = 3" in chk.reason
@@ -482,19 +483,22 @@ def test_verifier_rejects_wrong_value_claim() -> None:
 # ------------------------------------------------------------------- input validation
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"table": (1, 1, 1)}, "shape"),
-    ({"table": (1, -1, 1, 1)}, "negative"),
-    ({"table": (0.5, 1, 1, 1)}, "integer"),
-    ({"table": (0, 0, 0, 0)}, "no records"),
-    ({"t": (1, 1, 1, 1)}, "n .the number of records. is required"),
-    ({"t": (1, 1, 1), "n": 2}, "has 3 entries"),
-    ({"table": (1, 1, 1, 1), "n": 3}, "disagrees"),
-    ({"table": (1, 1, 1, 1), "t": (2, 2, 2, 1)}, "disagrees"),
-    ({"t": (3, 0, 3, 0), "n": 2}, "D_t is empty"),
-    ({"table": (1, 1, 1, 1), "method": "magic"}, "method"),
-    ({"table": (1, 1, 1, 1), "time_limit": 0}, "time_limit"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"table": (1, 1, 1)}, "shape"),
+        ({"table": (1, -1, 1, 1)}, "negative"),
+        ({"table": (0.5, 1, 1, 1)}, "integer"),
+        ({"table": (0, 0, 0, 0)}, "no records"),
+        ({"t": (1, 1, 1, 1)}, "n .the number of records. is required"),
+        ({"t": (1, 1, 1), "n": 2}, "has 3 entries"),
+        ({"table": (1, 1, 1, 1), "n": 3}, "disagrees"),
+        ({"table": (1, 1, 1, 1), "t": (2, 2, 2, 1)}, "disagrees"),
+        ({"t": (3, 0, 3, 0), "n": 2}, "D_t is empty"),
+        ({"table": (1, 1, 1, 1), "method": "magic"}, "method"),
+        ({"table": (1, 1, 1, 1), "time_limit": 0}, "time_limit"),
+    ],
+)
 def test_bad_inputs_raise_invalid_argument(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(InvalidArgument, match=match):
         search_semi_adjacent_parameter(S22, one_way(S22), **kwargs)

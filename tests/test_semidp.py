@@ -5,9 +5,24 @@ from __future__ import annotations
 import pytest
 
 from accountant import (
-    GDP, ZCDP, AddRemove, ApproxDP, DataSpace, InvalidArgument, Margins, NoFiniteGuarantee,
-    NoInvariant, PureDP, Replace, SemiAdjacent, Total, UnsupportedRelease, closed_form,
-    joint_release_dp, semi_dp, semi_dp_composition,
+    GDP,
+    ZCDP,
+    AddRemove,
+    ApproxDP,
+    DataSpace,
+    InvalidArgument,
+    Margins,
+    NoFiniteGuarantee,
+    NoInvariant,
+    PureDP,
+    Replace,
+    SemiAdjacent,
+    Total,
+    UnsupportedRelease,
+    closed_form,
+    joint_release_dp,
+    semi_dp,
+    semi_dp_composition,
 )
 from accountant.invariants import Linear
 
@@ -22,16 +37,16 @@ def test_prop15_census() -> None:
 
 
 def test_prop15_gdp_and_radius_zero() -> None:
-    assert semi_dp(GDP(0.5), Total(), 3).mu == 1.5                 # G_mu^{o a} = G_{a mu}
-    zero = semi_dp(PureDP(2.0), Total(), 0)                          # D_t a singleton
+    assert semi_dp(GDP(0.5), Total(), 3).mu == 1.5  # G_mu^{o a} = G_{a mu}
+    zero = semi_dp(PureDP(2.0), Total(), 0)  # D_t a singleton
     assert zero.epsilon == 0.0 and zero.relation.radius == 0
     with pytest.raises(InvalidArgument):
-        semi_dp(ZCDP(1.0, Replace(2)), Total(), 2)                  # needs an A_1 guarantee
+        semi_dp(ZCDP(1.0, Replace(2)), Total(), 2)  # needs an A_1 guarantee
 
 
 def test_prop21_closed_forms_agree_for_gdp_and_zcdp() -> None:
     r = semi_dp_composition([GDP(3.0), GDP(4.0)], Total(), 2)
-    assert r.semi_first.mu == r.composition_first.mu == 10.0        # a sqrt(sum mu^2)
+    assert r.semi_first.mu == r.composition_first.mu == 10.0  # a sqrt(sum mu^2)
     z = semi_dp_composition([ZCDP(1.0), ZCDP(1.56)], Total(), 2)
     assert z.semi_first.rho == z.composition_first.rho == 10.24
 
@@ -46,7 +61,7 @@ def test_joint_release_plain_dp_verdicts() -> None:
     space = DataSpace.of(("state", 52), ("age", 2))
     bad = joint_release_dp(ZCDP(2.56), STATE, space)
     assert isinstance(bad, NoFiniteGuarantee) and "state" in bad.reason
-    assert joint_release_dp(ZCDP(2.56), Total(), space) == ZCDP(2.56)             # n fixed
+    assert joint_release_dp(ZCDP(2.56), Total(), space) == ZCDP(2.56)  # n fixed
     assert isinstance(joint_release_dp(ZCDP(2.56, AddRemove()), Total(), space), NoFiniteGuarantee)
     assert joint_release_dp(PureDP(1.0, AddRemove()), NoInvariant(), space) == PureDP(1.0, AddRemove())
     # A linear invariant that ignores "age": constant under replace-one? No -- it still sees state.
@@ -57,11 +72,12 @@ def test_joint_release_plain_dp_verdicts() -> None:
 # ----------------------------------------------------------------- closed-form a(t)
 # Targets: reference semi-dp.md §9 (T-A*), Cho & Awan Def. 13, Thm. 16.
 
+
 def test_closed_form_state_partition() -> None:
     s = DataSpace.of(("state", 52), ("hhgq", 8), ("voting_age", 2))
     a = closed_form(s, STATE, Replace())
     assert (a.value, a.exact, a.method) == (2, True, "closed-form")
-    assert closed_form(s, STATE, AddRemove()).value == 4                 # |X sym-diff X'| = 2 d_H
+    assert closed_form(s, STATE, AddRemove()).value == 4  # |X sym-diff X'| = 2 d_H
 
 
 @pytest.mark.parametrize(
@@ -83,10 +99,10 @@ def test_closed_form_T_A10_and_bounds() -> None:
     # T-A6 (true a = 2): the closed form is an upper bound, labelled so.
     assert closed_form(s2, one_way, Replace(), table=[3, 1, 0, 0]).value >= 2
     s3 = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
-    assert closed_form(s3, Margins((("A",), ("B",), ("C",))), Replace()).value == 4   # T-A7: p + 1
+    assert closed_form(s3, Margins((("A",), ("B",), ("C",))), Replace()).value == 4  # T-A7: p + 1
     # Full-table margin and free features.
     assert closed_form(s2, Margins((("A", "B"),)), Replace()).value == 2
-    assert closed_form(s2, Margins((("A",),)), Replace(), table=[2, 1, 0, 0]).value == 1   # only B free
+    assert closed_form(s2, Margins((("A",),)), Replace(), table=[2, 1, 0, 0]).value == 1  # only B free
     assert closed_form(s2, NoInvariant(), Replace()).value == 1
     assert closed_form(s2, Total(), Replace()).value == 1
     assert closed_form(DataSpace.of(("x", 1)), NoInvariant(), Replace()).value == 0
@@ -104,16 +120,17 @@ def test_closed_form_refuses_what_it_cannot_prove() -> None:
 
 # ----------------------------------------------------------------- dispatcher (closed form / search)
 
+
 def test_dispatcher_uses_search_when_the_closed_form_is_only_a_bound() -> None:
     from accountant.semiadjacent import semi_adjacent_parameter
 
     s3 = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
     inv = Margins((("A",), ("B",), ("C",)))
-    t_a8 = [1, 0, 0, 1, 0, 1, 1, 0]        # T-A8: records (1,1,1),(1,2,2),(2,1,2),(2,2,1) -> a = 3
+    t_a8 = [1, 0, 0, 1, 0, 1, 1, 0]  # T-A8: records (1,1,1),(1,2,2),(2,1,2),(2,2,1) -> a = 3
     r = semi_adjacent_parameter(s3, inv, Replace(), table=t_a8)
     assert (r.value, r.exact, r.scope) == (3, True, "actual t") and r.method == "graph-search"
     assert r.witness_data(s3)["distance"] == 3
-    assert semi_adjacent_parameter(s3, inv, AddRemove(), table=t_a8).value == 6   # 2 x Hamming
+    assert semi_adjacent_parameter(s3, inv, AddRemove(), table=t_a8).value == 6  # 2 x Hamming
     # Without a table: the Thm. 16 bound, labelled.
     b = semi_adjacent_parameter(s3, inv, Replace())
     assert (b.value, b.exact, b.scope) == (4, False, "worst case over t")
@@ -122,7 +139,7 @@ def test_dispatcher_uses_search_when_the_closed_form_is_only_a_bound() -> None:
     with pytest.raises(UnsupportedRelease, match="needs the actual table"):
         semi_adjacent_parameter(s3, Linear(((1,) * 8,)), Replace())
     lin = semi_adjacent_parameter(s3, Linear(((1, 1, 1, 1, 0, 0, 0, 0),)), Replace(), table=t_a8)
-    assert lin.value == 2 and lin.exact    # a partition of cells by A: same as the A margin
+    assert lin.value == 2 and lin.exact  # a partition of cells by A: same as the A margin
 
 
 # ----------------------------------------------------------------- closed forms vs exact search

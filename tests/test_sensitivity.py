@@ -10,8 +10,13 @@ import sympy
 
 from accountant import InvalidArgument, SearchTooLarge
 from accountant.sensitivity import (
-    SensitivitySpace, group_inflated, histogram_space, table_moves, table_projector_kron,
-    table_space, table_three_cycles,
+    SensitivitySpace,
+    group_inflated,
+    histogram_space,
+    table_moves,
+    table_projector_kron,
+    table_space,
+    table_three_cycles,
 )
 
 
@@ -30,7 +35,7 @@ def test_T_S2_three_by_three_with_three_cycles() -> None:
     printed = table_space(3, 3, paper_exact=True)
     assert (printed.l1, printed.l2, printed.linf) == (4, 2.0, 1)
     assert "INCOMPLETE" in printed.label
-    assert printed.rank == s.rank == 4                 # the span (hence P) is unchanged
+    assert printed.rank == s.rank == 4  # the span (hence P) is unchanged
 
 
 def test_T_S2b_two_by_three_has_no_cycles() -> None:
@@ -58,7 +63,7 @@ def test_T_S4_counts_rank_and_kronecker_projector(r: int, c: int) -> None:
     s = table_space(r, c)
     assert s.rank == (r - 1) * (c - 1)
     p = s.projector_exact()
-    assert p == table_projector_kron(r, c)                          # exact equality, rational
+    assert p == table_projector_kron(r, c)  # exact equality, rational
     assert p.trace() == (r - 1) * (c - 1)
     assert all(p[k, k] == sympy.Rational((r - 1) * (c - 1), r * c) for k in range(r * c))
     q = s.orthonormal_basis()
@@ -80,7 +85,7 @@ def test_radius_below_two_is_trivial_and_queries_map() -> None:
     assert table_space(3, 3, radius=2).size == 19
     s = table_space(2, 2)
     row_sums = s.image([[1, 1, 0, 0], [0, 0, 1, 1]], "row sums")
-    assert row_sums.size == 1                           # the invariant's own query has S = {0}
+    assert row_sums.size == 1  # the invariant's own query has S = {0}
 
 
 def test_validation() -> None:
@@ -104,4 +109,4 @@ def test_refusals_found_by_the_exact_enumeration() -> None:
 def test_rank_and_projector_on_a_larger_space() -> None:
     # Gram-matrix rank and projector (the per-vector sympy rank took 13 s here).
     s = table_space(5, 5)
-    assert s.rank == 16 and s.projector_exact() == table_projector_kron(5, 5)   # (r-1)(c-1), exact
+    assert s.rank == 16 and s.projector_exact() == table_projector_kron(5, 5)  # (r-1)(c-1), exact

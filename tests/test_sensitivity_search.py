@@ -43,8 +43,9 @@ from accountant.sensitivity_comparisons import compare_with_closed_form, naive_s
 from accountant.sensitivity_results import DEFAULT_MULTISET_LIMIT, SensitivitySearchResult, space_norms
 from accountant.sensitivity_search import semi_sensitivity_search, semi_sensitivity_space
 
-FAST = settings(max_examples=35, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FAST = settings(
+    max_examples=35, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 Vec = tuple[int, ...]
 
@@ -127,8 +128,11 @@ def brute_ordered(space: DataSpace, inv: Invariant, hist: Sequence[int], radius:
     return out
 
 
-def check_witnesses(res: SensitivitySearchResult, space: DataSpace, inv: Invariant | CallableInvariant,
-                    ) -> None:
+def check_witnesses(
+    res: SensitivitySearchResult,
+    space: DataSpace,
+    inv: Invariant | CallableInvariant,
+) -> None:
     """Re-check every witness from scratch: h, h' conform (same t, n), h - h' = u, |u|_1 <= 2a."""
     amat = None if isinstance(inv, CallableInvariant) else np.asarray(inv.matrix(space))
     for u in res.cell_space.vectors:
@@ -150,11 +154,14 @@ def check_witnesses(res: SensitivitySearchResult, space: DataSpace, inv: Invaria
 # --------------------------------------------------------------------- reference targets
 
 
-@pytest.mark.parametrize("records", [
-    [(1, 1), (1, 1), (1, 2), (2, 1)],            # T-A3, a(t) = 3
-    [(1, 1), (1, 2), (2, 1)],                    # T-A4, a(t) = 3
-    [(1, 1), (1, 1), (1, 2), (2, 1), (2, 2)],    # T-A5, a(t) = 3
-])
+@pytest.mark.parametrize(
+    "records",
+    [
+        [(1, 1), (1, 1), (1, 2), (2, 1)],  # T-A3, a(t) = 3
+        [(1, 1), (1, 2), (2, 1)],  # T-A4, a(t) = 3
+        [(1, 1), (1, 1), (1, 2), (2, 1), (2, 2)],  # T-A5, a(t) = 3
+    ],
+)
 def test_T_S1_two_by_two_under_A3(records: list[tuple[int, int]]) -> None:
     """T-S1: S = {0, +-(1, -1, -1, 1)}, norms (4, 2, 1) (Cho & Awan Example 7, Prop 32)."""
     h = hist1(S22, records)
@@ -182,7 +189,7 @@ def test_T_S2_three_by_three(extra: list[tuple[int, int]]) -> None:
     s = res.space
     assert s.size == 31 and set(s.vectors) == set(table_space(3, 3).vectors)
     assert (s.l1, s.l2_squared, s.linf) == (6, 6, 1)
-    assert math.sqrt(6) <= s.l2 <= math.sqrt(6) * (1 + 1e-15)   # rounded up, 2.449490
+    assert math.sqrt(6) <= s.l2 <= math.sqrt(6) * (1 + 1e-15)  # rounded up, 2.449490
     assert exact_rank(s.array) == 4
     assert set(s.vectors) == brute_actual(S33, inv, h, 3)
     assert set(s.vectors) == brute_ordered(S33, inv, h, 3) if not extra else True
@@ -223,8 +230,11 @@ def test_T_S3_naive_norms() -> None:
     assert ns.inflated == group_inflated(histogram_space(4, 1), 3)
     assert ns.a_step is not None and set(ns.a_step.vectors) == set(histogram_space(4, 3).vectors)
     # conv S^{D,A_a} = a conv S^{D,A_1}: the two naive alternatives have equal norms.
-    assert (ns.a_step_norms["l1"], ns.a_step_norms["l2"], ns.a_step_norms["linf"]) == \
-        (ns.inflated["l1"], ns.inflated["l2"], ns.inflated["linf"])
+    assert (ns.a_step_norms["l1"], ns.a_step_norms["l2"], ns.a_step_norms["linf"]) == (
+        ns.inflated["l1"],
+        ns.inflated["l2"],
+        ns.inflated["linf"],
+    )
 
 
 @pytest.mark.parametrize(("r", "c"), [(2, 2), (2, 3), (3, 3), (3, 4), (4, 4)])
@@ -264,8 +274,7 @@ INSTANCES: list[tuple[str, DataSpace, Invariant, tuple[int, ...], int]] = [
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c[0]) for c in INSTANCES])
-def test_prop24_inclusions_and_prop25_rank(case: tuple[str, DataSpace, Invariant, tuple[int, ...], int]
-                                          ) -> None:
+def test_prop24_inclusions_and_prop25_rank(case: tuple[str, DataSpace, Invariant, tuple[int, ...], int]) -> None:
     """Prop 24: S_semi in S^{D,A_a}, norms <= S^{D,A_a} <= a S^{D,A_1}; Prop 25: A u = 0, rank <= d - rank A."""
     _, space, inv, h, a = case
     res = semi_sensitivity_search(space, inv, a, table=h)
@@ -281,14 +290,13 @@ def test_prop24_inclusions_and_prop25_rank(case: tuple[str, DataSpace, Invariant
     rank_a = int(np.linalg.matrix_rank(np.vstack([amat, np.ones(space.n_cells, dtype=np.int64)])))
     rank_s = exact_rank(semi.array)
     assert rank_s <= space.n_cells - rank_a
-    assert rank_s == semi.rank                           # exact_rank agrees with sympy's
+    assert rank_s == semi.rank  # exact_rank agrees with sympy's
 
 
 def test_naive_spaces_with_query_and_large_space() -> None:
-    q = Margins((("A",),)).matrix(S33)                 # row margin query (3 x 9)
+    q = Margins((("A",),)).matrix(S33)  # row margin query (3 x 9)
     ns = naive_spaces(S33, 3, query=q)
-    assert set(ns.one_step.vectors) == {tuple(int(x) for x in q @ np.array(u))
-                                        for u in histogram_space(9, 1).vectors}
+    assert set(ns.one_step.vectors) == {tuple(int(x) for x in q @ np.array(u)) for u in histogram_space(9, 1).vectors}
     assert ns.a_step is not None and (ns.a_step.l1, ns.a_step.linf) == (6, 3)
     big = naive_spaces(DataSpace.of(("A", 10), ("B", 10)), 3, multiset_limit=1000)
     assert big.a_step is None and big.a_step_norms["size"] == -1
@@ -319,8 +327,7 @@ def instances(draw: st.DrawFn) -> tuple[DataSpace, Invariant, tuple[int, ...], i
     elif kind == "first":
         inv = Margins(((space.names[0],),))
     elif kind == "linear":
-        rows = draw(st.lists(st.lists(st.integers(-1, 2), min_size=k, max_size=k),
-                             min_size=1, max_size=2))
+        rows = draw(st.lists(st.lists(st.integers(-1, 2), min_size=k, max_size=k), min_size=1, max_size=2))
         inv = Linear(tuple(tuple(r) for r in rows))
     else:
         sets = draw(st.lists(st.sets(st.integers(0, k - 1), min_size=1), min_size=1, max_size=2))
@@ -343,12 +350,11 @@ def test_actual_t_equals_brute_force_over_fiber_pairs(
         res = semi_sensitivity_search(space, inv, a, table=h)
     else:
         t = tuple(int(x) for x in np.asarray(inv.matrix(space)) @ np.array(h))
-        res = semi_sensitivity_search(space, inv, a, t=t, n=sum(h),
-                                      fiber_limit=1 if how == "ilp" else 10**5)
+        res = semi_sensitivity_search(space, inv, a, t=t, n=sum(h), fiber_limit=1 if how == "ilp" else 10**5)
         fiber_size = conforming_fiber(space, inv, t=t, n=sum(h)).enumerate().shape[0]
         if res.candidates and how == "t":
             assert res.realised_by == "fiber"
-        if res.candidates and how == "ilp" and fiber_size > 1:   # 1 element may be enumerated
+        if res.candidates and how == "ilp" and fiber_size > 1:  # 1 element may be enumerated
             assert res.realised_by == "integer-program"
     assert res.exact and set(res.space.vectors) == expect
     check_witnesses(res, space, inv)
@@ -367,15 +373,16 @@ def test_worst_case_equals_union_over_t(inst: tuple[DataSpace, Invariant, tuple[
     assert set(pairs.space.vectors) == set(res.space.vectors)
 
 
-@pytest.mark.parametrize(("space", "records", "a"), [
-    (S22, [(1, 1), (1, 2), (2, 1)], 3),
-    (S22, [(1, 1), (1, 1), (1, 2), (2, 1), (2, 2)], 2),
-    (S23, [(1, 1), (1, 2), (2, 3), (2, 1)], 3),
-    (S222, [(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2)], 4),
-])
-def test_histogram_reduction_against_ordered_datasets(
-    space: DataSpace, records: list[tuple[int, ...]], a: int
-) -> None:
+@pytest.mark.parametrize(
+    ("space", "records", "a"),
+    [
+        (S22, [(1, 1), (1, 2), (2, 1)], 3),
+        (S22, [(1, 1), (1, 1), (1, 2), (2, 1), (2, 2)], 2),
+        (S23, [(1, 1), (1, 2), (2, 3), (2, 1)], 3),
+        (S222, [(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2)], 4),
+    ],
+)
+def test_histogram_reduction_against_ordered_datasets(space: DataSpace, records: list[tuple[int, ...]], a: int) -> None:
     """Def 4 over ordered datasets with d_H <= a equals the histogram computation (|h - h'|_1 / 2)."""
     inv = one_way(space)
     h = hist1(space, records)
@@ -422,16 +429,13 @@ def test_linear_and_margin_queries_are_images() -> None:
     inv = one_way(S33)
     h = hist1(S33, [(1, 2), (2, 3), (3, 1)])
     cells = semi_sensitivity_search(S33, inv, 3, table=h)
-    joint = Margins((("A", "B"),))                      # identity matrix: same as the histogram
-    assert set(semi_sensitivity_space(S33, inv, 3, table=h, query=joint).vectors) == \
-        set(cells.space.vectors)
+    joint = Margins((("A", "B"),))  # identity matrix: same as the histogram
+    assert set(semi_sensitivity_space(S33, inv, 3, table=h, query=joint).vectors) == set(cells.space.vectors)
     # the row margin is invariant: its sensitivity space is {0}
-    assert semi_sensitivity_space(S33, inv, 3, table=h, query=Margins((("A",),))).vectors == \
-        ((0, 0, 0),)
+    assert semi_sensitivity_space(S33, inv, 3, table=h, query=Margins((("A",),))).vectors == ((0, 0, 0),)
     q = [[1, 1, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 1, 0, 0, 0, 1]]
     sq = semi_sensitivity_search(S33, inv, 3, table=h, query=q)
-    assert set(sq.space.vectors) == {tuple(int(x) for x in np.array(q) @ np.array(u))
-                                     for u in cells.space.vectors}
+    assert set(sq.space.vectors) == {tuple(int(x) for x in np.array(q) @ np.array(u)) for u in cells.space.vectors}
     assert set(sq.cell_space.vectors) == set(cells.space.vectors)
     assert "image under the linear query (2 x 9)" in sq.space.label
     with pytest.raises(InvalidArgument, match="shape"):
@@ -445,7 +449,7 @@ def test_linear_and_margin_queries_are_images() -> None:
 
 def test_closed_form_comparison_reports_unrealisable_moves_at_actual_t() -> None:
     """A zero row margin: Prop 32's moves through that row are not realisable (extra, conservative)."""
-    h = hist1(S33, [(1, 1), (1, 2), (2, 3), (2, 1)])      # row 3 empty
+    h = hist1(S33, [(1, 1), (1, 2), (2, 3), (2, 1)])  # row 3 empty
     res = semi_sensitivity_search(S33, one_way(S33), 3, table=h)
     assert set(res.space.vectors) == brute_actual(S33, one_way(S33), h, 3)
     cmp = compare_with_closed_form(res, table_shape=(3, 3))
@@ -460,7 +464,7 @@ def test_closed_form_comparison_reports_unrealisable_moves_at_actual_t() -> None
 
 
 def test_refuses_big_instance_naming_estimate_and_limit() -> None:
-    space = DataSpace.of(("A", 5), ("B", 5), ("C", 5), ("D", 5))   # 625 cells
+    space = DataSpace.of(("A", 5), ("B", 5), ("C", 5), ("D", 5))  # 625 cells
     with pytest.raises(SearchTooLarge) as info:
         semi_sensitivity_space(space, Total(), 3)
     err = info.value
@@ -508,8 +512,7 @@ def test_radius_result_and_argument_checks() -> None:
     with pytest.raises(InvalidArgument, match="computed for t="):
         semi_sensitivity_space(S22, inv, a, table=(1, 1, 1, 1))
     assert semi_sensitivity_search(S22, inv, a, table=h).radius == 3
-    bads: list[dict[str, Any]] = [{"method": "magic"}, {"limit": 0}, {"time_limit": 0.0},
-                                  {"fiber_limit": -1}]
+    bads: list[dict[str, Any]] = [{"method": "magic"}, {"limit": 0}, {"time_limit": 0.0}, {"fiber_limit": -1}]
     for bad in bads:
         with pytest.raises(InvalidArgument):
             semi_sensitivity_space(S22, inv, 3, **bad)
@@ -525,8 +528,7 @@ def test_radius_result_and_argument_checks() -> None:
 def test_exact_rank_matches_sympy(m: int, d: int, data: st.DataObject) -> None:
     import sympy
 
-    rows = data.draw(st.lists(st.lists(st.integers(-3, 3), min_size=d, max_size=d),
-                              min_size=m, max_size=m))
+    rows = data.draw(st.lists(st.lists(st.integers(-3, 3), min_size=d, max_size=d), min_size=m, max_size=m))
     zero_col = data.draw(st.integers(0, d - 1))
     for r in rows[: m // 2]:
         r[zero_col] = 0
@@ -535,8 +537,7 @@ def test_exact_rank_matches_sympy(m: int, d: int, data: st.DataObject) -> None:
 
 def test_kernel_moves_and_exact_rank_helpers() -> None:
     u, pairs = kernel_moves(np.zeros((0, 3), dtype=np.int64), 3, 2)
-    assert {tuple(v) for v in u.tolist()} | {tuple(-v) for v in u} | {(0, 0, 0)} == \
-        set(histogram_space(3, 2).vectors)
+    assert {tuple(v) for v in u.tolist()} | {tuple(-v) for v in u} | {(0, 0, 0)} == set(histogram_space(3, 2).vectors)
     assert pairs == math.comb(3, 2) + math.comb(6, 2)
     assert exact_rank(np.zeros((0, 4), dtype=np.int64)) == 0
     big = table_space(4, 4)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from accountant import InvalidSpec
-from verify.schema import schema
 from verify.load import load, loads
+from verify.schema import schema
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,8 +45,11 @@ def test_defaults_and_exact_rationals() -> None:
 
 
 def test_unknown_key_suggests_and_all_problems_reported() -> None:
-    bad = MINIMAL.replace("[data]", "[data]\nadjacncy = 'replace-one'").replace(
-        'kind = "margins"', 'kind = "margin"').replace('name = "toy"', 'name = "Toy"')
+    bad = (
+        MINIMAL.replace("[data]", "[data]\nadjacncy = 'replace-one'")
+        .replace('kind = "margins"', 'kind = "margin"')
+        .replace('name = "toy"', 'name = "Toy"')
+    )
     with pytest.raises(InvalidSpec) as err:
         loads(bad, "bad.toml")
     text = str(err.value)
@@ -88,7 +91,12 @@ def test_committed_schema_is_generated() -> None:
     committed = json.loads((ROOT / "specs" / "schema.json").read_text())
     assert committed == schema(), "regenerate with: semidp schema > specs/schema.json"
     assert committed["properties"]["invariant"]["properties"]["kind"]["enum"] == [
-        "none", "total", "margins", "linear", "counting"]
+        "none",
+        "total",
+        "margins",
+        "linear",
+        "counting",
+    ]
 
 
 def test_specs_readme_documents_every_key_of_every_kind() -> None:

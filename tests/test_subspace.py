@@ -47,7 +47,7 @@ def _all_four(c: F, eps: float = 0.5, delta: float = 1e-6) -> list[Mech]:
 def test_T_G1_c_eps_delta() -> None:
     assert c_eps_delta(0.5, 1e-6) == pytest.approx(9.698184, abs=1e-6)
     assert c_eps_delta(0.192, 1e-5) == pytest.approx(23.632090, abs=1e-6)
-    assert c_eps_delta(0.5, 1e-6) >= (1 + np.sqrt(1 + np.log(1e6))) / 0.5      # rounded up
+    assert c_eps_delta(0.5, 1e-6) >= (1 + np.sqrt(1 + np.log(1e6))) / 0.5  # rounded up
     # T-G1's first pair (1, 1e-5) sits on the boundary of the eps < 1 condition: the value
     # 4.537361 is the bare formula; the mechanism constant refuses it.
     raw = (1 + mpmath.sqrt(1 + mpmath.log(mpmath.mpf(10) ** 5))) / 1
@@ -87,7 +87,7 @@ def test_T_G3_one_building() -> None:
     assert s.rank == 37 and s.null_dimension == 336 - 37
     assert np.max(np.abs(s.projector_diagonal() - (13 / 14) * (23 / 24))) < 1e-12
     m = ProjectedGaussian.calibrate(_spatio_temporal(1), 0.5, 1e-6)
-    y = m.sample(np.zeros(336), rng=np.random.default_rng(8), size=300) / m.sigma   # unit elementwise scale
+    y = m.sample(np.zeros(336), rng=np.random.default_rng(8), size=300) / m.sigma  # unit elementwise scale
     assert float(np.var(y)) == pytest.approx(0.8898810, rel=0.03)
 
 
@@ -99,8 +99,8 @@ def test_T_G3_spatio_temporal_projector() -> None:
     diag = s.projector_diagonal()
     exact = (13 / 14) * (23 / 24)
     assert exact == pytest.approx(0.8898810, abs=1e-7)
-    assert np.max(np.abs(diag - exact)) < 1e-9                       # every cell
-    assert np.sqrt(exact) == pytest.approx(0.943335, abs=1e-6)       # exact s.d. (not the paper's 0.88, §7.1)
+    assert np.max(np.abs(diag - exact)) < 1e-9  # every cell
+    assert np.sqrt(exact) == pytest.approx(0.943335, abs=1e-6)  # exact s.d. (not the paper's 0.88, §7.1)
     # projection == double centering within each building (max diff ~4e-15)
     e = np.random.default_rng(3).standard_normal((2, 6720))
     p = s.project(e).reshape(2, 20, 14, 24)
@@ -169,13 +169,13 @@ def test_invariant_preserved_on_every_draw(n: int, data: st.DataObject, eps: flo
     mechs: list[Mech] = [ProjectedGaussian.calibrate(c, eps, 1e-5), ProjectedLaplace.calibrate(c, eps)]
     try:
         mechs += [ExtendedGaussian.calibrate(c, eps, 1e-5), ExtendedLaplace.calibrate(c, eps)]
-    except InvalidArgument as err:      # ker C moves no pair of cells (e.g. ker C = span(1)): nothing to privatise
+    except InvalidArgument as err:  # ker C moves no pair of cells (e.g. ker C = span(1)): nothing to privatise
         assert "nothing to privatise" in str(err)
     for m in mechs:
         y = m.sample(value, rng=rng, size=50)
         assert y.shape == (50, n)
         assert np.max(np.abs(y @ c.T - value @ c.T)) <= 1e-9
-        assert not np.allclose(y, value)      # noise actually added
+        assert not np.allclose(y, value)  # noise actually added
 
 
 def test_invariant_margins_two_way_table() -> None:
@@ -210,8 +210,8 @@ def test_noise_covariance_by_moments(kind: str) -> None:
     noise = y - value
     cov = m.covariance()
     unit = float(np.trace(cov)) / m.subspace.null_dimension
-    assert np.max(np.abs(noise.mean(axis=0))) < 0.05 * np.sqrt(unit)             # unbiased (Cor 4.1/21)
-    assert np.max(np.abs(np.cov(noise.T) - cov)) < 0.06 * unit                     # sigma^2 Pi_N / 2b^2 Pi_N
+    assert np.max(np.abs(noise.mean(axis=0))) < 0.05 * np.sqrt(unit)  # unbiased (Cor 4.1/21)
+    assert np.max(np.abs(np.cov(noise.T) - cov)) < 0.06 * unit  # sigma^2 Pi_N / 2b^2 Pi_N
     assert float(np.mean(np.sum(noise**2, axis=1))) == pytest.approx(m.expected_squared_error(), rel=0.04)
     # and the scale really is the calibrated one (a 20% smaller noise would fail)
     assert not np.max(np.abs(np.cov(noise.T) - 0.64 * cov)) < 0.06 * unit
@@ -242,7 +242,7 @@ def test_privacy_maps_are_subspace_guarantees_on_base_relation() -> None:
         assert isinstance(g, (ProjectedGaussian, ExtendedGaussian))
         pm = g.privacy_map(Replace())
         assert (pm.epsilon, pm.delta) == (0.5, 1e-6) and pm.relation == Subspace(Replace(), pm.relation.constraint)
-        with pytest.raises(RelationMismatch):   # never composes with ordinary DP by accident
+        with pytest.raises(RelationMismatch):  # never composes with ordinary DP by accident
             pm.compose(ApproxDP(0.5, 1e-6, Replace()))
         assert g.check(Replace(), ApproxDP(0.6, 1e-5)) and not g.check(Replace(), ApproxDP(0.4, 1e-5))
     for lap in (pl, el):
@@ -260,7 +260,9 @@ def test_sample_shapes_seed_and_keyword_rng() -> None:
     v = np.array([1.0, 2.0, 3.0])
     assert m.sample(v, rng=np.random.default_rng(0)).shape == (3,)
     assert m.sample(v, rng=np.random.default_rng(0), size=0).shape == (0, 3)
-    assert np.array_equal(m.sample(v, rng=np.random.default_rng(9), size=4), m.sample(v, rng=np.random.default_rng(9), size=4))
+    assert np.array_equal(
+        m.sample(v, rng=np.random.default_rng(9), size=4), m.sample(v, rng=np.random.default_rng(9), size=4)
+    )
     with pytest.raises(TypeError):
         m.sample(v, np.random.default_rng(0))  # type: ignore[call-arg]
     with pytest.raises(TypeError):

@@ -152,9 +152,7 @@ def test_group_never_above_exact(eps: float, delta: float, k: int, alpha: float)
     st.lists(st.tuples(eps_st, delta_st), min_size=1, max_size=5),
     st.floats(0.0, 1.0, allow_subnormal=False),
 )
-def test_from_profile_never_above_exact_envelope(
-    pairs: list[tuple[float, float]], alpha: float
-) -> None:
+def test_from_profile_never_above_exact_envelope(pairs: list[tuple[float, float]], alpha: float) -> None:
     f = TradeoffCurve.from_profile([e for e, _ in pairs], [d for _, d in pairs])
 
     def exact(a: mpmath.mpf) -> mpmath.mpf:
@@ -238,19 +236,14 @@ def test_epsilon_pure_dp_and_infinity() -> None:
     assert g.epsilon(1e-3) == math.inf  # f(0) is stored rounded down (documented)
     assert 1.0 - 1e-6 < g.epsilon(1e-3 * (1 + 1e-9)) <= 1.0
     assert TradeoffCurve.identity().epsilon(0.0) == 0.0
-    assert (
-        TradeoffCurve.zero().epsilon(0.999) == math.inf and TradeoffCurve.zero().epsilon(1.0) == 0.0
-    )
+    assert TradeoffCurve.zero().epsilon(0.999) == math.inf and TradeoffCurve.zero().epsilon(1.0) == 0.0
 
 
 # ---------------------------------------------------------------- order and simplification
 
 
 def test_dominates_is_a_partial_order() -> None:
-    fs = [
-        TradeoffCurve.from_approx_dp(e, d)
-        for e, d in [(0.5, 0.0), (1.0, 0.0), (1.0, 1e-2), (2.0, 0.1)]
-    ]
+    fs = [TradeoffCurve.from_approx_dp(e, d) for e, d in [(0.5, 0.0), (1.0, 0.0), (1.0, 1e-2), (2.0, 0.1)]]
     ident, zero = TradeoffCurve.identity(), TradeoffCurve.zero()
     for f in fs:
         assert f.dominates(f) and ident.dominates(f) and f.dominates(zero)

@@ -68,8 +68,15 @@ def fed_std(eps: float, delta: float) -> Callable[[float], float]:
 # FNCH null
 # ==========================================================================================
 
-MODERATE = [(5, 5, 4, 1.0), (10, 8, 9, 2.0), (300, 200, 250, 0.37), (40, 60, 70, 5.0),
-            (2000, 3000, 2500, 1.7), (1, 0, 1, 3.0), (0, 7, 3, 1.0)]
+MODERATE = [
+    (5, 5, 4, 1.0),
+    (10, 8, 9, 2.0),
+    (300, 200, 250, 0.37),
+    (40, 60, 70, 5.0),
+    (2000, 3000, 2500, 1.7),
+    (1, 0, 1, 3.0),
+    (0, 7, 3, 1.0),
+]
 
 
 @pytest.mark.parametrize("case", MODERATE, ids=[str(c) for c in MODERATE])
@@ -110,8 +117,9 @@ def test_fnch_million(theta: float) -> None:
     d = FNCH(500_000, 500_000, 400_000, theta)
     lo, logp = d.log_pmf_table()
     mode = d.mode()
-    pts = np.unique(np.clip(mode + np.array([-20000, -8000, -3000, -500, -1, 0, 1, 700, 3000, 9000, 20000]),
-                            lo, lo + len(logp) - 1))
+    pts = np.unique(
+        np.clip(mode + np.array([-20000, -8000, -3000, -500, -1, 0, 1, 700, 3000, 9000, 20000]), lo, lo + len(logp) - 1)
+    )
     ref = logpmf_reference(500_000, 500_000, 400_000, theta, pts, dps=40)
     for x, rv in zip(pts, ref):
         assert rel_err_log(logp[x - lo], rv) <= FNCH_RTOL, (x, float(rv))
@@ -147,15 +155,24 @@ def test_fnch_accessors_and_validation() -> None:
 
 TU1 = TableMargins((5, 5), (4, 6))
 TU1_CASES = {
-    "tulap-1-0": (Tulap(1.0), "4.51867827",
-                  ("0.00486768", "0.01323171", "0.03596752", "0.09776987", "0.26576605"),
-                  {2.0: "0.5", 3.7: "0.12014987", 5.2: "0.02820884"}),
-    "tulap-1-0.01": (Tulap(1.0, 0.01), "4.44742349",
-                     ("0", "0.00894962", "0.03432759", "0.10331207", "0.29083131"),
-                     {3.7: "0.11572859", 5.2: "0.02278983"}),
-    "gauss-1": (GaussianCND(1.0), "4.12440303",
-                ("0.00001858", "0.00089083", "0.01681823", "0.13042104", "0.45049809"),
-                {3.7: "0.09437226", 5.2: "0.00638049"}),
+    "tulap-1-0": (
+        Tulap(1.0),
+        "4.51867827",
+        ("0.00486768", "0.01323171", "0.03596752", "0.09776987", "0.26576605"),
+        {2.0: "0.5", 3.7: "0.12014987", 5.2: "0.02820884"},
+    ),
+    "tulap-1-0.01": (
+        Tulap(1.0, 0.01),
+        "4.44742349",
+        ("0", "0.00894962", "0.03432759", "0.10331207", "0.29083131"),
+        {3.7: "0.11572859", 5.2: "0.02278983"},
+    ),
+    "gauss-1": (
+        GaussianCND(1.0),
+        "4.12440303",
+        ("0.00001858", "0.00089083", "0.01681823", "0.13042104", "0.45049809"),
+        {3.7: "0.09437226", 5.2: "0.00638049"},
+    ),
 }
 
 
@@ -193,8 +210,17 @@ TU2 = TableMargins((10, 8), (9, 9))
 def test_tu2() -> None:
     lo, logp = TU2.null(2.0).log_pmf_table()
     assert (lo, lo + len(logp) - 1) == (1, 9)
-    printed = ("0.0000097", "0.0006987", "0.01304234", "0.09129637", "0.27388912", "0.36518549",
-               "0.20867743", "0.04471659", "0.00248426")
+    printed = (
+        "0.0000097",
+        "0.0006987",
+        "0.01304234",
+        "0.09129637",
+        "0.27388912",
+        "0.36518549",
+        "0.20867743",
+        "0.04471659",
+        "0.00248426",
+    )
     for v, p in zip(np.exp(logp), printed):
         assert abs(v - float(p)) <= half_unit(p)
     tul = SemiDPOddsRatioTest(TU2, Tulap(1.0), theta0=2.0)
@@ -263,11 +289,17 @@ def test_size_is_alpha_at_every_margin(n: int) -> None:
 
 @pytest.mark.parametrize(
     "mg",
-    [TableMargins((1000, 1000), (700, 1300)), TableMargins((60_000, 40_000), (50_000, 50_000)),
-     TableMargins((500_000, 500_000), (500_000, 500_000)), TableMargins((3, 999_997), (500_000, 500_000))],
+    [
+        TableMargins((1000, 1000), (700, 1300)),
+        TableMargins((60_000, 40_000), (50_000, 50_000)),
+        TableMargins((500_000, 500_000), (500_000, 500_000)),
+        TableMargins((3, 999_997), (500_000, 500_000)),
+    ],
     ids=["n2e3", "n1e5", "n1e6", "n1e6-skewed"],
 )
-@pytest.mark.parametrize("noise", [Tulap(1.0), Tulap(0.2, 1e-6), GaussianCND(0.5)], ids=["tulap", "tulap-trunc", "gauss"])
+@pytest.mark.parametrize(
+    "noise", [Tulap(1.0), Tulap(0.2, 1e-6), GaussianCND(0.5)], ids=["tulap", "tulap-trunc", "gauss"]
+)
 def test_size_large_margins(mg: TableMargins, noise: CanonicalNoise) -> None:
     t = SemiDPOddsRatioTest(mg, noise, theta0=1.3, alpha=0.05)
     # m is a double near n/4: its rounding (half an ulp) moves the size by <~1e-13 relative
@@ -276,13 +308,17 @@ def test_size_large_margins(mg: TableMargins, noise: CanonicalNoise) -> None:
 
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(
-    r1=st.integers(0, 400), r2=st.integers(0, 400), c=st.floats(0.0, 1.0),
-    theta0=st.floats(0.05, 20.0), alpha=st.floats(1e-6, 0.5),
+    r1=st.integers(0, 400),
+    r2=st.integers(0, 400),
+    c=st.floats(0.0, 1.0),
+    theta0=st.floats(0.05, 20.0),
+    alpha=st.floats(1e-6, 0.5),
     noise=st.sampled_from([Tulap(1.0), Tulap(0.3, 0.05), GaussianCND(0.5), GaussianCND(3.0)]),
     alt=st.sampled_from(["greater", "less"]),
 )
-def test_size_property(r1: int, r2: int, c: float, theta0: float, alpha: float,
-                       noise: CanonicalNoise, alt: str) -> None:
+def test_size_property(
+    r1: int, r2: int, c: float, theta0: float, alpha: float, noise: CanonicalNoise, alt: str
+) -> None:
     """Hypothesis: size = alpha for random margins, null odds ratio, level and noise."""
     n = r1 + r2
     if n == 0:
@@ -306,6 +342,7 @@ def test_size_exact_in_mpmath() -> None:
         def low(v: mpmath.mpf) -> mpmath.mpf:
             k = MP.nint(v)
             return b ** (-k) / (1 + b) * (b + (v - k + MP.mpf(1) / 2) * (1 - b))
+
         return low(y) if y <= 0 else 1 - low(-y)
 
     for mg, th in [(TU1, 1.0), (TU2, 2.0), (TableMargins((40, 25), (30, 35)), 0.7)]:
@@ -323,7 +360,8 @@ def test_size_exact_in_mpmath() -> None:
 
 
 @pytest.mark.parametrize(
-    ("noise", "seed"), [(Tulap(1.0), 101), (Tulap(0.5, 0.02), 102), (GaussianCND(0.7), 103)],
+    ("noise", "seed"),
+    [(Tulap(1.0), 101), (Tulap(0.5, 0.02), 102), (GaussianCND(0.7), 103)],
     ids=["tulap", "tulap-trunc", "gauss"],
 )
 def test_pvalue_validity_by_simulation(noise: CanonicalNoise, seed: int) -> None:
@@ -366,10 +404,15 @@ def test_pvalue_far_tails_against_mpmath() -> None:
         def low(v: mpmath.mpf) -> mpmath.mpf:
             k = MP.nint(v)
             return b ** (-k) / (1 + b) * (b + (v - k + MP.mpf(1) / 2) * (1 - b))
+
         return low(y) if y <= 0 else 1 - low(-y)
 
-    cases = [((5, 5), (4, 6), 1.0, 60.5), ((200, 300), (250, 250), 1.5, 400.3),
-             ((200, 300), (250, 250), 1.5, 1000.0), ((200, 300), (250, 250), 1.5, -60.0)]
+    cases = [
+        ((5, 5), (4, 6), 1.0, 60.5),
+        ((200, 300), (250, 250), 1.5, 400.3),
+        ((200, 300), (250, 250), 1.5, 1000.0),
+        ((200, 300), (250, 250), 1.5, -60.0),
+    ]
     for rows, cols, th, z in cases:
         t = SemiDPOddsRatioTest(TableMargins(rows, cols), Tulap(1.0), theta0=th)
         lo, hi = t.margins.support()
@@ -431,7 +474,9 @@ def test_less_is_the_mirror_of_greater() -> None:
             assert less.pvalue(z) == pytest.approx(gr.pvalue(12 - z), rel=1e-10)
 
 
-@pytest.mark.parametrize("noise", [Tulap(1.0), GaussianCND(1.0), Tulap(0.7, 0.01)], ids=["tulap", "gauss", "tulap-trunc"])
+@pytest.mark.parametrize(
+    "noise", [Tulap(1.0), GaussianCND(1.0), Tulap(0.7, 0.01)], ids=["tulap", "gauss", "tulap-trunc"]
+)
 def test_two_sided_unbiased(noise: CanonicalNoise) -> None:
     mg = TableMargins((14, 11), (12, 13))
     t = SemiDPOddsRatioTest(mg, noise, theta0=1.3, alpha=0.05, alternative="two-sided")

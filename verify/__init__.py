@@ -16,6 +16,22 @@ from verify.spec import Spec
 from verify.version import __version__
 
 __all__ = [
-    "Audit", "Bounds", "Check", "Kind", "NotApplicable", "Refuted", "Report", "Skipped", "Spec", "Unknown",
-    "Verified", "audit", "check_claim", "exit_code", "load", "loads", "register", "__version__",
+    "Audit",
+    "Bounds",
+    "Check",
+    "Kind",
+    "NotApplicable",
+    "Refuted",
+    "Report",
+    "Skipped",
+    "Spec",
+    "Unknown",
+    "Verified",
+    "audit",
+    "check_claim",
+    "exit_code",
+    "load",
+    "loads",
+    "register",
+    "__version__",
 ]

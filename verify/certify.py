@@ -160,12 +160,18 @@ def certify_summary(pairs: list[tuple[GuaranteeSummary, AnyGuarantee]]) -> Outco
                 failed.append(f"{entry.method} epsilon={entry.epsilon!r} at delta={entry.delta!r}")
     if failed:
         return Refuted("BUG: reported epsilon below the certified bound: " + "; ".join(failed))
-    if checked == 0:   # nothing was certified: not a PASS
-        return Skipped("no reported (epsilon, delta) pair has an independent route to re-certify it"
-                       + (f" ({unchecked} value(s) rest on the accountant alone)" if unchecked else ""))
+    if checked == 0:  # nothing was certified: not a PASS
+        return Skipped(
+            "no reported (epsilon, delta) pair has an independent route to re-certify it"
+            + (f" ({unchecked} value(s) rest on the accountant alone)" if unchecked else "")
+        )
     curves = [g for _, g in pairs if isinstance(g, TradeOff)]
-    note = ("; the f-DP curve itself is the accountant's certified lower bound, re-checked at its vertices"
-            if curves else "")
+    note = (
+        "; the f-DP curve itself is the accountant's certified lower bound, re-checked at its vertices"
+        if curves
+        else ""
+    )
     note += f"; {unchecked} value(s) rest on the accountant alone" if unchecked else ""
-    return Verified(f"{checked} reported (epsilon, delta) pair(s) re-certified at {DPS} digits by an "
-                    f"independent route{note}")
+    return Verified(
+        f"{checked} reported (epsilon, delta) pair(s) re-certified at {DPS} digits by an independent route{note}"
+    )

@@ -29,8 +29,8 @@ from accountant.conversions import zcdp_to_approx_dp, zcdp_to_delta
 from accountant.directed import MP, down, up
 from accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon, gdp_epsilon_lower
 from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-from accountant.semidp import NoFiniteGuarantee
 from accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
+from accountant.semidp import NoFiniteGuarantee
 
 #: A claim, in one of the spec forms: ("epsilon", eps, delta) | ("mu", mu) | ("zcdp", rho) | ("rdp", alpha, eps).
 Claim = tuple[str, ...]
@@ -56,9 +56,7 @@ def _profile_compare(
     if delta_up <= delta_c:
         return Verified(f"{what}: delta({_fmt(eps_c)}) <= {_fmt(delta_up)} <= claimed delta {_fmt(delta_c)}"), b
     if delta_low > delta_c:
-        return Refuted(
-            f"{what}: delta({_fmt(eps_c)}) >= {_fmt(delta_low)} > claimed delta {_fmt(delta_c)}"
-        ), b
+        return Refuted(f"{what}: delta({_fmt(eps_c)}) >= {_fmt(delta_low)} > claimed delta {_fmt(delta_c)}"), b
     return Unknown(
         f"{what}: delta({_fmt(eps_c)}) is in [{_fmt(delta_low)}, {_fmt(delta_up)}], which contains "
         f"the claimed delta {_fmt(delta_c)}"
@@ -132,9 +130,8 @@ def _from_zcdp(g: ZCDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
         return Verified("delta >= 1 holds trivially"), None
     d_up = zcdp_to_delta(g, eps_c) if eps_c >= 0 else 1.0
     d_low = gdp_delta_lower(mu_g, eps_c)
-    out, b = _profile_compare(eps_c, delta_c, d_up, d_low,
-                              "CKS profile (upper) / Gaussian attaining rho (lower)")
-    if delta_c == 0:          # a pure claim has no epsilon(delta) bounds
+    out, b = _profile_compare(eps_c, delta_c, d_up, d_low, "CKS profile (upper) / Gaussian attaining rho (lower)")
+    if delta_c == 0:  # a pure claim has no epsilon(delta) bounds
         return out, None
     eps_up = zcdp_to_approx_dp(g, delta_c).epsilon
     eps_low = gdp_epsilon_lower(mu_g, delta_c) if mu_g > 0 else 0.0
@@ -152,11 +149,14 @@ def _from_gdp(g: GDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
         return _exact_compare("rho = mu^2/2", mu * mu / 2, Fraction(claim[1]), gauss), None
     if form == "rdp":
         alpha = Fraction(claim[1])
-        return _exact_compare(f"RDP epsilon at alpha={_fmt(alpha)}", alpha * mu * mu / 2, Fraction(claim[2]), gauss), None
+        return _exact_compare(
+            f"RDP epsilon at alpha={_fmt(alpha)}", alpha * mu * mu / 2, Fraction(claim[2]), gauss
+        ), None
     eps_c, delta_c = float(claim[1]), float(claim[2])
-    out, _ = _profile_compare(eps_c, delta_c, gdp_delta(g.mu, eps_c), gdp_delta_lower(g.mu, eps_c),
-                              "exact Balle-Wang profile")
-    if not 0 < delta_c < 1:   # a pure claim (delta = 0) has no epsilon(delta) bounds
+    out, _ = _profile_compare(
+        eps_c, delta_c, gdp_delta(g.mu, eps_c), gdp_delta_lower(g.mu, eps_c), "exact Balle-Wang profile"
+    )
+    if not 0 < delta_c < 1:  # a pure claim (delta = 0) has no epsilon(delta) bounds
         return out, None
     e = gdp_epsilon(g.mu, delta_c)
     return out, Bounds(lower=gdp_epsilon_lower(g.mu, delta_c), estimate=e, upper=e)
@@ -167,13 +167,19 @@ def _from_approx(claim: Claim, eps_e: float, delta_e: float) -> tuple[Outcome, B
     if form == "epsilon":
         eps_c, delta_c = float(claim[1]), float(claim[2])
         if delta_c == 0 and delta_e == 0:
-            return _exact_compare("epsilon", Fraction(eps_e), Fraction(claim[1]),
-                                  "randomized response (tight for f_{eps,0})"), None
+            return _exact_compare(
+                "epsilon", Fraction(eps_e), Fraction(claim[1]), "randomized response (tight for f_{eps,0})"
+            ), None
         if Fraction(eps_e) <= Fraction(claim[1]) and Fraction(delta_e) <= Fraction(claim[2]):
-            return Verified(f"({_fmt(eps_e)}, {_fmt(delta_e)})-DP implies ({_fmt(eps_c)}, {_fmt(delta_c)})-DP: "
-                            "both parameters are no larger (exact)"), None
+            return Verified(
+                f"({_fmt(eps_e)}, {_fmt(delta_e)})-DP implies ({_fmt(eps_c)}, {_fmt(delta_c)})-DP: "
+                "both parameters are no larger (exact)"
+            ), None
         return _profile_compare(
-            eps_c, delta_c, _rr_delta(eps_e, delta_e, eps_c, "up"), _rr_delta(eps_e, delta_e, eps_c, "down"),
+            eps_c,
+            delta_c,
+            _rr_delta(eps_e, delta_e, eps_c, "up"),
+            _rr_delta(eps_e, delta_e, eps_c, "down"),
             "exact profile of f_{eps,delta} (attained by the four-point mechanism)",
         )[0], None
     if delta_e > 0:
@@ -197,7 +203,9 @@ def _from_rdp(g: RDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
             eps = Fraction(g.epsilons[g.orders.index(alpha)])
             if eps <= Fraction(claim[2]):
                 return Verified(f"RDP epsilon at alpha={_fmt(alpha)} is {_fmt(eps)} (exact)"), None
-            return Unknown(f"RDP epsilon at alpha={_fmt(alpha)} is {_fmt(eps)} > claim; RDP bounds are not tight in general"), None
+            return Unknown(
+                f"RDP epsilon at alpha={_fmt(alpha)} is {_fmt(eps)} > claim; RDP bounds are not tight in general"
+            ), None
         return Unknown(f"the RDP curve has no order {alpha}"), None
     if claim[0] == "epsilon":
         from accountant.conversions import rdp_to_approx_dp

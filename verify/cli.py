@@ -48,10 +48,16 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("specs", nargs="+", metavar="SPEC", help="spec file(s) (TOML, contract: specs/README.md)")
     a.add_argument("--json", action="store_true", help="print JSON (an array for several specs)")
     a.add_argument("--out", metavar="DIR", help="also write DIR/<name>.json, .md and plots (PNG)")
-    a.add_argument("--seed", type=_seed, default=None, metavar="N",
-                   help="seed for sampling-based checks (an integer >= 0)")
-    a.add_argument("--time-limit", type=_seconds, default=60.0, metavar="SECONDS",
-                   help="budget for exact searches per spec (default 60); past it, proven bounds are used")
+    a.add_argument(
+        "--seed", type=_seed, default=None, metavar="N", help="seed for sampling-based checks (an integer >= 0)"
+    )
+    a.add_argument(
+        "--time-limit",
+        type=_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="budget for exact searches per spec (default 60); past it, proven bounds are used",
+    )
     a.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub.add_parser("schema", help="print the JSON schema of spec files")
     return p
@@ -107,7 +113,8 @@ def _write_files(out: Path, result: Audit, spec: Spec) -> Report:
         [("advertised", result.advertised), (f"effective ({r.effective.framework})", result.effective)],
         png,
         f"{name}: advertised vs effective privacy",
-        claim=claim, deltas=tuple(float(d) for d in spec.report.deltas),
+        claim=claim,
+        deltas=tuple(float(d) for d in spec.report.deltas),
     )
     plots = [png.name]
     for plot in result.plots:
@@ -126,8 +133,10 @@ def _claim_text(spec: Spec) -> str:
     g = spec.claim.guarantee if spec.claim is not None else None
     if g is None:
         return ""
-    return ", ".join(f"{k} = {float(v):g}" for k in ("epsilon", "delta", "mu", "zcdp")
-                     if (v := getattr(g, k)) is not None) or "rdp"
+    return (
+        ", ".join(f"{k} = {float(v):g}" for k in ("epsilon", "delta", "mu", "zcdp") if (v := getattr(g, k)) is not None)
+        or "rdp"
+    )
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -150,12 +159,15 @@ def _audit(args: argparse.Namespace) -> int:
             print(f"semidp: {path}: cannot be evaluated: {e}", file=sys.stderr)
             invalid = True
             continue
-        except Exception as e:   # a bug of ours: one line, exit 2, never a bare traceback or exit 1
+        except Exception as e:  # a bug of ours: one line, exit 2, never a bare traceback or exit 1
             if args.debug:
                 traceback.print_exc()
             first = str(e).splitlines()[0] if str(e) else ""
-            print(f"semidp: {path}: internal error: {type(e).__name__}: {first[:300]} (rerun with --debug for "
-                  "the traceback, and please report it)", file=sys.stderr)
+            print(
+                f"semidp: {path}: internal error: {type(e).__name__}: {first[:300]} (rerun with --debug for "
+                "the traceback, and please report it)",
+                file=sys.stderr,
+            )
             invalid = True
             continue
         reports.append(report)

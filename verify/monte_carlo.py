@@ -12,7 +12,6 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import norm
 
-
 FloatArray = NDArray[np.float64]
 
 #: Confidence level of the Monte Carlo intervals of expected errors.

@@ -9,14 +9,17 @@ import numpy as np
 from accountant.conversion_routes import AnyGuarantee, delta_at, epsilon_delta, to_tradeoff
 from accountant.semidp import NoFiniteGuarantee
 
-
 #: Line styles cycled over the curves, so a curve drawn over an identical one stays visible.
 STYLES = (("-", 2.6), ("--", 1.8), (":", 2.2), ("-.", 1.4))
 
 
 def plot_privacy(
-    curves: list[tuple[str, AnyGuarantee]], path: Path, title: str, *,
-    claim: tuple[str, AnyGuarantee] | None = None, deltas: tuple[float, ...] = (1e-10,),
+    curves: list[tuple[str, AnyGuarantee]],
+    path: Path,
+    title: str,
+    *,
+    claim: tuple[str, AnyGuarantee] | None = None,
+    deltas: tuple[float, ...] = (1e-10,),
 ) -> Path:
     """Write a two-panel PNG: tradeoff lower bounds (Dong–Roth–Su convention) and delta(epsilon).
 
@@ -36,8 +39,10 @@ def plot_privacy(
     alpha = np.concatenate([np.logspace(-14, -1, 400), np.linspace(0.1, 1.0, 200)[1:]])
     ax1.semilogx(alpha, 1 - alpha, color="0.7", ls=":", label="perfect privacy")
     eps_max = 1.0
-    drawn = [(label, g, {"ls": STYLES[i % len(STYLES)][0], "lw": STYLES[i % len(STYLES)][1]})
-             for i, (label, g) in enumerate(curves)]
+    drawn = [
+        (label, g, {"ls": STYLES[i % len(STYLES)][0], "lw": STYLES[i % len(STYLES)][1]})
+        for i, (label, g) in enumerate(curves)
+    ]
     if claim is not None:
         drawn.append((f"claim: {claim[0]}", claim[1], {"ls": (0, (5, 2, 1, 2)), "lw": 1.2, "color": "black"}))
     for label, g, style in drawn:
@@ -46,7 +51,7 @@ def plot_privacy(
             ax1.semilogx(alpha, t.curve.std(alpha), label=label, **style)
         elif isinstance(g, NoFiniteGuarantee):
             ax1.semilogx(alpha, np.zeros_like(alpha), label=f"{label}: none", **style)
-    for _, g, _ in drawn:   # the axis covers every route's epsilon at every reported delta
+    for _, g, _ in drawn:  # the axis covers every route's epsilon at every reported delta
         for e in (e for d in deltas for e in epsilon_delta(g, d)):
             if e.epsilon is not None and e.epsilon < 1e6:
                 eps_max = max(eps_max, e.epsilon)

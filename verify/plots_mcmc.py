@@ -11,8 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def plot_tv(curve: Sequence[tuple[int, float]], path: Path | str, title: str, *,
-            burn_in: int | None = None, target: float | None = None) -> Path:
+def plot_tv(
+    curve: Sequence[tuple[int, float]],
+    path: Path | str,
+    title: str,
+    *,
+    burn_in: int | None = None,
+    target: float | None = None,
+) -> Path:
     """Write a PNG of the TV bound against the iteration t, with the chosen burn-in and target marked."""
     import matplotlib
 

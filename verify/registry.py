@@ -115,5 +115,14 @@ def unknown_kind_problem(name: object) -> Problem:
     return Problem("mechanism.kind", f"{name!r} is not one of {names}{hint}")
 
 
-__all__ = ["Kind", "Problem", "REGISTRY", "kind_names", "kinds", "lookup", "register", "unknown_kind_problem",
-           "unregister"]
+__all__ = [
+    "Kind",
+    "Problem",
+    "REGISTRY",
+    "kind_names",
+    "kinds",
+    "lookup",
+    "register",
+    "unknown_kind_problem",
+    "unregister",
+]

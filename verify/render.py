@@ -12,6 +12,7 @@ from typing import Any
 from verify.display import fmt_up
 from verify.report import Report
 
+
 def _guarantee_line(obj: dict[str, Any]) -> str:
     parts = []
     for key, label in (("zcdp", "rho"), ("mu", "mu"), ("epsilon", "epsilon"), ("delta", "delta")):
@@ -23,9 +24,11 @@ def _guarantee_line(obj: dict[str, Any]) -> str:
 
 
 def _ed_lines(obj: dict[str, Any], indent: str) -> list[str]:
-    return [f"{indent}epsilon = {fmt_up(e['epsilon']):>9} at delta = {e['delta']:.3g}  [{e['method']}]"
-            + ("" if e["epsilon"] is not None else f"  ({_why_none(e)})")
-            for e in obj.get("epsilon_delta", [])]
+    return [
+        f"{indent}epsilon = {fmt_up(e['epsilon']):>9} at delta = {e['delta']:.3g}  [{e['method']}]"
+        + ("" if e["epsilon"] is not None else f"  ({_why_none(e)})")
+        for e in obj.get("epsilon_delta", [])
+    ]
 
 
 def _sensitivity_lines(sens: dict[str, Any] | None) -> list[str]:
@@ -33,9 +36,11 @@ def _sensitivity_lines(sens: dict[str, Any] | None) -> list[str]:
         return []
     if sens.get("status") == "refused":
         return [f"sensitivity ({sens['query']}): not computed: {sens['detail']}", ""]
-    out = [f"sensitivity ({sens['query']}, radius {sens['radius']}, {sens['scope']}, "
-           f"{'exact' if sens['exact'] else 'NOT EXACT'}): l1 = {sens['l1']}, l2 = {fmt_up(sens['l2'])}, "
-           f"linf = {sens['linf']}, rank {sens['rank']} of {sens['dimension']}, {sens['size']} vectors"]
+    out = [
+        f"sensitivity ({sens['query']}, radius {sens['radius']}, {sens['scope']}, "
+        f"{'exact' if sens['exact'] else 'NOT EXACT'}): l1 = {sens['l1']}, l2 = {fmt_up(sens['l2'])}, "
+        f"linf = {sens['linf']}, rank {sens['rank']} of {sens['dimension']}, {sens['size']} vectors"
+    ]
     naive = sens.get("naive", {})
     if "group_inflated" in naive:
         g = naive["group_inflated"]
@@ -120,15 +125,19 @@ def render_markdown(r: Report) -> str:
     """Markdown report (written by ``--out``)."""
     a = r.semi_adjacent_parameter
     rows = []
-    for label, obj in (("advertised", r.advertised.to_json()),
-                       (f"effective ({r.effective.framework})", r.effective.to_json())):
+    for label, obj in (
+        ("advertised", r.advertised.to_json()),
+        (f"effective ({r.effective.framework})", r.effective.to_json()),
+    ):
         eds = obj.get("epsilon_delta", [])
         if not eds:
             rows.append(f"| {label} | {_md_cell(_guarantee_line(obj))} | | | |")
         for e in eds:
-            rows.append(f"| {label} | {_md_cell(_guarantee_line(obj))} | {e['delta']:.3g} | "
-                        f"{fmt_up(e['epsilon'])}{'' if e['epsilon'] is not None else ' (' + _why_none(e) + ')'} | "
-                        f"{e['method']} |")
+            rows.append(
+                f"| {label} | {_md_cell(_guarantee_line(obj))} | {e['delta']:.3g} | "
+                f"{fmt_up(e['epsilon'])}{'' if e['epsilon'] is not None else ' (' + _why_none(e) + ')'} | "
+                f"{e['method']} |"
+            )
     checks = [f"| {c.name} | {c.status} | {_md_cell(c.detail)} |" for c in r.checks]
     extra: list[str] = []
     sens = _sensitivity(r)

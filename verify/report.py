@@ -34,8 +34,13 @@ def status_of(outcome: Outcome) -> Status:
 
 def outcome_name(outcome: Outcome) -> str:
     """The report's ``outcome`` field: ``verified``, ``refuted``, ``unknown``, ``not-applicable`` or ``skipped``."""
-    return {Verified: "verified", Refuted: "refuted", Unknown: "unknown", NotApplicable: "not-applicable",
-            Skipped: "skipped"}[type(outcome)]
+    return {
+        Verified: "verified",
+        Refuted: "refuted",
+        Unknown: "unknown",
+        NotApplicable: "not-applicable",
+        Skipped: "skipped",
+    }[type(outcome)]
 
 
 def detail_of(outcome: Outcome) -> str:
@@ -69,8 +74,13 @@ class Check:
 
     def to_json(self) -> JSON:
         """``{"name", "status", "outcome", "detail", ...extra}``."""
-        return {"name": self.name, "status": self.status, "outcome": outcome_name(self.outcome),
-                "detail": self.detail, **self.extra}
+        return {
+            "name": self.name,
+            "status": self.status,
+            "outcome": outcome_name(self.outcome),
+            "detail": self.detail,
+            **self.extra,
+        }
 
 
 def verdict_of(checks: list[Check]) -> Verdict:
@@ -114,8 +124,13 @@ class GuaranteeSummary:
     def to_json(self) -> JSON:
         """The contract's guarantee object."""
         head: JSON = {"framework": self.framework} if self.framework is not None else {}
-        return {**head, "relation": self.relation, **self.forms,
-                "epsilon_delta": [e.to_json() for e in self.epsilon_delta], **self.extra}
+        return {
+            **head,
+            "relation": self.relation,
+            **self.forms,
+            "epsilon_delta": [e.to_json() for e in self.epsilon_delta],
+            **self.extra,
+        }
 
 
 class Section(Protocol):
@@ -187,15 +202,25 @@ class Report:
     def to_json(self) -> JSON:
         """The contract's JSON report (field names of contract v1; added fields only)."""
         out: JSON = {
-            "name": self.name, "title": self.title, "tool": self.tool, "spec": self.spec, "seed": self.seed,
-            "relation": self.relation, "invariant": self.invariant,
+            "name": self.name,
+            "title": self.title,
+            "tool": self.tool,
+            "spec": self.spec,
+            "seed": self.seed,
+            "relation": self.relation,
+            "invariant": self.invariant,
             "semi_adjacent_parameter": self.semi_adjacent_parameter,
         }
         for s in self.sections:
             out[s.key] = s.to_json()
-        out.update(advertised=self.advertised.to_json(), effective=self.effective.to_json(), claim=self.claim,
-                   checks=[c.to_json() for c in self.checks], verdict=self.verdict,
-                   references=list(self.references))
+        out.update(
+            advertised=self.advertised.to_json(),
+            effective=self.effective.to_json(),
+            claim=self.claim,
+            checks=[c.to_json() for c in self.checks],
+            verdict=self.verdict,
+            references=list(self.references),
+        )
         if self.plots:
             out["plots"] = list(self.plots)
         if self.samples_file is not None:
@@ -203,5 +228,16 @@ class Report:
         return out
 
 
-__all__ = ["Check", "GuaranteeSummary", "JsonSection", "Report", "Section", "Status", "Verdict",
-           "detail_of", "outcome_name", "status_of", "verdict_of"]
+__all__ = [
+    "Check",
+    "GuaranteeSummary",
+    "JsonSection",
+    "Report",
+    "Section",
+    "Status",
+    "Verdict",
+    "detail_of",
+    "outcome_name",
+    "status_of",
+    "verdict_of",
+]

@@ -97,9 +97,17 @@ def build_context(spec: Spec, *, seed: int | None, time_limit: float) -> Context
     space, inv, rel = space_of(spec), invariant_of(spec), relation_of(spec)
     table = None if spec.data.table is None else [int(c) for c in spec.data.table]
     a = semi_adjacent_parameter(space, inv, rel, table=table, records=spec.data.records, time_limit=time_limit)
-    return Context(spec=spec, space=space, invariant=inv, relation=rel,
-                   deltas=[float(d) for d in spec.report.deltas], framework=framework, a=a,
-                   time_limit=time_limit, seed=seed)
+    return Context(
+        spec=spec,
+        space=space,
+        invariant=inv,
+        relation=rel,
+        deltas=[float(d) for d in spec.report.deltas],
+        framework=framework,
+        a=a,
+        time_limit=time_limit,
+        seed=seed,
+    )
 
 
 def _calibrated_to_exact(sens: dict[str, Any], outcome: Outcome, s_space: SensitivitySpace) -> Outcome:
@@ -109,12 +117,12 @@ def _calibrated_to_exact(sens: dict[str, Any], outcome: Outcome, s_space: Sensit
     """
     l2 = sens.get("l2")
     if isinstance(l2, (int, float)) and not math.isclose(float(l2) ** 2, s_space.l2_squared, rel_tol=1e-12):
-        return Refuted(f"BUG: the sensitivity section has l2 = {l2!r}, the mechanism was calibrated to "
-                       f"sqrt({s_space.l2_squared})")
+        return Refuted(
+            f"BUG: the sensitivity section has l2 = {l2!r}, the mechanism was calibrated to sqrt({s_space.l2_squared})"
+        )
     l1 = sens.get("l1")
     if isinstance(l1, (int, float)) and float(l1) != s_space.l1:
-        return Refuted(f"BUG: the sensitivity section has l1 = {l1!r}, the mechanism was calibrated to "
-                       f"{s_space.l1}")
+        return Refuted(f"BUG: the sensitivity section has l1 = {l1!r}, the mechanism was calibrated to {s_space.l1}")
     return outcome
 
 
@@ -132,11 +140,23 @@ def _claim_with_bounds(check: Check, ctx: Context, part: KindResult) -> Check:
     if part.effective_at_lower is not None and ctx.spec.claim is not None:
         low, _ = check_claim(claim_of(ctx.spec.claim.guarantee), part.effective_at_lower)
         if isinstance(low, Refuted):
-            return Check("claim", Refuted(f"refuted even at the proven lower bound a(t) >= {a.lower} "
-                                          f"({a.bounds_text()}): {low.counterexample}"), check.extra)
-    return Check("claim", Unknown(f"{a.bounds_text()}: at the upper end the claim does not follow "
-                                  f"({check.outcome.counterexample}), but it is not refuted at the proven lower "
-                                  "end"), check.extra)
+            return Check(
+                "claim",
+                Refuted(
+                    f"refuted even at the proven lower bound a(t) >= {a.lower} "
+                    f"({a.bounds_text()}): {low.counterexample}"
+                ),
+                check.extra,
+            )
+    return Check(
+        "claim",
+        Unknown(
+            f"{a.bounds_text()}: at the upper end the claim does not follow "
+            f"({check.outcome.counterexample}), but it is not refuted at the proven lower "
+            "end"
+        ),
+        check.extra,
+    )
 
 
 def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Report:
@@ -146,15 +166,19 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework)
     if part.effective_extra:
         eff = eff.with_extra(**part.effective_extra)
-    a_outcome = part.semi_adjacent_check or check_semi_adjacent(ctx.space, ctx.invariant, ctx.relation, a,
-                                                                ctx.table)
-    if isinstance(a_outcome, Verified) and not a.exact:   # bounds are not a PASS
-        a_outcome = Unknown(f"only bounds are proven: {a.bounds_text()} (every guarantee here uses the upper "
-                            f"end, which is sound [CA24, Prop. 11]; a larger --time-limit may close the gap); "
-                            f"{a_outcome.certificate}")
+    a_outcome = part.semi_adjacent_check or check_semi_adjacent(ctx.space, ctx.invariant, ctx.relation, a, ctx.table)
+    if isinstance(a_outcome, Verified) and not a.exact:  # bounds are not a PASS
+        a_outcome = Unknown(
+            f"only bounds are proven: {a.bounds_text()} (every guarantee here uses the upper "
+            f"end, which is sound [CA24, Prop. 11]; a larger --time-limit may close the gap); "
+            f"{a_outcome.certificate}"
+        )
     pairs = [(adv, part.advertised), (eff, part.effective)] if part.certify_advertised else [(eff, part.effective)]
-    checks = [Check("semi-adjacent-parameter", a_outcome), *part.checks,
-              Check("conversions-certified", certify_summary(pairs))]
+    checks = [
+        Check("semi-adjacent-parameter", a_outcome),
+        *part.checks,
+        Check("conversions-certified", certify_summary(pairs)),
+    ]
     if spec.claim is not None and part.claim_override is not None:
         checks.append(Check("claim", part.claim_override))
     else:
@@ -169,15 +193,29 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     checks += part.final_checks
     witness = a.witness_data(ctx.space)
     return Report(
-        name=spec.name, title=spec.title, tool={"name": "semidp", "version": __version__},
-        spec={"path": spec.path, "sha256": spec.sha256}, seed=part.seed, relation=ctx.relation.spec_name,
+        name=spec.name,
+        title=spec.title,
+        tool={"name": "semidp", "version": __version__},
+        spec={"path": spec.path, "sha256": spec.sha256},
+        seed=part.seed,
+        relation=ctx.relation.spec_name,
         invariant={"kind": ctx.invariant.kind, "description": ctx.invariant.describe()},
-        semi_adjacent_parameter={"value": a.value, "lower": a.lower, "method": a.method, "witness": a.witness, "exact": a.exact,
-                                 "scope": a.scope, **({"witness_data": witness} if witness is not None else {})},
-        advertised=adv, effective=eff,
-        claim=None if spec.claim is None else {"framework": spec.claim.framework,
-                                               "guarantee": guarantee_spec_json(spec.claim.guarantee)},
-        checks=tuple(checks), references=tuple(spec.references),
+        semi_adjacent_parameter={
+            "value": a.value,
+            "lower": a.lower,
+            "method": a.method,
+            "witness": a.witness,
+            "exact": a.exact,
+            "scope": a.scope,
+            **({"witness_data": witness} if witness is not None else {}),
+        },
+        advertised=adv,
+        effective=eff,
+        claim=None
+        if spec.claim is None
+        else {"framework": spec.claim.framework, "guarantee": guarantee_spec_json(spec.claim.guarantee)},
+        checks=tuple(checks),
+        references=tuple(spec.references),
         sections=tuple(sections),
     )
 
@@ -196,14 +234,15 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
     'holds'
     """
     kind = lookup(spec.mechanism.kind, spec.path)
-    problems = validate(spec)   # a spec built or edited in Python has not been through the loader
+    problems = validate(spec)  # a spec built or edited in Python has not been through the loader
     if problems:
         raise InvalidSpec(spec.path, [str(p) for p in problems])
     ctx = build_context(spec, seed=seed, time_limit=time_limit)
     part = kind.run(ctx)
     report = assemble(ctx, part, reports_sensitivity=kind.reports_sensitivity)
-    return Audit(typed=report, advertised=part.advertised, effective=part.effective, samples=part.samples,
-                 plots=part.plots)
+    return Audit(
+        typed=report, advertised=part.advertised, effective=part.effective, samples=part.samples, plots=part.plots
+    )
 
 
 def exit_code(verdicts: list[str]) -> int:

@@ -35,20 +35,25 @@ class MechanismSection:
     def _error_text(self, report: Report) -> str:
         err = _json_of(report, "expected_l2_error")
         est, mc = err.get("exact"), err.get("monte_carlo", {})
-        return (f"{err.get('quantity', 'E||noise||_2')}: " + (f"{est:.6g} (exact); " if est is not None else "")
-                + (f"draws: mean {mc['mean']:.6g} over {mc['draws']}" if mc else ""))
+        return (
+            f"{err.get('quantity', 'E||noise||_2')}: "
+            + (f"{est:.6g} (exact); " if est is not None else "")
+            + (f"draws: mean {mc['mean']:.6g} over {mc['draws']}" if mc else "")
+        )
 
     def text_lines(self, report: Report) -> list[str]:
         """The terminal block: the mechanism, its error, the samples file."""
         mech = self.data
         target = mech.get("calibration") or (f"epsilon = {mech['epsilon']:g}" if "epsilon" in mech else "")
         delta2 = f", Delta_2 = {fmt_up(mech['l2_sensitivity'])}" if "l2_sensitivity" in mech else ""
-        lines = ["", f"mechanism: {mech['label']}, {target}, noise in a "
-                     f"{mech['noise_dimension']}-dimensional subspace{delta2}", f"    {self._error_text(report)}"]
+        lines = [
+            "",
+            f"mechanism: {mech['label']}, {target}, noise in a {mech['noise_dimension']}-dimensional subspace{delta2}",
+            f"    {self._error_text(report)}",
+        ]
         if report.samples_file:
             smp = _json_of(report, "samples")
-            lines.append(f"    samples: {report.samples_file} ({smp['count']} x {smp['shape'][1]}, "
-                         f"seed {smp['seed']})")
+            lines.append(f"    samples: {report.samples_file} ({smp['count']} x {smp['shape'][1]}, seed {smp['seed']})")
         return lines
 
     def markdown_lines(self, report: Report) -> list[str]:
@@ -56,8 +61,13 @@ class MechanismSection:
         mech = self.data
         optimal = mech.get("optimal")
         status = "optimal" if optimal else "NON-OPTIMAL fallback" if optimal is False else "not an optimality claim"
-        lines = ["## Mechanism", "", f"- kind: `{mech['kind']}` ({status})", f"- {mech['label']}",
-                 f"- noise dimension: {mech['noise_dimension']}"]
+        lines = [
+            "## Mechanism",
+            "",
+            f"- kind: `{mech['kind']}` ({status})",
+            f"- {mech['label']}",
+            f"- noise dimension: {mech['noise_dimension']}",
+        ]
         if mech.get("calibration"):
             lines.append(f"- calibration: {mech['calibration']}")
         lines.append(f"- {self._error_text(report)}")
@@ -80,18 +90,25 @@ class TestSection:
     def text_lines(self, report: Report) -> list[str]:
         """The terminal block: hypotheses, margins, Z, p-value, threshold and exact size."""
         t = self.data
-        return ["", f"Semi-DP UMPU odds-ratio test (H0: theta <= {t['theta0']:g}, {t['alternative']}), "
-                    f"margins rows {t['margins']['rows']} cols {t['margins']['cols']}",
-                f"    Z = {t['statistic']:.6g}{' (given)' if t['released'] else ''}, p-value = {t['pvalue']:.6g}, "
-                f"threshold m = {t['m']:.6g}, reject at alpha = {t['alpha']:g}: {t['reject']}, "
-                f"exact size = {t['size']:.12g}"]
+        return [
+            "",
+            f"Semi-DP UMPU odds-ratio test (H0: theta <= {t['theta0']:g}, {t['alternative']}), "
+            f"margins rows {t['margins']['rows']} cols {t['margins']['cols']}",
+            f"    Z = {t['statistic']:.6g}{' (given)' if t['released'] else ''}, p-value = {t['pvalue']:.6g}, "
+            f"threshold m = {t['m']:.6g}, reject at alpha = {t['alpha']:g}: {t['reject']}, "
+            f"exact size = {t['size']:.12g}",
+        ]
 
     def markdown_lines(self, report: Report) -> list[str]:
         """The Markdown ``## Private test`` section."""
         t = self.data
-        return ["## Private test", "",
-                f"- Z = {t['statistic']:.6g}, p-value = {t['pvalue']:.6g}, threshold m = {t['m']:.6g}, "
-                f"reject at alpha = {t['alpha']:g}: **{t['reject']}**, exact size = {t['size']:.12g}", ""]
+        return [
+            "## Private test",
+            "",
+            f"- Z = {t['statistic']:.6g}, p-value = {t['pvalue']:.6g}, threshold m = {t['m']:.6g}, "
+            f"reject at alpha = {t['alpha']:g}: **{t['reject']}**, exact size = {t['size']:.12g}",
+            "",
+        ]
 
 
 __all__ = ["MechanismSection", "TestSection"]

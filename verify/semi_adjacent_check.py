@@ -63,8 +63,10 @@ def check_semi_adjacent(
         return Refuted(f"BUG: closed form gives {a.value} but graph search gives {hamming}")
     if r.exact and hamming > a.value:
         return Refuted(f"BUG: closed-form bound {a.value} is below the exact value {hamming}")
-    return Verified(f"{head}; graph search over {r.fiber_size} conforming histograms gives "
-                    f"{hamming}{' (the closed form is an upper bound)' if hamming < a.value else ''}")
+    return Verified(
+        f"{head}; graph search over {r.fiber_size} conforming histograms gives "
+        f"{hamming}{' (the closed form is an upper bound)' if hamming < a.value else ''}"
+    )
 
 
 __all__ = ["CROSS_CHECK_LIMIT", "Z3_CELL_LIMIT", "check_semi_adjacent", "z3_proof"]

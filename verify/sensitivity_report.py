@@ -44,8 +44,11 @@ def outcome_is_exact(outcome: Outcome) -> bool:
 
 
 def _is_two_way_one_way(space: DataSpace, inv: Invariant) -> bool:
-    return (isinstance(inv, Margins) and len(space.features) == 2
-            and sorted(inv.margins) == sorted(((space.names[0],), (space.names[1],))))
+    return (
+        isinstance(inv, Margins)
+        and len(space.features) == 2
+        and sorted(inv.margins) == sorted(((space.names[0],), (space.names[1],)))
+    )
 
 
 def sensitivity_section(
@@ -55,34 +58,48 @@ def sensitivity_section(
     q = _query_matrix(spec, space)
     table = list(spec.data.table) if spec.data.table is not None else None
     try:
-        res = semi_sensitivity_search(space, inv, a.value, table=table, n=spec.data.records,
-                                      query=q, time_limit=time_limit)
+        res = semi_sensitivity_search(
+            space, inv, a.value, table=table, n=spec.data.records, query=q, time_limit=time_limit
+        )
     except ToolkitError as e:
-        return ({"status": "refused", "detail": str(e), "query": spec.query.kind if spec.query else None},
-                Unknown(f"sensitivity space not computed: {e}"))
+        return (
+            {"status": "refused", "detail": str(e), "query": spec.query.kind if spec.query else None},
+            Unknown(f"sensitivity space not computed: {e}"),
+        )
     out: dict[str, Any] = {
-        **res.space.norms(), "query": spec.query.kind if spec.query else None,
-        "radius": res.radius, "exact": res.exact, "method": f"{res.candidates_from}/{res.realised_by}",
-        "label": res.space.label, "scope": "actual t" if res.actual_t else "worst case over t",
+        **res.space.norms(),
+        "query": spec.query.kind if spec.query else None,
+        "radius": res.radius,
+        "exact": res.exact,
+        "method": f"{res.candidates_from}/{res.realised_by}",
+        "label": res.space.label,
+        "scope": "actual t" if res.actual_t else "worst case over t",
     }
     try:
         nv = naive_spaces(space, a.value, q, n=spec.data.records)
         out["naive"] = {
-            "one_step": nv.one_step.norms(), "group_inflated": dict(nv.inflated),
+            "one_step": nv.one_step.norms(),
+            "group_inflated": dict(nv.inflated),
             "a_step": dict(nv.a_step_norms),
             "note": "Cho & Awan Prop. 24: calibrating to these instead of the Semi-DP space adds noise",
         }
     except ToolkitError as e:
         out["naive"] = {"status": "refused", "detail": str(e)}
-    outcome: Outcome = (Verified(f"exact sensitivity space ({res.space.size} vectors, {out['method']}; "
-                                 f"{res.space.label})") if res.exact
-                        else Unknown(f"sensitivity space kept undecided vectors: {res.note}"))
+    outcome: Outcome = (
+        Verified(f"exact sensitivity space ({res.space.size} vectors, {out['method']}; {res.space.label})")
+        if res.exact
+        else Unknown(f"sensitivity space kept undecided vectors: {res.note}")
+    )
     if q is None and _is_two_way_one_way(space, inv) and min(space.shape) >= 2 and a.value <= 3:
         cmp = compare_with_closed_form(res, table_shape=(space.shape[0], space.shape[1]), radius=a.value)
         out["published_closed_form"] = {
-            "source": "Cho & Awan 2024, Prop. 32 (as printed)", "agrees": cmp.agrees,
-            "missing": len(cmp.missing), "extra": len(cmp.extra), "findings": list(cmp.lines),
-            "closed_norms": dict(cmp.closed_norms), "exact_norms": dict(cmp.exact_norms),
+            "source": "Cho & Awan 2024, Prop. 32 (as printed)",
+            "agrees": cmp.agrees,
+            "missing": len(cmp.missing),
+            "extra": len(cmp.extra),
+            "findings": list(cmp.lines),
+            "closed_norms": dict(cmp.closed_norms),
+            "exact_norms": dict(cmp.exact_norms),
         }
         if cmp.missing and outcome_is_exact(outcome):
             # semidp calibrates its own mechanisms to the exact space, so the gap in the

@@ -161,8 +161,6 @@ class Spec:
     sha256: str = field(default="", metadata={"internal": True})
 
 
-
-
 def public_fields(cls: Any) -> list[dataclasses.Field[Any]]:
     """The fields of a spec dataclass that are TOML keys (not the loader's internal ``path``/``sha256``)."""
     return [f for f in dataclasses.fields(cls) if not f.metadata.get("internal")]
@@ -185,6 +183,21 @@ def cell_count(spec: Spec) -> int:
     return cells
 
 
-__all__ = ["AuditSpec", "ClaimSpec", "DataSpec", "FeatureSpec", "GuaranteeSpec", "InvariantSpec",
-           "MechanismSpec", "QuerySpec", "RdpSpec", "ReportSpec", "SPEC_VERSION", "Spec", "cell_count",
-           "documented", "public_fields", "strip_optional"]
+__all__ = [
+    "AuditSpec",
+    "ClaimSpec",
+    "DataSpec",
+    "FeatureSpec",
+    "GuaranteeSpec",
+    "InvariantSpec",
+    "MechanismSpec",
+    "QuerySpec",
+    "RdpSpec",
+    "ReportSpec",
+    "SPEC_VERSION",
+    "Spec",
+    "cell_count",
+    "documented",
+    "public_fields",
+    "strip_optional",
+]

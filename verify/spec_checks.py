@@ -20,8 +20,13 @@ def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
     probs: list[Problem] = []
     forms = [k for k in ("epsilon", "mu", "zcdp", "rdp") if getattr(g, k) is not None]
     if len(forms) != 1:
-        probs.append(Problem(key, "a guarantee takes exactly one form: {epsilon [, delta]}, {mu}, {zcdp} or "
-                             f"{{rdp = {{alpha, epsilon}}}}; got {forms or 'none'}"))
+        probs.append(
+            Problem(
+                key,
+                "a guarantee takes exactly one form: {epsilon [, delta]}, {mu}, {zcdp} or "
+                f"{{rdp = {{alpha, epsilon}}}}; got {forms or 'none'}",
+            )
+        )
     if g.delta is not None and g.epsilon is None:
         probs.append(Problem(f"{key}.delta", "delta goes with epsilon"))
     for k in ("epsilon", "mu", "zcdp"):
@@ -124,5 +129,12 @@ def table_required(spec: Spec, why: str) -> list[Problem]:
 SHARED_CHECKS = (top_problems, data_problems, invariant_problems, rest_problems)
 """The shared validators, in the order their problems are listed."""
 
-__all__ = ["SHARED_CHECKS", "data_problems", "guarantee_problems", "invariant_problems", "rest_problems",
-           "table_required", "top_problems"]
+__all__ = [
+    "SHARED_CHECKS",
+    "data_problems",
+    "guarantee_problems",
+    "invariant_problems",
+    "rest_problems",
+    "table_required",
+    "top_problems",
+]

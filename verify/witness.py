@@ -206,25 +206,25 @@ def check_witness(
     x, x2 = witness.record, witness.target
     for name, vec in (("dataset", h), ("nearest", h2)):
         if len(vec) != k or any((not isinstance(v, (int, np.integer))) or v < 0 for v in vec):
-            return WitnessCheck(False, f"{name} {vec!r} is not a nonnegative integer "
-                                f"histogram over {k} cells", False)
+            return WitnessCheck(False, f"{name} {vec!r} is not a nonnegative integer histogram over {k} cells", False)
         if sum(vec) != n:
             return WitnessCheck(False, f"{name} {vec!r} has {sum(vec)} records, expected n={n}", False)
         if not _same_value(space, invariant, vec, t):
-            return WitnessCheck(False, f"{name} {vec!r} has invariant value "
-                                f"{_value(space, invariant, vec)!r}, not t={t!r}", False)
+            return WitnessCheck(
+                False, f"{name} {vec!r} has invariant value {_value(space, invariant, vec)!r}, not t={t!r}", False
+            )
     if not (0 <= x < k) or h[x] < 1:
         return WitnessCheck(False, f"dataset {h!r} holds no record in cell {x}", False)
     if not (0 <= x2 < k) or h2[x2] < 1:
         return WitnessCheck(False, f"nearest {h2!r} holds no record in target cell {x2}", False)
     d = _overlap_distance(h, x, h2, x2)
     if d != witness.distance:
-        return WitnessCheck(False, f"stated distance {witness.distance} but the least Hamming "
-                            f"distance between orderings is {d}", False)
+        return WitnessCheck(
+            False, f"stated distance {witness.distance} but the least Hamming distance between orderings is {d}", False
+        )
     xs, ys = _realise(h, x, h2, x2)
     if sum(a != b for a, b in zip(xs, ys)) != d:
-        return WitnessCheck(False, "internal: the explicit alignment does not realise the distance",
-                            False)
+        return WitnessCheck(False, "internal: the explicit alignment does not realise the distance", False)
     if witness.ordered_dataset is not None or witness.ordered_nearest is not None:
         X, X2, i = witness.ordered_dataset, witness.ordered_nearest, witness.individual
         if X is None or X2 is None or i is None or len(X) != n or len(X2) != n or not (0 <= i < n):
@@ -234,21 +234,27 @@ def check_witness(
         if hx != tuple(h) or hx2 != tuple(h2):
             return WitnessCheck(False, "ordered datasets do not have the witness histograms", False)
         if X[i] != x or X2[i] != x2:
-            return WitnessCheck(False, f"ordered datasets: individual {i} holds {X[i]} / {X2[i]}, "
-                                f"expected {x} / {x2}", False)
+            return WitnessCheck(
+                False, f"ordered datasets: individual {i} holds {X[i]} / {X2[i]}, expected {x} / {x2}", False
+            )
         dh = sum(a != b for a, b in zip(X, X2))
         if dh != d:
-            return WitnessCheck(False, f"ordered datasets are at Hamming distance {dh}, "
-                                f"not the minimum {d}", False)
+            return WitnessCheck(False, f"ordered datasets are at Hamming distance {dh}, not the minimum {d}", False)
     if math.comb(n + k - 1, k - 1) > optimality_limit:
-        return WitnessCheck(True, f"conforming, record/target present, distance {d} realised; "
-                            "optimality not checked (too many histograms)", False)
+        return WitnessCheck(
+            True,
+            f"conforming, record/target present, distance {d} realised; optimality not checked (too many histograms)",
+            False,
+        )
     # Optimality of the inner minimum: every conforming h'' holding x'.
     conforming = [hh for hh in _compositions(n, k) if _same_value(space, invariant, hh, t)]
     for hh in conforming:
         if hh[x2] >= 1 and _overlap_distance(h, x, hh, x2) < d:
-            return WitnessCheck(False, f"not the nearest: {hh!r} holds the target at distance "
-                                f"{_overlap_distance(h, x, hh, x2)} < {d}", True)
+            return WitnessCheck(
+                False,
+                f"not the nearest: {hh!r} holds the target at distance {_overlap_distance(h, x, hh, x2)} < {d}",
+                True,
+            )
     # Tiny instances: the same over explicit orderings (re-derives Lemma 1 here).
     targets = [hh for hh in conforming if hh[x2] >= 1]
     work = sum(math.factorial(n - 1) for _ in targets)
@@ -261,11 +267,16 @@ def check_witness(
                 y = [x2, *perm]
                 best = min(best, sum(a != b for a, b in zip(xs, y)))
         if best != d:
-            return WitnessCheck(False, f"over explicit orderings the nearest dataset is at "
-                                f"distance {best}, not {d}", True)
+            return WitnessCheck(
+                False, f"over explicit orderings the nearest dataset is at distance {best}, not {d}", True
+            )
         ordered_note = " and over explicit orderings"
-    return WitnessCheck(True, f"conforming, record/target present, distance {d} realised and "
-                        f"minimal over {len(targets)} conforming histograms{ordered_note}", True)
+    return WitnessCheck(
+        True,
+        f"conforming, record/target present, distance {d} realised and "
+        f"minimal over {len(targets)} conforming histograms{ordered_note}",
+        True,
+    )
 
 
 def check_result(
@@ -300,17 +311,14 @@ def check_result(
     if table is not None:
         tv = _value(space, invariant, [int(v) for v in np.asarray(table).reshape(-1)])
         if not _same_value(space, invariant, [int(v) for v in np.asarray(table).reshape(-1)], result.t):
-            return WitnessCheck(False, f"table has invariant value {tv!r}, result says {result.t!r}",
-                                False)
+            return WitnessCheck(False, f"table has invariant value {tv!r}, result says {result.t!r}", False)
     if w.distance != result.value:
-        return WitnessCheck(False, f"witness distance {w.distance} != reported value {result.value}",
-                            False)
+        return WitnessCheck(False, f"witness distance {w.distance} != reported value {result.value}", False)
     if not (result.value <= result.upper):
         return WitnessCheck(False, f"value {result.value} exceeds upper bound {result.upper}", False)
     if result.exact and result.value != result.upper:
         return WitnessCheck(False, "exact result with value != upper", False)
-    wc = check_witness(space, invariant, w, t=result.t, n=result.n,
-                       optimality_limit=optimality_limit)
+    wc = check_witness(space, invariant, w, t=result.t, n=result.n, optimality_limit=optimality_limit)
     if not wc.passed:
         return wc
     k, n = space.n_cells, result.n
@@ -334,10 +342,13 @@ def check_result(
         inner = n - (agree.max(axis=1) + (xs == x2))
         a_t = max(a_t, int(inner.max()))
     if result.exact and a_t != result.value:
-        return WitnessCheck(False, f"recomputed a(t) = {a_t} over all {len(conforming)} "
-                            f"conforming histograms, result says {result.value}", True)
+        return WitnessCheck(
+            False,
+            f"recomputed a(t) = {a_t} over all {len(conforming)} conforming histograms, result says {result.value}",
+            True,
+        )
     if not (result.value <= a_t <= result.upper):
-        return WitnessCheck(False, f"recomputed a(t) = {a_t} outside [{result.value}, "
-                            f"{result.upper}]", True)
-    return WitnessCheck(True, wc.reason + f"; a(t) = {a_t} recomputed over all "
-                        f"{len(conforming)} conforming histograms", True)
+        return WitnessCheck(False, f"recomputed a(t) = {a_t} outside [{result.value}, {result.upper}]", True)
+    return WitnessCheck(
+        True, wc.reason + f"; a(t) = {a_t} recomputed over all {len(conforming)} conforming histograms", True
+    )

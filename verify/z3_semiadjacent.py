@@ -56,7 +56,9 @@ def _solver(timeout_ms: int) -> z3.Solver:
     return s
 
 
-def support(space: DataSpace, invariant: Invariant, table: Sequence[int], *, timeout_ms: int = 10_000) -> list[int] | None:
+def support(
+    space: DataSpace, invariant: Invariant, table: Sequence[int], *, timeout_ms: int = 10_000
+) -> list[int] | None:
     """Cells held by some record of some conforming dataset (:math:`X_t`), decided by Z3; None if unknown."""
     a, h0 = invariant.matrix(space), np.asarray(table, dtype=np.int64)
     t, n = a @ h0, int(h0.sum())
@@ -94,7 +96,7 @@ def _minimal_move_supports(a: NDArray[np.int64], x: int, x2: int, max_size: int)
             key = (a[:, list(p)].sum(axis=1) if p else np.zeros(a.shape[0], dtype=np.int64)) - target
             by_key.setdefault(key.astype(np.int64).tobytes(), []).append(p)
         for nset in sets:
-            key = (a[:, list(nset)].sum(axis=1) if nset else np.zeros(a.shape[0], dtype=np.int64))
+            key = a[:, list(nset)].sum(axis=1) if nset else np.zeros(a.shape[0], dtype=np.int64)
             if key.astype(np.int64).tobytes() in by_key:
                 counts: dict[int, int] = {}
                 for c in nset:
@@ -174,14 +176,22 @@ def certify_lower_bound(
         return Unknown(f"z3 returned unknown: {s.reason_unknown()}")
     if res == z3.sat:
         m = s.model()
-        return Refuted(f"a closer conforming dataset exists: histogram "
-                       f"{[m.eval(v, model_completion=True).as_long() for v in h2]}")
+        return Refuted(
+            f"a closer conforming dataset exists: histogram {[m.eval(v, model_completion=True).as_long() for v in h2]}"
+        )
     return Verified(f"z3: no conforming dataset within {distance - 1} replacements (unsat)")
 
 
 def certify_value(
-    space: DataSpace, invariant: Invariant, table: Sequence[int], value: int,
-    dataset: Sequence[int], record: int, target: int, *, timeout_ms: int = 20_000,
+    space: DataSpace,
+    invariant: Invariant,
+    table: Sequence[int],
+    value: int,
+    dataset: Sequence[int],
+    record: int,
+    target: int,
+    *,
+    timeout_ms: int = 20_000,
 ) -> Outcome:
     """:math:`a(t) = v` exactly: the witness proves :math:`\\ge v`, the move argument :math:`\\le v`."""
     low = certify_lower_bound(space, invariant, dataset, record, target, value, timeout_ms=timeout_ms)

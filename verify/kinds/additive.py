@@ -47,7 +47,7 @@ FloatArray = NDArray[np.float64]
 def gdp_mu_for_zcdp(rho: Fraction) -> float:
     """The largest float mu with mu^2/2 <= rho exactly: a Gaussian with it is rho-zCDP [BS16, Prop. 1.6]."""
     mu = math.sqrt(2 * float(rho))
-    while Fraction(mu) ** 2 / 2 > rho:   # round down: the calibrated noise may only be larger
+    while Fraction(mu) ** 2 / 2 > rho:  # round down: the calibrated noise may only be larger
         mu = math.nextafter(mu, 0.0)
     return mu
 
@@ -58,25 +58,39 @@ def _gaussian_target(ctx: Context, m: CalibratedSpec, semi: SemiAdjacent) -> tup
         raise UnsupportedRelease(f"{ctx.spec.path}: mechanism.kind = {m.kind!r} is not a Gaussian kind.")
     if m.rho is not None and m.mu is None and m.epsilon is None:
         mu = gdp_mu_for_zcdp(m.rho)
-        return mu, ZCDP(float(m.rho), semi), (f"rho = {float(m.rho)!r} -> mu = {mu!r} (mu = sqrt(2 rho) rounded "
-                                              "down, so mu^2/2 <= rho [BS16, Prop. 1.6])")
+        return (
+            mu,
+            ZCDP(float(m.rho), semi),
+            (
+                f"rho = {float(m.rho)!r} -> mu = {mu!r} (mu = sqrt(2 rho) rounded "
+                "down, so mu^2/2 <= rho [BS16, Prop. 1.6])"
+            ),
+        )
     if m.mu is not None and m.epsilon is None:
         mu = float(m.mu)
         return mu, GDP(mu, semi), f"mu = {mu!r}"
     if m.mu is None and m.epsilon is not None and m.delta is not None and 0 < m.delta < 1:
         mu = gdp_mu_for(float(m.epsilon), float(m.delta))
-        return mu, ApproxDP(float(m.epsilon), float(m.delta), semi), (
-            f"(epsilon, delta) = ({float(m.epsilon)!r}, {float(m.delta)!r}) -> mu = {mu!r} "
-            "(analytic Gaussian, gdp_mu_for)")
-    raise UnsupportedRelease(f"{ctx.spec.path}: mechanism.kind = {m.kind!r} needs mechanism.mu, "
-                             "mechanism.epsilon with 0 < mechanism.delta < 1, or mechanism.rho.")
+        return (
+            mu,
+            ApproxDP(float(m.epsilon), float(m.delta), semi),
+            (
+                f"(epsilon, delta) = ({float(m.epsilon)!r}, {float(m.delta)!r}) -> mu = {mu!r} "
+                "(analytic Gaussian, gdp_mu_for)"
+            ),
+        )
+    raise UnsupportedRelease(
+        f"{ctx.spec.path}: mechanism.kind = {m.kind!r} needs mechanism.mu, "
+        "mechanism.epsilon with 0 < mechanism.delta < 1, or mechanism.rho."
+    )
 
 
 def pure_target(ctx: Context, m: CalibratedSpec) -> float:
     """The pure-DP calibration target ``mechanism.epsilon`` (no delta)."""
     if m.epsilon is None or isinstance(m, GaussianSpec) or (m.delta is not None and m.delta != 0):
-        raise UnsupportedRelease(f"{ctx.spec.path}: mechanism.kind = {m.kind!r} needs mechanism.epsilon "
-                                 "(pure DP: no delta, no mu).")
+        raise UnsupportedRelease(
+            f"{ctx.spec.path}: mechanism.kind = {m.kind!r} needs mechanism.epsilon (pure DP: no delta, no mu)."
+        )
     return float(m.epsilon)
 
 
@@ -89,21 +103,33 @@ def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, s
         label, dim = "Semi-DP Gaussian (Cho & Awan Alg. 1, Prop. 28)", mech.dimension
     else:
         mech = SemiGaussianMechanism.for_gdp(s_space, mu, semi)
-        label = ("Gaussian noise in every cell, sigma = Delta_2(S)/mu (Dong, Roth & Su Thm. 2.7 on the "
-                 "Semi-DP relation); does not keep the invariant, which is published separately")
+        label = (
+            "Gaussian noise in every cell, sigma = Delta_2(S)/mu (Dong, Roth & Su Thm. 2.7 on the "
+            "Semi-DP relation); does not keep the invariant, which is published separately"
+        )
         dim = mech.dimension
-    info = {"calibration": how, "sigma": mech.sigma, "l2_sensitivity": mech.sensitivity,
-            "l2_sensitivity_squared": s_space.l2_squared, "noise_dimension": dim, "optimal": None, "label": label}
+    info = {
+        "calibration": how,
+        "sigma": mech.sigma,
+        "l2_sensitivity": mech.sensitivity,
+        "l2_sensitivity_squared": s_space.l2_squared,
+        "noise_dimension": dim,
+        "optimal": None,
+        "label": label,
+    }
     exact = mech.expected_l2_norm()
 
     def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
-        sec, out = mean_check("E||noise||_2", exact, "sigma E chi_k = sigma sqrt(2) Gamma((k+1)/2)/Gamma(k/2), "
-                               "k = noise dimension (T-G1)", norms)
+        sec, out = mean_check(
+            "E||noise||_2",
+            exact,
+            "sigma E chi_k = sigma sqrt(2) Gamma((k+1)/2)/Gamma(k/2), k = noise dimension (T-G1)",
+            norms,
+        )
         sec.update(k=dim, e_chi_k=expected_chi(dim))
         return sec, out
 
-    return BuiltMechanism(mech, semi, advertised, info,
-                  m.kind == "projected-gaussian", check)
+    return BuiltMechanism(mech, semi, advertised, info, m.kind == "projected-gaussian", check)
 
 
 def build_laplace(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi: SemiAdjacent) -> BuiltMechanism:
@@ -111,20 +137,26 @@ def build_laplace(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, se
     eps = pure_target(ctx, m)
     projected = m.kind == "projected-laplace"
     mech = SemiLaplaceMechanism.for_epsilon(s_space, eps, semi, projected=projected)
-    label = ("Laplace noise projected onto span(S) (keeps the invariant; post-processing pair by pair)"
-             if projected else
-             "Laplace noise in every cell; does not keep the invariant, which is published separately")
-    info = {"calibration": f"epsilon = {eps!r}", "scale": mech.scale, "l1_sensitivity": mech.sensitivity,
-            "noise_dimension": mech.noise_dimension, "optimal": None,
-            "expected_squared_error": mech.expected_squared_error(),
-            "label": label + f"; b = Delta_1(S)/epsilon = {mech.sensitivity}/{eps!r}"}
+    label = (
+        "Laplace noise projected onto span(S) (keeps the invariant; post-processing pair by pair)"
+        if projected
+        else "Laplace noise in every cell; does not keep the invariant, which is published separately"
+    )
+    info = {
+        "calibration": f"epsilon = {eps!r}",
+        "scale": mech.scale,
+        "l1_sensitivity": mech.sensitivity,
+        "noise_dimension": mech.noise_dimension,
+        "optimal": None,
+        "expected_squared_error": mech.expected_squared_error(),
+        "label": label + f"; b = Delta_1(S)/epsilon = {mech.sensitivity}/{eps!r}",
+    }
     exact = mech.expected_squared_error()
 
     def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
         return mean_check("E||noise||_2^2", exact, "2 b^2 k, k = noise dimension", norms**2)
 
-    return BuiltMechanism(mech, semi, PureDP(eps, semi),
-                  info, projected, check)
+    return BuiltMechanism(mech, semi, PureDP(eps, semi), info, projected, check)
 
 
 def build_subspace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
@@ -138,40 +170,56 @@ def build_subspace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
     constraint = ctx.invariant.matrix(ctx.space)
     if m.kind == "projected-gaussian":
         if m.epsilon is None or m.delta is None or getattr(m, "mu", None) is not None:
-            raise UnsupportedRelease(f"{spec.path}: claim.framework = 'subspace-dp' with projected-gaussian needs "
-                                     "mechanism.epsilon and mechanism.delta (GGY's c_eps_delta, both in (0, 1)).")
+            raise UnsupportedRelease(
+                f"{spec.path}: claim.framework = 'subspace-dp' with projected-gaussian needs "
+                "mechanism.epsilon and mechanism.delta (GGY's c_eps_delta, both in (0, 1))."
+            )
         eps, delta = float(m.epsilon), float(m.delta)
         try:
             g = ProjectedGaussian.calibrate(constraint, eps, delta, relation=rel)
         except InvalidArgument as e:
             raise UnsupportedRelease(f"{spec.path}: mechanism: {e}") from e
-        info: dict[str, Any] = {"calibration": f"(epsilon, delta) = ({eps!r}, {delta!r}) -> sigma = c_eps_delta "
-                                f"* Delta_2 = {g.sigma!r}", "sigma": g.sigma, "l2_sensitivity": g.sensitivity}
+        info: dict[str, Any] = {
+            "calibration": f"(epsilon, delta) = ({eps!r}, {delta!r}) -> sigma = c_eps_delta * Delta_2 = {g.sigma!r}",
+            "sigma": g.sigma,
+            "l2_sensitivity": g.sensitivity,
+        }
         advertised: Guarantee = ApproxDP(eps, delta, g.privacy_map(rel).relation)
         mech: ProjectedGaussian | ProjectedLaplace = g
         label = "GGY projected Gaussian (Cor 3.5/14): induced subspace DP, not DP of the joint release"
     else:
         eps = pure_target(ctx, m)
         lap = ProjectedLaplace.calibrate(constraint, eps, relation=rel)
-        info = {"calibration": f"epsilon = {eps!r} -> b = Delta_1/epsilon = {lap.scale!r}", "scale": lap.scale,
-                "l1_sensitivity": lap.sensitivity}
+        info = {
+            "calibration": f"epsilon = {eps!r} -> b = Delta_1/epsilon = {lap.scale!r}",
+            "scale": lap.scale,
+            "l1_sensitivity": lap.sensitivity,
+        }
         advertised = PureDP(eps, lap.privacy_map(rel).relation)
         mech = lap
         label = "GGY projected Laplace (Cor 3.8/17): induced subspace DP, not DP of the joint release"
     exact = mech.expected_squared_error()
     k = mech.subspace.null_dimension
-    var = (mech.marginal_variances() if isinstance(mech, ProjectedLaplace) else
-           mech.sigma**2 * mech.subspace.projector_diagonal())
-    info.update(noise_dimension=k, optimal=None, label=label, expected_squared_error=exact,
-                per_cell_variance={"min": float(var.min()), "max": float(var.max())},
-                framework="subspace-dp (Gao, Gong & Yu 2022, Def 2.6)")
+    var = (
+        mech.marginal_variances()
+        if isinstance(mech, ProjectedLaplace)
+        else mech.sigma**2 * mech.subspace.projector_diagonal()
+    )
+    info.update(
+        noise_dimension=k,
+        optimal=None,
+        label=label,
+        expected_squared_error=exact,
+        per_cell_variance={"min": float(var.min()), "max": float(var.max())},
+        framework="subspace-dp (Gao, Gong & Yu 2022, Def 2.6)",
+    )
 
     def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
-        return mean_check("E||noise||_2^2", exact, f"(n - rank C) x per-coordinate variance, n - rank C = {k}",
-                           norms**2)
+        return mean_check(
+            "E||noise||_2^2", exact, f"(n - rank C) x per-coordinate variance, n - rank C = {k}", norms**2
+        )
 
-    return BuiltMechanism(mech, rel, advertised, info,
-                  True, check)
+    return BuiltMechanism(mech, rel, advertised, info, True, check)
 
 
 GAUSSIAN = CalibratedKind("gaussian", GaussianSpec, build_gaussian)
@@ -179,5 +227,14 @@ PROJECTED_GAUSSIAN = CalibratedKind("projected-gaussian", GaussianSpec, build_ga
 LAPLACE = CalibratedKind("laplace", CalibratedSpec, build_laplace)
 PROJECTED_LAPLACE = CalibratedKind("projected-laplace", CalibratedSpec, build_laplace, build_subspace)
 
-__all__ = ["GAUSSIAN", "LAPLACE", "PROJECTED_GAUSSIAN", "PROJECTED_LAPLACE", "build_gaussian", "build_laplace",
-           "build_subspace", "gdp_mu_for_zcdp", "pure_target"]
+__all__ = [
+    "GAUSSIAN",
+    "LAPLACE",
+    "PROJECTED_GAUSSIAN",
+    "PROJECTED_LAPLACE",
+    "build_gaussian",
+    "build_laplace",
+    "build_subspace",
+    "gdp_mu_for_zcdp",
+    "pure_target",
+]

@@ -49,10 +49,12 @@ INVARIANT_RTOL = 1e-9
 class CalibratedSpec(MechanismSpec):
     """``[mechanism]`` of a mechanism semidp calibrates: the calibration target."""
 
-    epsilon: Optional[Fraction] = documented("Calibration target epsilon (with delta for the Gaussian kinds).",
-                                             default=None)
-    delta: Optional[Fraction] = documented("Calibration target delta (Gaussian kinds; 0 or absent otherwise).",
-                                           default=None)
+    epsilon: Optional[Fraction] = documented(
+        "Calibration target epsilon (with delta for the Gaussian kinds).", default=None
+    )
+    delta: Optional[Fraction] = documented(
+        "Calibration target delta (Gaussian kinds; 0 or absent otherwise).", default=None
+    )
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,7 @@ class GaussianSpec(CalibratedSpec):
     """``[mechanism]`` of ``gaussian`` / ``projected-gaussian``: one of mu, epsilon with delta, or rho."""
 
     mu: Optional[Fraction] = documented("Calibration target mu (GDP).", default=None)
-    rho: Optional[Fraction] = documented("Calibration target rho (zCDP): mu = sqrt(2 rho), rounded down.",
-                                         default=None)
+    rho: Optional[Fraction] = documented("Calibration target rho (zCDP): mu = sqrt(2 rho), rounded down.", default=None)
 
 
 @dataclass(frozen=True)
@@ -103,28 +104,45 @@ def invariant_check(a_mat: NDArray[np.int64], table: FloatArray, draws: FloatArr
     worst = float(dev.max(initial=0.0))
     bad = int(np.count_nonzero(dev.max(axis=1) > tol)) if len(draws) else 0
     head = f"max |A y - A x| = {worst:.3g} over {len(draws)} draws (tolerance {tol:.3g} = 1e-9 x {scale:.3g})"
-    return Verified(f"{head}; every draw keeps the invariant") if bad == 0 else Refuted(
-        f"{head}; {bad} draws break the invariant")
+    return (
+        Verified(f"{head}; every draw keeps the invariant")
+        if bad == 0
+        else Refuted(f"{head}; {bad} draws break the invariant")
+    )
 
 
 def mean_check(what: str, exact: float, formula: str, values: FloatArray) -> tuple[dict[str, Any], Outcome]:
     """The draws' mean of ``what`` against its exact expectation, at confidence LEVEL."""
     mean, se, lo, hi = mc_interval(values)
-    sec: dict[str, Any] = {"monte_carlo": {"quantity": what, "mean": mean, "std_error": se, "level": LEVEL,
-                                           "interval": [lo, hi], "draws": len(values)},
-                           "exact": exact, "quantity": what, "formula": formula}
+    sec: dict[str, Any] = {
+        "monte_carlo": {
+            "quantity": what,
+            "mean": mean,
+            "std_error": se,
+            "level": LEVEL,
+            "interval": [lo, hi],
+            "draws": len(values),
+        },
+        "exact": exact,
+        "quantity": what,
+        "formula": formula,
+    }
     if lo <= exact <= hi:
-        return sec, Verified(f"exact {what} = {exact:.6g}; Monte Carlo mean {mean:.6g}, {LEVEL:.2%} interval "
-                             f"[{lo:.6g}, {hi:.6g}] contains it")
-    return sec, Refuted(f"exact {what} = {exact:.6g} outside the {LEVEL:.2%} interval [{lo:.6g}, {hi:.6g}] "
-                        f"of the {len(values)} draws (a correct sampler fails this for {1 - LEVEL:.2%} of seeds)")
+        return sec, Verified(
+            f"exact {what} = {exact:.6g}; Monte Carlo mean {mean:.6g}, {LEVEL:.2%} interval "
+            f"[{lo:.6g}, {hi:.6g}] contains it"
+        )
+    return sec, Refuted(
+        f"exact {what} = {exact:.6g} outside the {LEVEL:.2%} interval [{lo:.6g}, {hi:.6g}] "
+        f"of the {len(values)} draws (a correct sampler fails this for {1 - LEVEL:.2%} of seeds)"
+    )
 
 
 def implies(g: Guarantee, target: Guarantee) -> bool:
     """``g`` implies the calibration ``target`` (GDP -> approx DP through the exact GDP profile [BW18])."""
     if isinstance(g, GDP) and isinstance(target, ApproxDP):
         return gdp_delta(g.mu, target.epsilon) <= target.delta
-    if isinstance(g, GDP) and isinstance(target, ZCDP):   # mu-GDP gives mu^2/2-zCDP [BS16, Prop. 1.6]
+    if isinstance(g, GDP) and isinstance(target, ZCDP):  # mu-GDP gives mu^2/2-zCDP [BS16, Prop. 1.6]
         return Fraction(g.mu) ** 2 / 2 <= Fraction(target.rho)
     if isinstance(g, GDP) and isinstance(target, GDP):
         return g.dominates(target)
@@ -170,8 +188,13 @@ class CalibratedKind:
             return []
         probs = table_required(spec, "the releases are drawn at the confidential histogram")
         if spec.query is not None and spec.query.kind != "histogram":
-            probs.append(Problem("query.kind", f"mechanism.kind = {m.kind!r} releases the histogram; "
-                                 f"{spec.query.kind!r} is not supported for it (use 'histogram')"))
+            probs.append(
+                Problem(
+                    "query.kind",
+                    f"mechanism.kind = {m.kind!r} releases the histogram; "
+                    f"{spec.query.kind!r} is not supported for it (use 'histogram')",
+                )
+            )
         targets = {k: getattr(m, k, None) for k in ("epsilon", "mu", "rho")}
         for k, v in targets.items():
             if v is not None and not v > 0:
@@ -179,8 +202,11 @@ class CalibratedKind:
         if isinstance(m, GaussianSpec):
             given = [k for k, v in targets.items() if v is not None]
             if len(given) != 1:
-                probs.append(Problem("mechanism.mu", f"{m.kind} needs exactly one calibration target: mu, "
-                                     "epsilon with delta, or rho"))
+                probs.append(
+                    Problem(
+                        "mechanism.mu", f"{m.kind} needs exactly one calibration target: mu, epsilon with delta, or rho"
+                    )
+                )
             elif m.epsilon is not None and not (m.delta is not None and 0 < m.delta < 1):
                 probs.append(Problem("mechanism.delta", f"{m.kind} with epsilon needs 0 < delta < 1"))
             elif m.epsilon is None and m.delta is not None:
@@ -194,24 +220,23 @@ class CalibratedKind:
         m = ctx.mechanism(CalibratedSpec)
         space, inv, a = ctx.space, ctx.invariant, ctx.a
         table_list = ctx.table
-        if table_list is None:   # the loader requires data.table for these kinds
+        if table_list is None:  # the loader requires data.table for these kinds
             raise TypeError("a calibrated mechanism spec without data.table passed validation")
         table = np.asarray(table_list, dtype=np.float64)
         semi = SemiAdjacent(ctx.relation, inv, a.value)
         mechanism_info: dict[str, Any] = {"kind": m.kind}
         s_space: SensitivitySpace | None = None
         if ctx.framework == "subspace-dp" and self.subspace_builder is not None:
-            built = self.subspace_builder(ctx, m)   # calibrated on the base relation: S is not needed
+            built = self.subspace_builder(ctx, m)  # calibrated on the base relation: S is not needed
         else:
-            res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None,
-                                          time_limit=ctx.time_limit)
+            res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None, time_limit=ctx.time_limit)
             s_space = res.space
             built = self.builder(ctx, m, s_space, semi)
             mechanism_info.update(sensitivity_space=s_space.label, sensitivity_exact=res.exact)
         mechanism_info.update(built.info)
         mech_g, advertised = built.guarantee, built.advertised
         effective: AnyGuarantee = mech_g
-        if ctx.framework == "dp":   # the joint release with the invariant, on (D, A_1)
+        if ctx.framework == "dp":  # the joint release with the invariant, on (D, A_1)
             effective = joint_release_dp(on_base(mech_g, ctx), inv, space)
 
         used_seed = ctx.draw_seed()
@@ -220,26 +245,50 @@ class CalibratedKind:
         draws = np.ascontiguousarray(draws, dtype=np.float64).reshape(n, space.n_cells)
 
         inv_outcome = invariant_check(inv.matrix(space), table, draws)
-        if not built.keeps_invariant:   # not applicable: neither a failure nor inconclusive
+        if not built.keeps_invariant:  # not applicable: neither a failure nor inconclusive
             inv_outcome = NotApplicable(
                 f"mechanism.kind = {m.kind!r} adds noise in every cell and does not keep the invariant (it is "
-                f"published separately; the Semi-DP guarantee covers both): {detail_of(inv_outcome)}")
+                f"published separately; the Semi-DP guarantee covers both): {detail_of(inv_outcome)}"
+            )
         err, err_outcome = built.error_check(np.linalg.norm(draws - table[None, :], axis=1), used_seed)
         target: Outcome = (
             Verified(f"the calibrated mechanism's guarantee implies the target ({type(advertised).__name__})")
-            if implies(mech_g, advertised) else
-            Refuted("BUG: the calibrated mechanism does not meet its calibration target"))
-        samples = {"count": n, "seed": used_seed, "shape": [n, space.n_cells], "dtype": "float64",
-                   "order": "row-major cells"}
+            if implies(mech_g, advertised)
+            else Refuted("BUG: the calibrated mechanism does not meet its calibration target")
+        )
+        samples = {
+            "count": n,
+            "seed": used_seed,
+            "shape": [n, space.n_cells],
+            "dtype": "float64",
+            "order": "row-major cells",
+        }
         return KindResult(
-            advertised=advertised, effective=effective, seed=used_seed,
-            checks=(Check("calibration", target), Check("invariant-preserved", inv_outcome),
-                    Check("expected-l2-error", err_outcome)),
-            sections=(MechanismSection(mechanism_info), JsonSection("samples", samples),
-                      JsonSection("expected_l2_error", err)),
-            calibrated_space=s_space, samples=draws,
+            advertised=advertised,
+            effective=effective,
+            seed=used_seed,
+            checks=(
+                Check("calibration", target),
+                Check("invariant-preserved", inv_outcome),
+                Check("expected-l2-error", err_outcome),
+            ),
+            sections=(
+                MechanismSection(mechanism_info),
+                JsonSection("samples", samples),
+                JsonSection("expected_l2_error", err),
+            ),
+            calibrated_space=s_space,
+            samples=draws,
         )
 
 
-__all__ = ["BuiltMechanism", "CalibratedKind", "CalibratedSpec", "GaussianSpec", "implies", "invariant_check",
-           "mean_check", "on_base"]
+__all__ = [
+    "BuiltMechanism",
+    "CalibratedKind",
+    "CalibratedSpec",
+    "GaussianSpec",
+    "implies",
+    "invariant_check",
+    "mean_check",
+    "on_base",
+]

@@ -51,13 +51,17 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
     cache_info: dict[str, Any] | None = None
     try:
         optimal: KNormBall | RootPolytopeBall
-        if root is not None:       # 2 x c under both margins: conv(S) in closed form, no hull
+        if root is not None:  # 2 x c under both margins: conv(S) in closed form, no hull
             optimal = root
         else:
             optimal, cache = cached_knorm_ball(s_space, relation=semi, symmetry=_table_symmetry(ctx, s_space))
-            cache_info = {"status": cache.status, "path": str(cache.path), "seconds": cache.seconds,
-                          "note": "hulls are cached on disk (SEMIDP_CACHE_DIR) and fully re-verified on every load"}
-            if cache.reason:            # e.g. a recursively triangulated ball, which is rebuilt, not stored
+            cache_info = {
+                "status": cache.status,
+                "path": str(cache.path),
+                "seconds": cache.seconds,
+                "note": "hulls are cached on disk (SEMIDP_CACHE_DIR) and fully re-verified on every load",
+            }
+            if cache.reason:  # e.g. a recursively triangulated ball, which is rebuilt, not stored
                 cache_info["reason"] = cache.reason
         ball: KNormBall | ContainingBall | RootPolytopeBall = optimal
         label = f"OPTIMAL K-norm ball conv(S) ({optimal.method})"
@@ -67,54 +71,82 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         # The other exact, invariant-keeping candidate: projected Laplace on Delta_1(S). Pick the smaller
         # expected l2 error (upper bounds on both sides, so the choice is never made on an optimistic number).
         lap = build_laplace(ctx, dataclasses.replace(m, kind="projected-laplace"), s_space, semi)
-        lap_upper = math.sqrt(lap.info["expected_squared_error"])            # Jensen
+        lap_upper = math.sqrt(lap.info["expected_squared_error"])  # Jensen
         ball_upper = _containing_ball_mean_upper(ball, eps)
-        alternatives = {"containing-ball": {"kind": ball.kind, "expected_l2_upper": ball_upper},
-                        "projected-laplace": {"expected_l2_upper": lap_upper}}
+        alternatives = {
+            "containing-ball": {"kind": ball.kind, "expected_l2_upper": ball_upper},
+            "projected-laplace": {"expected_l2_upper": lap_upper},
+        }
         if lap_upper < ball_upper:
             lap.info.update(
-                optimal=False, alternatives=alternatives, fallback="projected-laplace",
-                label=(f"NON-OPTIMAL fallback for k-norm: {lap.info['label']}; chosen over the containing "
-                       f"{ball.kind} (E||noise||_2 <= {lap_upper:.4g} vs {ball_upper:.4g}); the optimal hull "
-                       f"was refused: {e}"))
+                optimal=False,
+                alternatives=alternatives,
+                fallback="projected-laplace",
+                label=(
+                    f"NON-OPTIMAL fallback for k-norm: {lap.info['label']}; chosen over the containing "
+                    f"{ball.kind} (E||noise||_2 <= {lap_upper:.4g} vs {ball_upper:.4g}); the optimal hull "
+                    f"was refused: {e}"
+                ),
+            )
             return lap
-        label += (f"; chosen over projected Laplace (E||noise||_2 = {ball_upper:.4g} vs <= {lap_upper:.4g})")
+        label += f"; chosen over projected Laplace (E||noise||_2 = {ball_upper:.4g} vs <= {lap_upper:.4g})"
     knorm = KNormMechanism(ball, eps)
-    info: dict[str, Any] = {"epsilon": eps, "noise_dimension": knorm.dimension, "optimal": knorm.optimal,
-                            "label": label}
+    info: dict[str, Any] = {
+        "epsilon": eps,
+        "noise_dimension": knorm.dimension,
+        "optimal": knorm.optimal,
+        "label": label,
+    }
     if cache_info is not None:
         info["hull_cache"] = cache_info
     if isinstance(ball, ContainingBall):
-        info["loss"] = {"volume_ratio_upper": ball.loss.volume_ratio_upper,
-                        "norm_ratio_upper": ball.loss.norm_ratio_upper, "how": ball.loss.how}
+        info["loss"] = {
+            "volume_ratio_upper": ball.loss.volume_ratio_upper,
+            "norm_ratio_upper": ball.loss.norm_ratio_upper,
+            "how": ball.loss.how,
+        }
         info["fallback"] = "containing-ball"
 
     def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
         mean, se, lo, hi = mc_interval(norms)
-        ref = knorm.expected_l2_norm_mc(rng=np.random.default_rng([seed, 1]), draws=KNORM_REFERENCE_DRAWS,
-                                        level=LEVEL)
+        ref = knorm.expected_l2_norm_mc(rng=np.random.default_rng([seed, 1]), draws=KNORM_REFERENCE_DRAWS, level=LEVEL)
         z = float(norm.ppf(0.5 + LEVEL / 2))
         ref_se = (ref.upper - ref.lower) / (2 * z)
         tol = z * math.hypot(se, ref_se)
         sec: dict[str, Any] = {
-            "monte_carlo": {"quantity": "E||noise||_2", "mean": mean, "std_error": se, "level": LEVEL,
-                            "interval": [lo, hi], "draws": len(norms)},
-            "reference": {"estimate": ref.estimate, "interval": [ref.lower, ref.upper],
-                          "draws": KNORM_REFERENCE_DRAWS,
-                          "formula": "(s+1)/epsilon E||U||_2, U uniform on the ball (independent stream)"},
-            "epsilon_times_mean": mean * eps}
+            "monte_carlo": {
+                "quantity": "E||noise||_2",
+                "mean": mean,
+                "std_error": se,
+                "level": LEVEL,
+                "interval": [lo, hi],
+                "draws": len(norms),
+            },
+            "reference": {
+                "estimate": ref.estimate,
+                "interval": [ref.lower, ref.upper],
+                "draws": KNORM_REFERENCE_DRAWS,
+                "formula": "(s+1)/epsilon E||U||_2, U uniform on the ball (independent stream)",
+            },
+            "epsilon_times_mean": mean * eps,
+        }
         if knorm.optimal:
-            sec["note"] = ("reference semi-dp.md T-K1 (moves-only hull, shape s+1): epsilon E||noise||_2 = "
-                           "2.000 (2x2), 6.05 (3x3); the exact S here may contain 3-cycles, which enlarge K")
+            sec["note"] = (
+                "reference semi-dp.md T-K1 (moves-only hull, shape s+1): epsilon E||noise||_2 = "
+                "2.000 (2x2), 6.05 (3x3); the exact S here may contain 3-cycles, which enlarge K"
+            )
         if abs(mean - ref.estimate) <= tol:
-            return sec, Verified(f"Monte Carlo mean {mean:.6g} of the draws agrees with the independent estimate "
-                                 f"{ref.estimate:.6g} (difference {abs(mean - ref.estimate):.3g} <= {tol:.3g}, "
-                                 f"{LEVEL:.2%})")
-        return sec, Refuted(f"Monte Carlo mean {mean:.6g} of the draws differs from the independent estimate "
-                            f"{ref.estimate:.6g} by {abs(mean - ref.estimate):.3g} > {tol:.3g} ({LEVEL:.2%})")
+            return sec, Verified(
+                f"Monte Carlo mean {mean:.6g} of the draws agrees with the independent estimate "
+                f"{ref.estimate:.6g} (difference {abs(mean - ref.estimate):.3g} <= {tol:.3g}, "
+                f"{LEVEL:.2%})"
+            )
+        return sec, Refuted(
+            f"Monte Carlo mean {mean:.6g} of the draws differs from the independent estimate "
+            f"{ref.estimate:.6g} by {abs(mean - ref.estimate):.3g} > {tol:.3g} ({LEVEL:.2%})"
+        )
 
-    return BuiltMechanism(knorm, semi, PureDP(eps, semi),
-                  info, True, check)
+    return BuiltMechanism(knorm, semi, PureDP(eps, semi), info, True, check)
 
 
 def _root_polytope(ctx: Context, s_space: SensitivitySpace, semi: SemiAdjacent) -> RootPolytopeBall | None:
@@ -148,8 +180,11 @@ def _containing_ball_mean_upper(ball: ContainingBall, eps: float) -> float:
     :math:`\|T\|_F/\sqrt3` for the cubes.
     """
     s = ball.dimension
-    mean_u = (s / (s + 1) * float(ball.transform[0, 0]) if ball.kind == "l2-ball"
-              else float(np.linalg.norm(ball.transform)) / math.sqrt(3))
+    mean_u = (
+        s / (s + 1) * float(ball.transform[0, 0])
+        if ball.kind == "l2-ball"
+        else float(np.linalg.norm(ball.transform)) / math.sqrt(3)
+    )
     return (s + 1) / eps * mean_u
 
 

@@ -73,32 +73,44 @@ from verify.sections import MechanismSection
 from verify.spec import MechanismSpec, Spec, documented
 from verify.spec_checks import table_required
 
+
 @dataclass(frozen=True)
 class SamplerSpec:
     """generalized-laplace / generalized-gaussian (extension): how the lattice noise is drawn."""
 
     method: Literal["auto", "exact", "mcmc"] = documented(
         "auto: exact rejection from free coordinates when the target is separable (l1, Gaussian) and "
-        "the invariant admits a unimodular split, else MCMC; exact / mcmc: force one.", default="auto")
-    ratio: Optional[Fraction] = documented("MCMC proposal ratio a of DG(a) (default: the sampler's rule).", default=None)
-    tv: Fraction = documented("MCMC: largest TV distance to the target accepted at the burn-in (delta'_TV, "
-                        "charged to the guarantee).", default=Fraction(1, 20))
+        "the invariant admits a unimodular split, else MCMC; exact / mcmc: force one.",
+        default="auto",
+    )
+    ratio: Optional[Fraction] = documented(
+        "MCMC proposal ratio a of DG(a) (default: the sampler's rule).", default=None
+    )
+    tv: Fraction = documented(
+        "MCMC: largest TV distance to the target accepted at the burn-in (delta'_TV, charged to the guarantee).",
+        default=Fraction(1, 20),
+    )
     pairs: int = documented("MCMC: coupled chain pairs for the L-lag TV bound.", default=200)
     lag: int = documented("MCMC: lag L of the coupling.", default=2000)
-    time_limit: Fraction = documented("Seconds for the coupling diagnostics and the sampling each.", default=Fraction(120))
-
+    time_limit: Fraction = documented(
+        "Seconds for the coupling diagnostics and the sampling each.", default=Fraction(120)
+    )
 
 
 @dataclass(frozen=True)
 class LatticeSpec(MechanismSpec):
     """``[mechanism]`` of ``generalized-laplace`` (epsilon, norm) or ``generalized-gaussian`` (rho)."""
 
-    epsilon: Optional[Fraction] = documented("generalized-laplace: epsilon per unit of norm (DGGY Def 9).",
-                                             default=None)
-    rho: Optional[Fraction] = documented("generalized-gaussian: zCDP rho per unit l2 distance between equivalent "
-                                         "histograms; sigma = 1/sqrt(2 rho).", default=None)
-    norm: Optional[Literal["l1", "l2"]] = documented("generalized-laplace: norm in the exponent (default l1).",
-                                                     default=None)
+    epsilon: Optional[Fraction] = documented(
+        "generalized-laplace: epsilon per unit of norm (DGGY Def 9).", default=None
+    )
+    rho: Optional[Fraction] = documented(
+        "generalized-gaussian: zCDP rho per unit l2 distance between equivalent histograms; sigma = 1/sqrt(2 rho).",
+        default=None,
+    )
+    norm: Optional[Literal["l1", "l2"]] = documented(
+        "generalized-laplace: norm in the exponent (default l1).", default=None
+    )
     sampler: Optional[SamplerSpec] = documented("How the lattice noise is drawn (extension).", default=None)
 
 
@@ -123,14 +135,20 @@ class LatticeKind:
         probs = table_required(spec, "the integer releases are drawn at the confidential histogram")
         if m.kind == "generalized-laplace":
             if m.epsilon is None or not m.epsilon > 0:
-                probs.append(Problem("mechanism.epsilon", "generalized-laplace needs epsilon > 0 (per unit of "
-                                     "mechanism.norm)"))
+                probs.append(
+                    Problem("mechanism.epsilon", "generalized-laplace needs epsilon > 0 (per unit of mechanism.norm)")
+                )
             if m.rho is not None:
                 probs.append(Problem("mechanism.rho", "generalized-laplace is calibrated by epsilon, not rho"))
         else:
             if m.rho is None or not m.rho > 0:
-                probs.append(Problem("mechanism.rho", "generalized-gaussian needs rho > 0 (zCDP per unit l2 "
-                                     "distance between equivalent histograms; sigma = 1/sqrt(2 rho))"))
+                probs.append(
+                    Problem(
+                        "mechanism.rho",
+                        "generalized-gaussian needs rho > 0 (zCDP per unit l2 "
+                        "distance between equivalent histograms; sigma = 1/sqrt(2 rho))",
+                    )
+                )
             if m.norm not in (None, "l2"):
                 probs.append(Problem("mechanism.norm", "generalized-gaussian uses the l2 norm"))
         smp = m.sampler
@@ -167,8 +185,9 @@ class _Draws:
     """Exact Laplace draws: the sampler's epsilon rounded up."""
 
 
-def _semi_distance(space: DataSpace, inv: Invariant, rel: BaseRelation, a: int, table: list[int], norm: str,
-                   time_limit: float) -> tuple[float, str]:
+def _semi_distance(
+    space: DataSpace, inv: Invariant, rel: BaseRelation, a: int, table: list[int], norm: str, time_limit: float
+) -> tuple[float, str]:
     """D = Delta_p(S) of the exact Semi-DP sensitivity space, or the triangle-inequality bound."""
     try:
         s = semi_sensitivity_search(space, inv, a, table=table, query=None, time_limit=time_limit).space
@@ -178,8 +197,10 @@ def _semi_distance(space: DataSpace, inv: Invariant, rel: BaseRelation, a: int, 
         # add-remove: one record changes one cell by 1; replace-one: two cells by 1 each
         per_step = 1.0 if isinstance(rel, AddRemove) else (2.0 if norm == "l1" else math.sqrt(2.0))
         d = up(per_step * a) if norm == "l2" else per_step * a
-        return d, (f"upper bound {per_step:g} x a(t) (each of a(t) = {a} {rel.spec_name} steps moves the "
-                   f"histogram by at most {per_step:g} in {norm}); the exact S was refused: {e}")
+        return d, (
+            f"upper bound {per_step:g} x a(t) (each of a(t) = {a} {rel.spec_name} steps moves the "
+            f"histogram by at most {per_step:g} in {norm}); the exact S was refused: {e}"
+        )
 
 
 def _exact_sampler(m: LatticeSpec, a_mat: NDArray[np.int64], norm: str) -> tuple[Any, str]:
@@ -192,7 +213,7 @@ def _exact_sampler(m: LatticeSpec, a_mat: NDArray[np.int64], norm: str) -> tuple
         return None, "the l2 generalized Laplace is not separable over cells"
     from mechanisms.lattice_exact import ExactLatticeGaussian, ExactLatticeSampler
 
-    try:   # the samplers search the free-coordinate split themselves and refuse, with the reason, without one
+    try:  # the samplers search the free-coordinate split themselves and refuse, with the reason, without one
         if m.kind == "generalized-laplace":
             assert m.epsilon is not None
             # a float is read as its shortest decimal (0.192 -> 24/125); the accounting uses the larger of
@@ -204,8 +225,17 @@ def _exact_sampler(m: LatticeSpec, a_mat: NDArray[np.int64], norm: str) -> tuple
         return None, str(e)
 
 
-def _draw(spec: Spec, m: LatticeSpec, basis: LatticeBasis, a_mat: NDArray[np.int64], n: int, rng: np.random.Generator,
-          eps: float, norm: str, sigma: float) -> _Draws:
+def _draw(
+    spec: Spec,
+    m: LatticeSpec,
+    basis: LatticeBasis,
+    a_mat: NDArray[np.int64],
+    n: int,
+    rng: np.random.Generator,
+    eps: float,
+    norm: str,
+    sigma: float,
+) -> _Draws:
     smp = m.sampler if m.sampler is not None else SamplerSpec()
     budget = float(smp.time_limit)
     fallback = ""
@@ -215,73 +245,145 @@ def _draw(spec: Spec, m: LatticeSpec, basis: LatticeBasis, a_mat: NDArray[np.int
         if ex is not None:
             try:
                 noise = np.asarray(ex.sample(n, rng=rng, time_budget=budget), dtype=np.int64)
-            except (SearchTooLarge, BudgetExhausted) as e:   # acceptance too low for the budget
+            except (SearchTooLarge, BudgetExhausted) as e:  # acceptance too low for the budget
                 if smp.method == "exact":
-                    return _Draws(np.zeros((0, basis.cells), dtype=np.int64), "exact", 1.0,
-                                  {"method": "exact"}, Unknown(f"the exact sampler was refused: {e}"), None)
+                    return _Draws(
+                        np.zeros((0, basis.cells), dtype=np.int64),
+                        "exact",
+                        1.0,
+                        {"method": "exact"},
+                        Unknown(f"the exact sampler was refused: {e}"),
+                        None,
+                    )
                 fallback = f"the exact sampler was refused ({e})"
         if noise is not None:
-            ex_info: dict[str, Any] = {"method": "exact",
-                                       "label": "exact rejection from free coordinates (no MCMC, no delta')",
-                                       **ex.diagnostics()}
-            return _Draws(noise, "exact", 0.0, ex_info, Verified(
-                "exact sampler: proposals on the free coordinates (exact discrete samplers), dependent cells "
-                "solved in integers, accepted by an exact Bernoulli(exp(-energy)) coin; the accepted law is "
-                "the target exactly, at the spec's rational parameters"), None,
-                getattr(ex, "sigma_lower", None), getattr(ex, "epsilon_upper", None))
+            ex_info: dict[str, Any] = {
+                "method": "exact",
+                "label": "exact rejection from free coordinates (no MCMC, no delta')",
+                **ex.diagnostics(),
+            }
+            return _Draws(
+                noise,
+                "exact",
+                0.0,
+                ex_info,
+                Verified(
+                    "exact sampler: proposals on the free coordinates (exact discrete samplers), dependent cells "
+                    "solved in integers, accepted by an exact Bernoulli(exp(-energy)) coin; the accepted law is "
+                    "the target exactly, at the spec's rational parameters"
+                ),
+                None,
+                getattr(ex, "sigma_lower", None),
+                getattr(ex, "epsilon_upper", None),
+            )
         if smp.method == "exact":
             raise UnsupportedRelease(f"{spec.path}: mechanism.sampler.method = 'exact' is not possible: {fallback}.")
-    target = (LatticeLaplaceTarget(basis.matrix, eps, norm) if m.kind == "generalized-laplace"  # type: ignore[arg-type]
-              else LatticeGaussianTarget(basis.matrix, sigma))
+    target = (
+        LatticeLaplaceTarget(basis.matrix, eps, "l1" if norm == "l1" else "l2")
+        if m.kind == "generalized-laplace"
+        else LatticeGaussianTarget(basis.matrix, sigma)
+    )
     sampler = LatticeSampler(target, None if smp.ratio is None else float(smp.ratio))
-    info: dict[str, Any] = {"method": "mcmc", "label": "Gibbs-within-Metropolis on lattice coordinates (DGGY Alg 1)",
-                            **({"why_not_exact": fallback} if fallback else {}),
-                            "ratio": [float(x) for x in np.exp(sampler.log_ratio)][:1],
-                            "coupling": {"pairs": smp.pairs, "lag": smp.lag, "kind": "hybrid (CRN far, maximal near)",
-                                         "tv_target": float(smp.tv)}}
+    info: dict[str, Any] = {
+        "method": "mcmc",
+        "label": "Gibbs-within-Metropolis on lattice coordinates (DGGY Alg 1)",
+        **({"why_not_exact": fallback} if fallback else {}),
+        "ratio": [float(x) for x in np.exp(sampler.log_ratio)][:1],
+        "coupling": {
+            "pairs": smp.pairs,
+            "lag": smp.lag,
+            "kind": "hybrid (CRN far, maximal near)",
+            "tv_target": float(smp.tv),
+        },
+    }
     try:
         mt: MeetingTimes = meeting_times(sampler, lag=smp.lag, pairs=smp.pairs, rng=rng, time_budget=budget)
     except BudgetExhausted as e:
-        return _Draws(np.zeros((0, basis.cells), dtype=np.int64), "mcmc", 1.0, info, Unknown(
-            f"the L-lag coupling did not finish within mechanism.sampler.time_limit = {budget:g} s ({e}); "
-            "no burn-in can be certified from it, so no release was drawn"), None)
+        return _Draws(
+            np.zeros((0, basis.cells), dtype=np.int64),
+            "mcmc",
+            1.0,
+            info,
+            Unknown(
+                f"the L-lag coupling did not finish within mechanism.sampler.time_limit = {budget:g} s ({e}); "
+                "no burn-in can be certified from it, so no release was drawn"
+            ),
+            None,
+        )
     taus = mt.tau
-    info["coupling"].update(seconds=mt.seconds, meeting_time_quantiles={
-        q: int(np.quantile(taus, q / 100)) for q in (50, 90, 99, 100)})
+    info["coupling"].update(
+        seconds=mt.seconds, meeting_time_quantiles={q: int(np.quantile(taus, q / 100)) for q in (50, 90, 99, 100)}
+    )
     try:
         burn = choose_burn_in(mt, float(smp.tv), criterion="upper")
     except InvalidArgument as e:
-        return _Draws(np.zeros((0, basis.cells), dtype=np.int64), "mcmc", 1.0, info, Unknown(
-            f"the TV bound cannot reach mechanism.sampler.tv = {float(smp.tv):g} with {smp.pairs} pairs: {e}"), None)
+        return _Draws(
+            np.zeros((0, basis.cells), dtype=np.int64),
+            "mcmc",
+            1.0,
+            info,
+            Unknown(f"the TV bound cannot reach mechanism.sampler.tv = {float(smp.tv):g} with {smp.pairs} pairs: {e}"),
+            None,
+        )
     t_max = int(max(burn.t, int(taus.max()))) + 1
     ts = np.unique(np.linspace(0, t_max, CURVE_POINTS).astype(np.int64))
     curve = tuple((int(t), float(v)) for t, v in zip(ts, tv_bound_curve(mt, ts)))
-    info["burn_in"] = {"t": burn.t, "tv_estimate": burn.bound.estimate, "tv_upper": burn.bound.upper,
-                       "criterion": burn.criterion, "confidence": burn.bound.confidence,
-                       "note": "Monte Carlo estimate of the BJV Thm 2.5 bound over the coupled pairs, with a "
-                               "heuristic one-sided adjustment (see mechanisms.coupling); not a certificate"}
+    info["burn_in"] = {
+        "t": burn.t,
+        "tv_estimate": burn.bound.estimate,
+        "tv_upper": burn.bound.upper,
+        "criterion": burn.criterion,
+        "confidence": burn.bound.confidence,
+        "note": "Monte Carlo estimate of the BJV Thm 2.5 bound over the coupled pairs, with a "
+        "heuristic one-sided adjustment (see mechanisms.coupling); not a certificate",
+    }
     try:
         noise = sampler.sample(n, burn_in=burn.t, rng=rng, time_budget=budget)
     except BudgetExhausted as e:
-        return _Draws(np.zeros((0, basis.cells), dtype=np.int64), "mcmc", burn.bound.upper, info, Unknown(
-            f"drawing {n} releases after a burn-in of {burn.t} sweeps ran out of time: {e}"), curve)
+        return _Draws(
+            np.zeros((0, basis.cells), dtype=np.int64),
+            "mcmc",
+            burn.bound.upper,
+            info,
+            Unknown(f"drawing {n} releases after a burn-in of {burn.t} sweeps ran out of time: {e}"),
+            curve,
+        )
     delta_tv = float(burn.bound.upper)
-    return _Draws(noise, "mcmc", delta_tv, info, Verified(
-        f"burn-in {burn.t} sweeps from the L-lag coupling ({smp.pairs} pairs, L = {smp.lag}): TV bound "
-        f"estimate {burn.bound.estimate:.3g}, adjusted {delta_tv:.3g} <= target {float(smp.tv):g}; charged as delta'"),
-        curve)
+    return _Draws(
+        noise,
+        "mcmc",
+        delta_tv,
+        info,
+        Verified(
+            f"burn-in {burn.t} sweeps from the L-lag coupling ({smp.pairs} pairs, L = {smp.lag}): TV bound "
+            f"estimate {burn.bound.estimate:.3g}, adjusted {delta_tv:.3g} <= target {float(smp.tv):g}; charged as delta'"
+        ),
+        curve,
+    )
 
 
-def _guarantees(kind: str, eps: float, rho: float, sigma: float, d_semi: float, delta_tv: float,
-                unit: IntegerSubspace, semi: SemiAdjacent, delta0: float) -> tuple[Guarantee, Guarantee, Guarantee]:
+def _guarantees(
+    kind: str,
+    eps: float,
+    rho: float,
+    sigma: float,
+    d_semi: float,
+    delta_tv: float,
+    unit: IntegerSubspace,
+    semi: SemiAdjacent,
+    delta0: float,
+) -> tuple[Guarantee, Guarantee, Guarantee]:
     """(target on unit, effective on unit, effective on semi), charging delta' = (1 + e^{eps D}) delta_tv."""
     if kind == "generalized-laplace":
         target: Guarantee = PureDP(eps, unit)
         e_semi = laplace_pair_epsilon(eps, d_semi)
         if delta_tv == 0:
             return target, target, PureDP(e_semi, semi)
-        return (target, ApproxDP(eps, min(1.0, approximate_sampler_delta(eps, 1.0, delta_tv)), unit),
-                ApproxDP(e_semi, min(1.0, approximate_sampler_delta(eps, d_semi, delta_tv)), semi))
+        return (
+            target,
+            ApproxDP(eps, min(1.0, approximate_sampler_delta(eps, 1.0, delta_tv)), unit),
+            ApproxDP(e_semi, min(1.0, approximate_sampler_delta(eps, d_semi, delta_tv)), semi),
+        )
     target = ZCDP(rho, unit)
     g_unit, g_semi = ZCDP(gaussian_zcdp_rho(sigma, 1.0), unit), ZCDP(gaussian_zcdp_rho(sigma, d_semi), semi)
     if delta_tv == 0:
@@ -299,7 +401,7 @@ def run_lattice(ctx: Context) -> KindResult:
     spec, framework, time_limit = ctx.spec, ctx.framework, ctx.time_limit
     space, inv, rel, deltas, a = ctx.space, ctx.invariant, ctx.relation, ctx.deltas, ctx.a
     table = ctx.table
-    if table is None:   # the loader requires data.table for these kinds
+    if table is None:  # the loader requires data.table for these kinds
         raise TypeError("a lattice mechanism spec without data.table passed validation")
     x = np.asarray(table, dtype=np.int64)
     try:
@@ -323,63 +425,117 @@ def run_lattice(ctx: Context) -> KindResult:
     # exact rational), sigma down (the exact sampler's sigma^2 = 1/(2 rho); MCMC uses the float sigma).
     eps_acc = max(up_exact(m.epsilon) if m.epsilon is not None else 0.0, draws.epsilon or 0.0)
     sigma_acc = draws.sigma if draws.sigma is not None else sigma
-    target, eff_unit, eff_semi = _guarantees(m.kind, eps_acc, rho, sigma_acc, d_semi, draws.delta_tv, unit, semi,
-                                             deltas[0])
+    target, eff_unit, eff_semi = _guarantees(
+        m.kind, eps_acc, rho, sigma_acc, d_semi, draws.delta_tv, unit, semi, deltas[0]
+    )
     effective: AnyGuarantee = eff_unit if framework == "integer-subspace-dp" else eff_semi
     if framework == "dp":
         effective = joint_release_dp(eff_semi, inv, space)
 
     releases = x[None, :] + draws.noise
     inv_outcome = _integer_invariant_check(a_mat, x, releases)
-    norms = (np.abs(draws.noise).sum(axis=1) if norm == "l1" else
-             np.linalg.norm(draws.noise.astype(np.float64), axis=1)).astype(np.float64)
+    norms = (
+        np.abs(draws.noise).sum(axis=1) if norm == "l1" else np.linalg.norm(draws.noise.astype(np.float64), axis=1)
+    ).astype(np.float64)
     err: dict[str, Any] = {"quantity": f"E||noise||_{norm[1]}"}
     if len(norms) > 1:
         mean, se, lo, hi = mc_interval(norms)
-        err["monte_carlo"] = {"quantity": err["quantity"], "mean": mean, "std_error": se, "level": LEVEL,
-                              "interval": [lo, hi], "draws": len(norms)}
+        err["monte_carlo"] = {
+            "quantity": err["quantity"],
+            "mean": mean,
+            "std_error": se,
+            "level": LEVEL,
+            "interval": [lo, hi],
+            "draws": len(norms),
+        }
     if m.kind == "generalized-laplace":
-        err["heuristic"] = {"value": basis.dimension / eps, "formula": "(d - r)/epsilon: ||z|| ~ Gamma(d - r, "
-                            "1/epsilon) in the continuum (reference §3.3 (b)); a sanity figure, not a check"}
+        err["heuristic"] = {
+            "value": basis.dimension / eps,
+            "formula": "(d - r)/epsilon: ||z|| ~ Gamma(d - r, "
+            "1/epsilon) in the continuum (reference §3.3 (b)); a sanity figure, not a check",
+        }
 
-    claim_override = (Unknown("the sampler's TV distance is not bounded (see the sampler check), so the "
-                              "guarantee with delta' is unknown")
-                      if isinstance(draws.outcome, Unknown) else None)
+    claim_override = (
+        Unknown(
+            "the sampler's TV distance is not bounded (see the sampler check), so the guarantee with delta' is unknown"
+        )
+        if isinstance(draws.outcome, Unknown)
+        else None
+    )
     mechanism_info: dict[str, Any] = {
-        "kind": m.kind, "norm": norm, "noise_dimension": basis.dimension,
-        "calibration": (f"epsilon = {eps!r} per unit {norm} (DGGY Def 9, Thm 10)" if m.kind == "generalized-laplace"
-                        else f"rho = {rho!r} per unit l2^2 -> sigma = {sigma!r} (alternative calibration, reference "
-                             "§3.4: zCDP on equivalent pairs; NOT the paper's constant)"),
-        "lattice": {"method": basis.method, "dimension": basis.dimension, "gram_determinant": basis.gram_determinant,
-                    "reduced": basis.reduced, "note": basis.note},
-        "sampler": draws.info, "delta_tv_charged": draws.delta_tv,
+        "kind": m.kind,
+        "norm": norm,
+        "noise_dimension": basis.dimension,
+        "calibration": (
+            f"epsilon = {eps!r} per unit {norm} (DGGY Def 9, Thm 10)"
+            if m.kind == "generalized-laplace"
+            else f"rho = {rho!r} per unit l2^2 -> sigma = {sigma!r} (alternative calibration, reference "
+            "§3.4: zCDP on equivalent pairs; NOT the paper's constant)"
+        ),
+        "lattice": {
+            "method": basis.method,
+            "dimension": basis.dimension,
+            "gram_determinant": basis.gram_determinant,
+            "reduced": basis.reduced,
+            "note": basis.note,
+        },
+        "sampler": draws.info,
+        "delta_tv_charged": draws.delta_tv,
         "semi_dp_distance": {"value": d_semi, "how": d_how},
         "label": f"{m.kind} on the kernel lattice of the invariant ({draws.method} draws)",
     }
-    samples = {"count": len(releases), "seed": used_seed, "shape": [len(releases), space.n_cells],
-               "dtype": "float64 (integer-valued)", "order": "row-major cells"}
-    guarantees = {"integer_subspace_dp": GuaranteeSummary.of(eff_unit, deltas).to_json(),
-                  "semi_dp": GuaranteeSummary.of(eff_semi, deltas).to_json()}
-    sections: list[Any] = [MechanismSection(mechanism_info), JsonSection("samples", samples),
-                           JsonSection("expected_l2_error", err), JsonSection("guarantees", guarantees)]
+    samples = {
+        "count": len(releases),
+        "seed": used_seed,
+        "shape": [len(releases), space.n_cells],
+        "dtype": "float64 (integer-valued)",
+        "order": "row-major cells",
+    }
+    guarantees = {
+        "integer_subspace_dp": GuaranteeSummary.of(eff_unit, deltas).to_json(),
+        "semi_dp": GuaranteeSummary.of(eff_semi, deltas).to_json(),
+    }
+    sections: list[Any] = [
+        MechanismSection(mechanism_info),
+        JsonSection("samples", samples),
+        JsonSection("expected_l2_error", err),
+        JsonSection("guarantees", guarantees),
+    ]
     plots: tuple[Plot, ...] = ()
     if draws.curve:
         curve = draws.curve
         sections.append(JsonSection("mcmc", {"tv_curve": [list(p) for p in curve]}))
         burn_t = draws.info.get("burn_in", {}).get("t")
         tv_target = draws.info.get("coupling", {}).get("tv_target")
-        plots = (Plot("tv", "L-lag coupling TV bound",
-                      lambda path, title: plot_tv(curve, path, title, burn_in=burn_t, target=tv_target)),)
+        plots = (
+            Plot(
+                "tv",
+                "L-lag coupling TV bound",
+                lambda path, title: plot_tv(curve, path, title, burn_in=burn_t, target=tv_target),
+            ),
+        )
     return KindResult(
-        advertised=target, effective=effective, seed=used_seed,
-        checks=(Check("lattice-basis", Verified(
+        advertised=target,
+        effective=effective,
+        seed=used_seed,
+        checks=(
+            Check(
+                "lattice-basis",
+                Verified(
                     f"{basis.dimension} basis vectors by {basis.method}, certified exactly: A C = 0, rank "
                     f"{basis.dimension} = d - rank A, saturated (gcd of maximal minors 1); det(C^T C) = "
-                    f"{basis.gram_determinant}")),
-                Check("invariant-preserved", inv_outcome), Check("sampler", draws.outcome)),
-        claim_override=claim_override, sections=tuple(sections), plots=plots,
+                    f"{basis.gram_determinant}"
+                ),
+            ),
+            Check("invariant-preserved", inv_outcome),
+            Check("sampler", draws.outcome),
+        ),
+        claim_override=claim_override,
+        sections=tuple(sections),
+        plots=plots,
         samples=releases.astype(np.float64) if len(releases) else None,
     )
+
 
 def _integer_invariant_check(a_mat: NDArray[np.int64], x: NDArray[np.int64], releases: NDArray[np.int64]) -> Outcome:
     """Every release is an integer histogram with A y == A x exactly (int64, no tolerance)."""
@@ -387,12 +543,13 @@ def _integer_invariant_check(a_mat: NDArray[np.int64], x: NDArray[np.int64], rel
         return Unknown("no releases were drawn")
     bad = int(np.count_nonzero(np.any(releases @ a_mat.T != (a_mat @ x)[None, :], axis=1)))
     neg = int(np.count_nonzero(releases.min(axis=1) < 0))
-    note = (f"; {neg} releases have negative cells (integer noise is unbiased; post-process if needed)"
-            if neg else "")
+    note = f"; {neg} releases have negative cells (integer noise is unbiased; post-process if needed)" if neg else ""
     if bad:
         return Refuted(f"{bad} of {len(releases)} integer releases break A y = A x")
-    return Verified(f"all {len(releases)} releases are integer histograms with A y = A x exactly "
-                    f"({a_mat.shape[0]} constraint rows, integer arithmetic){note}")
+    return Verified(
+        f"all {len(releases)} releases are integer histograms with A y = A x exactly "
+        f"({a_mat.shape[0]} constraint rows, integer arithmetic){note}"
+    )
 
 
 GENERALIZED_LAPLACE = LatticeKind("generalized-laplace")

@@ -30,10 +30,13 @@ class PublishedSpec(MechanismSpec):
     """``[mechanism]`` of kind ``published``: exactly one of ``guarantee`` or ``components``."""
 
     guarantee: Optional[GuaranteeSpec] = documented(
-        "The advertised guarantee of the release on (D, A_1).", default=None)
+        "The advertised guarantee of the release on (D, A_1).", default=None
+    )
     components: Optional[tuple[GuaranteeSpec, ...]] = documented(
         "Advertised guarantees of the released parts, composed (extension); instead of guarantee. Semi-DP is "
-        "then reported both ways (Cho & Awan Prop. 21).", default=None)
+        "then reported both ways (Cho & Awan Prop. 21).",
+        default=None,
+    )
 
 
 @dataclass(frozen=True)
@@ -56,8 +59,13 @@ class PublishedKind:
             return []
         probs: list[Problem] = []
         if (m.guarantee is None) == (m.components is None):
-            probs.append(Problem("mechanism.guarantee", "kind = 'published' needs exactly one of guarantee (the "
-                                 "advertised guarantee) or components (the guarantees of the released parts)"))
+            probs.append(
+                Problem(
+                    "mechanism.guarantee",
+                    "kind = 'published' needs exactly one of guarantee (the "
+                    "advertised guarantee) or components (the guarantees of the released parts)",
+                )
+            )
         probs += guarantee_problems(m.guarantee, "mechanism.guarantee")
         if m.components is not None and not m.components:
             probs.append(Problem("mechanism.components", "needs at least one guarantee"))
@@ -80,7 +88,7 @@ class PublishedKind:
                     "semi_first": GuaranteeSummary.of(both.semi_first, ctx.deltas).to_json(),
                     "composition_first": GuaranteeSummary.of(both.composition_first, ctx.deltas).to_json(),
                     "note": "Cho & Awan Prop. 21: group each part then compose (semi_first) is never "
-                            "weaker than compose then group; effective uses semi_first",
+                    "weaker than compose then group; effective uses semi_first",
                 }
                 semi_effective = both.semi_first
         elif m.guarantee is not None:
@@ -101,11 +109,18 @@ class PublishedKind:
             if not ctx.a.exact:
                 at_lower = semi_dp(advertised, inv, ctx.a.lower)
         return KindResult(
-            advertised=advertised, effective=effective, effective_at_lower=at_lower, seed=ctx.seed,
+            advertised=advertised,
+            effective=effective,
+            effective_at_lower=at_lower,
+            seed=ctx.seed,
             effective_extra=extra,
             sections=(JsonSection("plain_dp", GuaranteeSummary.of(plain, ctx.deltas).to_json()),),
-            final_checks=(Check("invariant-preserved", Skipped(
-                "a published release is audited through its advertised guarantee; no draws to check")),),
+            final_checks=(
+                Check(
+                    "invariant-preserved",
+                    Skipped("a published release is audited through its advertised guarantee; no draws to check"),
+                ),
+            ),
         )
 
 

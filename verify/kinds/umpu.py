@@ -50,11 +50,12 @@ class UmpuSpec(MechanismSpec):
 
     theta0: Optional[Fraction] = documented("Null odds ratio (default 1).", default=None)
     alpha: Optional[Fraction] = documented("Level (default 0.05).", default=None)
-    noise: Optional[NoiseSpec] = documented("The noise: { cnd = 'tulap', epsilon = .. } or { cnd = 'gaussian', "
-                                            "mu = .. }.", default=None)
+    noise: Optional[NoiseSpec] = documented(
+        "The noise: { cnd = 'tulap', epsilon = .. } or { cnd = 'gaussian', mu = .. }.", default=None
+    )
     alternative: Optional[Literal["greater", "less", "two-sided"]] = documented(
-        "H1 theta > theta0 (greater, Thm. 37), < (less), or the documented two-sided variant (extension).",
-        default=None)
+        "H1 theta > theta0 (greater, Thm. 37), < (less), or the documented two-sided variant (extension).", default=None
+    )
     released: Optional[Fraction] = documented("An already released Z (its p-value is reported).", default=None)
 
 
@@ -90,18 +91,27 @@ class UmpuKind:
             return []
         probs: list[Problem] = []
         if m.noise is None:
-            probs.append(Problem("mechanism.noise", "required for umpu-odds-ratio: { cnd = 'tulap', epsilon = .. } "
-                                 "or { cnd = 'gaussian', mu = .. }"))
+            probs.append(
+                Problem(
+                    "mechanism.noise",
+                    "required for umpu-odds-ratio: { cnd = 'tulap', epsilon = .. } or { cnd = 'gaussian', mu = .. }",
+                )
+            )
         elif m.noise.cnd == "tulap" and m.noise.epsilon is None:
             probs.append(Problem("mechanism.noise.epsilon", "required when cnd = 'tulap'"))
         elif m.noise.cnd == "gaussian" and m.noise.mu is None:
             probs.append(Problem("mechanism.noise.mu", "required when cnd = 'gaussian'"))
         if spec.data.table is None:
-            probs.append(Problem("data.table", "umpu-odds-ratio needs the 2x2 table (or mechanism.released with "
-                                 "the margins in data.table)"))
+            probs.append(
+                Problem(
+                    "data.table",
+                    "umpu-odds-ratio needs the 2x2 table (or mechanism.released with the margins in data.table)",
+                )
+            )
         if [f.levels for f in spec.data.features] != [2, 2]:
-            probs.append(Problem("data.features", "umpu-odds-ratio needs two features with 2 levels each (a 2x2 "
-                                 "table)"))
+            probs.append(
+                Problem("data.features", "umpu-odds-ratio needs two features with 2 levels each (a 2x2 table)")
+            )
         if m.alpha is not None and not (0 < m.alpha < 1):
             probs.append(Problem("mechanism.alpha", f"must be in (0, 1), got {float(m.alpha)!r}"))
         if m.theta0 is not None and not m.theta0 > 0:
@@ -128,13 +138,18 @@ class UmpuKind:
         result = test.result(z)
         effective = result.guarantee
         cover: Outcome = (
-            Verified(f"a(t) = {a.value} by {a.method} <= 3: the (D_t, A_3) guarantee covers every "
-                     "semi-adjacent pair (Cho & Awan Thm. 37)")
-            if a.value <= 3 else Refuted(f"a(t) = {a.value} > 3: the A_3 guarantee does not cover A_a(t)"))
+            Verified(
+                f"a(t) = {a.value} by {a.method} <= 3: the (D_t, A_3) guarantee covers every "
+                "semi-adjacent pair (Cho & Awan Thm. 37)"
+            )
+            if a.value <= 3
+            else Refuted(f"a(t) = {a.value} > 3: the A_3 guarantee does not cover A_a(t)")
+        )
         size: Outcome = (
             Verified(f"exact conditional size {result.size:.15g} = alpha at the margins")
             if math.isclose(result.size, alpha, rel_tol=SIZE_RTOL)
-            else Refuted(f"exact size {result.size!r} differs from alpha = {alpha!r}"))
+            else Refuted(f"exact size {result.size!r} differs from alpha = {alpha!r}")
+        )
         eff_summary = GuaranteeSummary.of(effective, ctx.deltas, framework="semi-dp")
         power: dict[str, Any] | None = None
         plots: tuple[Plot, ...] = ()
@@ -143,26 +158,46 @@ class UmpuKind:
             pick = [i for i, th in enumerate(curves.thetas) if th in (2 * theta0, 4 * theta0)]
             power = {
                 "note": "exact power: Semi-DP UMPU (Thm 37) vs the non-private randomised Fisher test vs a "
-                        "naive DP test calibrated by group privacy (f_{eps/3}, so f^{o3} >= f on A_3)",
+                "naive DP test calibrated by group privacy (f_{eps/3}, so f^{o3} >= f on A_3)",
                 "naive_noise": repr(curves.naive_noise),
-                "at": [{"theta": float(curves.thetas[i]), "fisher": float(curves.fisher[i]),
-                        "semi_dp": float(curves.semi_dp[i]), "naive": float(curves.naive[i])} for i in pick],
+                "at": [
+                    {
+                        "theta": float(curves.thetas[i]),
+                        "fisher": float(curves.fisher[i]),
+                        "semi_dp": float(curves.semi_dp[i]),
+                        "naive": float(curves.naive[i]),
+                    }
+                    for i in pick
+                ],
             }
-            plots = (Plot("power", "power against the odds ratio",
-                          lambda path, title: plot_power(curves, path, title)),)
+            plots = (
+                Plot("power", "power against the odds ratio", lambda path, title: plot_power(curves, path, title)),
+            )
         test_json = {
-            "statistic": result.statistic, "pvalue": result.pvalue, "reject": result.reject,
-            "m": result.m, "m_lower": result.m_lower, "size": result.size, "alpha": alpha,
-            "theta0": theta0, "alternative": result.alternative,
+            "statistic": result.statistic,
+            "pvalue": result.pvalue,
+            "reject": result.reject,
+            "m": result.m,
+            "m_lower": result.m_lower,
+            "size": result.size,
+            "alpha": alpha,
+            "theta0": theta0,
+            "alternative": result.alternative,
             "margins": {"rows": list(margins.rows), "cols": list(margins.cols)},
             "released": m.released is not None,
             "guarantee": eff_summary.to_json(),
             **({"power": power} if power is not None else {}),
         }
         return KindResult(
-            advertised=effective, effective=effective, seed=used_seed, semi_adjacent_check=cover,
-            checks=(Check("size-exact", size),), advertised_summary=eff_summary, certify_advertised=False,
-            sections=(TestSection(test_json),), plots=plots,
+            advertised=effective,
+            effective=effective,
+            seed=used_seed,
+            semi_adjacent_check=cover,
+            checks=(Check("size-exact", size),),
+            advertised_summary=eff_summary,
+            certify_advertised=False,
+            sections=(TestSection(test_json),),
+            plots=plots,
         )
 
 
