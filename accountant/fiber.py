@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from accountant.arguments import check_int
 from accountant.callable_invariant import CallableInvariant, freeze_value
 from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, SearchTooLarge, format_size
+from accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, format_size
 from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 
 AnyInvariant = Invariant | CallableInvariant
@@ -261,16 +261,16 @@ class Fiber:
             lower[c] = 1
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise InvalidArgument(
-                    f"time_limit={time_limit} s ran out while deciding X_t (cell {c} of "
-                    f"{self.n_cells}); raise time_limit."
+                raise BudgetExhausted(
+                    f"--time-limit ran out while deciding which records can occur (cell {c} of {self.n_cells})",
+                    c,
                 )
             status, h = integer_point(self.matrix, self.rhs, lower, bounds, time_limit=remaining)
             if status == "infeasible":
                 continue
             if status != "feasible" or h is None:
-                raise InvalidArgument(
-                    f"integer feasibility for cell {c} ended with status {status!r}; raise time_limit."
+                raise BudgetExhausted(
+                    f"integer feasibility for cell {c} ended with status {status!r} within --time-limit", c
                 )
             for cc in np.flatnonzero(h):
                 found.setdefault(int(cc), tuple(int(v) for v in h))

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accountant.arguments import check_int, check_positive
-from accountant.errors import InvalidArgument, SearchTooLarge
+from accountant.errors import BudgetExhausted, SearchTooLarge
 from accountant.record_multisets import RecordOffsets
 from accountant.sensitivity_results import DEFAULT_MULTISET_LIMIT, DEFAULT_PAIR_LIMIT
 
@@ -168,7 +168,7 @@ def kernel_moves(
     for lv in levels:
         for ii, jj in run_pairs(lv.starts, lv.lens, chunk):
             if time.monotonic() > deadline:
-                raise InvalidArgument(f"time_limit={time_limit} s ran out while {label}; raise time_limit.")
+                raise BudgetExhausted(f"--time-limit ({time_limit:g} s) ran out while {label}", len(found))
             pi = lv.order[ii]
             ni = lv.order[jj]
             cp = lv.combos[pi]

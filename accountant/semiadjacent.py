@@ -28,20 +28,21 @@ distance ``d <= a'`` are :math:`f^{\circ d} \ge f^{\circ a'}` apart).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
 
 from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, UnsupportedRelease
+from accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
 from accountant.invariants import Invariant, Margins, NoInvariant, Total
 from accountant.relations import AddRemove, BaseRelation, Replace
 
 if TYPE_CHECKING:
     from accountant.semiadjacent_results import SemiAdjacentResult
 
-Method = Literal["closed-form", "graph-search", "integer-program", "brute-force"]
+Method = Literal["closed-form", "graph-search", "integer-program", "brute-force", "trivial-bound"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +338,23 @@ def semi_adjacent_parameter(
         factor = 2
     from accountant.semiadjacent_search import search_semi_adjacent_parameter as search
 
-    r = search(space, invariant, table=table, method="auto", limit=limit, time_limit=time_limit)
+    try:
+        r = search(space, invariant, table=table, method="auto", limit=limit, time_limit=time_limit)
+    except (BudgetExhausted, SearchTooLarge) as e:  # degrade to a proven bound, never to an error
+        if cf is not None:
+            return dataclasses.replace(cf, witness=f"{cf.witness}; the exact search stopped: {e}")
+        n = int(sum(table))
+        return SemiAdjacentParameter(
+            value=factor * n,
+            method="trivial-bound",
+            witness=(
+                f"the exact search stopped ({e}); a(t) <= {factor * n} because two datasets of {n} records "
+                f"differ in at most {n} records{' (two steps each under add/remove)' if factor == 2 else ''}"
+            ),
+            exact=False,
+            scope="actual t",
+            factor=factor,
+        )
     return SemiAdjacentParameter(
         value=factor * r.upper,
         method=r.method,  # type: ignore[arg-type]

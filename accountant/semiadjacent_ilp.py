@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from accountant.arguments import check_int, check_positive
 from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, VerificationError
+from accountant.errors import BudgetExhausted, InvalidArgument, VerificationError
 from accountant.fiber import (
     AnyInvariant,
     Fiber,
@@ -328,7 +328,7 @@ def ilp_search(
         g[x] -= 1
         status, g2, d = inner_min_ilp(a, b_of[y], g, ub_of[y], max(remaining(), 10.0))
         if g2 is None or status != "optimal":
-            raise InvalidArgument("The time budget ran out before a single witness was found; raise time_limit.")
+            raise BudgetExhausted("--time-limit ran out before a single a(t) witness was found", 0)
         consider(x, y, g, g2, d)
 
     # One master problem per ordered pair (x, y): measured faster than one per x

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from accountant.callable_invariant import CallableInvariant
 from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, SearchTooLarge
+from accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge
 from accountant.fiber import (
     AnyInvariant,
     Fiber,
@@ -139,7 +139,7 @@ def fiber_pair_differences(
         step = max(1, 2_000_000 // max(1, m * g.shape[1]))
         for b in range(0, m, step):
             if time.monotonic() > deadline:
-                raise InvalidArgument(f"time limit ran out while {what}; raise time_limit.")
+                raise BudgetExhausted(f"--time-limit ran out while {what}", b)
             blk = g[b : b + step]
             d = np.abs(blk[:, None, :] - g[None, :, :]).sum(axis=2)
             i, j = np.nonzero((d <= 2 * radius) & (d > 0))
