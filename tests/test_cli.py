@@ -267,3 +267,19 @@ def test_internal_error_is_one_line_exit_2_and_debug_shows_the_traceback(
     assert "internal error: RuntimeError: planted bug" in err and "--debug" in err and "Traceback" not in err
     assert main(["audit", TOTAL, "--debug"]) == 2
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_umpu_audit_at_a_million_records_uses_the_closed_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """n = 10^6: a(t) <= 3 by [CA24, Thm. 16] (no fiber search, no n!), the test at its exact size."""
+    spec = tmp_path / "big.toml"
+    spec.write_text(
+        (ROOT / "specs" / "umpu-odds-ratio.toml")
+        .read_text()
+        .replace("table = [12, 5, 7, 9]", "table = [260000, 240000, 250000, 250000]")
+    )
+    assert main(["audit", str(spec), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["semi_adjacent_parameter"]["method"] == "closed-form" and r["semi_adjacent_parameter"]["value"] == 3
+    assert r["test"]["size"] == pytest.approx(0.05, rel=1e-9) and r["verdict"] == "holds"

@@ -45,6 +45,10 @@ class ToyKind:
     def default_framework(self, spec: Spec) -> str:
         return "semi-dp"
 
+    def semi_adjacent_method(self, spec: Spec) -> str:
+        """``auto``: the closed form when exact, else the exact search at the table."""
+        return "auto"
+
     def validate(self, spec: Spec) -> list[Problem]:
         m = spec.mechanism
         if isinstance(m, ToySpec) and (m.toy_epsilon is None or not m.toy_epsilon > 0):

@@ -63,6 +63,11 @@ class Kind(Protocol):
         """The framework reported when the spec has no ``[claim]``."""
         ...
 
+    def semi_adjacent_method(self, spec: Spec) -> str:
+        """How the runner computes a(t): ``"auto"`` (closed form when exact, else the exact search) or
+        ``"closed-form"`` (a proven bound is all the kind needs, e.g. a test whose guarantee covers a fixed radius)."""
+        ...
+
     def validate(self, spec: Spec) -> list[Problem]:
         """Problems of the spec for this kind, each naming its key (all at once, not the first)."""
         ...

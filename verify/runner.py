@@ -96,7 +96,16 @@ def build_context(spec: Spec, *, seed: int | None, time_limit: float) -> Context
         )
     space, inv, rel = space_of(spec), invariant_of(spec), relation_of(spec)
     table = None if spec.data.table is None else [int(c) for c in spec.data.table]
-    a = semi_adjacent_parameter(space, inv, rel, table=table, records=spec.data.records, time_limit=time_limit)
+    method = kind.semi_adjacent_method(spec)
+    a = semi_adjacent_parameter(
+        space,
+        inv,
+        rel,
+        table=table,
+        records=spec.data.records,
+        time_limit=time_limit,
+        method="closed-form" if method == "closed-form" else "auto",
+    )
     return Context(
         spec=spec,
         space=space,
@@ -167,7 +176,7 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     if part.effective_extra:
         eff = eff.with_extra(**part.effective_extra)
     a_outcome = part.semi_adjacent_check or check_semi_adjacent(ctx.space, ctx.invariant, ctx.relation, a, ctx.table)
-    if isinstance(a_outcome, Verified) and not a.exact:  # bounds are not a PASS
+    if part.semi_adjacent_check is None and isinstance(a_outcome, Verified) and not a.exact:  # bounds: not a PASS
         a_outcome = Unknown(
             f"only bounds are proven: {a.bounds_text()} (every guarantee here uses the upper "
             f"end, which is sound [CA24, Prop. 11]; a larger --time-limit may close the gap); "

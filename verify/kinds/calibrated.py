@@ -181,6 +181,10 @@ class CalibratedKind:
         """``semi-dp``."""
         return "semi-dp"
 
+    def semi_adjacent_method(self, spec: Spec) -> str:
+        """``auto``: the closed form when exact, else the exact search at the table."""
+        return "auto"
+
     def validate(self, spec: Spec) -> list[Problem]:
         """A table to draw at, a histogram query, and exactly one calibration target of the kind's form."""
         m = spec.mechanism

@@ -127,6 +127,10 @@ class LatticeKind:
         """``integer-subspace-dp``."""
         return "integer-subspace-dp"
 
+    def semi_adjacent_method(self, spec: Spec) -> str:
+        """``auto``: the closed form when exact, else the exact search at the table."""
+        return "auto"
+
     def validate(self, spec: Spec) -> list[Problem]:
         """A table, the calibration of the kind, and sampler budgets in range."""
         m = spec.mechanism

@@ -52,6 +52,10 @@ class PublishedKind:
         """``dp`` when nothing is published exactly, else ``semi-dp``."""
         return "dp" if spec.invariant.kind == "none" else "semi-dp"
 
+    def semi_adjacent_method(self, spec: Spec) -> str:
+        """``auto``: the closed form when exact, else the exact search at the table."""
+        return "auto"
+
     def validate(self, spec: Spec) -> list[Problem]:
         """Exactly one of ``guarantee`` / ``components``, each a valid guarantee table."""
         m = spec.mechanism

@@ -30,6 +30,8 @@ from verify.report import Check, GuaranteeSummary
 from verify.sections import TestSection
 from verify.spec import MechanismSpec, Spec, documented
 
+#: Largest table (records) whose a(t) is searched exactly; above it the Thm. 16 bound (3) is used.
+SEARCH_MAX_RECORDS = 10_000
 #: Relative tolerance for "size equals alpha": the threshold m is a double (mechanisms.umpu notes).
 SIZE_RTOL = 1e-9
 
@@ -83,6 +85,12 @@ class UmpuKind:
     def default_framework(self, spec: Spec) -> str:
         """``semi-dp``."""
         return "semi-dp"
+
+    def semi_adjacent_method(self, spec: Spec) -> str:
+        """The test needs only a(t) <= 3, which [CA24, Thm. 16] proves for every 2x2 table: above
+        :data:`SEARCH_MAX_RECORDS` records the closed-form bound is used instead of searching the fiber."""
+        table = spec.data.table
+        return "auto" if table is not None and sum(table) <= SEARCH_MAX_RECORDS else "closed-form"
 
     def validate(self, spec: Spec) -> list[Problem]:
         """A 2x2 table, a noise with its parameter, alpha in (0, 1), theta0 > 0."""
