@@ -21,6 +21,7 @@ Exact enumeration over conforming datasets lives with the fiber search.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Iterable, Sequence
@@ -31,7 +32,7 @@ from numpy.typing import NDArray
 
 from accountant.arguments import check_int
 from accountant.directed import sqrt_up
-from accountant.errors import InvalidArgument
+from accountant.errors import InvalidArgument, SearchTooLarge
 
 
 @dataclass(frozen=True)
@@ -245,6 +246,10 @@ def table_three_cycles(r: int, c: int) -> list[tuple[int, ...]]:
     return sorted(out)
 
 
+#: Largest number of entries (vectors x cells) :func:`table_space` builds; a larger space is refused at once.
+TABLE_SPACE_LIMIT = 20_000_000
+
+
 def table_space(r: int, c: int, radius: int = 3, *, paper_exact: bool = False) -> SensitivitySpace:
     r"""Semi-DP sensitivity space of an :math:`r\times c` table under both one-way margins.
 
@@ -286,10 +291,19 @@ def table_space(r: int, c: int, radius: int = 3, *, paper_exact: bool = False) -
             "accountant.sensitivity_search.semi_sensitivity_space (e.g. 3x3 at radius 4 has 121 vectors)."
         )
     d = r * c
+    cycles = radius >= 3 and min(r, c) >= 3
+    count = 1 + (2 * math.comb(r, 2) * math.comb(c, 2) if radius >= 2 else 0)
+    count += 12 * math.comb(r, 3) * math.comb(c, 3) if cycles and not paper_exact else 0
+    if count * d > TABLE_SPACE_LIMIT:  # checked before building anything (a 12x12 table: 589 513 vectors)
+        raise SearchTooLarge(
+            f"the sensitivity space of a {r}x{c} table ({count} vectors of {d} cells)",
+            count * d,
+            TABLE_SPACE_LIMIT,
+            hint="Tables this large need a closed-form treatment of S that semidp does not have yet.",
+        )
     vectors: list[tuple[int, ...]] = [(0,) * d]
     if radius >= 2:
         vectors += table_moves(r, c)
-    cycles = radius >= 3 and min(r, c) >= 3
     if cycles and not paper_exact:
         vectors += table_three_cycles(r, c)
     if paper_exact:

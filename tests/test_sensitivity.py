@@ -110,3 +110,13 @@ def test_rank_and_projector_on_a_larger_space() -> None:
     # Gram-matrix rank and projector (the per-vector sympy rank took 13 s here).
     s = table_space(5, 5)
     assert s.rank == 16 and s.projector_exact() == table_projector_kron(5, 5)  # (r-1)(c-1), exact
+
+
+def test_table_space_refuses_a_huge_table_before_building_it() -> None:
+    """12 x 12: 589 513 vectors of 144 cells; refused from its count (it once took minutes and 6.8 GB)."""
+    from accountant.errors import SearchTooLarge
+    from accountant.sensitivity import TABLE_SPACE_LIMIT
+
+    with pytest.raises(SearchTooLarge, match="589513 vectors"):
+        table_space(12, 12)
+    assert 10 * 10 * (1 + 2 * 45 * 45 + 12 * 120 * 120) <= TABLE_SPACE_LIMIT     # 10 x 10 is still built
