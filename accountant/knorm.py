@@ -32,11 +32,10 @@ to :math:`K'=Q^\top K` is exactly 1, whatever basis is used.
   those; the sampler spreads a draw over :math:`K` with a uniformly random
   group element. A representative facet too degenerate for qhull is
   triangulated recursively, one orbit of faces at a time
-  (:mod:`accountant.face_fan`). Measured on 2 cores: 4x4 with 3-cycles (3 818
-  facets, 9 orbits) ~0.8 s, where direct qhull needs ~1.06 M simplices and ~95 s;
-  4x5 moves (15 690 facets) ~1 s; 3x7 with 3-cycles (378 facets, a facet with
-  144 vertices in dimension 11) ~4 s; 4x5 with 3-cycles (130 530 facets, 47
-  orbits, a facet with 168 vertices) ~17 s, 1.4 M fan simplices.
+  (:mod:`accountant.face_fan`). Sizes: 4x4 with 3-cycles has 3 818 facets in
+  9 orbits (direct qhull would need ~1.06 M simplices); 4x5 with 3-cycles has
+  130 530 facets in 47 orbits and 1.4 M fan simplices. ``benchmarks/knorm.py``
+  prints the set-up times.
 
 Size guards: a direct qhull run is refused (:class:`~accountant.errors.SearchTooLarge`)
 when ``n ** floor(s/2)`` exceeds :data:`QHULL_WORK_LIMIT`; the symmetric build
@@ -92,10 +91,9 @@ GEOMETRY_RTOL = 1e-9
 
 
 #: Budget of a direct qhull run, as ``n ** floor(s / 2)`` for ``n`` points in
-#: dimension ``s`` (the growth of the Upper Bound Theorem). Calibrated on a
-#: 2-core machine: 4x4 moves (n = 72, s = 9: 2.7e7) take 2.5 s and 90 740 fan
-#: simplices; 4x4 with 3-cycles (n = 264, s = 9: 4.9e9) has ~1.06 M and takes
-#: ~95 s, so it is refused.
+#: dimension ``s`` (the growth of the Upper Bound Theorem): 4x4 moves (n = 72, s = 9:
+#: 2.7e7, 90 740 fan simplices) pass; 4x4 with 3-cycles (n = 264, s = 9: 4.9e9, ~1.06 M
+#: simplices) is refused (``benchmarks/knorm.py`` times both).
 QHULL_WORK_LIMIT = 1e8
 
 

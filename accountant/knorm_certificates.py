@@ -181,7 +181,7 @@ def certified_span(space: SensitivitySpace, basis: ArrayLike | None = None) -> S
     Notes
     -----
     Rank is certified without the per-vector symbolic rank of
-    :attr:`SensitivitySpace.rank` (99 s for 6x6 with 3-cycles): ``basis`` is
+    :attr:`SensitivitySpace.rank` (slow from 6x6 with 3-cycles on): ``basis`` is
     independent (exact Bareiss determinant of the Gram matrix) and every element
     of :math:`S` is an exact rational combination of it.
     """

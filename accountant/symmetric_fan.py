@@ -31,7 +31,7 @@ IntArray = NDArray[np.int64]
 
 #: Largest rank s for which the symmetric build triangulates a facet beyond ``work_limit``
 #: recursively (:mod:`accountant.face_fan`); above it such a facet is refused at once. s = 12 covers
-#: every table with (r-1)(c-1) <= 12 (4x5 with 3-cycles: ~17 s); at 5x5 (s = 16) the face lattice
+#: every table with (r-1)(c-1) <= 12 (4x5 with 3-cycles included); at 5x5 (s = 16) the face lattice
 #: is out of reach (>= 842 030 facets with the moves only), so refusing quickly is the useful answer.
 RECURSION_MAX_RANK = 12
 

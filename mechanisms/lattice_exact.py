@@ -38,8 +38,8 @@ proposals dominate). The product ``z_F M^T`` runs in float64 only when every par
 is an integer below :math:`2^{53}`, hence exactly. Not hardened against timing side
 channels (Jin et al. 2022): research and auditing use.
 
-**Cost.** Measured (one core): 4x4 margins, eps = 1/4: acceptance 1.036e-3, ~740 exact
-draws/s; 102-cell total, eps = 0.192: acceptance 0.0563, ~2100 draws/s. The acceptance
+**Cost.** Acceptance: 4x4 margins, eps = 1/4: 1.036e-3; 102-cell total, eps = 0.192:
+0.0563 (``benchmarks/lattice.py`` prints draws per second). The acceptance
 falls geometrically with the lattice dimension (5x5 margins: 3.5e-5; 6x6: ~3.5e-6, refused
 under the default budget); :meth:`ExactLatticeSampler.run` refuses up front
 (:class:`~accountant.errors.SearchTooLarge`) when a pilot shows the budget is too small.

@@ -119,4 +119,4 @@ def test_table_space_refuses_a_huge_table_before_building_it() -> None:
 
     with pytest.raises(SearchTooLarge, match="589513 vectors"):
         table_space(12, 12)
-    assert 10 * 10 * (1 + 2 * 45 * 45 + 12 * 120 * 120) <= TABLE_SPACE_LIMIT     # 10 x 10 is still built
+    assert 10 * 10 * (1 + 2 * 45 * 45 + 12 * 120 * 120) <= TABLE_SPACE_LIMIT  # 10 x 10 is still built
