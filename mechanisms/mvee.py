@@ -53,7 +53,7 @@ RANK_TOL = 1e-10
 MAHALANOBIS_PAD = 1e-10
 #: The solver's F is rescaled by the certified max Mahalanobis norm padded up by this much.
 RESCALE_PAD = 1e-9
-#: Default refusal limit on ``p * k**2`` for the cvxpy route (cost grows with it; ``benchmarks`` time it).
+#: Default refusal limit on ``p * k**2`` for the cvxpy route (the solve time grows with it).
 MAX_WORK = 200_000
 _UNIT_ROUNDOFF = 2.0**-53
 
