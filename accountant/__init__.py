@@ -25,9 +25,9 @@ Discrete Gaussian privacy profile (CKS): :func:`discrete_gaussian_delta`, :func:
 Errors: :class:`ToolkitError` and its subclasses.
 """
 
-from accountant.composition import compose, compose_as_zcdp, compose_tradeoffs
-from accountant.containing_ball import containing_ball
-from accountant.conversions import (
+from semidp.accountant.composition import compose, compose_as_zcdp, compose_tradeoffs
+from semidp.accountant.containing_ball import containing_ball
+from semidp.accountant.conversions import (
     approx_dp_to_tradeoff,
     gdp_to_approx_dp,
     gdp_to_delta,
@@ -45,9 +45,9 @@ from accountant.conversions import (
     zcdp_to_rdp,
     zcdp_to_tradeoff,
 )
-from accountant.dataspace import DataSpace, Feature
-from accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_epsilon
-from accountant.errors import (
+from semidp.accountant.dataspace import DataSpace, Feature
+from semidp.accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_epsilon
+from semidp.accountant.errors import (
     BudgetExhausted,
     InvalidArgument,
     InvalidSpec,
@@ -57,23 +57,23 @@ from accountant.errors import (
     UnsupportedRelease,
     VerificationError,
 )
-from accountant.gaussian import gaussian_sigma, gdp_delta, gdp_epsilon
-from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
-from accountant.knorm import KNormBall
-from accountant.knorm_cache import cached_knorm_ball
-from accountant.knorm_certificates import exact_gauge
-from accountant.lattice import LatticeBasis, basis_for, certify, kernel_lattice_basis, tail_constant
-from accountant.lp_balls import compare_lp_balls
-from accountant.relations import AddRemove, Relation, Replace, SemiAdjacent, Subspace
-from accountant.root_polytope import RootPolytopeBall
-from accountant.semiadjacent import SemiAdjacentParameter, closed_form, semi_adjacent_parameter
-from accountant.semiadjacent_results import SemiAdjacentResult, Witness
-from accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
-from accountant.sensitivity import SensitivitySpace, histogram_space, table_space
-from accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
-from accountant.sensitivity_search import semi_sensitivity_search
-from accountant.table_symmetry import TableSymmetry
+from semidp.accountant.gaussian import gaussian_sigma, gdp_delta, gdp_epsilon
+from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_cache import cached_knorm_ball
+from semidp.accountant.knorm_certificates import exact_gauge
+from semidp.accountant.lattice import LatticeBasis, basis_for, certify, kernel_lattice_basis, tail_constant
+from semidp.accountant.lp_balls import compare_lp_balls
+from semidp.accountant.relations import AddRemove, Relation, Replace, SemiAdjacent, Subspace
+from semidp.accountant.root_polytope import RootPolytopeBall
+from semidp.accountant.semiadjacent import SemiAdjacentParameter, closed_form, semi_adjacent_parameter
+from semidp.accountant.semiadjacent_results import SemiAdjacentResult, Witness
+from semidp.accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
+from semidp.accountant.sensitivity import SensitivitySpace, histogram_space, table_space
+from semidp.accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
+from semidp.accountant.sensitivity_search import semi_sensitivity_search
+from semidp.accountant.table_symmetry import TableSymmetry
 
 __all__ = [
     "AddRemove",

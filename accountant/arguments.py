@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from accountant.errors import InvalidArgument
+from semidp.accountant.errors import InvalidArgument
 
 
 def check_finite_real(name: str, value: object) -> float:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accountant.errors import InvalidArgument
+from semidp.accountant.errors import InvalidArgument
 
 
 def freeze_value(value: object) -> Hashable:

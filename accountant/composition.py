@@ -16,11 +16,11 @@ import functools
 from fractions import Fraction as Q
 from typing import Iterable, Sequence
 
-from accountant.conversions import gdp_to_zcdp, pure_dp_to_zcdp
-from accountant.directed import sqrt_up, up_exact
-from accountant.errors import InvalidArgument, UnsupportedRelease
-from accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-from accountant.relations import Relation, check_same_relation
+from semidp.accountant.conversions import gdp_to_zcdp, pure_dp_to_zcdp
+from semidp.accountant.directed import sqrt_up, up_exact
+from semidp.accountant.errors import InvalidArgument, UnsupportedRelease
+from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from semidp.accountant.relations import Relation, check_same_relation
 
 
 def _nonempty(gs: Iterable[Guarantee]) -> list[Guarantee]:
@@ -81,8 +81,8 @@ def compose_tradeoffs(
         Privacy-loss grid spacing of the discretisation (smaller: tighter and
         slower); ``None`` uses :mod:`accountant.pld`'s default.
     """
-    from accountant.pld import compose as pld_compose
-    from accountant.tradeoff import TradeoffCurve
+    from semidp.accountant.pld import compose as pld_compose
+    from semidp.accountant.tradeoff import TradeoffCurve
 
     gs = _nonempty(guarantees)
     relation: Relation = gs[0].relation

@@ -16,13 +16,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
-from accountant.directed import pad_up, sqrt_up
-from accountant.errors import InvalidArgument, VerificationError
-from accountant.knorm import KNormBall, log_unit_ball_volume
-from accountant.knorm_certificates import certified_span
-from accountant.relations import Relation
-from accountant.sensitivity import SensitivitySpace
-from accountant.span_coordinates import SpanCoordinates
+from semidp.accountant.directed import pad_up, sqrt_up
+from semidp.accountant.errors import InvalidArgument, VerificationError
+from semidp.accountant.knorm import KNormBall, log_unit_ball_volume
+from semidp.accountant.knorm_certificates import certified_span
+from semidp.accountant.relations import Relation
+from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.span_coordinates import SpanCoordinates
 
 FloatArray = NDArray[np.float64]
 
@@ -64,7 +64,7 @@ class ContainingBall(SpanCoordinates):
 
     Examples
     --------
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.sensitivity import table_space
     >>> L = containing_ball(table_space(3, 3), kind="basis-cube")
     >>> L.kind, L.sensitivity <= 1, round(L.volume, 6)
     ('basis-cube', True, 144.0)

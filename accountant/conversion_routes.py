@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from functools import singledispatch
 from typing import Any
 
-from accountant import conversions as conv
-from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-from accountant.semidp import NoFiniteGuarantee
+from semidp.accountant import conversions as conv
+from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from semidp.accountant.semidp import NoFiniteGuarantee
 
 AnyGuarantee = Guarantee | NoFiniteGuarantee
 """A guarantee, or the statement that no finite one holds."""

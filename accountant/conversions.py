@@ -26,11 +26,11 @@ import mpmath
 import numpy as np
 from scipy import optimize
 
-from accountant.arguments import check_in_interval, check_nonnegative
-from accountant.directed import MP, up, up_exact
-from accountant.errors import InvalidArgument
-from accountant.gaussian import gdp_delta, gdp_epsilon
-from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
+from semidp.accountant.arguments import check_in_interval, check_nonnegative
+from semidp.accountant.directed import MP, up, up_exact
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.gaussian import gdp_delta, gdp_epsilon
+from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
 
 ZcdpMethod = Literal["bun-steinke", "canonne-kamath-steinke"]
 RdpMethod = Literal["mironov", "canonne-kamath-steinke"]
@@ -91,7 +91,7 @@ def approx_dp_to_approx_dp(g: ApproxDP | PureDP, delta: float) -> ApproxDP | Non
 
 def approx_dp_to_tradeoff(g: ApproxDP | PureDP) -> TradeOff:
     r""":math:`(\varepsilon,\delta)`-DP is exactly :math:`f_{\varepsilon,\delta}`-DP [DRS22, Prop. 2.5]."""
-    from accountant.tradeoff import TradeoffCurve
+    from semidp.accountant.tradeoff import TradeoffCurve
 
     delta = g.delta if isinstance(g, ApproxDP) else 0.0
     return TradeOff(TradeoffCurve.from_approx_dp(g.epsilon, delta), g.relation)
@@ -139,7 +139,7 @@ def gdp_to_rdp(g: GDP, orders: Sequence[float]) -> RDP:
 
 def gdp_to_tradeoff(g: GDP, n_points: int = 400) -> TradeOff:
     r"""Piecewise-linear lower bound of :math:`G_\mu` (tangent lines from the exact profile)."""
-    from accountant.tradeoff import TradeoffCurve
+    from semidp.accountant.tradeoff import TradeoffCurve
 
     return TradeOff(TradeoffCurve.from_gdp(g.mu, n_points=n_points), g.relation)
 
@@ -324,7 +324,7 @@ def zcdp_to_tradeoff(g: ZCDP, epsilons: Sequence[float] | None = None) -> TradeO
     Uses the CKS privacy profile (:func:`zcdp_to_delta`) on a grid of
     epsilons; every line is valid, so the envelope is a valid lower bound.
     """
-    from accountant.tradeoff import TradeoffCurve
+    from semidp.accountant.tradeoff import TradeoffCurve
 
     if epsilons is None:
         top = _cks_zcdp_eps(g.rho, 1e-12) if g.rho > 0 else 1.0

@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from accountant.arguments import check_int
-from accountant.errors import InvalidArgument
+from semidp.accountant.arguments import check_int
+from semidp.accountant.errors import InvalidArgument
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import mpmath
 
-from accountant.errors import InvalidArgument
+from semidp.accountant.errors import InvalidArgument
 
 #: Working precision (decimal digits) for certified closed-form evaluation.
 PRECISION_DPS = 50

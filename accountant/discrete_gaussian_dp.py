@@ -43,10 +43,10 @@ from fractions import Fraction
 
 import mpmath
 
-from accountant.arguments import check_finite_real, check_in_interval, check_int
-from accountant.directed import MP, down, exact, up
-from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.gaussian import gdp_epsilon
+from semidp.accountant.arguments import check_finite_real, check_in_interval, check_int
+from semidp.accountant.directed import MP, down, exact, up
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.gaussian import gdp_epsilon
 
 __all__ = [
     "MAX_TAIL_TERMS",

@@ -73,10 +73,10 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 
-from accountant.errors import SearchTooLarge, VerificationError
+from semidp.accountant.errors import SearchTooLarge, VerificationError
 
 if TYPE_CHECKING:
-    from accountant.table_symmetry import TableElement, TableSymmetry
+    from semidp.accountant.table_symmetry import TableElement, TableSymmetry
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]

@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.arguments import check_int
-from accountant.callable_invariant import CallableInvariant, freeze_value
-from accountant.dataspace import DataSpace
-from accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, format_size
-from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from semidp.accountant.arguments import check_int
+from semidp.accountant.callable_invariant import CallableInvariant, freeze_value
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, format_size
+from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 
 AnyInvariant = Invariant | CallableInvariant
 """A matrix invariant of :mod:`accountant.invariants` or a callable one."""
@@ -91,7 +91,7 @@ class Fiber:
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
+    >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> f = conforming_fiber(space, Margins((("A",), ("B",))), table=(1, 1, 1, 1))
     >>> f.t, f.n
@@ -310,7 +310,7 @@ def conforming_fiber(
 
     Examples
     --------
-    >>> from accountant.invariants import Total
+    >>> from semidp.accountant.invariants import Total
     >>> f = conforming_fiber(DataSpace.of(("A", 3),), Total(), t=(2,), n=2)
     >>> f.enumerate().tolist()
     [[0, 0, 2], [0, 1, 1], [0, 2, 0], [1, 0, 1], [1, 1, 0], [2, 0, 0]]

@@ -27,9 +27,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
-from accountant.arguments import check_finite_real, check_in_interval, check_nonnegative, check_positive
-from accountant.directed import MP, MP_REL_ERROR, down, up, up_exact
-from accountant.errors import InvalidArgument
+from semidp.accountant.arguments import check_finite_real, check_in_interval, check_nonnegative, check_positive
+from semidp.accountant.directed import MP, MP_REL_ERROR, down, up, up_exact
+from semidp.accountant.errors import InvalidArgument
 
 #: Relative error budget of :func:`gdp_delta_array` (log_ndtr is accurate to a
 #: few ulps; the cancellation in ``1 - exp(d)`` is handled by ``expm1``; the

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction as Q
 from typing import TYPE_CHECKING, Union
 
-from accountant.arguments import check_in_interval, check_int, check_nonnegative
-from accountant.directed import MP, sqrt_up, up, up_exact
-from accountant.errors import InvalidArgument, UnsupportedRelease
-from accountant.relations import Relation, Replace, check_same_relation
+from semidp.accountant.arguments import check_in_interval, check_int, check_nonnegative
+from semidp.accountant.directed import MP, sqrt_up, up, up_exact
+from semidp.accountant.errors import InvalidArgument, UnsupportedRelease
+from semidp.accountant.relations import Relation, Replace, check_same_relation
 
 if TYPE_CHECKING:
-    from accountant.tradeoff import TradeoffCurve
+    from semidp.accountant.tradeoff import TradeoffCurve
 
 
 def _scaled_relation(relation: Relation, k: int) -> Relation:
@@ -302,7 +302,7 @@ class TradeOff:
 
     def compose(self, other: "TradeOff") -> "TradeOff":
         r""":math:`f\otimes g` [DRS22, Thm. 3.2], numerically and conservatively (:mod:`accountant.pld`)."""
-        from accountant.pld import compose as pld_compose
+        from semidp.accountant.pld import compose as pld_compose
 
         _check_type(self, other)
         check_same_relation(self.relation, other.relation)

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from accountant.errors import InvalidArgument
+from semidp.accountant.errors import InvalidArgument
 
 IntMatrix = list[list[int]]
 

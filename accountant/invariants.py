@@ -15,8 +15,8 @@ from typing import Union
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.arguments import check_int, check_positive
-from accountant.errors import BudgetExhausted, SearchTooLarge
-from accountant.record_multisets import RecordOffsets
-from accountant.sensitivity_results import DEFAULT_MULTISET_LIMIT, DEFAULT_PAIR_LIMIT
+from semidp.accountant.arguments import check_int, check_positive
+from semidp.accountant.errors import BudgetExhausted, SearchTooLarge
+from semidp.accountant.record_multisets import RecordOffsets
+from semidp.accountant.sensitivity_results import DEFAULT_MULTISET_LIMIT, DEFAULT_PAIR_LIMIT
 
 
 def multiset_count(k: int, radius: int) -> int:

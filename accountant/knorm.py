@@ -73,18 +73,18 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.spatial import ConvexHull, QhullError
 from scipy.special import gammaln
 
-from accountant.directed import pad_down, pad_up
-from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
-from accountant.knorm_certificates import (
+from semidp.accountant.directed import pad_down, pad_up
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.knorm_certificates import (
     certified_span,
     exact_gauge,
 )
-from accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
-from accountant.relations import Relation
-from accountant.sensitivity import SensitivitySpace
-from accountant.span_coordinates import SpanCoordinates
-from accountant.symmetric_fan import symmetric_fan
-from accountant.table_symmetry import TableSymmetry
+from semidp.accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
+from semidp.accountant.relations import Relation
+from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.span_coordinates import SpanCoordinates
+from semidp.accountant.symmetric_fan import symmetric_fan
+from semidp.accountant.table_symmetry import TableSymmetry
 
 #: Relative tolerance of the float geometry checks (a vertex has gauge exactly 1).
 GEOMETRY_RTOL = 1e-9
@@ -124,7 +124,7 @@ class KNormBall(SpanCoordinates):
 
     Examples
     --------
-    >>> from accountant.sensitivity import table_space, table_three_cycles
+    >>> from semidp.accountant.sensitivity import table_space, table_three_cycles
     >>> k = KNormBall.from_space(table_space(3, 3, paper_exact=True))
     >>> k.dimension, len(k.vertices), len(k.facets), round(k.volume, 6)
     (4, 18, 30, 24.75)

@@ -73,12 +73,12 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.errors import InvalidArgument, VerificationError
-from accountant.knorm import KNormBall
-from accountant.knorm_verify import verify_knorm_ball
-from accountant.relations import Relation
-from accountant.sensitivity import SensitivitySpace
-from accountant.table_symmetry import TableSymmetry
+from semidp.accountant.errors import InvalidArgument, VerificationError
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_verify import verify_knorm_ball
+from semidp.accountant.relations import Relation
+from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.table_symmetry import TableSymmetry
 
 #: Version of the on-disk layout; part of the key, so a new layout never reads an old file.
 FORMAT_VERSION = 1
@@ -195,7 +195,7 @@ def cache_key(space: SensitivitySpace, *, symmetry: TableSymmetry | None = None,
 
     Examples
     --------
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.sensitivity import table_space
     >>> a = cache_key(table_space(3, 3))
     >>> len(a), a == cache_key(table_space(3, 3, paper_exact=True)), a == cache_key(table_space(3, 3))
     (64, False, True)
@@ -361,7 +361,7 @@ def cached_knorm_ball(
     Examples
     --------
     >>> import tempfile
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.sensitivity import table_space
     >>> with tempfile.TemporaryDirectory() as d:
     ...     _, first = cached_knorm_ball(table_space(3, 3), cache_dir=d)
     ...     ball, second = cached_knorm_ball(table_space(3, 3), cache_dir=d)

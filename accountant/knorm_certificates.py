@@ -17,9 +17,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import linprog
 
-from accountant.errors import InvalidArgument, VerificationError
-from accountant.outcome import Unknown
-from accountant.sensitivity import SensitivitySpace
+from semidp.accountant.errors import InvalidArgument, VerificationError
+from semidp.accountant.outcome import Unknown
+from semidp.accountant.sensitivity import SensitivitySpace
 
 FloatArray = NDArray[np.float64]
 
@@ -109,7 +109,7 @@ class SpanCertificate:
 
     Examples
     --------
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.sensitivity import table_space
     >>> c = certified_span(table_space(3, 3))
     >>> c.rank, c.max_coordinate
     (4, Fraction(1, 1))
@@ -276,7 +276,7 @@ def exact_gauge(space: SensitivitySpace, x: Sequence[int] | ArrayLike) -> GaugeC
 
     Examples
     --------
-    >>> from accountant.sensitivity import table_space, table_three_cycles
+    >>> from semidp.accountant.sensitivity import table_space, table_three_cycles
     >>> moves = table_space(3, 3, paper_exact=True)
     >>> exact_gauge(moves, table_three_cycles(3, 3)[0]).value      # reference T-S6
     Fraction(2, 1)

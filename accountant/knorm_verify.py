@@ -15,9 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial import cKDTree
 
-from accountant.errors import InvalidArgument, VerificationError
-from accountant.knorm import KNormBall
-from accountant.table_symmetry import TableSymmetry
+from semidp.accountant.errors import InvalidArgument, VerificationError
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.table_symmetry import TableSymmetry
 
 _TOL = 1e-9  # same one-sided tolerance as accountant.knorm.GEOMETRY_RTOL
 _MATCH = 1e-7  # distance under which two stored facet normals are the same

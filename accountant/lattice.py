@@ -40,11 +40,11 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.arguments import check_int
-from accountant.dataspace import DataSpace
-from accountant.directed import MP, up
-from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
-from accountant.integer_matrix import (
+from semidp.accountant.arguments import check_int
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.directed import MP, up
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.integer_matrix import (
     IntMatrix,
     column_reduce,
     det_psd,
@@ -53,7 +53,7 @@ from accountant.integer_matrix import (
     int_matrix,
     int_product,
 )
-from accountant.invariants import Invariant
+from semidp.accountant.invariants import Invariant
 
 __all__ = [
     "GRAM_DIRECT_LIMIT",

@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.arguments import check_int
-from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
-from accountant.integer_matrix import (
+from semidp.accountant.arguments import check_int
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.integer_matrix import (
     IntMatrix,
     column_reduce,
     independent_rows,
     int_matrix,
     int_product,
 )
-from accountant.lattice import LatticeCertificate, certify
+from semidp.accountant.lattice import LatticeCertificate, certify
 
 __all__ = [
     "MAX_CELLS",

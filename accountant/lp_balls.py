@@ -15,9 +15,9 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, HalfspaceIntersection
 
-from accountant.errors import VerificationError
-from accountant.knorm import KNormBall, log_unit_ball_volume
-from accountant.outcome import Outcome, Refuted, Verified
+from semidp.accountant.errors import VerificationError
+from semidp.accountant.knorm import KNormBall, log_unit_ball_volume
+from semidp.accountant.outcome import Outcome, Refuted, Verified
 
 FloatArray = NDArray[np.float64]
 
@@ -55,7 +55,7 @@ def compare_lp_balls(ball: KNormBall, *, max_facets: int = 5000, max_volume_dim:
 
     Examples
     --------
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.sensitivity import table_space
     >>> rows = compare_lp_balls(KNormBall.from_space(table_space(3, 3)))
     >>> [(r.p, r.radius, r.inflation > 1, r.volume_ratio > 1) for r in rows]
     [('1', 6.0, True, True), ('2', 2.4494897427831783, True, True), ('inf', 1.0, True, True)]

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.directed import MP, down, up
-from accountant.errors import InvalidArgument
+from semidp.accountant.directed import MP, down, up
+from semidp.accountant.errors import InvalidArgument
 
 #: Unit roundoff of IEEE double precision (half an ulp of 1.0).
 UNIT_ROUNDOFF = 2.0**-53

@@ -94,11 +94,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import signal
 
-from accountant.arguments import check_in_interval, check_int, check_nonnegative, check_positive
-from accountant.directed import MP, down, down_exact, up, up_exact
-from accountant.errors import InvalidArgument
-from accountant.gaussian import gdp_delta_array
-from accountant.tradeoff import TradeoffCurve
+from semidp.accountant.arguments import check_in_interval, check_int, check_nonnegative, check_positive
+from semidp.accountant.directed import MP, down, down_exact, up, up_exact
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.gaussian import gdp_delta_array
+from semidp.accountant.tradeoff import TradeoffCurve
 
 __all__ = [
     "DEFAULT_GRID",

@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-from accountant.arguments import check_int
-from accountant.errors import InvalidArgument, RelationMismatch
-from accountant.invariants import Invariant
+from semidp.accountant.arguments import check_int
+from semidp.accountant.errors import InvalidArgument, RelationMismatch
+from semidp.accountant.invariants import Invariant
 
 
 @dataclass(frozen=True, slots=True)

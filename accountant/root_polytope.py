@@ -69,12 +69,12 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_int
-from accountant.errors import InvalidArgument, VerificationError
-from accountant.knorm import GEOMETRY_RTOL
-from accountant.relations import Relation
-from accountant.sensitivity import SensitivitySpace, table_space
-from accountant.span_coordinates import SpanCoordinates
+from semidp.accountant.arguments import check_int
+from semidp.accountant.errors import InvalidArgument, VerificationError
+from semidp.accountant.knorm import GEOMETRY_RTOL
+from semidp.accountant.relations import Relation
+from semidp.accountant.sensitivity import SensitivitySpace, table_space
+from semidp.accountant.span_coordinates import SpanCoordinates
 
 FloatArray = NDArray[np.float64]
 
@@ -198,7 +198,7 @@ class RootPolytopeBall(SpanCoordinates):
 
     Examples
     --------
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.sensitivity import table_space
     >>> b = RootPolytopeBall.from_space(table_space(2, 3))      # reference T-S2b: 7 vectors
     >>> b.dimension, b.facet_count, round(b.volume, 9)
     (2, 6, 10.392304845)

@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
 
-from accountant.dataspace import DataSpace
-from accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
-from accountant.invariants import Invariant, Margins, NoInvariant, Total
-from accountant.relations import AddRemove, BaseRelation, Replace
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
+from semidp.accountant.invariants import Invariant, Margins, NoInvariant, Total
+from semidp.accountant.relations import AddRemove, BaseRelation, Replace
 
 if TYPE_CHECKING:
-    from accountant.semiadjacent_results import SemiAdjacentResult
+    from semidp.accountant.semiadjacent_results import SemiAdjacentResult
 
 Method = Literal["closed-form", "graph-search", "integer-program", "brute-force", "trivial-bound"]
 
@@ -336,7 +336,7 @@ def semi_adjacent_parameter(
                 "invariants that fix n (total, margins)."
             )
         factor = 2
-    from accountant.semiadjacent_search import search_semi_adjacent_parameter as search
+    from semidp.accountant.semiadjacent_search import search_semi_adjacent_parameter as search
 
     try:
         r = search(space, invariant, table=table, method="auto", limit=limit, time_limit=time_limit)

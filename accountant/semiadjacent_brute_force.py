@@ -13,13 +13,19 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.callable_invariant import CallableInvariant
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.fiber import (
+from semidp.accountant.callable_invariant import CallableInvariant
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.fiber import (
     AnyInvariant,
 )
-from accountant.semiadjacent_results import DEFAULT_BRUTE_LIMIT, SemiAdjacentResult, Witness, check_budget, make_fiber
+from semidp.accountant.semiadjacent_results import (
+    DEFAULT_BRUTE_LIMIT,
+    SemiAdjacentResult,
+    Witness,
+    check_budget,
+    make_fiber,
+)
 
 
 def semiadjacent_by_brute_force(
@@ -65,9 +71,9 @@ def semiadjacent_by_brute_force(
 
     Examples
     --------
-    >>> from accountant.invariants import Total
+    >>> from semidp.accountant.invariants import Total
     >>> space = DataSpace.of(("x", 2),)
-    >>> from accountant.invariants import Linear
+    >>> from semidp.accountant.invariants import Linear
     >>> r = semiadjacent_by_brute_force(space, Linear(((0, 1),)), t=(1,), n=3)  # T = sum x_i
     >>> r.value, r.n_datasets                                # reference Sec. 9, T-A1
     (2, 3)

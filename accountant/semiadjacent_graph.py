@@ -17,19 +17,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.arguments import check_int
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, VerificationError
-from accountant.fiber import (
+from semidp.accountant.arguments import check_int
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument, VerificationError
+from semidp.accountant.fiber import (
     DEFAULT_LIMIT,
     AnyInvariant,
     Fiber,
     FiberSize,
     count_datasets,
 )
-from accountant.progress import Progress
-from accountant.record_multisets import RecordOffsets, RowBits, dedupe_rows
-from accountant.semiadjacent_results import (
+from semidp.accountant.progress import Progress
+from semidp.accountant.record_multisets import RecordOffsets, RowBits, dedupe_rows
+from semidp.accountant.semiadjacent_results import (
     COUNT_DATASETS_LIMIT,
     DEFAULT_LEVEL_LIMIT,
     SemiAdjacentResult,
@@ -174,7 +174,7 @@ def semiadjacent_by_graph_search(
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
+    >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> r = semiadjacent_by_graph_search(space, Margins((("A",), ("B",))), table=(2, 1, 1, 0))
     >>> r.value, r.exact, r.fiber_size, r.n_datasets      # reference Sec. 9, T-A3

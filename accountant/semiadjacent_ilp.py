@@ -15,17 +15,17 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.arguments import check_int, check_positive
-from accountant.dataspace import DataSpace
-from accountant.errors import BudgetExhausted, InvalidArgument, VerificationError
-from accountant.fiber import (
+from semidp.accountant.arguments import check_int, check_positive
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import BudgetExhausted, InvalidArgument, VerificationError
+from semidp.accountant.fiber import (
     AnyInvariant,
     Fiber,
     solve_milp,
 )
-from accountant.progress import Progress
-from accountant.record_multisets import RecordOffsets, dedupe_rows
-from accountant.semiadjacent_results import (
+from semidp.accountant.progress import Progress
+from semidp.accountant.record_multisets import RecordOffsets, dedupe_rows
+from semidp.accountant.semiadjacent_results import (
     SemiAdjacentResult,
     Witness,
     make_fiber,
@@ -237,7 +237,7 @@ def semiadjacent_by_integer_program(
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
+    >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
     >>> inv = Margins((("A",), ("B",), ("C",)))
     >>> r = semiadjacent_by_integer_program(space, inv, table=(1, 1, 1, 0, 1, 0, 0, 0))
@@ -381,13 +381,13 @@ def ilp_search(
 
 
 def bounds_for(a: NDArray[np.int64], b: NDArray[np.int64], n: int) -> NDArray[np.int64]:
-    from accountant.fiber import cell_bounds
+    from semidp.accountant.fiber import cell_bounds
 
     return np.maximum(cell_bounds(a, b, n), 0)
 
 
 def table_histogram(fib: Fiber, table: Sequence[int] | NDArray[np.integer]) -> tuple[int, ...]:
-    from accountant.fiber import histogram_from_table
+    from semidp.accountant.fiber import histogram_from_table
 
     return histogram_from_table(fib.space, table)
 

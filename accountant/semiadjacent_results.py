@@ -18,15 +18,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.arguments import check_int, check_positive
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument
-from accountant.fiber import (
+from semidp.accountant.arguments import check_int, check_positive
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.fiber import (
     AnyInvariant,
     Fiber,
     conforming_fiber,
 )
-from accountant.invariants import Counting, Margins, NoInvariant, Total
+from semidp.accountant.invariants import Counting, Margins, NoInvariant, Total
 
 #: The methods accepted by :func:`search_semi_adjacent_parameter`.
 METHODS = ("auto", "graph-search", "integer-program", "brute-force")

@@ -58,25 +58,25 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
-from accountant.fiber import (
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.fiber import (
     DEFAULT_LIMIT,
     AnyInvariant,
 )
-from accountant.semiadjacent_brute_force import semiadjacent_by_brute_force
-from accountant.semiadjacent_graph import (
+from semidp.accountant.semiadjacent_brute_force import semiadjacent_by_brute_force
+from semidp.accountant.semiadjacent_graph import (
     graph_search_on,
     semiadjacent_by_graph_search,
 )
-from accountant.semiadjacent_ilp import (
+from semidp.accountant.semiadjacent_ilp import (
     bounds_for,
     ilp_search,
     inner_min_ilp,
     semiadjacent_by_integer_program,
     table_histogram,
 )
-from accountant.semiadjacent_results import (
+from semidp.accountant.semiadjacent_results import (
     DEFAULT_LEVEL_LIMIT,
     METHODS,
     SemiAdjacentResult,
@@ -135,7 +135,7 @@ def search_semi_adjacent_parameter(
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
+    >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> r = search_semi_adjacent_parameter(space, Margins((("A",), ("B",))), table=[[1, 1], [1, 1]])
     >>> r.value, r.method, r.n_datasets                      # reference Sec. 9, T-A2
@@ -214,7 +214,7 @@ def dataset_semiadjacent_distance(
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
+    >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> inv = Margins((("A",), ("B",)))
     >>> dataset_semiadjacent_distance(space, inv, (1, 1, 1, 1)).value

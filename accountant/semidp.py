@@ -23,13 +23,13 @@ from typing import Sequence
 
 import numpy as np
 
-from accountant.arguments import check_int
-from accountant.composition import compose, compose_tradeoffs
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument
-from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-from accountant.invariants import Invariant
-from accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
+from semidp.accountant.arguments import check_int
+from semidp.accountant.composition import compose, compose_tradeoffs
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from semidp.accountant.invariants import Invariant
+from semidp.accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
 
 
 def _perfect(g: Guarantee) -> Guarantee:
@@ -44,7 +44,7 @@ def _perfect(g: Guarantee) -> Guarantee:
         return dataclasses.replace(g, rho=0.0)
     if isinstance(g, RDP):
         return dataclasses.replace(g, epsilons=tuple(0.0 for _ in g.orders))
-    from accountant.tradeoff import TradeoffCurve
+    from semidp.accountant.tradeoff import TradeoffCurve
 
     return dataclasses.replace(g, curve=TradeoffCurve.identity())
 
@@ -71,7 +71,7 @@ def semi_dp(g: Guarantee, invariant: Invariant, radius: int) -> Guarantee:
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
+    >>> from semidp.accountant.invariants import Margins
     >>> semi_dp(ZCDP(2.56), Margins((("state",),)), 2).rho    # [CA24, Sec. 6]
     10.24
     """
@@ -106,7 +106,7 @@ def semi_dp_composition(parts: Sequence[Guarantee], invariant: Invariant, radius
 
     Examples
     --------
-    >>> from accountant.invariants import Total
+    >>> from semidp.accountant.invariants import Total
     >>> r = semi_dp_composition([GDP(3.0), GDP(4.0)], Total(), 2)
     >>> r.semi_first.mu, r.composition_first.mu      # equal for GDP: a*sqrt(sum mu^2)
     (10.0, 10.0)

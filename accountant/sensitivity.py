@@ -30,9 +30,9 @@ import numpy as np
 import sympy
 from numpy.typing import NDArray
 
-from accountant.arguments import check_int
-from accountant.directed import sqrt_up
-from accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.arguments import check_int
+from semidp.accountant.directed import sqrt_up
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
 
 
 @dataclass(frozen=True)
@@ -334,7 +334,7 @@ def histogram_space(cells: int, distance: int = 1) -> SensitivitySpace:
     check_int("distance", distance, minimum=1)
     est = (distance + 1) ** cells  # the loop below visits every vector with entries in 0..k
     if est > 10**6:
-        from accountant.errors import SearchTooLarge
+        from semidp.accountant.errors import SearchTooLarge
 
         raise SearchTooLarge(
             f"histogram_space({cells}, {distance})",

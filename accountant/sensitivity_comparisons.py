@@ -13,19 +13,19 @@ from fractions import Fraction
 
 import numpy as np
 
-from accountant.arguments import check_int
-from accountant.dataspace import DataSpace
-from accountant.directed import sqrt_up
-from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.kernel_moves import kernel_moves
-from accountant.sensitivity import (
+from semidp.accountant.arguments import check_int
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.directed import sqrt_up
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.kernel_moves import kernel_moves
+from semidp.accountant.sensitivity import (
     SensitivitySpace,
     exact_rank,
     table_moves,
     table_space,
     table_three_cycles,
 )
-from accountant.sensitivity_results import (
+from semidp.accountant.sensitivity_results import (
     DEFAULT_MULTISET_LIMIT,
     DEFAULT_PAIR_LIMIT,
     ClosedFormComparison,
@@ -193,9 +193,9 @@ def compare_with_closed_form(
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
+    >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 3), ("B", 3))
-    >>> from accountant.sensitivity_search import semi_sensitivity_search
+    >>> from semidp.accountant.sensitivity_search import semi_sensitivity_search
     >>> r = semi_sensitivity_search(space, Margins((("A",), ("B",))), 3, n=3)
     >>> cmp = compare_with_closed_form(r, table_shape=(3, 3))
     >>> cmp.agrees, len(cmp.missing), len(cmp.extra)

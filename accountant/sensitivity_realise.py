@@ -14,17 +14,17 @@ from collections.abc import Hashable
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.callable_invariant import CallableInvariant
-from accountant.dataspace import DataSpace
-from accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge
-from accountant.fiber import (
+from semidp.accountant.callable_invariant import CallableInvariant
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge
+from semidp.accountant.fiber import (
     AnyInvariant,
     Fiber,
     conforming_fiber,
     integer_point,
 )
-from accountant.invariants import NoInvariant
-from accountant.record_multisets import RowBits
+from semidp.accountant.invariants import NoInvariant
+from semidp.accountant.record_multisets import RowBits
 
 FIRST_BIT = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).argmax(axis=1)
 

@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument
-from accountant.fiber import (
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.fiber import (
     AnyInvariant,
 )
-from accountant.invariants import Counting, Linear, Margins, NoInvariant, Total
-from accountant.sensitivity import (
+from semidp.accountant.invariants import Counting, Linear, Margins, NoInvariant, Total
+from semidp.accountant.sensitivity import (
     SensitivitySpace,
     exact_rank,
 )
@@ -59,9 +59,9 @@ class SensitivitySearchResult:
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
+    >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 2), ("B", 2))
-    >>> from accountant.sensitivity_search import semi_sensitivity_search
+    >>> from semidp.accountant.sensitivity_search import semi_sensitivity_search
     >>> r = semi_sensitivity_search(space, Margins((("A",), ("B",))), 3, table=(2, 1, 1, 0))
     >>> r.space.vectors                                      # reference T-S1
     ((-1, 1, 1, -1), (0, 0, 0, 0), (1, -1, -1, 1))

@@ -84,33 +84,33 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.arguments import check_int, check_positive
-from accountant.callable_invariant import CallableInvariant
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.fiber import (
+from semidp.accountant.arguments import check_int, check_positive
+from semidp.accountant.callable_invariant import CallableInvariant
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.fiber import (
     AnyInvariant,
     Fiber,
     FiberSize,
     conforming_fiber,
     histogram_from_table,
 )
-from accountant.kernel_moves import (
+from semidp.accountant.kernel_moves import (
     kernel_moves,
 )
-from accountant.record_multisets import dedupe_rows
-from accountant.semiadjacent_results import SemiAdjacentResult
-from accountant.sensitivity import (
+from semidp.accountant.record_multisets import dedupe_rows
+from semidp.accountant.semiadjacent_results import SemiAdjacentResult
+from semidp.accountant.sensitivity import (
     SensitivitySpace,
     table_space,
 )
-from accountant.sensitivity_realise import (
+from semidp.accountant.sensitivity_realise import (
     fiber_groups,
     fiber_pair_differences,
     realise_by_fiber,
     realise_by_ilp,
 )
-from accountant.sensitivity_results import (
+from semidp.accountant.sensitivity_results import (
     DEFAULT_FIBER_LIMIT,
     DEFAULT_MULTISET_LIMIT,
     DEFAULT_PAIR_LIMIT,
@@ -203,7 +203,7 @@ def semi_sensitivity_search(
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
+    >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 3), ("B", 3))
     >>> r = semi_sensitivity_search(space, Margins((("A",), ("B",))), 3, n=3)
     >>> r.space.size, r.space.l1, r.space.l2_squared, r.space.rank    # reference T-S2
@@ -424,7 +424,7 @@ def semi_sensitivity_space(
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
+    >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 2), ("B", 3))
     >>> s = semi_sensitivity_space(space, Margins((("A",), ("B",))), 3,
     ...                            table=[[1, 1, 0], [1, 0, 1]])

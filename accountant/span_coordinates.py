@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.errors import InvalidArgument
+from semidp.accountant.errors import InvalidArgument
 
 FloatArray = NDArray[np.float64]
 

@@ -17,11 +17,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import linprog
 
-from accountant.errors import SearchTooLarge, VerificationError
-from accountant.face_fan import FaceDecomposer, check_volumes, rotate_facet
-from accountant.knorm_certificates import SpanCertificate
-from accountant.progress import Progress
-from accountant.table_symmetry import TableSymmetry
+from semidp.accountant.errors import SearchTooLarge, VerificationError
+from semidp.accountant.face_fan import FaceDecomposer, check_volumes, rotate_facet
+from semidp.accountant.knorm_certificates import SpanCertificate
+from semidp.accountant.progress import Progress
+from semidp.accountant.table_symmetry import TableSymmetry
 
 FloatArray = NDArray[np.float64]
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.arguments import check_int
-from accountant.errors import InvalidArgument
-from accountant.sensitivity import SensitivitySpace
+from semidp.accountant.arguments import check_int
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.sensitivity import SensitivitySpace
 
 FloatArray = NDArray[np.float64]
 

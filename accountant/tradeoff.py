@@ -62,11 +62,11 @@ from typing import overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_in_interval, check_int, check_nonnegative
-from accountant.directed import MP, down_exact, up
-from accountant.errors import InvalidArgument, VerificationError
-from accountant.gaussian import gdp_delta_array
-from accountant.piecewise_linear import (
+from semidp.accountant.arguments import check_in_interval, check_int, check_nonnegative
+from semidp.accountant.directed import MP, down_exact, up
+from semidp.accountant.errors import InvalidArgument, VerificationError
+from semidp.accountant.gaussian import gdp_delta_array
+from semidp.accountant.piecewise_linear import (
     UNIT_ROUNDOFF,
     Line,
     check_alpha,

@@ -16,7 +16,7 @@ import statistics
 import time
 from typing import Callable
 
-from accountant import (
+from semidp.accountant import (
     GDP,
     RDP,
     ZCDP,

@@ -38,14 +38,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accountant.containing_ball import containing_ball
-from accountant.errors import SearchTooLarge
-from accountant.knorm import KNormBall
-from accountant.knorm_cache import cached_knorm_ball
-from accountant.knorm_certificates import certified_span
-from accountant.sensitivity import SensitivitySpace, table_space
-from accountant.table_symmetry import TableSymmetry
-from mechanisms.knorm import CubeRejectionSampler, KNormMechanism
+from semidp.accountant.containing_ball import containing_ball
+from semidp.accountant.errors import SearchTooLarge
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_cache import cached_knorm_ball
+from semidp.accountant.knorm_certificates import certified_span
+from semidp.accountant.sensitivity import SensitivitySpace, table_space
+from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.mechanisms.knorm import CubeRejectionSampler, KNormMechanism
 
 
 @dataclass

@@ -38,11 +38,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from accountant.lattice import basic_move_basis, kernel_lattice_basis, total_matrix
-from mechanisms.coupling import choose_burn_in, meeting_times, tv_bound
-from mechanisms.discrete import discrete_gaussian_array, discrete_laplace_array
-from mechanisms.lattice_exact import ExactLatticeSampler
-from mechanisms.lattice_mcmc import LatticeLaplaceTarget, LatticeSampler
+from semidp.accountant.lattice import basic_move_basis, kernel_lattice_basis, total_matrix
+from semidp.mechanisms.coupling import choose_burn_in, meeting_times, tv_bound
+from semidp.mechanisms.discrete import discrete_gaussian_array, discrete_laplace_array
+from semidp.mechanisms.lattice_exact import ExactLatticeSampler
+from semidp.mechanisms.lattice_mcmc import LatticeLaplaceTarget, LatticeSampler
 
 
 def proposal_rate(smp: LatticeSampler, chains: int, iterations: int, seed: int, repeats: int) -> tuple[float, float]:

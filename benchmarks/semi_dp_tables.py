@@ -37,17 +37,17 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.containing_ball import ContainingBall, containing_ball
-from accountant.errors import SearchTooLarge
-from accountant.invariants import Margins
-from accountant.knorm import KNormBall
-from accountant.knorm_certificates import certified_span
-from accountant.relations import Replace, SemiAdjacent
-from accountant.sensitivity import SensitivitySpace, table_space
-from accountant.table_symmetry import TableSymmetry
-from mechanisms.knorm import CubeRejectionSampler, KNormMechanism
-from mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
-from mechanisms.semi_additive import SemiLaplaceMechanism
+from semidp.accountant.containing_ball import ContainingBall, containing_ball
+from semidp.accountant.errors import SearchTooLarge
+from semidp.accountant.invariants import Margins
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_certificates import certified_span
+from semidp.accountant.relations import Replace, SemiAdjacent
+from semidp.accountant.sensitivity import SensitivitySpace, table_space
+from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.mechanisms.knorm import CubeRejectionSampler, KNormMechanism
+from semidp.mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
+from semidp.mechanisms.semi_additive import SemiLaplaceMechanism
 
 FloatArray = NDArray[np.float64]
 

@@ -34,13 +34,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accountant.dataspace import DataSpace
-from accountant.errors import SearchTooLarge
-from accountant.fiber import conforming_fiber
-from accountant.invariants import Margins
-from accountant.semiadjacent_brute_force import semiadjacent_by_brute_force
-from accountant.semiadjacent_graph import semiadjacent_by_graph_search
-from accountant.semiadjacent_ilp import semiadjacent_by_integer_program
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import SearchTooLarge
+from semidp.accountant.fiber import conforming_fiber
+from semidp.accountant.invariants import Margins
+from semidp.accountant.semiadjacent_brute_force import semiadjacent_by_brute_force
+from semidp.accountant.semiadjacent_graph import semiadjacent_by_graph_search
+from semidp.accountant.semiadjacent_ilp import semiadjacent_by_integer_program
 
 
 @dataclass

@@ -42,9 +42,9 @@ import numpy as np
 import scipy
 from scipy import stats
 
-from mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
-from mechanisms.fnch import FisherNoncentralHypergeometric, logpmf_reference
-from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
+from semidp.mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
+from semidp.mechanisms.fnch import FisherNoncentralHypergeometric, logpmf_reference
+from semidp.mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
 
 MP = mpmath.MPContext()
 MP.dps = 50

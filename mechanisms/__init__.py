@@ -20,11 +20,11 @@ test for a binomial proportion (Awan & Slavković 2018) :class:`BinomialUMPTest`
 :func:`binomial_ump_test`, :func:`binomial_pvalue`.
 """
 
-from mechanisms.binomial_ump import BinomialTestResult, BinomialUMPTest, binomial_pvalue, binomial_ump_test
-from mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
-from mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
-from mechanisms.coupling import CoupledKernel, choose_burn_in, meeting_times, tv_bound, tv_bound_curve
-from mechanisms.discrete import (
+from semidp.mechanisms.binomial_ump import BinomialTestResult, BinomialUMPTest, binomial_pvalue, binomial_ump_test
+from semidp.mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
+from semidp.mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
+from semidp.mechanisms.coupling import CoupledKernel, choose_burn_in, meeting_times, tv_bound, tv_bound_curve
+from semidp.mechanisms.discrete import (
     bernoulli_exp,
     discrete_gaussian,
     discrete_gaussian_array,
@@ -32,17 +32,22 @@ from mechanisms.discrete import (
     discrete_laplace_array,
     double_geometric,
 )
-from mechanisms.distributed import Agent, Share, assemble, distributed_release
-from mechanisms.fnch import FisherNoncentralHypergeometric
-from mechanisms.gaussian import GaussianMechanism
-from mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
-from mechanisms.lattice_exact import ExactLatticeGaussian, ExactLatticeLaplace, ExactLatticeSampler
-from mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeSampler, release_histogram
-from mechanisms.mvee import EnclosingEllipsoid, mvee, mvee_khachiyan
-from mechanisms.projected_gaussian import ProjectedGaussianMechanism
-from mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
-from mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaussian, ProjectedLaplace
-from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, umpu_odds_ratio_test
+from semidp.mechanisms.distributed import Agent, Share, assemble, distributed_release
+from semidp.mechanisms.fnch import FisherNoncentralHypergeometric
+from semidp.mechanisms.gaussian import GaussianMechanism
+from semidp.mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
+from semidp.mechanisms.lattice_exact import ExactLatticeGaussian, ExactLatticeLaplace, ExactLatticeSampler
+from semidp.mechanisms.lattice_mcmc import (
+    LatticeGaussianTarget,
+    LatticeLaplaceTarget,
+    LatticeSampler,
+    release_histogram,
+)
+from semidp.mechanisms.mvee import EnclosingEllipsoid, mvee, mvee_khachiyan
+from semidp.mechanisms.projected_gaussian import ProjectedGaussianMechanism
+from semidp.mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
+from semidp.mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaussian, ProjectedLaplace
+from semidp.mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, umpu_odds_ratio_test
 
 __all__ = [
     "BinomialTestResult",

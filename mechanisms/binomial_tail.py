@@ -71,9 +71,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize
 
-from accountant.errors import InvalidArgument
-from mechanisms.cnd import Tulap
-from mechanisms.monotone_roots import polish_root
+from semidp.accountant.errors import InvalidArgument
+from semidp.mechanisms.cnd import Tulap
+from semidp.mechanisms.monotone_roots import polish_root
 
 __all__ = ["MAX_N", "Alternative", "binom_logpmf", "log_tail"]
 

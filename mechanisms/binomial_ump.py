@@ -82,12 +82,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
-from accountant.arguments import check_in_interval, check_int, check_rng
-from accountant.errors import InvalidArgument
-from accountant.guarantees import Guarantee
-from accountant.relations import Relation, Replace, check_same_relation
-from mechanisms.alternatives import check_alternative
-from mechanisms.binomial_tail import (
+from semidp.accountant.arguments import check_in_interval, check_int, check_rng
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import Guarantee
+from semidp.accountant.relations import Relation, Replace, check_same_relation
+from semidp.mechanisms.alternatives import check_alternative
+from semidp.mechanisms.binomial_tail import (
     CLIP_NATS,
     MAX_N,
     Alternative,
@@ -96,7 +96,7 @@ from mechanisms.binomial_tail import (
     log_two_sided_pvalue,
     monotone_root,
 )
-from mechanisms.cnd import Tulap
+from semidp.mechanisms.cnd import Tulap
 
 __all__ = [
     "Alternative",

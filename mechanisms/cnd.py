@@ -64,20 +64,20 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from accountant.arguments import (
+from semidp.accountant.arguments import (
     check_positive,
     check_rng,
 )
-from accountant.guarantees import GDP, Guarantee
-from accountant.relations import Relation
-from mechanisms.cnd_base import (
+from semidp.accountant.guarantees import GDP, Guarantee
+from semidp.accountant.relations import Relation
+from semidp.mechanisms.cnd_base import (
     CanonicalNoise,
     Convention,
     as_real_array,
     default_relation,
 )
-from mechanisms.cnd_construction import TradeoffCND, cnd_from_tradeoff
-from mechanisms.tulap import Tulap, tulap_cdf, tulap_ppf, tulap_sample
+from semidp.mechanisms.cnd_construction import TradeoffCND, cnd_from_tradeoff
+from semidp.mechanisms.tulap import Tulap, tulap_cdf, tulap_ppf, tulap_sample
 
 __all__ = [
     "CanonicalNoise",

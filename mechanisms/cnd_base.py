@@ -13,12 +13,12 @@ from typing import Literal, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import (
+from semidp.accountant.arguments import (
     check_rng,
 )
-from accountant.errors import InvalidArgument
-from accountant.guarantees import Guarantee
-from accountant.relations import Relation, Replace
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import Guarantee
+from semidp.accountant.relations import Relation, Replace
 
 FloatArray = NDArray[np.float64]
 

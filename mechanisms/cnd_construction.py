@@ -13,15 +13,15 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize
 
-from accountant.arguments import (
+from semidp.accountant.arguments import (
     check_int,
 )
-from accountant.errors import InvalidArgument
-from accountant.guarantees import Guarantee, TradeOff
-from accountant.piecewise_linear import convex_minorant
-from accountant.relations import Relation
-from accountant.tradeoff import TradeoffCurve
-from mechanisms.cnd_base import CanonicalNoise, Convention, check_convention, default_relation
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import Guarantee, TradeOff
+from semidp.accountant.piecewise_linear import convex_minorant
+from semidp.accountant.relations import Relation
+from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.mechanisms.cnd_base import CanonicalNoise, Convention, check_convention, default_relation
 
 FloatArray = NDArray[np.float64]
 
@@ -331,7 +331,7 @@ def cnd_from_tradeoff(
     >>> g1 = cnd_from_tradeoff(lambda a: norm.cdf(norm.ppf(a) - 1.0), convention="paper")
     >>> round(g1.c, 7), round(g1.cdf(-0.7), 8), round(g1.cdf(1.2), 8)     # T-C3
     (0.3085375, 0.23948951, 0.88359755)
-    >>> from mechanisms.tulap import Tulap
+    >>> from semidp.mechanisms.tulap import Tulap
     >>> t = cnd_from_tradeoff(TradeoffCurve.from_approx_dp(1.0, 0.01))
     >>> abs(t.cdf(-2.3) - Tulap(1.0, 0.01).cdf(-2.3)) < 1e-12
     True

@@ -66,13 +66,13 @@ from typing import ClassVar, Literal, Self, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_positive
-from accountant.directed import MP, up
-from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.relations import AddRemove, Relation, Replace
-from mechanisms.mvee import MAX_WORK, EnclosingEllipsoid, mvee, mvee_khachiyan
-from mechanisms.ntz_decomposition import BaseDecomposition, DecompositionPiece, base_decomposition
-from mechanisms.subspace import (
+from semidp.accountant.arguments import check_positive
+from semidp.accountant.directed import MP, up
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.relations import AddRemove, Relation, Replace
+from semidp.mechanisms.mvee import MAX_WORK, EnclosingEllipsoid, mvee, mvee_khachiyan
+from semidp.mechanisms.ntz_decomposition import BaseDecomposition, DecompositionPiece, base_decomposition
+from semidp.mechanisms.subspace import (
     ZERO_SENSITIVITY_TOL,
     InvariantSubspace,
     SubspaceApproxDP,

@@ -62,10 +62,10 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.arguments import check_in_interval, check_int, check_nonnegative
-from accountant.errors import InvalidArgument
-from accountant.progress import Progress
-from mechanisms.lattice_mcmc import BudgetExhausted, LatticeSampler
+from semidp.accountant.arguments import check_in_interval, check_int, check_nonnegative
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.progress import Progress
+from semidp.mechanisms.lattice_mcmc import BudgetExhausted, LatticeSampler
 
 __all__ = [
     "BurnIn",
@@ -112,7 +112,7 @@ class CoupledKernel:
     Examples
     --------
     >>> import numpy as np
-    >>> from mechanisms.lattice_mcmc import LatticeLaplaceTarget, LatticeSampler
+    >>> from semidp.mechanisms.lattice_mcmc import LatticeLaplaceTarget, LatticeSampler
     >>> k = CoupledKernel(LatticeSampler(LatticeLaplaceTarget(np.array([[1], [-1]]), 0.25)))
     >>> s = np.array([[4], [0]])
     >>> x, y = k.step(s, s.copy(), rng=np.random.default_rng(1))

@@ -58,10 +58,10 @@ from typing import TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_int
-from accountant.errors import InvalidArgument
-from mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
-from mechanisms.subspace import (
+from semidp.accountant.arguments import check_int
+from semidp.accountant.errors import InvalidArgument
+from semidp.mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
+from semidp.mechanisms.subspace import (
     ExtendedGaussian,
     ExtendedLaplace,
     ProjectedGaussian,
@@ -176,7 +176,7 @@ class Share:
 class Agent:
     r"""An agent owning the entries ``indices`` of :math:`x` [GGY22, App. E, Alg. 4].
 
-    >>> from mechanisms.subspace import ProjectedLaplace
+    >>> from semidp.mechanisms.subspace import ProjectedLaplace
     >>> m = ProjectedLaplace.calibrate(np.ones((1, 3)), 0.5)
     >>> a, b = Agent((0, 2), np.array([4.0, 1.0])), Agent((1,), np.array([5.0]))
     >>> y = assemble([a.release(m, seed=7), b.release(m, seed=7)])

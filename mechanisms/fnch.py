@@ -66,8 +66,8 @@ import mpmath
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_positive
-from accountant.errors import InvalidArgument
+from semidp.accountant.arguments import check_positive
+from semidp.accountant.errors import InvalidArgument
 
 __all__ = ["FisherNoncentralHypergeometric", "logpmf_reference"]
 

@@ -17,11 +17,11 @@ from fractions import Fraction as Q
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_positive
-from accountant.directed import up_exact
-from accountant.gaussian import gdp_mu_for
-from accountant.guarantees import GDP
-from accountant.relations import Relation, Replace, check_same_relation
+from semidp.accountant.arguments import check_positive
+from semidp.accountant.directed import up_exact
+from semidp.accountant.gaussian import gdp_mu_for
+from semidp.accountant.guarantees import GDP
+from semidp.accountant.relations import Relation, Replace, check_same_relation
 
 
 @dataclass(frozen=True, slots=True)

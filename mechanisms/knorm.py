@@ -55,16 +55,16 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import linprog
 from scipy.stats import norm
 
-from accountant.arguments import check_int, check_positive
-from accountant.containing_ball import ContainingBall
-from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
-from accountant.guarantees import PureDP
-from accountant.knorm import KNormBall
-from accountant.knorm_certificates import certified_span
-from accountant.outcome import Bounds
-from accountant.relations import Relation, check_same_relation
-from accountant.root_polytope import RootPolytopeBall
-from accountant.sensitivity import SensitivitySpace
+from semidp.accountant.arguments import check_int, check_positive
+from semidp.accountant.containing_ball import ContainingBall
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.guarantees import PureDP
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_certificates import certified_span
+from semidp.accountant.outcome import Bounds
+from semidp.accountant.relations import Relation, check_same_relation
+from semidp.accountant.root_polytope import RootPolytopeBall
+from semidp.accountant.sensitivity import SensitivitySpace
 
 FloatArray = NDArray[np.float64]
 Ball = KNormBall | ContainingBall | RootPolytopeBall
@@ -92,8 +92,8 @@ def uniform_in_ball(ball: Ball, *, rng: np.random.Generator, size: int) -> Float
 
     Examples
     --------
-    >>> from accountant.knorm import KNormBall
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.knorm import KNormBall
+    >>> from semidp.accountant.sensitivity import table_space
     >>> k = KNormBall.from_space(table_space(3, 3))
     >>> u = uniform_in_ball(k, rng=np.random.default_rng(0), size=1000)
     >>> u.shape, bool(k.contains(u).all())
@@ -144,8 +144,8 @@ class KNormMechanism:
 
     Examples
     --------
-    >>> from accountant.knorm import KNormBall
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.knorm import KNormBall
+    >>> from semidp.accountant.sensitivity import table_space
     >>> m = KNormMechanism(KNormBall.from_space(table_space(2, 2)), epsilon=1.0)
     >>> x = np.array([[3.0, 1.0], [2.0, 4.0]])
     >>> y = m.sample(x, rng=np.random.default_rng(1))
@@ -269,8 +269,8 @@ class CubeRejectionSampler:
 
     Examples
     --------
-    >>> from accountant.knorm import KNormBall
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.knorm import KNormBall
+    >>> from semidp.accountant.sensitivity import table_space
     >>> sp = table_space(3, 3, paper_exact=True)
     >>> B = np.array([[1, -1, 0, -1, 1, 0, 0, 0, 0], [0, 1, -1, 0, -1, 1, 0, 0, 0],
     ...               [0, 0, 0, 1, -1, 0, -1, 1, 0], [0, 0, 0, 0, 1, -1, 0, -1, 1]]).T

@@ -66,10 +66,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from accountant.arguments import check_int, check_nonnegative, check_rng
-from accountant.directed import down_exact, up_exact
-from accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
-from accountant.lattice_split import (
+from semidp.accountant.arguments import check_int, check_nonnegative, check_rng
+from semidp.accountant.directed import down_exact, up_exact
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
+from semidp.accountant.lattice_split import (
     MAX_CELLS,
     MAX_SPLIT_NODES,
     FreeSplit,
@@ -78,14 +78,14 @@ from accountant.lattice_split import (
     free_coordinates,
     search_free_split,
 )
-from accountant.progress import Progress
-from mechanisms.discrete import (
+from semidp.accountant.progress import Progress
+from semidp.mechanisms.discrete import (
     bernoulli_exp_unchecked,
     bernoulli_exp_vectorised,
     discrete_gaussian_array,
     discrete_laplace_array,
 )
-from mechanisms.lattice_mcmc import BudgetExhausted
+from semidp.mechanisms.lattice_mcmc import BudgetExhausted
 
 __all__ = [
     "MAX_CELLS",
@@ -465,7 +465,7 @@ class ExactLatticeLaplace(ExactLatticeSampler):
                 "norm='l2': the l2 generalized Laplace target exp(-eps ||z||_2) is not separable over "
                 "cells, so the free-coordinate rejection sampler does not apply. Use "
                 "mechanisms.lattice_mcmc.LatticeSampler(LatticeLaplaceTarget(C, eps, 'l2')) and "
-                "charge delta' from mechanisms.coupling."
+                "charge delta' from semidp.mechanisms.coupling."
             )
         if norm != "l1":
             raise InvalidArgument(f"norm={norm!r} must be 'l1' ('l2' needs the MCMC sampler).")

@@ -57,10 +57,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_int, check_nonnegative, check_positive, check_rng
-from accountant.errors import BudgetExhausted, InvalidArgument
-from accountant.progress import Progress
-from mechanisms.lattice_targets import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeTarget
+from semidp.accountant.arguments import check_int, check_nonnegative, check_positive, check_rng
+from semidp.accountant.errors import BudgetExhausted, InvalidArgument
+from semidp.accountant.progress import Progress
+from semidp.mechanisms.lattice_targets import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeTarget
 
 __all__ = [
     "BudgetExhausted",

@@ -32,8 +32,8 @@ import numpy as np
 import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_positive
-from accountant.errors import InvalidArgument
+from semidp.accountant.arguments import check_positive
+from semidp.accountant.errors import InvalidArgument
 
 __all__ = ["LatticeGaussianTarget", "LatticeLaplaceTarget", "LatticeTarget", "Norm"]
 

@@ -42,10 +42,10 @@ from typing import Literal, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_int
-from accountant.directed import pad_up
-from accountant.errors import InvalidArgument, VerificationError
-from mechanisms.mvee import (
+from semidp.accountant.arguments import check_int
+from semidp.accountant.directed import pad_up
+from semidp.accountant.errors import InvalidArgument, VerificationError
+from semidp.mechanisms.mvee import (
     MAX_WORK,
     EnclosingEllipsoid,
     as_points,

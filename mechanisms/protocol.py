@@ -32,8 +32,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from accountant.guarantees import Guarantee
-from accountant.relations import Relation
+from semidp.accountant.guarantees import Guarantee
+from semidp.accountant.relations import Relation
 
 
 @runtime_checkable

@@ -40,14 +40,14 @@ from fractions import Fraction as Q
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_int, check_positive
-from accountant.directed import sqrt_up, up_exact
-from accountant.errors import InvalidArgument
-from accountant.guarantees import GDP, PureDP
-from accountant.knorm_certificates import certified_span
-from accountant.relations import Relation, check_same_relation
-from accountant.sensitivity import SensitivitySpace
-from mechanisms.projected_gaussian import expected_chi
+from semidp.accountant.arguments import check_int, check_positive
+from semidp.accountant.directed import sqrt_up, up_exact
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import GDP, PureDP
+from semidp.accountant.knorm_certificates import certified_span
+from semidp.accountant.relations import Relation, check_same_relation
+from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.mechanisms.projected_gaussian import expected_chi
 
 FloatArray = NDArray[np.float64]
 
@@ -75,8 +75,8 @@ class SemiGaussianMechanism:
     :class:`~mechanisms.projected_gaussian.ProjectedGaussianMechanism` (Alg. 1),
     which has the same :math:`\sigma` but noise only in span(S).
 
-    >>> from accountant.relations import Replace
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.relations import Replace
+    >>> from semidp.accountant.sensitivity import table_space
     >>> m = SemiGaussianMechanism.for_gdp(table_space(2, 2), 1.0, Replace())
     >>> m.sigma, m.dimension
     (2.0, 4)
@@ -132,8 +132,8 @@ class SemiLaplaceMechanism:
     et al. 2006 with :math:`\Delta_1(S)`; the projection is post-processing pair
     by pair, see the module notes). ``projected=True`` keeps the invariant.
 
-    >>> from accountant.relations import Replace
-    >>> from accountant.sensitivity import table_space
+    >>> from semidp.accountant.relations import Replace
+    >>> from semidp.accountant.sensitivity import table_space
     >>> m = SemiLaplaceMechanism.for_epsilon(table_space(2, 2), 0.5, Replace(), projected=True)
     >>> m.scale, m.noise_dimension, m.expected_squared_error()
     (8.0, 1, 128.0)

@@ -55,13 +55,13 @@ from typing import ClassVar, Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_finite_real, check_in_interval, check_int, check_positive
-from accountant.dataspace import DataSpace
-from accountant.directed import MP, pad_up, up
-from accountant.errors import InvalidArgument
-from accountant.guarantees import ApproxDP, PureDP
-from accountant.invariants import Invariant
-from accountant.relations import AddRemove, Relation, Replace, Subspace, check_same_relation
+from semidp.accountant.arguments import check_finite_real, check_in_interval, check_int, check_positive
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.directed import MP, pad_up, up
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import ApproxDP, PureDP
+from semidp.accountant.invariants import Invariant
+from semidp.accountant.relations import AddRemove, Relation, Replace, Subspace, check_same_relation
 
 FloatArray = NDArray[np.float64]
 

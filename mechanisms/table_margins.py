@@ -12,10 +12,10 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from accountant.errors import InvalidArgument
-from accountant.invariants import Margins
-from accountant.relations import Replace, SemiAdjacent
-from mechanisms.fnch import FisherNoncentralHypergeometric
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.invariants import Margins
+from semidp.accountant.relations import Replace, SemiAdjacent
+from semidp.mechanisms.fnch import FisherNoncentralHypergeometric
 
 #: Semi-adjacency radius of a 2x2 table with invariant one-way margins [CA24, Sec. 5; T-A3..T-A5].
 SEMI_ADJACENT_RADIUS = 3

@@ -112,14 +112,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
-from accountant.arguments import check_in_interval, check_int, check_positive, check_rng
-from accountant.errors import InvalidArgument
-from accountant.guarantees import Guarantee
-from accountant.relations import Relation, check_same_relation
-from mechanisms.alternatives import ALTERNATIVE_H1, Alternative, check_alternative  # noqa: F401  (re-exported)
-from mechanisms.cnd import CanonicalNoise
-from mechanisms.monotone_roots import brent_root, logsumexp, polish_root  # noqa: F401  (re-exported)
-from mechanisms.table_margins import SEMI_ADJACENT_RADIUS, ConfidenceInterval, TableMargins  # noqa: F401  (re-exported)
+from semidp.accountant.arguments import check_in_interval, check_int, check_positive, check_rng
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import Guarantee
+from semidp.accountant.relations import Relation, check_same_relation
+from semidp.mechanisms.alternatives import ALTERNATIVE_H1, Alternative, check_alternative  # noqa: F401  (re-exported)
+from semidp.mechanisms.cnd import CanonicalNoise
+from semidp.mechanisms.monotone_roots import brent_root, logsumexp, polish_root  # noqa: F401  (re-exported)
+from semidp.mechanisms.table_margins import SEMI_ADJACENT_RADIUS, ConfidenceInterval, TableMargins  # noqa: F401  (re-exported)
 
 __all__ = [
     "Alternative",
@@ -153,7 +153,7 @@ class UMPUTestResult:
 
     Examples
     --------
-    >>> from mechanisms.cnd import Tulap
+    >>> from semidp.mechanisms.cnd import Tulap
     >>> test = SemiDPOddsRatioTest(TableMargins((5, 5), (4, 6)), Tulap(1.0))
     >>> r = test.result(3.7)
     >>> round(r.pvalue, 8), round(r.m, 8), r.reject         # T-U1
@@ -238,7 +238,7 @@ class SemiDPOddsRatioTest:
 
     Examples
     --------
-    >>> from mechanisms.cnd import GaussianCND
+    >>> from semidp.mechanisms.cnd import GaussianCND
     >>> test = SemiDPOddsRatioTest(TableMargins((5, 5), (4, 6)), GaussianCND(1.0))
     >>> round(test.m, 8), round(test.pvalue(5.2), 8)                      # T-U1
     (4.12440303, 0.00638049)
@@ -670,7 +670,7 @@ def umpu_odds_ratio_test(
 
     Examples
     --------
-    >>> from mechanisms.cnd import Tulap
+    >>> from semidp.mechanisms.cnd import Tulap
     >>> r = umpu_odds_ratio_test([[30, 10], [12, 28]], noise=Tulap(1.0),
     ...                          rng=np.random.default_rng(2024))
     >>> r.alternative, r.reject, round(r.size, 12)

@@ -69,11 +69,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.arguments import check_in_interval, check_positive
-from accountant.errors import InvalidArgument
-from accountant.tradeoff import TradeoffCurve
-from mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
-from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
+from semidp.accountant.arguments import check_in_interval, check_positive
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
+from semidp.mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
 
 __all__ = [
     "GROUP_SIZE",

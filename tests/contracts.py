@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accountant import AddRemove, InvalidArgument, RelationMismatch, Replace
+from semidp.accountant import AddRemove, InvalidArgument, RelationMismatch, Replace
 
 params = st.floats(0.0, 50.0, allow_subnormal=False)
 
@@ -104,7 +104,7 @@ class GuaranteeContract:
             self.make(bad)
 
     def test_repr_round_trips(self) -> None:
-        import accountant
+        import semidp.accountant as accountant
 
         g = self.make(1.25, Replace(2))
         assert eval(repr(g), vars(accountant)) == g  # noqa: S307 - our own repr
@@ -127,13 +127,13 @@ class MechanismContract:
     other_relation: Any = None
 
     def test_is_a_mechanism(self) -> None:
-        from mechanisms.protocol import Mechanism
+        from semidp.mechanisms.protocol import Mechanism
 
         mech, _, _ = self.make()
         assert isinstance(mech, Mechanism)
 
     def test_privacy_map_is_on_the_given_relation(self) -> None:
-        from accountant.errors import RelationMismatch
+        from semidp.accountant.errors import RelationMismatch
 
         mech, relation, _ = self.make()
         got = mech.privacy_map(relation).relation

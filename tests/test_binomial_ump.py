@@ -47,11 +47,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
 
-from accountant.errors import InvalidArgument
-from accountant.guarantees import ApproxDP, PureDP
-from accountant.relations import Replace
-from mechanisms.binomial_tail import binom_logpmf, log_tail
-from mechanisms.binomial_ump import (
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import ApproxDP, PureDP
+from semidp.accountant.relations import Replace
+from semidp.mechanisms.binomial_tail import binom_logpmf, log_tail
+from semidp.mechanisms.binomial_ump import (
     BinomialTestResult,
     BinomialUMPTest,
     ConfidenceInterval,
@@ -59,7 +59,7 @@ from mechanisms.binomial_ump import (
     binomial_pvalue,
     binomial_ump_test,
 )
-from mechanisms.cnd import GaussianCND, Tulap, tulap_cdf
+from semidp.mechanisms.cnd import GaussianCND, Tulap, tulap_cdf
 
 MP = mpmath.MPContext()
 MP.dps = 40

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from verify.load import loads
-from verify.runner import audit
+from semidp.verify.load import loads
+from semidp.verify.runner import audit
 
 TABLE = [0, 0, 0, 1, 0, 2, 2, 1, 1, 2, 0, 2, 0, 2, 2, 0, 1, 2, 1, 2, 2, 1, 2, 1, 2, 1, 0]
 SPEC = f"""

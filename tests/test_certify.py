@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from accountant.conversion_routes import EpsilonDelta
-from accountant.conversions import approx_dp_to_tradeoff, tradeoff_to_approx_dp
-from accountant.guarantees import ApproxDP
-from accountant.outcome import Refuted, Skipped, Verified
-from accountant.relations import Replace
-from accountant.semidp import NoFiniteGuarantee
-from verify.certify import certify_entry, certify_summary
-from verify.report import GuaranteeSummary
+from semidp.accountant.conversion_routes import EpsilonDelta
+from semidp.accountant.conversions import approx_dp_to_tradeoff, tradeoff_to_approx_dp
+from semidp.accountant.guarantees import ApproxDP
+from semidp.accountant.outcome import Refuted, Skipped, Verified
+from semidp.accountant.relations import Replace
+from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.verify.certify import certify_entry, certify_summary
+from semidp.verify.report import GuaranteeSummary
 
 
 def test_tradeoff_profile_is_recertified_at_the_vertices_and_catches_a_low_epsilon() -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from accountant.guarantees import GDP, ZCDP, PureDP
-from accountant.outcome import Refuted, Verified
-from accountant.relations import Replace
-from verify.claims import check_claim
+from semidp.accountant.guarantees import GDP, ZCDP, PureDP
+from semidp.accountant.outcome import Refuted, Verified
+from semidp.accountant.relations import Replace
+from semidp.verify.claims import check_claim
 
 R = Replace()
 

@@ -12,12 +12,12 @@ from fractions import Fraction as F
 
 import pytest
 
-from accountant.conversions import approx_dp_to_tradeoff
-from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-from accountant.outcome import Refuted, Unknown, Verified
-from accountant.relations import Replace
-from accountant.semidp import NoFiniteGuarantee
-from verify.claims import Claim, check_claim
+from semidp.accountant.conversions import approx_dp_to_tradeoff
+from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.outcome import Refuted, Unknown, Verified
+from semidp.accountant.relations import Replace
+from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.verify.claims import Claim, check_claim
 
 V, R, U = Verified, Refuted, Unknown
 NONE = NoFiniteGuarantee("the invariant differs between adjacent datasets", Replace())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from verify.cli import main
+from semidp.verify.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PERSONS = str(ROOT / "specs" / "census-2020-persons.toml")
@@ -84,7 +84,7 @@ def test_malformed_spec_exits_2_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(Path(PERSONS).read_text().replace("adjacency", "adjacncy"))
     proc = subprocess.run(
-        [sys.executable, "-m", "verify.cli", "audit", str(bad)], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "semidp.verify.cli", "audit", str(bad)], capture_output=True, text=True, cwd=ROOT
     )
     assert proc.returncode == 2
     assert "data.adjacncy: unknown key; did you mean 'adjacency'?" in proc.stderr
@@ -239,7 +239,7 @@ def test_claim_between_the_bounds_is_inconclusive_exit_3(tmp_path: Path, capsys:
 )
 def test_bad_options_exit_2_naming_the_option(argv: list[str], message: str) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "verify.cli", "audit", TOTAL, *argv], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "semidp.verify.cli", "audit", TOTAL, *argv], capture_output=True, text=True, cwd=ROOT
     )
     assert proc.returncode == 2 and message in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
@@ -256,7 +256,7 @@ def test_out_that_cannot_be_written_exits_2(tmp_path: Path, capsys: pytest.Captu
 def test_internal_error_is_one_line_exit_2_and_debug_shows_the_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from verify.kinds import published
+    from semidp.verify.kinds import published
 
     def boom(self: object, ctx: object) -> None:
         raise RuntimeError("planted bug")

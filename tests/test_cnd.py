@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from accountant.errors import InvalidArgument
-from accountant.guarantees import GDP, ApproxDP, PureDP, TradeOff
-from accountant.relations import Replace
-from accountant.tradeoff import TradeoffCurve
-from mechanisms.cnd import (
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import GDP, ApproxDP, PureDP, TradeOff
+from semidp.accountant.relations import Replace
+from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.mechanisms.cnd import (
     CanonicalNoise,
     GaussianCND,
     TradeoffCND,
@@ -484,7 +484,7 @@ def test_from_bq_records_a_conservative_guarantee() -> None:
     """epsilon = -log b and delta = q(1-b)/(2b(1-q)) are rounded up, never down (house style R6)."""
     import mpmath
 
-    from mechanisms.cnd import Tulap as _T
+    from semidp.mechanisms.cnd import Tulap as _T
 
     for b, q in [(0.3, 0.05), (math.exp(-1), 0.0), (0.9, 0.2), (1e-3, 1e-4)]:
         t = _T.from_bq(b, q)

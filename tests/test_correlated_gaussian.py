@@ -18,17 +18,17 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from accountant.errors import InvalidArgument, RelationMismatch, VerificationError
-from accountant.guarantees import ApproxDP
-from accountant.relations import AddRemove, Replace, Subspace
-from mechanisms.correlated_gaussian import (
+from semidp.accountant.errors import InvalidArgument, RelationMismatch, VerificationError
+from semidp.accountant.guarantees import ApproxDP
+from semidp.accountant.relations import AddRemove, Replace, Subspace
+from semidp.mechanisms.correlated_gaussian import (
     EllipsoidGaussian,
     SubspaceCorrelatedGaussian,
     subspace_sensitivity_vectors,
 )
-from mechanisms.mvee import mvee_khachiyan
-from mechanisms.ntz_decomposition import BaseDecomposition, DecompositionPiece, base_decomposition
-from mechanisms.subspace import ExtendedGaussian, InvariantSubspace, c_eps_delta
+from semidp.mechanisms.mvee import mvee_khachiyan
+from semidp.mechanisms.ntz_decomposition import BaseDecomposition, DecompositionPiece, base_decomposition
+from semidp.mechanisms.subspace import ExtendedGaussian, InvariantSubspace, c_eps_delta
 
 F = NDArray[np.float64]
 

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy import stats
 
-from accountant.errors import InvalidArgument
-from accountant.lattice import basic_move_basis
-from mechanisms.coupling import (
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.lattice import basic_move_basis
+from semidp.mechanisms.coupling import (
     CoupledKernel,
     MeetingTimes,
     choose_burn_in,
@@ -28,7 +28,7 @@ from mechanisms.coupling import (
     tv_bound,
     tv_bound_curve,
 )
-from mechanisms.lattice_mcmc import BudgetExhausted, LatticeLaplaceTarget, LatticeSampler
+from semidp.mechanisms.lattice_mcmc import BudgetExhausted, LatticeLaplaceTarget, LatticeSampler
 from tests.chi_square import P_PASS
 
 C3 = np.array([[1, 0], [-1, 1], [0, -1]], dtype=np.int64)  # d = 3 total: e_j - e_{j+1}

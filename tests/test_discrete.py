@@ -17,8 +17,8 @@ import pytest
 from numpy.typing import NDArray
 from scipy import optimize, stats
 
-from accountant.errors import InvalidArgument
-from mechanisms.discrete import (
+from semidp.accountant.errors import InvalidArgument
+from semidp.mechanisms.discrete import (
     bernoulli_exp,
     discrete_gaussian,
     discrete_gaussian_array,

@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from accountant.errors import InvalidArgument
-from accountant.guarantees import ApproxDP
-from accountant.relations import AddRemove, Replace, Subspace
-from mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
-from mechanisms.distributed import (
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import ApproxDP
+from semidp.accountant.relations import AddRemove, Replace, Subspace
+from semidp.mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
+from semidp.mechanisms.distributed import (
     ADDITIVE_MECHANISMS,
     AdditiveSubspaceMechanism,
     Agent,
@@ -24,8 +24,8 @@ from mechanisms.distributed import (
     check_partition,
     distributed_release,
 )
-from mechanisms.gaussian import GaussianMechanism
-from mechanisms.subspace import (
+from semidp.mechanisms.gaussian import GaussianMechanism
+from semidp.mechanisms.subspace import (
     ExtendedGaussian,
     ExtendedLaplace,
     ProjectedGaussian,

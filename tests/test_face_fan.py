@@ -17,12 +17,12 @@ import pytest
 from scipy import stats
 from scipy.spatial import ConvexHull
 
-from accountant.errors import VerificationError
-from accountant.knorm import KNormBall
-from accountant.knorm_verify import verify_knorm_ball
-from accountant.sensitivity import table_space
-from accountant.table_symmetry import TableSymmetry
-from mechanisms.knorm import uniform_in_ball
+from semidp.accountant.errors import VerificationError
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_verify import verify_knorm_ball
+from semidp.accountant.sensitivity import table_space
+from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.mechanisms.knorm import uniform_in_ball
 
 #: (r, c, paper_exact): paper_exact=True is the moves only (Prop. 32 as printed), False adds the 3-cycles
 CASES = [(3, 4, False), (4, 4, True), (4, 4, False), (3, 5, False)]
@@ -199,7 +199,7 @@ def test_s12_tables_with_three_cycles_are_optimal_and_sampled_exactly() -> None:
 
 
 def test_chained_volumes_are_checked_against_determinants() -> None:
-    from accountant.face_fan import check_volumes, simplex_volumes
+    from semidp.accountant.face_fan import check_volumes, simplex_volumes
 
     one, deep = _balls(3, 4, False)
     vols = simplex_volumes(deep.fan_points, deep.fan)

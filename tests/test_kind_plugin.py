@@ -17,15 +17,15 @@ from typing import Optional
 
 import pytest
 
-from accountant.guarantees import PureDP
-from accountant.outcome import Verified
-from accountant.semidp import semi_dp
-from verify.cli import main
-from verify.context import Context, KindResult
-from verify.registry import Problem, register, unregister
-from verify.report import Check, JsonSection
-from verify.schema import schema
-from verify.spec import MechanismSpec, Spec, documented
+from semidp.accountant.guarantees import PureDP
+from semidp.accountant.outcome import Verified
+from semidp.accountant.semidp import semi_dp
+from semidp.verify.cli import main
+from semidp.verify.context import Context, KindResult
+from semidp.verify.registry import Problem, register, unregister
+from semidp.verify.report import Check, JsonSection
+from semidp.verify.schema import schema
+from semidp.verify.spec import MechanismSpec, Spec, documented
 
 
 @dataclass(frozen=True)

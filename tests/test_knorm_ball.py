@@ -16,14 +16,14 @@ from functools import cache
 import numpy as np
 import pytest
 
-from accountant.containing_ball import containing_ball
-from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.knorm import KNormBall
-from accountant.knorm_certificates import GaugeCertificate, certified_span, exact_gauge
-from accountant.lp_balls import compare_lp_balls
-from accountant.outcome import Bounds, Refuted, Verified
-from accountant.sensitivity import SensitivitySpace, table_moves, table_space, table_three_cycles
-from accountant.table_symmetry import TableSymmetry
+from semidp.accountant.containing_ball import containing_ball
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_certificates import GaugeCertificate, certified_span, exact_gauge
+from semidp.accountant.lp_balls import compare_lp_balls
+from semidp.accountant.outcome import Bounds, Refuted, Verified
+from semidp.accountant.sensitivity import SensitivitySpace, table_moves, table_space, table_three_cycles
+from semidp.accountant.table_symmetry import TableSymmetry
 
 
 @cache

@@ -29,9 +29,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from accountant.errors import InvalidArgument, VerificationError
-from accountant.knorm import KNormBall
-from accountant.knorm_cache import (
+from semidp.accountant.errors import InvalidArgument, VerificationError
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_cache import (
     CACHE_ENV,
     _from_arrays,
     _to_arrays,
@@ -40,10 +40,10 @@ from accountant.knorm_cache import (
     default_cache_dir,
     verify_knorm_ball,
 )
-from accountant.relations import Replace
-from accountant.sensitivity import SensitivitySpace, table_space
-from accountant.table_symmetry import TableSymmetry
-from mechanisms.knorm import KNormMechanism, uniform_in_ball
+from semidp.accountant.relations import Replace
+from semidp.accountant.sensitivity import SensitivitySpace, table_space
+from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.mechanisms.knorm import KNormMechanism, uniform_in_ball
 
 Arrays = dict[str, NDArray[Any]]
 FIELDS = (

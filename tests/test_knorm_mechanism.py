@@ -22,16 +22,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from accountant.containing_ball import ContainingBall, FallbackKind, containing_ball
-from accountant.errors import InvalidArgument, RelationMismatch
-from accountant.guarantees import PureDP
-from accountant.invariants import Margins
-from accountant.knorm import KNormBall
-from accountant.knorm_certificates import certified_span
-from accountant.relations import Replace, SemiAdjacent
-from accountant.sensitivity import table_space
-from accountant.table_symmetry import TableSymmetry
-from mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
+from semidp.accountant.containing_ball import ContainingBall, FallbackKind, containing_ball
+from semidp.accountant.errors import InvalidArgument, RelationMismatch
+from semidp.accountant.guarantees import PureDP
+from semidp.accountant.invariants import Margins
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_certificates import certified_span
+from semidp.accountant.relations import Replace, SemiAdjacent
+from semidp.accountant.sensitivity import table_space
+from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
 
 TEST_FAILURE_RATE = 1e-3
 MARGINS = SemiAdjacent(Replace(), Margins((("row",), ("col",))), 3)

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from sympy.matrices.normalforms import invariant_factors
 from sympy.polys.matrices import DomainMatrix
 
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
-from accountant.invariants import Counting, Margins, NoInvariant, Total
-from accountant.lattice import (
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.invariants import Counting, Margins, NoInvariant, Total
+from semidp.accountant.lattice import (
     MAX_CELLS_BLOCK,
     MAX_CELLS_EXACT,
     MAX_CELLS_SNF,
@@ -32,7 +32,7 @@ from accountant.lattice import (
     tail_constant,
     total_matrix,
 )
-from accountant.lattice_split import FreeSplit, search_free_split
+from semidp.accountant.lattice_split import FreeSplit, search_free_split
 
 HAS_SNF = hasattr(sympy.matrices.normalforms, "smith_normal_decomp")
 METHODS = ["column-reduction", "snf"]

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accountant import InvalidSpec
-from accountant.errors import UnsupportedRelease
-from accountant.guarantees import ZCDP, ApproxDP, PureDP
-from verify.kinds.lattice import SamplerSpec
-from verify.load import load, loads
-from verify.runner import Audit, audit
-from verify.spec import Spec
+from semidp.accountant import InvalidSpec
+from semidp.accountant.errors import UnsupportedRelease
+from semidp.accountant.guarantees import ZCDP, ApproxDP, PureDP
+from semidp.verify.kinds.lattice import SamplerSpec
+from semidp.verify.load import load, loads
+from semidp.verify.runner import Audit, audit
+from semidp.verify.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]
 DELINQUENT = ROOT / "specs" / "delinquent-children-4x4-generalized-laplace.toml"

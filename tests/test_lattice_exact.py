@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy import integrate, stats
 
-from accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
-from accountant.lattice import counting_matrix, table_margins_matrix, total_matrix
-from mechanisms.discrete import discrete_gaussian_pmf
-from mechanisms.lattice_exact import (
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
+from semidp.accountant.lattice import counting_matrix, table_margins_matrix, total_matrix
+from semidp.mechanisms.discrete import discrete_gaussian_pmf
+from semidp.mechanisms.lattice_exact import (
     ExactLatticeGaussian,
     ExactLatticeLaplace,
     ExactLatticeSampler,
@@ -35,7 +35,7 @@ from mechanisms.lattice_exact import (
     free_coordinates,
     search_free_split,
 )
-from mechanisms.lattice_mcmc import BudgetExhausted
+from semidp.mechanisms.lattice_mcmc import BudgetExhausted
 from tests.chi_square import P_PASS, Pmf, dg_pmf
 
 #: A 6 x 7 0/1 counting matrix whose kernel lattice is Z (2,-2,-3,-3,-2,4,3): no cell is a

@@ -22,15 +22,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from accountant.errors import InvalidArgument
-from accountant.lattice import (
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.lattice import (
     basic_move_basis,
     kernel_lattice_basis,
     table_margins_matrix,
     total_matrix,
 )
-from mechanisms.discrete import discrete_gaussian_pmf, double_geometric_pmf
-from mechanisms.lattice_mcmc import (
+from semidp.mechanisms.discrete import discrete_gaussian_pmf, double_geometric_pmf
+from semidp.mechanisms.lattice_mcmc import (
     BudgetExhausted,
     LatticeGaussianTarget,
     LatticeLaplaceTarget,
@@ -38,7 +38,7 @@ from mechanisms.lattice_mcmc import (
     double_geometric_float,
     release_histogram,
 )
-from mechanisms.lattice_privacy import (
+from semidp.mechanisms.lattice_privacy import (
     approximate_sampler_delta,
     gaussian_zcdp_rho,
     laplace_pair_epsilon,

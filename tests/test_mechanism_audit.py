@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accountant import InvalidSpec
-from accountant.guarantees import GDP, PureDP
-from mechanisms.projected_gaussian import expected_chi
-from verify.load import load, loads
-from verify.registry import REGISTRY
-from verify.runner import Audit, audit
-from verify.spec import Spec
+from semidp.accountant import InvalidSpec
+from semidp.accountant.guarantees import GDP, PureDP
+from semidp.mechanisms.projected_gaussian import expected_chi
+from semidp.verify.load import load, loads
+from semidp.verify.registry import REGISTRY
+from semidp.verify.runner import Audit, audit
+from semidp.verify.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]
 GAUSS = ROOT / "specs" / "table-3x3-projected-gaussian.toml"
@@ -127,13 +127,13 @@ def test_bad_table_size_is_rejected_by_the_loader() -> None:
 
 
 def test_knorm_falls_back_to_a_labelled_non_optimal_ball(monkeypatch: pytest.MonkeyPatch) -> None:
-    from accountant.errors import SearchTooLarge
-    from accountant.knorm import KNormBall
+    from semidp.accountant.errors import SearchTooLarge
+    from semidp.accountant.knorm import KNormBall
 
     def refuse(*args: object, **kwargs: object) -> KNormBall:
         raise SearchTooLarge("convex hull (test)", 1e12, 1e9)
 
-    import verify.kinds.k_norm as ma
+    import semidp.verify.kinds.k_norm as ma
 
     monkeypatch.setattr(ma, "cached_knorm_ball", refuse)  # the build (cached or not) is refused
     base = load(KNORM)

@@ -6,19 +6,19 @@ from typing import Any
 
 import numpy as np
 
-from accountant.knorm import KNormBall
-from accountant.relations import AddRemove, Replace
-from accountant.sensitivity import table_space
-from mechanisms.binomial_ump import BinomialUMPTest
-from mechanisms.cnd import Tulap
-from mechanisms.correlated_gaussian import EllipsoidGaussian
-from mechanisms.gaussian import GaussianMechanism
-from mechanisms.knorm import KNormMechanism
-from mechanisms.projected_gaussian import ProjectedGaussianMechanism
-from mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
-from mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaussian, ProjectedLaplace
-from mechanisms.table_margins import TableMargins
-from mechanisms.umpu import SemiDPOddsRatioTest
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.relations import AddRemove, Replace
+from semidp.accountant.sensitivity import table_space
+from semidp.mechanisms.binomial_ump import BinomialUMPTest
+from semidp.mechanisms.cnd import Tulap
+from semidp.mechanisms.correlated_gaussian import EllipsoidGaussian
+from semidp.mechanisms.gaussian import GaussianMechanism
+from semidp.mechanisms.knorm import KNormMechanism
+from semidp.mechanisms.projected_gaussian import ProjectedGaussianMechanism
+from semidp.mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
+from semidp.mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaussian, ProjectedLaplace
+from semidp.mechanisms.table_margins import TableMargins
+from semidp.mechanisms.umpu import SemiDPOddsRatioTest
 from tests.contracts import MechanismContract
 
 S33 = table_space(3, 3)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from accountant import GDP, InvalidArgument, gdp_to_approx_dp
-from mechanisms import GaussianMechanism
+from semidp.accountant import GDP, InvalidArgument, gdp_to_approx_dp
+from semidp.mechanisms import GaussianMechanism
 
 
 def test_calibration_round_trip() -> None:

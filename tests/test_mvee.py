@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from accountant.errors import InvalidArgument, SearchTooLarge
-from mechanisms.mvee import EnclosingEllipsoid, mvee, mvee_khachiyan
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.mechanisms.mvee import EnclosingEllipsoid, mvee, mvee_khachiyan
 
 F = NDArray[np.float64]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from accountant.progress import Progress
+from semidp.accountant.progress import Progress
 
 
 class _Tty(io.StringIO):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from accountant.guarantees import ZCDP
-from accountant.outcome import NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
-from verify.report import Check, GuaranteeSummary, verdict_of
+from semidp.accountant.guarantees import ZCDP
+from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.verify.report import Check, GuaranteeSummary, verdict_of
 
 
 @pytest.mark.parametrize(

@@ -31,13 +31,13 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy import stats
 
-from accountant.errors import InvalidArgument
-from accountant.guarantees import PureDP
-from accountant.invariants import Margins
-from accountant.knorm import KNormBall
-from accountant.knorm_certificates import GaugeCertificate, exact_gauge
-from accountant.relations import Replace, SemiAdjacent
-from accountant.root_polytope import (
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import PureDP
+from semidp.accountant.invariants import Margins
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_certificates import GaugeCertificate, exact_gauge
+from semidp.accountant.relations import Replace, SemiAdjacent
+from semidp.accountant.root_polytope import (
     METHOD,
     RootPolytopeBall,
     facet_size_weights,
@@ -45,8 +45,8 @@ from accountant.root_polytope import (
     root_polytope_log_volume,
     two_row_moves,
 )
-from accountant.sensitivity import SensitivitySpace, histogram_space, table_space
-from mechanisms.knorm import KNormMechanism, uniform_in_ball
+from semidp.accountant.sensitivity import SensitivitySpace, histogram_space, table_space
+from semidp.mechanisms.knorm import KNormMechanism, uniform_in_ball
 
 TEST_FAILURE_RATE = 1e-3
 MARGINS = SemiAdjacent(Replace(), Margins((("row",), ("col",))), 3)

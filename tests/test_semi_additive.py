@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from accountant.errors import InvalidArgument, RelationMismatch
-from accountant.relations import AddRemove, Replace
-from accountant.sensitivity import SensitivitySpace, table_space
-from mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
+from semidp.accountant.errors import InvalidArgument, RelationMismatch
+from semidp.accountant.relations import AddRemove, Replace
+from semidp.accountant.sensitivity import SensitivitySpace, table_space
+from semidp.mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
 
 S33 = table_space(3, 3)
 

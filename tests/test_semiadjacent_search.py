@@ -18,21 +18,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accountant.callable_invariant import CallableInvariant
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.fiber import (
+from semidp.accountant.callable_invariant import CallableInvariant
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.fiber import (
     conforming_fiber,
     count_datasets,
     histogram_of_records,
 )
-from accountant.invariants import Counting, Linear, Margins, NoInvariant, Total
-from accountant.semiadjacent_brute_force import semiadjacent_by_brute_force
-from accountant.semiadjacent_graph import semiadjacent_by_graph_search
-from accountant.semiadjacent_ilp import semiadjacent_by_integer_program
-from accountant.semiadjacent_results import SemiAdjacentResult, Witness, replacement_distance
-from accountant.semiadjacent_search import dataset_semiadjacent_distance, search_semi_adjacent_parameter
-from verify.witness import check_result, check_witness
+from semidp.accountant.invariants import Counting, Linear, Margins, NoInvariant, Total
+from semidp.accountant.semiadjacent_brute_force import semiadjacent_by_brute_force
+from semidp.accountant.semiadjacent_graph import semiadjacent_by_graph_search
+from semidp.accountant.semiadjacent_ilp import semiadjacent_by_integer_program
+from semidp.accountant.semiadjacent_results import SemiAdjacentResult, Witness, replacement_distance
+from semidp.accountant.semiadjacent_search import dataset_semiadjacent_distance, search_semi_adjacent_parameter
+from semidp.verify.witness import check_result, check_witness
 
 METHODS = ("brute-force", "graph-search", "integer-program")
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accountant import (
+from semidp.accountant import (
     GDP,
     ZCDP,
     AddRemove,
@@ -24,7 +24,7 @@ from accountant import (
     semi_dp,
     semi_dp_composition,
 )
-from accountant.invariants import Linear
+from semidp.accountant.invariants import Linear
 
 STATE = Margins((("state",),))
 
@@ -122,7 +122,7 @@ def test_closed_form_refuses_what_it_cannot_prove() -> None:
 
 
 def test_dispatcher_uses_search_when_the_closed_form_is_only_a_bound() -> None:
-    from accountant.semiadjacent import semi_adjacent_parameter
+    from semidp.accountant.semiadjacent import semi_adjacent_parameter
 
     s3 = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
     inv = Margins((("A",), ("B",), ("C",)))
@@ -174,7 +174,7 @@ def _instances(draw: st.DrawFn) -> tuple[DataSpace, object, list[int]]:
 @given(_instances())
 def test_closed_forms_agree_with_exact_search(inst: tuple[DataSpace, object, list[int]]) -> None:
     """Cho & Awan Def. 13: every closed form is exact where it says so and an upper bound elsewhere."""
-    from accountant.semiadjacent_search import search_semi_adjacent_parameter as search
+    from semidp.accountant.semiadjacent_search import search_semi_adjacent_parameter as search
 
     space, inv, table = inst
     cf = closed_form(space, inv, Replace(), table=table)  # type: ignore[arg-type]

@@ -22,15 +22,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import accountant.sensitivity_realise as realise
-from accountant.callable_invariant import CallableInvariant
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.fiber import conforming_fiber, histogram_of_records
-from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
-from accountant.kernel_moves import kernel_moves
-from accountant.semiadjacent_search import search_semi_adjacent_parameter
-from accountant.sensitivity import (
+import semidp.accountant.sensitivity_realise as realise
+from semidp.accountant.callable_invariant import CallableInvariant
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.fiber import conforming_fiber, histogram_of_records
+from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from semidp.accountant.kernel_moves import kernel_moves
+from semidp.accountant.semiadjacent_search import search_semi_adjacent_parameter
+from semidp.accountant.sensitivity import (
     SensitivitySpace,
     exact_rank,
     group_inflated,
@@ -39,9 +39,9 @@ from accountant.sensitivity import (
     table_space,
     table_three_cycles,
 )
-from accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
-from accountant.sensitivity_results import DEFAULT_MULTISET_LIMIT, SensitivitySearchResult, space_norms
-from accountant.sensitivity_search import semi_sensitivity_search, semi_sensitivity_space
+from semidp.accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
+from semidp.accountant.sensitivity_results import DEFAULT_MULTISET_LIMIT, SensitivitySearchResult, space_norms
+from semidp.accountant.sensitivity_search import semi_sensitivity_search, semi_sensitivity_space
 
 FAST = settings(
     max_examples=35, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]

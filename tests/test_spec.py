@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from accountant import InvalidSpec
-from verify.load import load, loads
-from verify.schema import schema
+from semidp.accountant import InvalidSpec
+from semidp.verify.load import load, loads
+from semidp.verify.schema import schema
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +103,7 @@ def test_specs_readme_documents_every_key_of_every_kind() -> None:
     """specs/README.md is the contract: each registered kind and each of its keys appears in it."""
     import dataclasses as dc
 
-    from verify.registry import kinds
+    from semidp.verify.registry import kinds
 
     text = (ROOT / "specs" / "README.md").read_text(encoding="utf-8")
     for kind in kinds():

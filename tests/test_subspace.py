@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from accountant.dataspace import DataSpace
-from accountant.errors import InvalidArgument, RelationMismatch
-from accountant.guarantees import ApproxDP, PureDP
-from accountant.invariants import Margins, Total
-from accountant.relations import AddRemove, Replace, Subspace
-from mechanisms.subspace import (
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidArgument, RelationMismatch
+from semidp.accountant.guarantees import ApproxDP, PureDP
+from semidp.accountant.invariants import Margins, Total
+from semidp.accountant.relations import AddRemove, Replace, Subspace
+from semidp.mechanisms.subspace import (
     ExtendedGaussian,
     ExtendedLaplace,
     InvariantSubspace,

@@ -23,15 +23,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-from accountant.errors import InvalidArgument
-from accountant.guarantees import GDP, ApproxDP, PureDP, TradeOff
-from accountant.invariants import Margins
-from accountant.relations import Replace, SemiAdjacent
-from accountant.tradeoff import TradeoffCurve
-from mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap, cnd_from_tradeoff
-from mechanisms.fnch import FisherNoncentralHypergeometric as FNCH
-from mechanisms.fnch import logpmf_reference
-from mechanisms.umpu import (
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.guarantees import GDP, ApproxDP, PureDP, TradeOff
+from semidp.accountant.invariants import Margins
+from semidp.accountant.relations import Replace, SemiAdjacent
+from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap, cnd_from_tradeoff
+from semidp.mechanisms.fnch import FisherNoncentralHypergeometric as FNCH
+from semidp.mechanisms.fnch import logpmf_reference
+from semidp.mechanisms.umpu import (
     SemiDPOddsRatioTest,
     TableMargins,
     UMPUTestResult,

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accountant.errors import InvalidArgument
-from accountant.tradeoff import TradeoffCurve
-from mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
-from mechanisms.umpu import TableMargins
-from mechanisms.umpu_power import (
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
+from semidp.mechanisms.umpu import TableMargins
+from semidp.mechanisms.umpu_power import (
     FisherConditionalTest,
     group_inequality_holds,
     naive_group_noise,
@@ -142,7 +142,7 @@ def test_errors() -> None:
 
 def test_plot_power(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from verify.plots_power import plot_power
+    from semidp.verify.plots_power import plot_power
 
     pc = power_curves(TableMargins((50, 50), (40, 60)), Tulap(1.0))
     out = plot_power(pc, tmp_path / "sub" / "power.png", "Tulap eps=1")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from accountant import DataSpace, Margins, Replace, Total
-from accountant.outcome import Refuted, Unknown, Verified
-from accountant.semiadjacent import semi_adjacent_parameter
-from verify.z3_semiadjacent import certify_lower_bound, certify_upper_bound, certify_value
+from semidp.accountant import DataSpace, Margins, Replace, Total
+from semidp.accountant.outcome import Refuted, Unknown, Verified
+from semidp.accountant.semiadjacent import semi_adjacent_parameter
+from semidp.verify.z3_semiadjacent import certify_lower_bound, certify_upper_bound, certify_value
 
 AB = DataSpace.of(("A", 2), ("B", 2))
 ABC = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
@@ -50,7 +50,7 @@ def test_degenerate_and_invariant_free_cases() -> None:
 
 
 def test_budget_gives_unknown_not_success(monkeypatch: pytest.MonkeyPatch) -> None:
-    import verify.z3_semiadjacent as z
+    import semidp.verify.z3_semiadjacent as z
 
     monkeypatch.setattr(z, "MOVE_BUDGET", 10)
     assert isinstance(certify_upper_bound(ABC, ONE_WAY3, [1, 0, 0, 1, 0, 1, 1, 0], 3), Unknown)

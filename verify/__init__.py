@@ -6,14 +6,14 @@ whose ``report`` is the contract's JSON and ``typed`` the :class:`Report` value)
 :class:`Verified`, :class:`Refuted`, :class:`Unknown` and :class:`Bounds`.
 """
 
-from accountant.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
-from verify.claims import check_claim
-from verify.load import load, loads
-from verify.registry import Kind, register
-from verify.report import Check, Report
-from verify.runner import Audit, audit, exit_code
-from verify.spec import Spec
-from verify.version import __version__
+from semidp.accountant.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
+from semidp.verify.claims import check_claim
+from semidp.verify.load import load, loads
+from semidp.verify.registry import Kind, register
+from semidp.verify.report import Check, Report
+from semidp.verify.runner import Audit, audit, exit_code
+from semidp.verify.spec import Spec
+from semidp.verify.version import __version__
 
 __all__ = [
     "Audit",

@@ -28,11 +28,11 @@ from functools import singledispatch
 import mpmath
 import sympy
 
-from accountant.conversion_routes import AnyGuarantee, EpsilonDelta
-from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
-from accountant.outcome import Outcome, Refuted, Skipped, Verified
-from accountant.semidp import NoFiniteGuarantee
-from verify.report import GuaranteeSummary
+from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta
+from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
+from semidp.accountant.outcome import Outcome, Refuted, Skipped, Verified
+from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.verify.report import GuaranteeSummary
 
 #: Working precision of the re-checks (decimal digits).
 DPS = 80

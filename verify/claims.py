@@ -25,12 +25,12 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import singledispatch
 
-from accountant.conversions import zcdp_to_approx_dp, zcdp_to_delta
-from accountant.directed import MP, down, up
-from accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon, gdp_epsilon_lower
-from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-from accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
-from accountant.semidp import NoFiniteGuarantee
+from semidp.accountant.conversions import zcdp_to_approx_dp, zcdp_to_delta
+from semidp.accountant.directed import MP, down, up
+from semidp.accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon, gdp_epsilon_lower
+from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from semidp.accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
+from semidp.accountant.semidp import NoFiniteGuarantee
 
 #: A claim, in one of the spec forms: ("epsilon", eps, delta) | ("mu", mu) | ("zcdp", rho) | ("rdp", alpha, eps).
 Claim = tuple[str, ...]
@@ -208,7 +208,7 @@ def _from_rdp(g: RDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
             ), None
         return Unknown(f"the RDP curve has no order {alpha}"), None
     if claim[0] == "epsilon":
-        from accountant.conversions import rdp_to_approx_dp
+        from semidp.accountant.conversions import rdp_to_approx_dp
 
         eps_c, delta_c = float(claim[1]), float(claim[2])
         e = rdp_to_approx_dp(g, delta_c).epsilon

@@ -23,16 +23,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from accountant.errors import InvalidSpec, ToolkitError
-from verify.load import load
-from verify.plots import plot_privacy
-from verify.render import render_markdown, render_text
-from verify.report import Report
-from verify.runner import Audit, audit, exit_code
-from verify.schema import schema
-from verify.spec import Spec
-from verify.spec_values import guarantee_of
-from verify.version import __version__
+from semidp.accountant.errors import InvalidSpec, ToolkitError
+from semidp.verify.load import load
+from semidp.verify.plots import plot_privacy
+from semidp.verify.render import render_markdown, render_text
+from semidp.verify.report import Report
+from semidp.verify.runner import Audit, audit, exit_code
+from semidp.verify.schema import schema
+from semidp.verify.spec import Spec
+from semidp.verify.spec_values import guarantee_of
+from semidp.verify.version import __version__
 
 EXIT_OK, EXIT_FAILS, EXIT_INVALID, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 

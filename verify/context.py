@@ -19,16 +19,16 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.conversion_routes import AnyGuarantee
-from accountant.dataspace import DataSpace
-from accountant.guarantees import Guarantee
-from accountant.invariants import Invariant
-from accountant.outcome import Outcome
-from accountant.relations import BaseRelation
-from accountant.semiadjacent import SemiAdjacentParameter
-from accountant.sensitivity import SensitivitySpace
-from verify.report import Check, GuaranteeSummary, Section
-from verify.spec import MechanismSpec, Spec
+from semidp.accountant.conversion_routes import AnyGuarantee
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.guarantees import Guarantee
+from semidp.accountant.invariants import Invariant
+from semidp.accountant.outcome import Outcome
+from semidp.accountant.relations import BaseRelation
+from semidp.accountant.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.verify.report import Check, GuaranteeSummary, Section
+from semidp.verify.spec import MechanismSpec, Spec
 
 M = TypeVar("M", bound=MechanismSpec)
 

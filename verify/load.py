@@ -19,11 +19,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
-from accountant.errors import InvalidSpec
-from verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
-from verify.registry import REGISTRY, Problem, unknown_kind_problem
-from verify.spec import MechanismSpec, Spec, public_fields, strip_optional
-from verify.spec_checks import SHARED_CHECKS
+from semidp.accountant.errors import InvalidSpec
+from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
+from semidp.verify.registry import REGISTRY, Problem, unknown_kind_problem
+from semidp.verify.spec import MechanismSpec, Spec, public_fields, strip_optional
+from semidp.verify.spec_checks import SHARED_CHECKS
 
 
 def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:

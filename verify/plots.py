@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from accountant.conversion_routes import AnyGuarantee, delta_at, epsilon_delta, to_tradeoff
-from accountant.semidp import NoFiniteGuarantee
+from semidp.accountant.conversion_routes import AnyGuarantee, delta_at, epsilon_delta, to_tradeoff
+from semidp.accountant.semidp import NoFiniteGuarantee
 
 #: Line styles cycled over the curves, so a curve drawn over an identical one stays visible.
 STYLES = (("-", 2.6), ("--", 1.8), (":", 2.2), ("-.", 1.4))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
-from mechanisms.umpu_power import PowerCurves
+from semidp.mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
+from semidp.mechanisms.umpu_power import PowerCurves
 
 
 def _label(noise: CanonicalNoise) -> str:

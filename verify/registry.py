@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from accountant.errors import InvalidSpec
+from semidp.accountant.errors import InvalidSpec
 
 if TYPE_CHECKING:
-    from verify.context import Context, KindResult
-    from verify.spec import MechanismSpec, Spec
+    from semidp.verify.context import Context, KindResult
+    from semidp.verify.spec import MechanismSpec, Spec
 
 
 @dataclass(frozen=True, slots=True)

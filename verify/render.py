@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from verify.display import fmt_up
-from verify.report import Report
+from semidp.verify.display import fmt_up
+from semidp.verify.report import Report
 
 
 def _guarantee_line(obj: dict[str, Any]) -> str:

@@ -15,8 +15,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from accountant.conversion_routes import AnyGuarantee, EpsilonDelta, epsilon_delta, native_forms
-from accountant.outcome import NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta, epsilon_delta, native_forms
+from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
 
 Status = Literal["pass", "fail", "skip"]
 Verdict = Literal["holds", "fails", "inconclusive"]

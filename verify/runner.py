@@ -20,23 +20,23 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.conversion_routes import AnyGuarantee
-from accountant.errors import InvalidSpec, UnsupportedRelease
-from accountant.guarantees import Guarantee
-from accountant.outcome import Outcome, Refuted, Unknown, Verified
-from accountant.semiadjacent import semi_adjacent_parameter
-from accountant.sensitivity import SensitivitySpace
-from verify.certify import certify_summary
-from verify.claims import Claim, check_claim
-from verify.context import Context, KindResult, Plot
-from verify.load import validate
-from verify.registry import lookup
-from verify.report import Check, GuaranteeSummary, JsonSection, Report
-from verify.semi_adjacent_check import check_semi_adjacent
-from verify.sensitivity_report import sensitivity_section
-from verify.spec import GuaranteeSpec, Spec
-from verify.spec_values import guarantee_spec_json, invariant_of, relation_of, space_of
-from verify.version import __version__
+from semidp.accountant.conversion_routes import AnyGuarantee
+from semidp.accountant.errors import InvalidSpec, UnsupportedRelease
+from semidp.accountant.guarantees import Guarantee
+from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.semiadjacent import semi_adjacent_parameter
+from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.verify.certify import certify_summary
+from semidp.verify.claims import Claim, check_claim
+from semidp.verify.context import Context, KindResult, Plot
+from semidp.verify.load import validate
+from semidp.verify.registry import lookup
+from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
+from semidp.verify.semi_adjacent_check import check_semi_adjacent
+from semidp.verify.sensitivity_report import sensitivity_section
+from semidp.verify.spec import GuaranteeSpec, Spec
+from semidp.verify.spec_values import guarantee_spec_json, invariant_of, relation_of, space_of
+from semidp.verify.version import __version__
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,7 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
 
     Examples
     --------
-    >>> from verify.load import load
+    >>> from semidp.verify.load import load
     >>> audit(load("specs/census-2020-total.toml")).verdict
     'holds'
     """

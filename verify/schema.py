@@ -15,9 +15,9 @@ import typing
 from fractions import Fraction
 from typing import Any, Literal
 
-from verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
-from verify.registry import kinds
-from verify.spec import SPEC_VERSION, MechanismSpec, Spec, public_fields, strip_optional
+from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
+from semidp.verify.registry import kinds
+from semidp.verify.spec import SPEC_VERSION, MechanismSpec, Spec, public_fields, strip_optional
 
 _NUMBER = {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+(\.\d*)?(/\d+)?\s*$"}]}
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from verify.display import fmt_up
-from verify.report import Report
+from semidp.verify.display import fmt_up
+from semidp.verify.report import Report
 
 
 def _json_of(report: Report, key: str) -> dict[str, Any]:

@@ -8,16 +8,16 @@ over the fiber up to :data:`CROSS_CHECK_LIMIT` conforming histograms [CA24, Def.
 
 from __future__ import annotations
 
-from accountant.callable_invariant import CallableInvariant
-from accountant.dataspace import DataSpace
-from accountant.errors import SearchTooLarge, ToolkitError
-from accountant.invariants import Invariant
-from accountant.outcome import Outcome, Refuted, Unknown, Verified
-from accountant.relations import AddRemove, BaseRelation
-from accountant.semiadjacent import SemiAdjacentParameter
-from accountant.semiadjacent_graph import semiadjacent_by_graph_search
-from verify.witness import check_result
-from verify.z3_semiadjacent import certify_value
+from semidp.accountant.callable_invariant import CallableInvariant
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import SearchTooLarge, ToolkitError
+from semidp.accountant.invariants import Invariant
+from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.relations import AddRemove, BaseRelation
+from semidp.accountant.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.semiadjacent_graph import semiadjacent_by_graph_search
+from semidp.verify.witness import check_result
+from semidp.verify.z3_semiadjacent import certify_value
 
 #: Largest fiber (conforming histograms) on which a closed form is cross-checked by search.
 CROSS_CHECK_LIMIT = 100_000

@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from accountant.dataspace import DataSpace
-from accountant.errors import ToolkitError
-from accountant.invariants import Invariant, Margins
-from accountant.outcome import Outcome, Unknown, Verified
-from accountant.semiadjacent import SemiAdjacentParameter
-from accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
-from accountant.sensitivity_search import semi_sensitivity_search
-from verify.spec import Spec
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import ToolkitError
+from semidp.accountant.invariants import Invariant, Margins
+from semidp.accountant.outcome import Outcome, Unknown, Verified
+from semidp.accountant.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
+from semidp.accountant.sensitivity_search import semi_sensitivity_search
+from semidp.verify.spec import Spec
 
 
 def _query_matrix(spec: Spec, space: DataSpace) -> np.ndarray | None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from verify.registry import Problem
-from verify.spec import SPEC_VERSION, GuaranteeSpec, Spec, cell_count
+from semidp.verify.registry import Problem
+from semidp.verify.spec import SPEC_VERSION, GuaranteeSpec, Spec, cell_count
 
 
 def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:

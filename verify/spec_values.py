@@ -6,13 +6,13 @@ values the accountant works on, and nothing else.
 
 from __future__ import annotations
 
-from accountant.composition import compose, compose_as_zcdp, compose_tradeoffs
-from accountant.dataspace import DataSpace, Feature
-from accountant.errors import UnsupportedRelease
-from accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-from accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
-from accountant.relations import AddRemove, BaseRelation, Relation, Replace
-from verify.spec import GuaranteeSpec, Spec
+from semidp.accountant.composition import compose, compose_as_zcdp, compose_tradeoffs
+from semidp.accountant.dataspace import DataSpace, Feature
+from semidp.accountant.errors import UnsupportedRelease
+from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from semidp.accountant.relations import AddRemove, BaseRelation, Relation, Replace
+from semidp.verify.spec import GuaranteeSpec, Spec
 
 
 def space_of(spec: Spec) -> DataSpace:

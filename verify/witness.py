@@ -30,8 +30,8 @@ from typing import Protocol
 
 import numpy as np
 
-from accountant.callable_invariant import CallableInvariant, freeze_value
-from accountant.dataspace import DataSpace
+from semidp.accountant.callable_invariant import CallableInvariant, freeze_value
+from semidp.accountant.dataspace import DataSpace
 
 
 class _WitnessLike(Protocol):
@@ -190,8 +190,8 @@ def check_witness(
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
-    >>> from accountant.semiadjacent_search import Witness
+    >>> from semidp.accountant.invariants import Margins
+    >>> from semidp.accountant.semiadjacent_search import Witness
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> inv = Margins((("A",), ("B",)))
     >>> w = Witness((2, 1, 1, 0), 0, 3, (3, 0, 0, 1), 3)       # Example 5 of the paper
@@ -299,8 +299,8 @@ def check_result(
 
     Examples
     --------
-    >>> from accountant.invariants import Margins
-    >>> from accountant.semiadjacent_search import search_semi_adjacent_parameter
+    >>> from semidp.accountant.invariants import Margins
+    >>> from semidp.accountant.semiadjacent_search import search_semi_adjacent_parameter
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> inv = Margins((("A",), ("B",)))
     >>> res = search_semi_adjacent_parameter(space, inv, table=(1, 1, 1, 0))

@@ -34,9 +34,9 @@ import numpy as np
 import z3
 from numpy.typing import NDArray
 
-from accountant.dataspace import DataSpace
-from accountant.invariants import Invariant
-from accountant.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.invariants import Invariant
+from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
 
 #: Largest number of candidate move pairs enumerated per cell pair before giving up (Unknown).
 MOVE_BUDGET = 2_000_000

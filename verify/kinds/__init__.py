@@ -6,8 +6,8 @@ then add one ``register`` line here -- or call :func:`verify.registry.register`
 from your own code (a test registers a toy kind that way).
 """
 
-from verify.kinds import additive, k_norm, lattice, published, umpu
-from verify.registry import register
+from semidp.verify.kinds import additive, k_norm, lattice, published, umpu
+from semidp.verify.registry import register
 
 register(published.KIND)
 register(umpu.KIND)

@@ -29,17 +29,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.errors import InvalidArgument, UnsupportedRelease
-from accountant.gaussian import gdp_mu_for
-from accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
-from accountant.outcome import Outcome
-from accountant.relations import SemiAdjacent
-from accountant.sensitivity import SensitivitySpace
-from mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
-from mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
-from mechanisms.subspace import ProjectedGaussian, ProjectedLaplace
-from verify.context import Context
-from verify.kinds.calibrated import BuiltMechanism, CalibratedKind, CalibratedSpec, GaussianSpec, mean_check
+from semidp.accountant.errors import InvalidArgument, UnsupportedRelease
+from semidp.accountant.gaussian import gdp_mu_for
+from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.outcome import Outcome
+from semidp.accountant.relations import SemiAdjacent
+from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
+from semidp.mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
+from semidp.mechanisms.subspace import ProjectedGaussian, ProjectedLaplace
+from semidp.verify.context import Context
+from semidp.verify.kinds.calibrated import BuiltMechanism, CalibratedKind, CalibratedSpec, GaussianSpec, mean_check
 
 FloatArray = NDArray[np.float64]
 

@@ -22,22 +22,22 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.conversion_routes import AnyGuarantee
-from accountant.gaussian import gdp_delta
-from accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
-from accountant.outcome import NotApplicable, Outcome, Refuted, Verified
-from accountant.relations import Relation, SemiAdjacent
-from accountant.semidp import joint_release_dp
-from accountant.sensitivity import SensitivitySpace
-from accountant.sensitivity_search import semi_sensitivity_search
-from mechanisms.protocol import Mechanism
-from verify.context import Context, KindResult
-from verify.monte_carlo import LEVEL, mc_interval
-from verify.registry import Problem
-from verify.report import Check, JsonSection, detail_of
-from verify.sections import MechanismSection
-from verify.spec import MechanismSpec, Spec, documented
-from verify.spec_checks import table_required
+from semidp.accountant.conversion_routes import AnyGuarantee
+from semidp.accountant.gaussian import gdp_delta
+from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Verified
+from semidp.accountant.relations import Relation, SemiAdjacent
+from semidp.accountant.semidp import joint_release_dp
+from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.sensitivity_search import semi_sensitivity_search
+from semidp.mechanisms.protocol import Mechanism
+from semidp.verify.context import Context, KindResult
+from semidp.verify.monte_carlo import LEVEL, mc_interval
+from semidp.verify.registry import Problem
+from semidp.verify.report import Check, JsonSection, detail_of
+from semidp.verify.sections import MechanismSection
+from semidp.verify.spec import MechanismSpec, Spec, documented
+from semidp.verify.spec_checks import table_required
 
 FloatArray = NDArray[np.float64]
 

@@ -22,21 +22,21 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import norm
 
-from accountant.containing_ball import ContainingBall, containing_ball
-from accountant.errors import InvalidArgument, SearchTooLarge
-from accountant.guarantees import PureDP
-from accountant.knorm import KNormBall
-from accountant.knorm_cache import cached_knorm_ball
-from accountant.outcome import Outcome, Refuted, Verified
-from accountant.relations import SemiAdjacent
-from accountant.root_polytope import RootPolytopeBall
-from accountant.sensitivity import SensitivitySpace
-from accountant.table_symmetry import TableSymmetry
-from mechanisms.knorm import KNormMechanism
-from verify.context import Context
-from verify.kinds.additive import build_laplace, pure_target
-from verify.kinds.calibrated import BuiltMechanism, CalibratedKind, CalibratedSpec
-from verify.monte_carlo import LEVEL, mc_interval
+from semidp.accountant.containing_ball import ContainingBall, containing_ball
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.guarantees import PureDP
+from semidp.accountant.knorm import KNormBall
+from semidp.accountant.knorm_cache import cached_knorm_ball
+from semidp.accountant.outcome import Outcome, Refuted, Verified
+from semidp.accountant.relations import SemiAdjacent
+from semidp.accountant.root_polytope import RootPolytopeBall
+from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.mechanisms.knorm import KNormMechanism
+from semidp.verify.context import Context
+from semidp.verify.kinds.additive import build_laplace, pure_target
+from semidp.verify.kinds.calibrated import BuiltMechanism, CalibratedKind, CalibratedSpec
+from semidp.verify.monte_carlo import LEVEL, mc_interval
 
 FloatArray = NDArray[np.float64]
 

@@ -45,33 +45,33 @@ from typing import Any, Literal, Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.conversion_routes import AnyGuarantee
-from accountant.conversions import zcdp_to_approx_dp
-from accountant.dataspace import DataSpace
-from accountant.directed import sqrt_up, up, up_exact
-from accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
-from accountant.guarantees import ZCDP, ApproxDP, Guarantee, PureDP
-from accountant.invariants import Invariant
-from accountant.lattice import LatticeBasis, basis_for
-from accountant.outcome import Outcome, Refuted, Unknown, Verified
-from accountant.relations import AddRemove, BaseRelation, IntegerSubspace, SemiAdjacent
-from accountant.semidp import joint_release_dp
-from accountant.sensitivity_search import semi_sensitivity_search
-from mechanisms.coupling import MeetingTimes, choose_burn_in, meeting_times, tv_bound_curve
-from mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeSampler
-from mechanisms.lattice_privacy import (
+from semidp.accountant.conversion_routes import AnyGuarantee
+from semidp.accountant.conversions import zcdp_to_approx_dp
+from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.directed import sqrt_up, up, up_exact
+from semidp.accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
+from semidp.accountant.guarantees import ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.invariants import Invariant
+from semidp.accountant.lattice import LatticeBasis, basis_for
+from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.relations import AddRemove, BaseRelation, IntegerSubspace, SemiAdjacent
+from semidp.accountant.semidp import joint_release_dp
+from semidp.accountant.sensitivity_search import semi_sensitivity_search
+from semidp.mechanisms.coupling import MeetingTimes, choose_burn_in, meeting_times, tv_bound_curve
+from semidp.mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeSampler
+from semidp.mechanisms.lattice_privacy import (
     approximate_sampler_delta,
     gaussian_zcdp_rho,
     laplace_pair_epsilon,
 )
-from verify.context import Context, KindResult, Plot
-from verify.monte_carlo import LEVEL, mc_interval
-from verify.plots_mcmc import plot_tv
-from verify.registry import Problem
-from verify.report import Check, GuaranteeSummary, JsonSection
-from verify.sections import MechanismSection
-from verify.spec import MechanismSpec, Spec, documented
-from verify.spec_checks import table_required
+from semidp.verify.context import Context, KindResult, Plot
+from semidp.verify.monte_carlo import LEVEL, mc_interval
+from semidp.verify.plots_mcmc import plot_tv
+from semidp.verify.registry import Problem
+from semidp.verify.report import Check, GuaranteeSummary, JsonSection
+from semidp.verify.sections import MechanismSection
+from semidp.verify.spec import MechanismSpec, Spec, documented
+from semidp.verify.spec_checks import table_required
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,7 @@ def _exact_sampler(m: LatticeSpec, a_mat: NDArray[np.int64], norm: str) -> tuple
     """
     if m.kind == "generalized-laplace" and norm != "l1":
         return None, "the l2 generalized Laplace is not separable over cells"
-    from mechanisms.lattice_exact import ExactLatticeGaussian, ExactLatticeSampler
+    from semidp.mechanisms.lattice_exact import ExactLatticeGaussian, ExactLatticeSampler
 
     try:  # the samplers search the free-coordinate split themselves and refuse, with the reason, without one
         if m.kind == "generalized-laplace":

@@ -13,16 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from accountant.conversion_routes import AnyGuarantee
-from accountant.guarantees import Guarantee
-from accountant.outcome import Skipped
-from accountant.semidp import joint_release_dp, semi_dp, semi_dp_composition
-from verify.context import Context, KindResult
-from verify.registry import Problem
-from verify.report import Check, GuaranteeSummary, JsonSection
-from verify.spec import GuaranteeSpec, MechanismSpec, Spec, documented
-from verify.spec_checks import guarantee_problems
-from verify.spec_values import compose_parts, guarantee_of
+from semidp.accountant.conversion_routes import AnyGuarantee
+from semidp.accountant.guarantees import Guarantee
+from semidp.accountant.outcome import Skipped
+from semidp.accountant.semidp import joint_release_dp, semi_dp, semi_dp_composition
+from semidp.verify.context import Context, KindResult
+from semidp.verify.registry import Problem
+from semidp.verify.report import Check, GuaranteeSummary, JsonSection
+from semidp.verify.spec import GuaranteeSpec, MechanismSpec, Spec, documented
+from semidp.verify.spec_checks import guarantee_problems
+from semidp.verify.spec_values import compose_parts, guarantee_of
 
 
 @dataclass(frozen=True)

@@ -19,16 +19,16 @@ from typing import Any, Literal, Optional
 
 import numpy as np
 
-from accountant.outcome import Outcome, Refuted, Verified
-from mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
-from mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
-from mechanisms.umpu_power import power_curves
-from verify.context import Context, KindResult, Plot
-from verify.plots_power import plot_power
-from verify.registry import Problem
-from verify.report import Check, GuaranteeSummary
-from verify.sections import TestSection
-from verify.spec import MechanismSpec, Spec, documented
+from semidp.accountant.outcome import Outcome, Refuted, Verified
+from semidp.mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
+from semidp.mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
+from semidp.mechanisms.umpu_power import power_curves
+from semidp.verify.context import Context, KindResult, Plot
+from semidp.verify.plots_power import plot_power
+from semidp.verify.registry import Problem
+from semidp.verify.report import Check, GuaranteeSummary
+from semidp.verify.sections import TestSection
+from semidp.verify.spec import MechanismSpec, Spec, documented
 
 #: Largest table (records) whose a(t) is searched exactly; above it the Thm. 16 bound (3) is used.
 SEARCH_MAX_RECORDS = 10_000
