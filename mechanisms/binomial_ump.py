@@ -97,6 +97,7 @@ from semidp.mechanisms.binomial_tail import (
     monotone_root,
 )
 from semidp.mechanisms.cnd import Tulap
+from semidp.mechanisms.protocol import releases_at_count
 
 __all__ = [
     "Alternative",
@@ -432,13 +433,7 @@ class BinomialUMPTest:
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> float | FloatArray:
         """Releases at ``value`` (the count x): :meth:`release` once (``size=None``) or ``size`` times."""
         check_rng(rng)
-        v = np.asarray(value)
-        if v.ndim != 0 or not np.issubdtype(v.dtype, np.integer):
-            raise InvalidArgument(f"value={value!r} must be one integer count (the count x).")
-        if size is None:
-            return self.release(int(v), rng=rng)
-        n = check_int("size", size, minimum=0)
-        return np.array([self.release(int(v), rng=rng) for _ in range(n)], dtype=np.float64)
+        return releases_at_count(lambda c: self.release(c, rng=rng), value, size, "the count x")
 
     def release(self, x: int, *, rng: np.random.Generator) -> float:
         r"""The private statistic :math:`Z=x+N` (research/auditing sampler, explicit ``rng``)."""

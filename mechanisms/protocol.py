@@ -27,11 +27,14 @@ floating-point side channels (Mironov 2012; [HB21]).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
+from semidp.accountant.arguments import check_int
+from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.guarantees import Guarantee
 from semidp.accountant.relations import Relation
 
@@ -49,4 +52,21 @@ class Mechanism(Protocol):
         ...
 
 
-__all__ = ["Mechanism"]
+def releases_at_count(
+    release: Callable[[int], float], value: ArrayLike, size: int | None, what: str
+) -> float | NDArray[np.float64]:
+    """The protocol's ``sample`` for a private test that releases noise around one count.
+
+    ``release(count)`` draws one release (it holds its ``rng``); ``value`` must be one integer
+    (``what`` names it in the error); ``size=None`` gives one float, ``size=k`` an array of ``k``.
+    """
+    v = np.asarray(value)
+    if v.ndim != 0 or not np.issubdtype(v.dtype, np.integer):
+        raise InvalidArgument(f"value={value!r} must be one integer count ({what}).")
+    if size is None:
+        return release(int(v))
+    n = check_int("size", size, minimum=0)
+    return np.array([release(int(v)) for _ in range(n)], dtype=np.float64)
+
+
+__all__ = ["Mechanism", "releases_at_count"]

@@ -112,13 +112,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
-from semidp.accountant.arguments import check_in_interval, check_int, check_positive, check_rng
+from semidp.accountant.arguments import check_in_interval, check_positive, check_rng
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.guarantees import Guarantee
 from semidp.accountant.relations import Relation, check_same_relation
 from semidp.mechanisms.alternatives import ALTERNATIVE_H1, Alternative, check_alternative  # noqa: F401  (re-exported)
 from semidp.mechanisms.cnd import CanonicalNoise
 from semidp.mechanisms.monotone_roots import brent_root, logsumexp, polish_root  # noqa: F401  (re-exported)
+from semidp.mechanisms.protocol import releases_at_count
 from semidp.mechanisms.table_margins import SEMI_ADJACENT_RADIUS, ConfidenceInterval, TableMargins  # noqa: F401  (re-exported)
 
 __all__ = [
@@ -614,13 +615,7 @@ class SemiDPOddsRatioTest:
     def sample(self, value: ArrayLike, *, rng: np.random.Generator, size: int | None = None) -> float | FloatArray:
         """Releases at ``value`` (the count x11 of the table): :meth:`release` once (``size=None``) or ``size`` times."""
         check_rng(rng)
-        v = np.asarray(value)
-        if v.ndim != 0 or not np.issubdtype(v.dtype, np.integer):
-            raise InvalidArgument(f"value={value!r} must be one integer count (the count x11 of the table).")
-        if size is None:
-            return self.release(int(v), rng=rng)
-        n = check_int("size", size, minimum=0)
-        return np.array([self.release(int(v), rng=rng) for _ in range(n)], dtype=np.float64)
+        return releases_at_count(lambda c: self.release(c, rng=rng), value, size, "the count x11 of the table")
 
     def release(self, x11: int, *, rng: np.random.Generator) -> float:
         r"""The private statistic :math:`Z=x_{11}+N`, :math:`N\sim F_N` (research/auditing sampler)."""
