@@ -21,6 +21,7 @@ Two kinds of arithmetic:
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 
 import mpmath
@@ -91,16 +92,25 @@ def up_exact(q: Fraction | int) -> float:
     True
     >>> up_exact(Fraction(256, 100) * 4) == 10.24 or up_exact(Fraction(256, 100) * 4) > 10.24
     True
+    >>> up_exact(Fraction(10) ** 400)     # beyond the float range: +inf is the smallest float above it
+    inf
     """
     q = Fraction(q)
-    f = float(q)
+    try:
+        f = float(q)
+    except OverflowError:
+        return math.inf if q > 0 else -sys.float_info.max
     return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 
 def down_exact(q: Fraction | int) -> float:
-    """The largest float ``<= q`` for an exact rational ``q``."""
+    """The largest float ``<= q`` for an exact rational ``q`` (beyond the float range: the largest finite
+    float for a positive ``q``, ``-inf`` for a negative one)."""
     q = Fraction(q)
-    f = float(q)
+    try:
+        f = float(q)
+    except OverflowError:
+        return sys.float_info.max if q > 0 else -math.inf
     return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
 
 

@@ -148,7 +148,7 @@ class Fiber:
             return np.full(k, self.n, dtype=np.int64)
         return cell_bounds(self.matrix, self.rhs, self.n)
 
-    def estimate_size(self, *, work_limit: int = DEFAULT_COUNT_WORK) -> FiberSize:
+    def estimate_size(self, *, work_limit: int = DEFAULT_COUNT_WORK, time_limit: float | None = None) -> FiberSize:
         """Count the fiber without enumerating it, or bound it.
 
         Parameters
@@ -156,6 +156,8 @@ class Fiber:
         work_limit:
             Largest number of partial states the counting pass may expand before
             giving up and returning the upper bound.
+        time_limit:
+            Seconds the counting pass may take before giving up the same way (``None``: no limit).
 
         Returns
         -------
@@ -173,7 +175,8 @@ class Fiber:
         if self.matrix is None or self.rhs is None:
             return FiberSize(math.comb(self.n + k - 1, k - 1), False, "compositions")
         bounds = self.cell_upper_bounds()
-        counted = _count_linear(self.matrix, self.rhs, bounds, work_limit)
+        deadline = None if time_limit is None else time.monotonic() + time_limit
+        counted = _count_linear(self.matrix, self.rhs, bounds, work_limit, deadline)
         if counted is not None:
             return FiberSize(counted, True, "dynamic-programming")
         return FiberSize(_partition_bound(self.matrix, self.rhs, bounds), False, "partition-bound")
@@ -647,8 +650,10 @@ def _row_keys(res: NDArray[np.int64], lo: NDArray[np.int64], hi: NDArray[np.int6
     return keys
 
 
-def _count_linear(a: NDArray[np.int64], b: NDArray[np.int64], u: NDArray[np.int64], work_limit: int) -> int | None:
-    """Exact number of integer points, or ``None`` if the work budget runs out."""
+def _count_linear(
+    a: NDArray[np.int64], b: NDArray[np.int64], u: NDArray[np.int64], work_limit: int, deadline: float | None = None
+) -> int | None:
+    """Exact number of integer points, or ``None`` if the work or time budget runs out."""
     k = a.shape[1]
     prop = _Propagator(a, b, u)
     if not prop.feasible_start():
@@ -657,6 +662,8 @@ def _count_linear(a: NDArray[np.int64], b: NDArray[np.int64], u: NDArray[np.int6
     weight: NDArray[np.int64] = np.ones(1, dtype=np.int64)
     big = False  # switch to Python ints (object arrays) once counts approach 2**62
     for c in range(k):
+        if deadline is not None and time.monotonic() > deadline:
+            return None
         lo, hi = prop.ranges(c, res)
         width = np.maximum(hi - lo + 1, 0)
         if int(width.sum()) > work_limit:

@@ -59,9 +59,12 @@ def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
         v = MP.mpf(1) - MP.exp(MP.mpf(eps)) if eps < 0 else MP.mpf(0)
         return v, v
     a_f = mu / 2 - eps / mu
-    if a_f < -1e6:  # Mills: Phi(a) <= phi(a)/|a|; certainly below the smallest float
-        log_bound = -(MP.mpf(a_f) ** 2) / 2 - MP.log(-MP.mpf(a_f)) - MP.log(2 * MP.pi) / 2
-        return MP.mpf(0), MP.exp(log_bound) * 2
+    b_f = a_f - mu
+    if max(abs(a_f), abs(b_f)) > 1e6:  # far tails: Mills' ratio in log space, no Phi evaluated
+        pa_upper = MP.exp(_log_phi_upper(a_f))
+        pa_lower = 1 - MP.exp(_log_phi_upper(-a_f))
+        sub_upper = MP.exp(MP.mpf(eps) + _log_phi_upper(b_f))  # e^eps Phi(b) <= this
+        return max(MP.mpf(0), pa_lower - sub_upper), min(MP.mpf(1), pa_upper * 2)
     val = err = pa = MP.mpf(0)
     for dps in ADAPTIVE_DPS:
         ctx = mpmath.MPContext()
@@ -75,6 +78,14 @@ def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
             return MP.mpf(val - err), MP.mpf(val + err)
     upper = min(pa * (1 + err), val + err) if val + err > 0 else pa * (1 + err)
     return MP.mpf(0), MP.mpf(upper)
+
+
+def _log_phi_upper(x: float) -> mpmath.mpf:
+    r"""log of an upper bound on :math:`\Phi(x)`: Mills' ratio :math:`\varphi(x)/|x|` for :math:`x<-1`, else 0."""
+    if x >= -1:
+        return MP.mpf(0)
+    xm = MP.mpf(x)
+    return -xm * xm / 2 - MP.log(-xm) - MP.log(2 * MP.pi) / 2
 
 
 def _mp_delta(mu: mpmath.mpf, eps: mpmath.mpf) -> mpmath.mpf:

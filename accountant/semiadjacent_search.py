@@ -152,7 +152,7 @@ def search_semi_adjacent_parameter(
         return semiadjacent_by_integer_program(space, invariant, table=table, t=t, n=n, time_limit=time_limit)
     t0 = time.monotonic()
     fib = make_fiber(space, invariant, table, t, n)
-    est = fib.estimate_size()
+    est = fib.estimate_size(time_limit=time_limit / 4)  # counting is work too: a quarter of the budget at most
     if est.value <= limit:
         rows = fib.enumerate(limit=limit, estimate=est)
         return graph_search_on(fib, rows, est, t0 + time_limit, t0, DEFAULT_LEVEL_LIMIT, note="")

@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
         type=_seconds,
         default=60.0,
         metavar="SECONDS",
-        help="budget for exact searches per spec (default 60); past it, proven bounds are used",
+        help="wall-clock budget for each spec (default 60); what runs out degrades to proven bounds",
     )
     a.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub.add_parser("schema", help="print the JSON schema of spec files")

@@ -11,6 +11,7 @@ conversions, the claim, the sensitivity section) and computes the verdict.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,8 @@ M = TypeVar("M", bound=MechanismSpec)
 
 #: Draws when the spec has no ``[audit]`` section.
 DEFAULT_SAMPLES = 200
+#: The least time a step is given when the budget is spent (it then stops at once with its bounds).
+MIN_STEP_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -50,9 +53,17 @@ class Context:
     a: SemiAdjacentParameter
     """The semi-adjacent parameter a(t) at ``data.table`` (worst case over t without one)."""
     time_limit: float
-    """Seconds for each exact search of the kind (``--time-limit``)."""
+    """The whole spec's budget in seconds (``--time-limit``)."""
     seed: int | None
     """``--seed`` (``None``: the spec's ``[audit] seed``, else fresh entropy; see :meth:`draw_seed`)."""
+
+    deadline: float = float("inf")
+    """``time.monotonic()`` by which the whole spec must be done (``--time-limit`` from the start)."""
+
+    def remaining(self) -> float:
+        """Seconds left of the spec's budget (at least :data:`MIN_STEP_SECONDS`: a step always gets a try and
+        then degrades to its proven bounds)."""
+        return max(self.deadline - time.monotonic(), MIN_STEP_SECONDS)
 
     def mechanism(self, spec_type: type[M]) -> M:
         """The ``[mechanism]`` table as the kind's own dataclass (the loader built it from ``kind``)."""

@@ -14,6 +14,7 @@ from the checks' outcome types.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,8 +86,17 @@ def claim_check(spec: Spec, effective: AnyGuarantee) -> list[Check]:
     return [Check("claim", outcome, extra)]
 
 
+#: Share of ``--time-limit`` the exact a(t) search may use; the kind's steps share the rest.
+SEMI_ADJACENT_SHARE = 0.5
+
+
 def build_context(spec: Spec, *, seed: int | None, time_limit: float) -> Context:
-    """The shared part of an audit: accountant values of the spec and a(t) at its table."""
+    """The shared part of an audit: accountant values of the spec and a(t) at its table.
+
+    ``time_limit`` is the whole spec's budget: a(t) may use :data:`SEMI_ADJACENT_SHARE` of it, and
+    every later step is given what remains (:meth:`Context.remaining`).
+    """
+    deadline = time.monotonic() + time_limit
     kind = lookup(spec.mechanism.kind, spec.path)
     framework = spec.claim.framework if spec.claim else kind.default_framework(spec)
     if framework not in kind.frameworks:
@@ -103,7 +113,7 @@ def build_context(spec: Spec, *, seed: int | None, time_limit: float) -> Context
         rel,
         table=table,
         records=spec.data.records,
-        time_limit=time_limit,
+        time_limit=SEMI_ADJACENT_SHARE * time_limit,
         method="closed-form" if method == "closed-form" else "auto",
     )
     return Context(
@@ -116,6 +126,7 @@ def build_context(spec: Spec, *, seed: int | None, time_limit: float) -> Context
         a=a,
         time_limit=time_limit,
         seed=seed,
+        deadline=deadline,
     )
 
 
@@ -194,7 +205,7 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
         checks += [_claim_with_bounds(c, ctx, part) for c in claim_check(spec, part.effective)]
     sections = list(part.sections)
     if reports_sensitivity and spec.query is not None:
-        sens, sens_outcome = sensitivity_section(spec, ctx.space, ctx.invariant, a, ctx.time_limit)
+        sens, sens_outcome = sensitivity_section(spec, ctx.space, ctx.invariant, a, ctx.remaining())
         if part.calibrated_space is not None:
             sens_outcome = _calibrated_to_exact(sens, sens_outcome, part.calibrated_space)
         checks.append(Check("sensitivity", sens_outcome))
@@ -232,8 +243,9 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
 def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> Audit:
     """Audit one spec: the shared part, the kind's part (looked up by ``mechanism.kind``), the verdict.
 
-    ``time_limit`` (seconds) bounds each exact search; when one runs out, its
-    proven bound is used and the report says so. Raises
+    ``time_limit`` (seconds) is one budget for the whole spec: each step gets what is left, and a step
+    that runs out degrades to its proven bounds (the report says so; the verdict is then inconclusive
+    unless the bounds decide the claim). Raises
     :class:`~accountant.errors.UnsupportedRelease` when the spec cannot be evaluated.
 
     Examples

@@ -233,7 +233,7 @@ class CalibratedKind:
         if ctx.framework == "subspace-dp" and self.subspace_builder is not None:
             built = self.subspace_builder(ctx, m)  # calibrated on the base relation: S is not needed
         else:
-            res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None, time_limit=ctx.time_limit)
+            res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None, time_limit=ctx.remaining())
             s_space = res.space
             built = self.builder(ctx, m, s_space, semi)
             mechanism_info.update(sensitivity_space=s_space.label, sensitivity_exact=res.exact)

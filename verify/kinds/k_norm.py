@@ -54,7 +54,9 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         if root is not None:  # 2 x c under both margins: conv(S) in closed form, no hull
             optimal = root
         else:
-            optimal, cache = cached_knorm_ball(s_space, relation=semi, symmetry=_table_symmetry(ctx, s_space))
+            optimal, cache = cached_knorm_ball(
+                s_space, relation=semi, symmetry=_table_symmetry(ctx, s_space), time_limit=ctx.remaining()
+            )
             cache_info = {
                 "status": cache.status,
                 "path": str(cache.path),

@@ -239,9 +239,12 @@ def _draw(
     eps: float,
     norm: str,
     sigma: float,
+    remaining: float,
 ) -> _Draws:
+    """Draw the noise: exact where possible, else MCMC after a certified burn-in; within
+    ``min(mechanism.sampler.time_limit, remaining)`` seconds (``remaining``: what ``--time-limit`` left)."""
     smp = m.sampler if m.sampler is not None else SamplerSpec()
-    budget = float(smp.time_limit)
+    budget = min(float(smp.time_limit), remaining)
     fallback = ""
     if smp.method in ("auto", "exact"):
         ex, fallback = _exact_sampler(m, a_mat, norm)
@@ -309,7 +312,8 @@ def _draw(
             1.0,
             info,
             Unknown(
-                f"the L-lag coupling did not finish within mechanism.sampler.time_limit = {budget:g} s ({e}); "
+                f"the L-lag coupling did not finish within {budget:g} s (mechanism.sampler.time_limit, or what --time-limit "
+                f"left) ({e}); "
                 "no burn-in can be certified from it, so no release was drawn"
             ),
             None,
@@ -402,7 +406,7 @@ def _guarantees(
 def run_lattice(ctx: Context) -> KindResult:
     """The lattice kinds' run: basis, target, draws, guarantees and checks (see the module docstring)."""
     m = ctx.mechanism(LatticeSpec)
-    spec, framework, time_limit = ctx.spec, ctx.framework, ctx.time_limit
+    spec, framework = ctx.spec, ctx.framework
     space, inv, rel, deltas, a = ctx.space, ctx.invariant, ctx.relation, ctx.deltas, ctx.a
     table = ctx.table
     if table is None:  # the loader requires data.table for these kinds
@@ -420,11 +424,11 @@ def run_lattice(ctx: Context) -> KindResult:
 
     semi = SemiAdjacent(rel, inv, a.value)
     unit = IntegerSubspace(norm, tuple(tuple(int(v) for v in row) for row in a_mat))
-    d_semi, d_how = _semi_distance(space, inv, rel, a.value, table, norm, time_limit)
+    d_semi, d_how = _semi_distance(space, inv, rel, a.value, table, norm, ctx.remaining())
 
     used_seed = ctx.draw_seed()
     n = ctx.draw_count()
-    draws = _draw(spec, m, basis, a_mat, n, np.random.default_rng(used_seed), eps, norm, sigma)
+    draws = _draw(spec, m, basis, a_mat, n, np.random.default_rng(used_seed), eps, norm, sigma, ctx.remaining())
     # Accounting at the parameters the noise really has, rounded the safe way: epsilon up (the spec's
     # exact rational), sigma down (the exact sampler's sigma^2 = 1/(2 rho); MCMC uses the float sigma).
     eps_acc = max(up_exact(m.epsilon) if m.epsilon is not None else 0.0, draws.epsilon or 0.0)
