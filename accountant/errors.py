@@ -83,10 +83,17 @@ class SearchTooLarge(InvalidArgument):
     def __init__(self, what: str, size: float, limit: float, hint: str = "") -> None:
         self.size = size
         self.limit = limit
-        msg = f"{what}: estimated size {format_size(size)} exceeds the limit {format_size(limit)}."
+        self.what = what
+        self.hint = hint
+        msg = self.summary
         if hint:
             msg += " " + hint
         super().__init__(msg)
+
+    @property
+    def summary(self) -> str:
+        """What was refused and why, without the hint (which names Python arguments): for reports and the CLI."""
+        return f"{self.what}: estimated size {format_size(self.size)} exceeds the limit {format_size(self.limit)}."
 
 
 class BudgetExhausted(ToolkitError):

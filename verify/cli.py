@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from semidp.accountant.errors import InvalidSpec, ToolkitError
+from semidp.accountant.errors import InvalidSpec, SearchTooLarge, ToolkitError
 from semidp.verify.load import load
 from semidp.verify.plots import plot_privacy
 from semidp.verify.render import render_markdown, render_text
@@ -156,7 +156,8 @@ def _audit(args: argparse.Namespace) -> int:
             invalid = True
             continue
         except ToolkitError as e:
-            print(f"semidp: {path}: cannot be evaluated: {e}", file=sys.stderr)
+            why = e.summary if isinstance(e, SearchTooLarge) else str(e)  # the hint names Python arguments
+            print(f"semidp: {path}: cannot be evaluated: {why}", file=sys.stderr)
             invalid = True
             continue
         except Exception as e:  # a bug of ours: one line, exit 2, never a bare traceback or exit 1

@@ -69,7 +69,7 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         label = f"OPTIMAL K-norm ball conv(S) ({optimal.method})"
     except SearchTooLarge as e:
         ball = containing_ball(s_space, relation=semi)
-        label = f"{ball.label}; the optimal hull was refused: {e}"
+        label = f"{ball.label}; the optimal hull was refused: {e.summary}"
         # The other exact, invariant-keeping candidate: projected Laplace on Delta_1(S). Pick the smaller
         # expected l2 error (upper bounds on both sides, so the choice is never made on an optimistic number).
         lap = build_laplace(ctx, dataclasses.replace(m, kind="projected-laplace"), s_space, semi)
@@ -87,7 +87,7 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
                 label=(
                     f"NON-OPTIMAL fallback for k-norm: {lap.info['label']}; chosen over the containing "
                     f"{ball.kind} (E||noise||_2 <= {lap_upper:.4g} vs {ball_upper:.4g}); the optimal hull "
-                    f"was refused: {e}"
+                    f"was refused: {e.summary}"
                 ),
             )
             return lap

@@ -203,7 +203,7 @@ def _semi_distance(
         d = up(per_step * a) if norm == "l2" else per_step * a
         return d, (
             f"upper bound {per_step:g} x a(t) (each of a(t) = {a} {rel.spec_name} steps moves the "
-            f"histogram by at most {per_step:g} in {norm}); the exact S was refused: {e}"
+            f"histogram by at most {per_step:g} in {norm}); the exact S was refused: {e.summary}"
         )
 
 
