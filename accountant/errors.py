@@ -64,9 +64,13 @@ def format_size(x: float) -> str:
     """``x`` to 4 significant digits (sizes in messages); integers beyond the float range as ``d.ddde+N``."""
     try:
         return f"{x:.4g}"
-    except OverflowError:  # an int too large for a float
-        digits = str(abs(int(x)))
-        return f"{'-' if x < 0 else ''}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+    except OverflowError:  # an int too large for a float (and maybe for str(): Python caps it at 4300 digits)
+        n = abs(int(x))
+        exp = (n.bit_length() - 1) * 30103 // 100000  # floor(log10(n)) or one less, without a decimal string
+        while 10 ** (exp + 1) <= n:
+            exp += 1
+        lead = n // 10 ** (exp - 3)  # the leading 4 digits, truncated (a size is never shown as larger)
+        return f"{'-' if x < 0 else ''}{lead // 1000}.{lead % 1000:03d}e+{exp}"
 
 
 class SearchTooLarge(InvalidArgument):

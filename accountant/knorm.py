@@ -83,7 +83,7 @@ from semidp.accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verifie
 from semidp.accountant.relations import Relation
 from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.accountant.span_coordinates import SpanCoordinates
-from semidp.accountant.symmetric_fan import symmetric_fan
+from semidp.accountant.symmetric_fan import check_variant_size, symmetric_fan
 from semidp.accountant.table_symmetry import TableSymmetry
 
 #: Relative tolerance of the float geometry checks (a vertex has gauge exactly 1).
@@ -231,6 +231,7 @@ class KNormBall(SpanCoordinates):
             A construction check failed (see the module notes).
         """
         if symmetry is not None:
+            check_variant_size(symmetry)  # before any work on S
             symmetry.check_invariant(space)
         cert = certified_span(space)
         q, s = cert.orthonormal, cert.rank

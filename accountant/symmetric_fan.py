@@ -73,6 +73,19 @@ def snap_facet(q: FloatArray, a: FloatArray, u: IntArray, perp: IntArray, s: int
     return SnappedFacet(num, int(den), tight, q.T @ (num.astype(np.float64) / den), 0)
 
 
+def check_variant_size(sym: TableSymmetry) -> None:
+    """Raise SearchTooLarge when canonical forms under ``sym`` (``r!`` row permutations, transposes, signs,
+    times the cells) exceed :data:`VARIANT_LIMIT`: checked before any work on S."""
+    n_variants = math.factorial(sym.rows) * (2 if sym.transposes else 1) * 2
+    if n_variants * sym.rows * sym.cols > VARIANT_LIMIT:
+        raise SearchTooLarge(
+            f"canonical forms under {sym.rows}! row permutations",
+            n_variants * sym.rows * sym.cols,
+            VARIANT_LIMIT,
+            "Orient the table with rows <= cols, or use containing_ball(space).",
+        )
+
+
 def symmetric_fan(
     cert: SpanCertificate,
     sym: TableSymmetry,
@@ -89,14 +102,7 @@ def symmetric_fan(
     import sympy
 
     t0 = time.monotonic()
-    n_variants = math.factorial(sym.rows) * (2 if sym.transposes else 1) * 2
-    if n_variants * sym.rows * sym.cols > VARIANT_LIMIT:
-        raise SearchTooLarge(
-            f"canonical forms under {sym.rows}! row permutations",
-            n_variants * sym.rows * sym.cols,
-            VARIANT_LIMIT,
-            "Orient the table with rows <= cols, or use containing_ball(space).",
-        )
+    check_variant_size(sym)
     q, s = cert.orthonormal, cert.rank
     u = cert.nonzero
     pts = u.astype(np.float64) @ q

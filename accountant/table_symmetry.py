@@ -25,6 +25,11 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 
+def _sorted_rows(a: IntArray) -> IntArray:
+    """The rows of ``a`` in lexicographic order (vectorised)."""
+    return a[np.lexsort(a.T[::-1])]
+
+
 @dataclass(frozen=True, slots=True)
 class TableElement:
     """An element of :class:`TableSymmetry`: ``u -> sign * (u or u.T)[rows, :][:, cols]``."""
@@ -88,9 +93,9 @@ class TableSymmetry:
         ]
         if self.transposes:
             gens.append(m.transpose(0, 2, 1))
-        vs = set(space.vectors)
-        for g in gens:
-            if any(tuple(int(x) for x in v) not in vs for v in g.reshape(len(m), -1)):
+        rows = _sorted_rows(space.array)
+        for g in gens:  # g permutes the finite set S' = g(S); S' = S iff both sorted row lists agree
+            if not np.array_equal(_sorted_rows(g.reshape(len(m), -1)), rows):
                 raise InvalidArgument(
                     "The sensitivity space is not invariant under row/column permutations, "
                     "transposition and sign; build the ball without symmetry."

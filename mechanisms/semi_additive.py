@@ -166,13 +166,19 @@ class SemiLaplaceMechanism:
         if space.size == 0 or space.l1 == 0:
             raise InvalidArgument("the sensitivity space is {0}: nothing to privatise; release h(X) directly.")
         cert = certified_span(space)
-        return cls(
-            up_exact(Q(space.l1) / Q(epsilon)),
-            space.l1,
-            np.asarray(cert.orthonormal, dtype=np.float64),
-            bool(projected),
-            relation,
-        )
+        return cls.from_norms(space.l1, np.asarray(cert.orthonormal, dtype=np.float64), epsilon, relation, projected)
+
+    @classmethod
+    def from_norms(
+        cls, l1: int, basis: FloatArray, epsilon: float, relation: Relation, projected: bool = False
+    ) -> SemiLaplaceMechanism:
+        r""":math:`b=\Delta_1/\varepsilon`, rounded up, from the exact :math:`\Delta_1` and an orthonormal basis
+        of a subspace V containing S (e.g. :class:`accountant.table_space_norms.TableSpaceNorms`, when S is too
+        large to list). The module notes' projection argument holds for any such V: :math:`x-x'\in S\subseteq V`
+        gives :math:`(I-P_V)x=(I-P_V)x'`."""
+        check_positive("epsilon", epsilon)
+        check_int("l1", l1, minimum=1)
+        return cls(up_exact(Q(l1) / Q(epsilon)), l1, np.asarray(basis, dtype=np.float64), bool(projected), relation)
 
     @property
     def dimension(self) -> int:

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.errors import InvalidSpec, UnsupportedRelease
 from semidp.accountant.guarantees import Guarantee
-from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Unknown, Verified
 from semidp.accountant.semiadjacent import semi_adjacent_parameter
 from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.verify.certify import certify_summary
@@ -186,7 +186,9 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework)
     if part.effective_extra:
         eff = eff.with_extra(**part.effective_extra)
-    a_outcome = part.semi_adjacent_check or check_semi_adjacent(ctx.space, ctx.invariant, ctx.relation, a, ctx.table)
+    a_outcome = part.semi_adjacent_check or check_semi_adjacent(
+        ctx.space, ctx.invariant, ctx.relation, a, ctx.table, ctx.remaining()
+    )
     if part.semi_adjacent_check is None and isinstance(a_outcome, Verified) and not a.exact:  # bounds: not a PASS
         a_outcome = Unknown(
             f"only bounds are proven: {a.bounds_text()} (every guarantee here uses the upper "
@@ -203,6 +205,16 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
         checks.append(Check("claim", part.claim_override))
     else:
         checks += [_claim_with_bounds(c, ctx, part) for c in claim_check(spec, part.effective)]
+    claims = [c.outcome for c in checks if c.name == "claim"]
+    if isinstance(a_outcome, Unknown) and not a.exact and claims and all(isinstance(o, Verified) for o in claims):
+        # The claim holds at the proven upper end of a(t): the exact value cannot change the verdict.
+        checks[0] = Check(
+            "semi-adjacent-parameter",
+            NotApplicable(
+                f"{a_outcome.reason}; the claim is verified at the upper end, so the exact a(t) "
+                "does not change the verdict"
+            ),
+        )
     sections = list(part.sections)
     if reports_sensitivity and spec.query is not None:
         sens, sens_outcome = sensitivity_section(spec, ctx.space, ctx.invariant, a, ctx.remaining())

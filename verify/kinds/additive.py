@@ -35,6 +35,7 @@ from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
 from semidp.accountant.outcome import Outcome
 from semidp.accountant.relations import SemiAdjacent
 from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.table_space_norms import TableSpaceNorms
 from semidp.mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
 from semidp.mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
 from semidp.mechanisms.subspace import ProjectedGaussian, ProjectedLaplace
@@ -135,8 +136,25 @@ def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, s
 def build_laplace(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi: SemiAdjacent) -> BuiltMechanism:
     """``laplace`` / ``projected-laplace``: Lap(Delta_1(S)/epsilon) per cell, projected onto span(S) or not."""
     eps = pure_target(ctx, m)
+    mech = SemiLaplaceMechanism.for_epsilon(s_space, eps, semi, projected=m.kind == "projected-laplace")
+    return _laplace_built(mech, eps, semi)
+
+
+def build_laplace_from_norms(
+    ctx: Context, m: CalibratedSpec, norms: TableSpaceNorms, semi: SemiAdjacent
+) -> BuiltMechanism:
+    """``laplace`` / ``projected-laplace`` when S is too large to list: Delta_1 and span(S) in closed form
+    (:class:`accountant.table_space_norms.TableSpaceNorms`, a superset of S at the table: conservative)."""
+    eps = pure_target(ctx, m)
     projected = m.kind == "projected-laplace"
-    mech = SemiLaplaceMechanism.for_epsilon(s_space, eps, semi, projected=projected)
+    basis = norms.orthonormal_basis()
+    mech = SemiLaplaceMechanism.from_norms(norms.l1, basis, eps, semi, projected=projected)
+    return _laplace_built(mech, eps, semi)
+
+
+def _laplace_built(mech: SemiLaplaceMechanism, eps: float, semi: SemiAdjacent) -> BuiltMechanism:
+    """The report fields and the E||noise||_2^2 check of a calibrated Laplace mechanism."""
+    projected = mech.projected
     label = (
         "Laplace noise projected onto span(S) (keeps the invariant; post-processing pair by pair)"
         if projected
@@ -224,8 +242,10 @@ def build_subspace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
 
 GAUSSIAN = CalibratedKind("gaussian", GaussianSpec, build_gaussian)
 PROJECTED_GAUSSIAN = CalibratedKind("projected-gaussian", GaussianSpec, build_gaussian, build_subspace)
-LAPLACE = CalibratedKind("laplace", CalibratedSpec, build_laplace)
-PROJECTED_LAPLACE = CalibratedKind("projected-laplace", CalibratedSpec, build_laplace, build_subspace)
+LAPLACE = CalibratedKind("laplace", CalibratedSpec, build_laplace, norms_builder=build_laplace_from_norms)
+PROJECTED_LAPLACE = CalibratedKind(
+    "projected-laplace", CalibratedSpec, build_laplace, build_subspace, norms_builder=build_laplace_from_norms
+)
 
 __all__ = [
     "GAUSSIAN",
@@ -234,6 +254,7 @@ __all__ = [
     "PROJECTED_LAPLACE",
     "build_gaussian",
     "build_laplace",
+    "build_laplace_from_norms",
     "build_subspace",
     "gdp_mu_for_zcdp",
     "pure_target",

@@ -23,13 +23,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semidp.accountant.conversion_routes import AnyGuarantee
+from semidp.accountant.errors import BudgetExhausted, SearchTooLarge
 from semidp.accountant.gaussian import gdp_delta
 from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
 from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Verified
 from semidp.accountant.relations import Relation, SemiAdjacent
 from semidp.accountant.semidp import joint_release_dp
 from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.sensitivity_results import one_way_table
 from semidp.accountant.sensitivity_search import semi_sensitivity_search
+from semidp.accountant.table_space_norms import TableSpaceNorms
 from semidp.mechanisms.protocol import Mechanism
 from semidp.verify.context import Context, KindResult
 from semidp.verify.monte_carlo import LEVEL, mc_interval
@@ -88,6 +91,8 @@ class BuiltMechanism:
 
 Builder = Callable[[Context, CalibratedSpec, SensitivitySpace, SemiAdjacent], BuiltMechanism]
 """Builds a kind's mechanism on the exact Semi-DP sensitivity space S."""
+NormsBuilder = Callable[[Context, CalibratedSpec, TableSpaceNorms, SemiAdjacent], BuiltMechanism]
+"""Builds a kind's mechanism from the closed-form norms and span of S when S is too large to list."""
 SubspaceBuilder = Callable[[Context, CalibratedSpec], BuiltMechanism]
 """Builds a kind's subspace-DP mechanism (``claim.framework = "subspace-dp"``) on the base relation."""
 
@@ -171,6 +176,9 @@ class CalibratedKind:
     subspace_builder: SubspaceBuilder | None = None
     """Set for the kinds that also run as Gao, Gong & Yu's mechanisms (adds ``subspace-dp``)."""
     reports_sensitivity: bool = True
+    norms_builder: NormsBuilder | None = None
+    """Set for the kinds that can be calibrated from S's norms and span alone: used for a table under both
+    one-way margins whose S is too large to list within the budget (:mod:`accountant.table_space_norms`)."""
 
     @property
     def frameworks(self) -> tuple[str, ...]:
@@ -219,6 +227,12 @@ class CalibratedKind:
             probs.append(Problem("mechanism.epsilon", f"{m.kind} needs epsilon (pure DP: no mu, no delta)"))
         return probs
 
+    @staticmethod
+    def _norms(ctx: Context) -> TableSpaceNorms | None:
+        """The closed-form norms of S for a table under both one-way margins (radius a(t) <= 3), else None."""
+        rc = one_way_table(ctx.space, ctx.invariant)
+        return None if rc is None or ctx.a.value > 3 else TableSpaceNorms(rc[0], rc[1], ctx.a.value)
+
     def run(self, ctx: Context) -> KindResult:
         """Build, calibrate, draw and check (see the module docstring)."""
         m = ctx.mechanism(CalibratedSpec)
@@ -233,10 +247,25 @@ class CalibratedKind:
         if ctx.framework == "subspace-dp" and self.subspace_builder is not None:
             built = self.subspace_builder(ctx, m)  # calibrated on the base relation: S is not needed
         else:
-            res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None, time_limit=ctx.remaining())
-            s_space = res.space
-            built = self.builder(ctx, m, s_space, semi)
-            mechanism_info.update(sensitivity_space=s_space.label, sensitivity_exact=res.exact)
+            try:
+                res = semi_sensitivity_search(
+                    space, inv, a.value, table=table_list, query=None, time_limit=ctx.remaining()
+                )
+            except (SearchTooLarge, BudgetExhausted) as e:
+                norms = self._norms(ctx)
+                if norms is None or self.norms_builder is None:
+                    raise
+                built = self.norms_builder(ctx, m, norms, semi)
+                why = e.summary if isinstance(e, SearchTooLarge) else str(e)
+                mechanism_info.update(
+                    sensitivity_space=norms.label,
+                    sensitivity_exact=False,
+                    sensitivity_not_listed=f"S at the table was not listed ({why}); its closed-form superset is used",
+                )
+            else:
+                s_space = res.space
+                built = self.builder(ctx, m, s_space, semi)
+                mechanism_info.update(sensitivity_space=s_space.label, sensitivity_exact=res.exact)
         mechanism_info.update(built.info)
         mech_g, advertised = built.guarantee, built.advertised
         effective: AnyGuarantee = mech_g

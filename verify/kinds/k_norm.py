@@ -31,10 +31,11 @@ from semidp.accountant.outcome import Outcome, Refuted, Verified
 from semidp.accountant.relations import SemiAdjacent
 from semidp.accountant.root_polytope import RootPolytopeBall
 from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.table_space_norms import TableSpaceNorms
 from semidp.accountant.table_symmetry import TableSymmetry
 from semidp.mechanisms.knorm import KNormMechanism
 from semidp.verify.context import Context
-from semidp.verify.kinds.additive import build_laplace, pure_target
+from semidp.verify.kinds.additive import build_laplace, build_laplace_from_norms, pure_target
 from semidp.verify.kinds.calibrated import BuiltMechanism, CalibratedKind, CalibratedSpec
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 
@@ -151,6 +152,33 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
     return BuiltMechanism(knorm, semi, PureDP(eps, semi), info, True, check)
 
 
+def build_knorm_from_norms(
+    ctx: Context, m: CalibratedSpec, norms: TableSpaceNorms, semi: SemiAdjacent
+) -> BuiltMechanism:
+    """The labelled NON-OPTIMAL fallback when S is too large to list (so conv(S) is out of reach too):
+    projected Laplace on the closed-form Delta_1(S) and span(S) (:mod:`accountant.table_space_norms`)."""
+    eps = pure_target(ctx, m)
+    lap = build_laplace_from_norms(ctx, dataclasses.replace(m, kind="projected-laplace"), norms, semi)
+    lap_upper = math.sqrt(lap.info["expected_squared_error"])  # Jensen
+    # The containing l2-ball of radius Delta_2 in span(S): E||R U||_2 = (s+1)/eps * s/(s+1) * r = s r / eps.
+    ball_upper = norms.rank * norms.l2 / eps
+    smaller = "smaller" if lap_upper <= ball_upper else "larger, but the ball is not built without listing S"
+    lap.info.update(
+        optimal=False,
+        alternatives={
+            "containing-ball": {"kind": "l2-ball", "expected_l2_upper": ball_upper},
+            "projected-laplace": {"expected_l2_upper": lap_upper},
+        },
+        fallback="projected-laplace",
+        label=(
+            f"NON-OPTIMAL fallback for k-norm: {lap.info['label']}; E||noise||_2 <= {lap_upper:.4g}, {smaller} "
+            f"than the containing l2-ball's {ball_upper:.4g}; the optimal hull needs S listed, and S "
+            f"({norms.size} vectors) was not"
+        ),
+    )
+    return lap
+
+
 def _root_polytope(ctx: Context, s_space: SensitivitySpace, semi: SemiAdjacent) -> RootPolytopeBall | None:
     """The closed-form conv(S) of a 2 x c table under both margins, when S is exactly its moves set."""
     feats = ctx.spec.data.features
@@ -190,6 +218,6 @@ def _containing_ball_mean_upper(ball: ContainingBall, eps: float) -> float:
     return (s + 1) / eps * mean_u
 
 
-K_NORM = CalibratedKind("k-norm", CalibratedSpec, build_knorm)
+K_NORM = CalibratedKind("k-norm", CalibratedSpec, build_knorm, norms_builder=build_knorm_from_norms)
 
-__all__ = ["KNORM_REFERENCE_DRAWS", "K_NORM", "build_knorm"]
+__all__ = ["KNORM_REFERENCE_DRAWS", "K_NORM", "build_knorm", "build_knorm_from_norms"]
