@@ -1,0 +1,507 @@
+r"""Mechanism parts of the scalable PLD engine and their certified grid discretisations.
+
+Each part is a frozen description of one mechanism (house style R1/R3); the
+engine (:mod:`semidp.accountant.pld_engine`) asks it for two laws on the grid
+:math:`h\mathbb Z` of privacy losses, one that *dominates* the true privacy-loss
+distribution (PLD) and one that *is dominated* by it (:class:`GridLaw`).
+
+Conventions
+-----------
+* The PLD of a pair :math:`(P,Q)` is the law of :math:`L=\log\frac{dQ}{dP}` under
+  :math:`Q` (mass at :math:`+\infty` where :math:`P=0`); the privacy profile is
+  :math:`\delta(\varepsilon)=\mathbb E_Q[(1-e^{\varepsilon-L})_+]+Q(L=\infty)`
+  [DRS22, Prop. 2.12], [KJH20, Eq. (3)].
+* ``sensitivity`` is the largest change of the query between two neighbouring
+  datasets **under the relation the caller uses**: for replace-one it is the
+  replace-one sensitivity, for add/remove the add/remove one. Every part here
+  is symmetric: the reflection :math:`x\mapsto\Delta-x` maps the pair
+  :math:`(M(0),M(\Delta))` onto :math:`(M(\Delta),M(0))`, so both orderings
+  have the same PLD and "the worse of the two orderings" (what
+  ``dp_accounting`` computes for add/remove) is that common PLD.
+
+Discretisation (losses in units of the grid spacing ``h``)
+----------------------------------------------------------
+* **Pessimistic** ("connect the dots", [DGKKM22, Sec. 4]): the Q-mass of every
+  loss cell :math:`[ah,(a+1)h]` (Q-mass :math:`q`, P-mass :math:`p`) is split
+  between the two cell ends so that both :math:`q` and :math:`p` are kept:
+  :math:`\omega_{a+1}=(q-pe^{ah})/(1-e^{-h})`, :math:`\omega_a=q-\omega_{a+1}`.
+  In :math:`u=e^{-L}` this is a mean-preserving spread, and
+  :math:`u\mapsto(1-e^{\varepsilon}u)_+` is convex, so :math:`\delta(\varepsilon)`
+  can only grow (Jensen), for *every* :math:`\varepsilon`; nested convexity
+  makes it survive composition. Float errors are absorbed by moving mass
+  **up** (``omega_{a+1}`` padded up, losses rounded up, masses rounded up);
+  truncated upper tails go to :math:`+\infty`, lower tails to the lowest cell.
+* **Optimistic**: each loss is rounded **down** to the grid (stochastically
+  smaller), masses rounded down; the truncated lower tail is dropped, the upper
+  tail put on the top cell (below its true place). Error :math:`O(h)` per part.
+
+Float inputs of the closed forms (``scipy.special.log_ndtr``, ``expm1``) are
+trusted to the relative accuracy :data:`REL_PAD` (a few ulps measured; the
+pad is orders of magnitude above it), as in :mod:`semidp.accountant.gaussian`.
+
+References
+----------
+[DRS22]  Dong, Roth & Su, "Gaussian Differential Privacy", JRSS-B 2022, arXiv:1905.02383, Prop. 2.12.
+[KJH20]  Koskela, Jälkö & Honkela, "Computing Tight Differential Privacy Guarantees Using FFT", AISTATS 2020.
+[DGKKM22] Doroshenko, Ghazi, Kamath, Kumar & Manurangsi, "Connect the Dots: Tighter Discrete
+         Approximations of Privacy Loss Distributions", PETS 2022, arXiv:2207.04380v1, Sec. 4.
+[CKS20]  Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020.
+[KOV15]  Kairouz, Oh & Viswanath, "The Composition Theorem for Differential Privacy", ICML 2015, Thm. 2.4
+         (the dominating pair of an (epsilon, delta)-DP mechanism).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special
+
+from semidp.accountant.arguments import check_in_interval, check_int, check_nonnegative, check_positive
+from semidp.accountant.errors import InvalidArgument
+
+__all__ = [
+    "DEFAULT_TAIL_MASS",
+    "REL_PAD",
+    "ApproxDPPart",
+    "DiscreteGaussianPart",
+    "DiscreteLaplacePart",
+    "GaussianPart",
+    "GridLaw",
+    "LaplacePart",
+    "PLDPart",
+    "RandomizedResponsePart",
+    "grid_from_atoms",
+]
+
+#: Relative accuracy trusted for float closed forms (log_ndtr, exp, expm1): a pad far above a few ulps.
+REL_PAD = 1e-9
+#: Relative pad on float losses from closed forms (a few ulps; correctly rounded ops have error <= u).
+LOSS_PAD = 16 * 2.0**-53
+#: Default Q-mass of each truncated tail of an unbounded part (moved to +inf, pessimistic; dropped, optimistic).
+DEFAULT_TAIL_MASS = 1e-30
+#: Largest number of grid cells one part may occupy.
+MAX_PART_POINTS = 2**24
+
+_U = 2.0**-53
+
+
+@dataclass(frozen=True, slots=True)
+class GridLaw:
+    """A PLD on the grid ``h * (offset + i)``: ``masses[i]`` plus ``inf_mass`` at ``+inf``.
+
+    Produced by :meth:`PLDPart.grid_law`; a pessimistic law dominates the true PLD
+    (larger ``delta(eps)`` for every ``eps``), an optimistic one is dominated by it.
+    """
+
+    offset: int
+    """Grid index of ``masses[0]``."""
+    masses: NDArray[np.float64]
+    """Non-negative Q-masses of consecutive grid points."""
+    inf_mass: float
+    """Q-mass at loss ``+inf``."""
+    h: float
+    """Grid spacing (a power of two)."""
+
+    def delta(self, eps: float) -> float:
+        r"""``sum_i masses[i] (1 - e^{eps - l_i})_+ + inf_mass`` (plain float; for tests and single parts)."""
+        loss = self.h * (self.offset + np.arange(self.masses.size))
+        sel = loss > eps
+        return float(np.sum(self.masses[sel] * -np.expm1(eps - loss[sel]))) + self.inf_mass
+
+
+@runtime_checkable
+class PLDPart(Protocol):
+    """One mechanism for :func:`semidp.accountant.pld_engine.compose_plds`."""
+
+    def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
+        """The dominating (``pessimistic=True``) or dominated law on the grid ``h Z``."""
+        ...
+
+    def loss_scale(self) -> float:
+        """A typical spread (standard deviation) of the loss, to choose grids."""
+        ...
+
+    def support_width(self) -> float:
+        """Width of the loss range the discretisation covers (finite part), to choose grids."""
+        ...
+
+
+# --------------------------------------------------------------------------------------
+# shared discretisers
+# --------------------------------------------------------------------------------------
+
+
+def _pad_up(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.asarray(x * (1.0 + REL_PAD) + 0.0, dtype=np.float64)
+
+
+def _pad_down(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.asarray(np.maximum(x * (1.0 - REL_PAD), 0.0), dtype=np.float64)
+
+
+def _accumulate(idx: NDArray[np.int64], w: NDArray[np.float64], lo: int, hi: int) -> NDArray[np.float64]:
+    out = np.zeros(hi - lo + 1, dtype=np.float64)
+    np.add.at(out, idx - lo, w)
+    # np.add.at sums in float: pad the (positive) sums by their relative error bound
+    return out
+
+
+def grid_from_atoms(
+    loss: NDArray[np.float64],
+    q: NDArray[np.float64],
+    inf_mass: float,
+    h: float,
+    *,
+    pessimistic: bool,
+    exact: NDArray[np.bool_] | None = None,
+) -> GridLaw:
+    r"""Put point masses ``q`` at losses ``loss`` on the grid ``h Z`` (connect-the-dots up, or floor down).
+
+    ``loss`` and ``q`` are the exact values up to :data:`REL_PAD`; the pessimistic
+    law rounds them up (by :data:`LOSS_PAD` relative, except where ``exact`` is true: losses that
+    are exactly the float given) before splitting :math:`\omega_{a+1}=q(1-e^{ah-l})/(1-e^{-h})`
+    [DGKKM22, Sec. 4]; the optimistic law floors the loss and rounds ``q`` down.
+    """
+    loss = np.asarray(loss, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    if pessimistic:
+        lu = loss + LOSS_PAD * np.abs(loss) + 1e-300
+        if exact is not None:
+            lu = np.where(exact, loss, lu)
+        a = np.floor(lu / h).astype(np.int64)
+        frac = np.clip(lu - a * h, 0.0, h)  # lu in [a h, (a+1) h]; exact for h a power of two up to rounding
+        qu = _pad_up(q)
+        wb = _pad_up(qu * (-np.expm1(-frac)) / (-math.expm1(-h)))  # mass to a+1, rounded up
+        wb = np.minimum(wb, qu)
+        wa = (qu - wb) * (1.0 + 4 * _U)  # the float subtraction may lose u: add it back
+        lo, hi = int(a.min()), int(a.max()) + 1
+        m = _accumulate(a, wa, lo, hi) + _accumulate(a + 1, wb, lo, hi)
+        m = m * (1.0 + (loss.size + 2) * 2 * _U)  # summation error of positive terms, rounded up
+        return GridLaw(lo, m, min(1.0, inf_mass * (1.0 + 4 * _U)), h)
+    ld = loss - LOSS_PAD * np.abs(loss) - 1e-300
+    if exact is not None:
+        ld = np.where(exact, loss, ld)
+    a = np.floor(ld / h).astype(np.int64)
+    lo, hi = int(a.min()), int(a.max())
+    m = _accumulate(a, _pad_down(q), lo, hi) * (1.0 - (loss.size + 2) * 2 * _U)
+    return GridLaw(lo, np.maximum(m, 0.0), inf_mass * (1.0 - 4 * _U), h)
+
+
+def _grid_from_cells(
+    a0: int, q: NDArray[np.float64], pe: NDArray[np.float64], h: float, *, pessimistic: bool
+) -> GridLaw:
+    """Cells ``[ (a0+i) h, (a0+i+1) h ]`` with Q-mass ``q[i]`` and ``pe[i] = P-mass * e^{(a0+i) h}``."""
+    if pessimistic:
+        qu = _pad_up(q)
+        err = REL_PAD * (q + pe)  # absolute error of q - pe (both trusted to REL_PAD)
+        wb = (q - pe + 2 * err) / (-math.expm1(-h))
+        wb = np.clip(_pad_up(wb), 0.0, qu)
+        wa = (qu - wb) * (1.0 + 4 * _U)
+        m = np.zeros(q.size + 1)
+        m[:-1] += wa
+        m[1:] += wb
+        return GridLaw(a0, m * (1.0 + 4 * _U), 0.0, h)
+    return GridLaw(a0, _pad_down(q), 0.0, h)
+
+
+def _merge(laws: list[GridLaw], *, pessimistic: bool) -> GridLaw:
+    h = laws[0].h
+    lo = min(g.offset for g in laws)
+    hi = max(g.offset + g.masses.size - 1 for g in laws)
+    m = np.zeros(hi - lo + 1)
+    for g in laws:
+        m[g.offset - lo : g.offset - lo + g.masses.size] += g.masses
+    fac = (1.0 + 2 * len(laws) * _U) if pessimistic else (1.0 - 2 * len(laws) * _U)
+    return GridLaw(lo, m * fac, sum(g.inf_mass for g in laws) * fac, h)
+
+
+def _log_cell_masses(z: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log(Phi(z[i+1]) - Phi(z[i]))`` for increasing ``z``, without cancellation in either tail.
+
+    Cells above the median use the upper tail ``Phi(-z)``, the others ``Phi(z)``; each
+    ``log_ndtr`` is evaluated once per edge.
+    """
+    lo_t = special.log_ndtr(z)  # log Phi(z)
+    up_t = special.log_ndtr(-z)  # log Phi(-z)
+    upper = z[:-1] > 0
+    a = np.where(upper, up_t[:-1], lo_t[1:])
+    b = np.where(upper, up_t[1:], lo_t[:-1])
+    with np.errstate(divide="ignore"):
+        return np.asarray(a + np.log(-np.expm1(b - a)), dtype=np.float64)
+
+
+def _is_exact_ratio(num: float, den: float, value: float) -> bool:
+    """Whether the float ``value`` equals the real ``num / den`` exactly."""
+    return Fraction(num) / Fraction(den) == Fraction(value)
+
+
+def _check_h(h: float) -> float:
+    h = check_positive("h", h)
+    if math.frexp(h)[0] != 0.5:
+        raise InvalidArgument(f"h={h!r} must be a power of two (exact grid arithmetic).")
+    return h
+
+
+def _check_points(n: float, what: str) -> None:
+    if n > MAX_PART_POINTS:
+        raise InvalidArgument(f"{what} needs {n:.3g} grid points (> {MAX_PART_POINTS}); use a coarser grid h.")
+
+
+# --------------------------------------------------------------------------------------
+# parts
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GaussianPart:
+    r"""Gaussian mechanism :math:`N(f(x),\sigma^2)`: PLD :math:`N(\mu^2/2,\mu^2)`, :math:`\mu=\Delta/\sigma` [DRS22, Thm. 2.7].
+
+    Examples
+    --------
+    >>> g = GaussianPart(sigma=1.0).grid_law(2.0**-8, pessimistic=True)
+    >>> 0.126 < g.delta(1.0) < 0.1275   # exact 0.126936 [BW18, Thm. 8]
+    True
+    """
+
+    sigma: float
+    """Noise standard deviation (> 0)."""
+    sensitivity: float = 1.0
+    """L2 sensitivity under the caller's neighbouring relation (> 0)."""
+
+    def __post_init__(self) -> None:
+        check_positive("sigma", self.sigma)
+        check_positive("sensitivity", self.sensitivity)
+
+    def loss_scale(self) -> float:
+        return self.sensitivity / self.sigma
+
+    def support_width(self) -> float:
+        return 24.0 * self.sensitivity / self.sigma
+
+    def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
+        h = _check_h(h)
+        check_in_interval("tail_mass", tail_mass, 0.0, 0.5, lo_open=True, hi_open=True)
+        mu = self.sensitivity / self.sigma
+        m = mu * mu / 2.0
+        z = -float(special.ndtri(tail_mass))
+        a0 = math.floor((m - z * mu) / h)
+        a1 = math.ceil((m + z * mu) / h)
+        _check_points(a1 - a0, "GaussianPart")
+        edges = h * np.arange(a0, a1 + 1, dtype=np.float64)  # exact (h a power of two)
+        q = np.exp(_log_cell_masses((edges - m) / mu))  # Q: N(m, mu^2)
+        if pessimistic:
+            pe = np.exp(_log_cell_masses((edges + m) / mu) + edges[:-1])  # P: N(-m, mu^2), times e^{a h}
+        else:
+            pe = q  # unused by the optimistic (floor) discretisation
+        law = _grid_from_cells(a0, q, pe, h, pessimistic=pessimistic)
+        low_tail = float(special.ndtr((edges[0] - m) / mu))
+        high_tail = float(special.ndtr(-(edges[-1] - m) / mu))
+        mass = law.masses.copy()
+        if pessimistic:
+            mass[0] += low_tail * (1 + REL_PAD)
+            return GridLaw(a0, mass, min(1.0, high_tail * (1 + REL_PAD)), h)
+        mass[-1] += high_tail * (1 - REL_PAD)
+        return GridLaw(a0, mass, 0.0, h)
+
+
+@dataclass(frozen=True, slots=True)
+class LaplacePart:
+    r"""Laplace mechanism :math:`f(x)+\mathrm{Lap}(b)`: loss :math:`(|y|-|y-\Delta|)/b\in[-D,D]`, :math:`D=\Delta/b`.
+
+    Under :math:`Q=\mathrm{Lap}(\Delta,b)`: atom :math:`\tfrac12` at :math:`D`, atom
+    :math:`\tfrac12e^{-D}` at :math:`-D`, and on :math:`(-D,D)` Q-mass
+    :math:`\tfrac12e^{-(D-l)/2}\,dl/2` (P-mass :math:`e^{-l}` times that) [KJH20, Sec. 6].
+    It is :math:`D`-pure DP, so the composed profile vanishes beyond :math:`kD`.
+    """
+
+    b: float
+    """Laplace scale (> 0)."""
+    sensitivity: float = 1.0
+    """L1 sensitivity under the caller's neighbouring relation (> 0)."""
+
+    def __post_init__(self) -> None:
+        check_positive("b", self.b)
+        check_positive("sensitivity", self.sensitivity)
+
+    def loss_scale(self) -> float:
+        return self.sensitivity / self.b
+
+    def support_width(self) -> float:
+        return 2.0 * self.sensitivity / self.b
+
+    def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
+        h = _check_h(h)
+        d = self.sensitivity / self.b
+        a0, a1 = math.floor(-d / h), math.ceil(d / h)
+        _check_points(a1 - a0, "LaplacePart")
+        edges = h * np.arange(a0, a1 + 1, dtype=np.float64)
+        l1 = np.maximum(edges[:-1], -d)
+        l2 = np.minimum(edges[1:], d)
+        w = np.maximum(l2 - l1, 0.0)
+        dm = -np.expm1(-w / 2.0)
+        q = 0.5 * np.exp(-(d - l2) / 2.0) * dm
+        pe = 0.5 * np.exp(-(d + l1) / 2.0 + edges[:-1]) * dm
+        cells = _grid_from_cells(a0, q, pe, h, pessimistic=pessimistic)
+        ex = _is_exact_ratio(self.sensitivity, self.b, d)
+        atoms = grid_from_atoms(
+            np.array([-d, d]),
+            np.array([0.5 * math.exp(-d), 0.5]),
+            0.0,
+            h,
+            pessimistic=pessimistic,
+            exact=np.array([ex, ex]),
+        )
+        return _merge([cells, atoms], pessimistic=pessimistic)
+
+
+@dataclass(frozen=True, slots=True)
+class DiscreteGaussianPart:
+    r"""Discrete Gaussian :math:`N_{\mathbb Z}(0,\sigma^2)` on an integer query [CKS20, Def. 1].
+
+    Outcome :math:`y` has loss :math:`(2y\Delta-\Delta^2)/(2\sigma^2)` and Q-mass
+    :math:`e^{-(y-\Delta)^2/(2\sigma^2)}/Z` (the exact pmf, :math:`Z` summed over the kept range;
+    the remaining tail is bounded geometrically and moved to :math:`+\infty` / the lowest loss
+    (pessimistic) or dropped (optimistic)).
+    """
+
+    sigma2: float
+    """Variance parameter :math:`\\sigma^2` (> 0)."""
+    sensitivity: int = 1
+    """Integer sensitivity :math:`\\Delta\\ge1` under the caller's neighbouring relation."""
+
+    def __post_init__(self) -> None:
+        check_positive("sigma2", self.sigma2)
+        check_int("sensitivity", self.sensitivity, minimum=1)
+
+    def loss_scale(self) -> float:
+        return self.sensitivity / math.sqrt(self.sigma2)
+
+    def support_width(self) -> float:
+        return 24.0 * self.sensitivity / math.sqrt(self.sigma2)
+
+    def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
+        h = _check_h(h)
+        check_in_interval("tail_mass", tail_mass, 0.0, 0.5, lo_open=True, hi_open=True)
+        s2, dl = self.sigma2, self.sensitivity
+        sigma = math.sqrt(s2)
+        t = math.ceil(sigma * math.sqrt(2.0 * math.log(1.0 / tail_mass) + 4.0)) + 1  # e^{-t^2/2s2} << tail
+        _check_points(2 * t + 1, "DiscreteGaussianPart")
+        x = np.arange(-t, t + 1, dtype=np.float64)  # offset from the centre of Q (y = Delta + x)
+        w = np.exp(-(x * x) / (2.0 * s2))
+        zsum = float(np.sum(w))
+        # tail sum_{|x| > t} e^{-x^2/2s2} <= 2 e^{-(t+1)^2/2s2} / (1 - e^{-(t+1)/s2}) (geometric bound)
+        tail = 2.0 * math.exp(-((t + 1) ** 2) / (2.0 * s2)) / -math.expm1(-(t + 1) / s2)
+        y = x + dl
+        loss = (2.0 * y * dl - dl * dl) / (2.0 * s2)
+        if pessimistic:
+            q = w / (zsum * (1 - (x.size + 4) * _U))  # Z >= partial sum (rounded down): masses up
+            law = grid_from_atoms(loss, q, 0.0, h, pessimistic=True)
+            ztail = tail / (zsum * (1 - (x.size + 4) * _U)) * (1 + REL_PAD)
+            m = law.masses.copy()
+            m[0] += ztail / 2.0
+            return GridLaw(law.offset, m, min(1.0, ztail / 2.0 + law.inf_mass), h)
+        q = w / ((zsum + tail) * (1 + (x.size + 4) * _U))
+        return grid_from_atoms(loss, q, 0.0, h, pessimistic=False)
+
+
+@dataclass(frozen=True, slots=True)
+class DiscreteLaplacePart:
+    r"""Discrete Laplace :math:`\Pr[X=x]\propto e^{-|x|/t}` on an integer query (``t`` the scale).
+
+    Under :math:`Q`: loss :math:`\Delta/t` w.p. :math:`1/(1+e^{-1/t})`, :math:`-\Delta/t` w.p.
+    :math:`e^{-\Delta/t}/(1+e^{-1/t})`, and :math:`(2y-\Delta)/t` w.p.
+    :math:`e^{-(\Delta-y)/t}\tanh(1/2t)` for :math:`0<y<\Delta` (closed forms of the geometric sums).
+    """
+
+    t: float
+    """Scale (> 0); the mechanism is ``sensitivity/t``-pure DP."""
+    sensitivity: int = 1
+    """Integer L1 sensitivity under the caller's neighbouring relation."""
+
+    def __post_init__(self) -> None:
+        check_positive("t", self.t)
+        check_int("sensitivity", self.sensitivity, minimum=1)
+
+    def loss_scale(self) -> float:
+        return self.sensitivity / self.t
+
+    def support_width(self) -> float:
+        return 2.0 * self.sensitivity / self.t
+
+    def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
+        h = _check_h(h)
+        t, dl = self.t, self.sensitivity
+        c = 1.0 / (1.0 + math.exp(-1.0 / t))
+        y = np.arange(1, dl, dtype=np.float64)
+        loss = np.concatenate([[-dl / t, dl / t], (2.0 * y - dl) / t])
+        q = np.concatenate([[math.exp(-dl / t) * c, c], np.exp(-(dl - y) / t) * math.tanh(0.5 / t)])
+        ex = np.array([_is_exact_ratio(2 * v - dl, t, float(lv)) for v, lv in zip([0, dl, *range(1, dl)], loss)])
+        return grid_from_atoms(loss, q, 0.0, h, pessimistic=pessimistic, exact=ex)
+
+
+@dataclass(frozen=True, slots=True)
+class RandomizedResponsePart:
+    r"""k-ary randomized response: the true value w.p. :math:`e^\varepsilon/(e^\varepsilon+k-1)`, else uniform other.
+
+    PLD: loss :math:`\varepsilon` w.p. :math:`e^\varepsilon/(e^\varepsilon+k-1)`, :math:`-\varepsilon`
+    w.p. :math:`1/(e^\varepsilon+k-1)`, 0 w.p. :math:`(k-2)/(e^\varepsilon+k-1)`.
+    """
+
+    epsilon: float
+    """Pure-DP parameter (>= 0)."""
+    k: int = 2
+    """Number of categories (>= 2)."""
+
+    def __post_init__(self) -> None:
+        check_nonnegative("epsilon", self.epsilon)
+        check_int("k", self.k, minimum=2)
+
+    def loss_scale(self) -> float:
+        return max(self.epsilon, 1e-6)
+
+    def support_width(self) -> float:
+        return max(2.0 * self.epsilon, 1e-6)
+
+    def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
+        h = _check_h(h)
+        e, k = self.epsilon, self.k
+        den = math.exp(e) + k - 1
+        loss = np.array([e, -e, 0.0])
+        q = np.array([math.exp(e) / den, 1.0 / den, (k - 2) / den])
+        return grid_from_atoms(loss, q, 0.0, h, pessimistic=pessimistic, exact=np.ones(3, dtype=bool))
+
+
+@dataclass(frozen=True, slots=True)
+class ApproxDPPart:
+    r"""Any :math:`(\varepsilon,\delta)`-DP mechanism, through its dominating pair [KOV15, Thm. 2.4].
+
+    PLD: :math:`+\infty` w.p. :math:`\delta`; :math:`\varepsilon` w.p. :math:`(1-\delta)e^\varepsilon/(1+e^\varepsilon)`;
+    :math:`-\varepsilon` w.p. :math:`(1-\delta)/(1+e^\varepsilon)`.
+    """
+
+    epsilon: float
+    """Epsilon (>= 0)."""
+    delta: float = 0.0
+    """Delta in [0, 1]."""
+
+    def __post_init__(self) -> None:
+        check_nonnegative("epsilon", self.epsilon)
+        check_in_interval("delta", self.delta, 0.0, 1.0)
+
+    def loss_scale(self) -> float:
+        return max(self.epsilon, 1e-6)
+
+    def support_width(self) -> float:
+        return max(2.0 * self.epsilon, 1e-6)
+
+    def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
+        h = _check_h(h)
+        e, d = self.epsilon, self.delta
+        loss = np.array([e, -e])
+        q = (1.0 - d) * np.array([1.0 / (1.0 + math.exp(-e)), 1.0 / (1.0 + math.exp(e))])
+        return grid_from_atoms(loss, q, d, h, pessimistic=pessimistic, exact=np.ones(2, dtype=bool))

@@ -1,0 +1,109 @@
+"""PLD engine vs Google's dp_accounting (issue Step 9, item 1), measured side by side in one run.
+
+For k-fold Gaussian (sigma) and Laplace (b) compositions, k in {1, 10, 200, 1000}, scale in
+{0.5, 5, 50}, prints epsilon at delta = 1e-10:
+
+* ours: the certified bracket ``[lower, upper]`` of :func:`semidp.accountant.pld_engine.compose_plds`
+  (default grid) and its width;
+* dp_accounting: ``from_gaussian_mechanism`` / ``from_laplace_mechanism`` with
+  ``pessimistic_estimate=True`` and ``value_discretization_interval=--dpa-grid``, ``self_compose(k)``,
+  ``get_epsilon_for_delta``;
+* the ratio ``ours_upper / dpa - 1`` (target <= 1e-3; negative = tighter), whether
+  ``ours_lower <= dpa`` (dp_accounting's pessimistic value cannot be below the truth), and the
+  median wall time of each (construction + composition + query) with their ratio.
+
+For Gaussians the exact value (GDP, mu = sqrt(k)/sigma, ``accountant.gaussian.gdp_epsilon``) is
+printed too. dp_accounting is a benchmark/test dependency only (``pip install dp_accounting``).
+
+Run: python benchmarks/pld.py [--repeat N] [--dpa-grid H] [--points N]
+(``--points 4096`` trades bracket width for speed; the upper bound stays certified.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+import warnings
+from typing import Callable
+
+from semidp.accountant.gaussian import gdp_epsilon
+from semidp.accountant.pld_engine import PLDInterval, compose_plds
+from semidp.accountant.pld_parts import GaussianPart, LaplacePart
+
+DELTA = 1e-10
+
+
+def _median_time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    times = []
+    out: object = None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--dpa-grid", type=float, default=1e-3, help="dp_accounting value_discretization_interval")
+    ap.add_argument("--points", type=int, default=None, help="our grid-points target (default: the engine's)")
+    args = ap.parse_args()
+    try:
+        from dp_accounting.pld import privacy_loss_distribution as pld_lib
+    except ImportError:  # pragma: no cover - optional dependency
+        raise SystemExit("dp_accounting is not installed: pip install dp_accounting") from None
+
+    print(
+        f"epsilon at delta={DELTA:g}; dp_accounting grid {args.dpa_grid:g}; our points "
+        f"{args.points or 'default'}; median of {args.repeat} runs"
+    )
+    hdr = (
+        f"{'mech':4} {'scale':>5} {'k':>5} | {'ours lower':>12} {'ours upper':>12} {'width':>9} | "
+        f"{'dp_acct':>12} {'up/dpa-1':>10} {'lo<=dpa':>7} | {'exact':>12} | "
+        f"{'t_ours s':>9} {'t_dpa s':>9} {'dpa/ours':>8}"
+    )
+    print(hdr)
+    print("-" * len(hdr))
+    misses = 0
+    for mech in ("gauss", "lap"):
+        for scale in (0.5, 5.0, 50.0):
+            for k in (1, 10, 200, 1000):
+                part = GaussianPart(sigma=scale) if mech == "gauss" else LaplacePart(b=scale)
+
+                def ours(part: GaussianPart | LaplacePart = part, k: int = k) -> PLDInterval:
+                    return compose_plds([(part, k)], points=args.points).epsilon(DELTA)
+
+                def dpa(scale: float = scale, k: int = k, mech: str = mech) -> float:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        if mech == "gauss":
+                            p = pld_lib.from_gaussian_mechanism(
+                                scale, value_discretization_interval=args.dpa_grid, pessimistic_estimate=True
+                            )
+                        else:
+                            p = pld_lib.from_laplace_mechanism(
+                                scale, value_discretization_interval=args.dpa_grid, pessimistic_estimate=True
+                            )
+                        return float(p.self_compose(k).get_epsilon_for_delta(DELTA))
+
+                t_o, res = _median_time(ours, args.repeat)
+                t_d, ed = _median_time(dpa, args.repeat)
+                assert isinstance(res, PLDInterval) and isinstance(ed, float)
+                lo, up = res
+                rel = up / ed - 1.0 if ed > 0 and math.isfinite(ed) else float("nan")
+                exact = gdp_epsilon(math.sqrt(k) / scale, DELTA) if mech == "gauss" else float("nan")
+                ok = rel <= 1e-3 and lo <= ed and math.isfinite(up) and t_o <= t_d
+                misses += not ok
+                print(
+                    f"{mech:4} {scale:5g} {k:5d} | {lo:12.6f} {up:12.6f} {up - lo:9.2e} | "
+                    f"{ed:12.6f} {rel:10.2e} {str(lo <= ed):>7} | {exact:12.6f} | "
+                    f"{t_o:9.4f} {t_d:9.4f} {t_d / t_o:8.2f}{'' if ok else '  <- miss'}"
+                )
+    print(f"\n{misses} row(s) miss a target (eps ratio <= 1e-3, finite, lower <= dpa, not slower).")
+
+
+if __name__ == "__main__":
+    main()

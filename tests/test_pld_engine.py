@@ -1,0 +1,316 @@
+"""Tests for accountant.pld_engine / accountant.pld_parts: the certified PLD bracket.
+
+Every check is one-sided against an independent reference: ``lower <= truth <= upper``.
+References: the GDP closed form (k Gaussians with sigma are exactly mu = sqrt(k)/sigma GDP
+[DRS22, Cor. 3.3]; certified interval ``accountant.gaussian.delta_interval``), the binomial
+closed form of k-fold pure DP / randomized response [KOV15, Thm. 3.3] in mpmath, mpmath brute
+force over the discrete Gaussian pmf, the exact single discrete Gaussian profile [CKS20, Thm. 7]
+(``accountant.discrete_gaussian_dp``), and Google's dp_accounting (skipped when missing).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from semidp.accountant import pld_parts
+from semidp.accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_delta_lower
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.gaussian import delta_interval, gdp_epsilon, gdp_epsilon_lower
+from semidp.accountant.pld_engine import PLDBracket, PLDInterval, compose_plds
+from semidp.accountant.pld_parts import (
+    ApproxDPPart,
+    DiscreteGaussianPart,
+    DiscreteLaplacePart,
+    GaussianPart,
+    LaplacePart,
+    RandomizedResponsePart,
+)
+
+MP = mpmath.MPContext()
+MP.dps = 40
+fast = settings(max_examples=12, deadline=None, derandomize=True)
+
+
+# ---------------------------------------------------------------- references
+
+
+def gdp_truth(mu: float, eps: float) -> tuple[float, float]:
+    """Certified (lower, upper) of the mu-GDP profile [BW18, Thm. 8]."""
+    lo, hi = delta_interval(mu, eps)
+    return float(lo) * (1 - 1e-15), float(hi) * (1 + 1e-15)
+
+
+def rr_composed_delta(eps0: float, k: int, eps: float) -> mpmath.mpf:
+    r"""k-fold eps0-randomized response (= k-fold eps0-DP), exact [KOV15, Thm. 3.3].
+
+    Loss ``eps0 (k - 2i)`` with Q-mass ``C(k,i) p^{k-i} (1-p)^i`` and P-mass ``C(k,i) p^i (1-p)^{k-i}``,
+    ``p = e^{eps0}/(1+e^{eps0})``; ``delta = sum_i (q_i - e^eps p_i)_+``.
+    """
+    p = MP.exp(eps0) / (1 + MP.exp(eps0))
+    total = MP.mpf(0)
+    for i in range(k + 1):
+        c = MP.binomial(k, i)
+        term = c * (p ** (k - i) * (1 - p) ** i - MP.exp(eps) * p**i * (1 - p) ** (k - i))
+        total += max(term, 0)
+    return total
+
+
+def dg_pair_delta(sigma2: float, k: int, eps: float, delta_int: int = 1) -> mpmath.mpf:
+    """k-fold discrete Gaussian by brute force over the pmf (k <= 2), mpmath at 40 digits."""
+    t = int(math.ceil(math.sqrt(sigma2) * 14)) + 2
+    xs = range(-t, t + 1)
+    z = MP.fsum(MP.exp(-(MP.mpf(x) ** 2) / (2 * MP.mpf(sigma2))) for x in xs)
+    pmf = {x: MP.exp(-(MP.mpf(x) ** 2) / (2 * MP.mpf(sigma2))) / z for x in xs}
+    q1 = [(pmf[y - delta_int] if y - delta_int in pmf else MP.mpf(0), pmf.get(y, MP.mpf(0))) for y in xs]
+    if k == 1:
+        return MP.fsum(max(q - MP.exp(eps) * p, 0) for q, p in q1)
+    out = MP.mpf(0)
+    for qa, pa in q1:
+        for qb, pb in q1:
+            out += max(qa * qb - MP.exp(eps) * pa * pb, 0)
+    return out
+
+
+# ---------------------------------------------------------------- Gaussian vs GDP
+
+
+@pytest.mark.parametrize(
+    ("sigma", "k"), [(0.5, 1), (1.0, 3), (5.0, 10), (2.0, 200), (5.0, 1000), (0.5, 1000), (50.0, 1000)]
+)
+def test_gaussian_bracket_contains_gdp_epsilon(sigma: float, k: int) -> None:
+    mu = math.sqrt(k) / sigma
+    b = compose_plds([(GaussianPart(sigma), k)])
+    for delta in (1e-5, 1e-10):
+        lo, up = b.epsilon(delta)
+        assert lo <= gdp_epsilon(mu, delta)  # gdp_epsilon is rounded up, gdp_epsilon_lower down
+        assert gdp_epsilon_lower(mu, delta) <= up
+        # tightness: the pessimistic law's error is second order in the grid (<= 1e-3 relative here)
+        assert up <= gdp_epsilon(mu, delta) * (1 + 1e-3)
+        assert math.isfinite(up)
+
+
+@pytest.mark.parametrize(("sigma", "k"), [(1.0, 1), (3.0, 10), (5.0, 300)])
+def test_gaussian_bracket_contains_gdp_delta(sigma: float, k: int) -> None:
+    mu = math.sqrt(k) / sigma
+    b = compose_plds([(GaussianPart(sigma), k)])
+    for eps in (0.0, 0.3, 1.0, mu * mu / 2 + 3 * mu, mu * mu / 2 + 7 * mu):
+        lo, up = b.delta(eps)
+        t_lo, t_hi = gdp_truth(mu, eps)
+        assert lo <= t_hi and t_lo <= up, (eps, lo, up, t_lo, t_hi)
+
+
+def test_tiny_delta_without_cancellation() -> None:
+    """delta = 1e-15 after 100 compositions: the bracket holds the truth and is narrow (tilted FFT)."""
+    mu = math.sqrt(100) / 5.0
+    b = compose_plds([(GaussianPart(5.0), 100)])
+    eps = gdp_epsilon(mu, 1e-15)
+    lo, up = b.delta(eps)
+    t_lo, t_hi = gdp_truth(mu, eps)
+    assert lo <= t_hi and t_lo <= up
+    assert up <= 1.05e-15 and lo >= 0.5e-15
+
+
+def test_heterogeneous_gaussians_match_gdp() -> None:
+    """150 distinct sigmas compose to mu = sqrt(sum 1/sigma_i^2) GDP [DRS22, Cor. 3.3]."""
+    sigmas = [4.0 + i / 50 for i in range(150)]
+    mu = math.sqrt(sum(1 / s**2 for s in sigmas))
+    b = compose_plds([GaussianPart(s) for s in sigmas])
+    lo, up = b.epsilon(1e-10)
+    assert lo <= gdp_epsilon(mu, 1e-10) and gdp_epsilon_lower(mu, 1e-10) <= up
+    assert up <= gdp_epsilon(mu, 1e-10) * (1 + 1e-3)
+
+
+def test_sensitivity_scales_like_sigma() -> None:
+    a = compose_plds([(GaussianPart(2.0, sensitivity=2.0), 5)]).epsilon(1e-6)
+    mu = math.sqrt(5)
+    assert a.lower <= gdp_epsilon(mu, 1e-6) and gdp_epsilon_lower(mu, 1e-6) <= a.upper
+
+
+# ---------------------------------------------------------------- pure DP: RR / (eps, 0) / Laplace
+
+
+@pytest.mark.parametrize(("eps0", "k"), [(0.5, 1), (0.5, 30), (0.1, 400), (1.0, 200)])
+def test_rr_and_pure_dp_against_binomial_closed_form(eps0: float, k: int) -> None:
+    for part in (RandomizedResponsePart(eps0, 2), ApproxDPPart(eps0, 0.0)):
+        b = compose_plds([(part, k)])
+        for eps in (0.0, eps0 * math.sqrt(k), eps0 * k / 2, eps0 * k * 0.999):
+            truth = rr_composed_delta(eps0, k, eps)
+            lo, up = b.delta(eps)
+            assert lo <= truth * (1 + 1e-12) + 1e-300 and truth <= up * (1 + 1e-12) + 1e-300, (part, eps)
+        # beyond the largest loss k * eps0 the profile is exactly 0 (pure DP; eps0 on the grid)
+        if eps0 in (0.5, 1.0):
+            assert b.delta(eps0 * k * 1.001).upper == 0.0
+
+
+def test_approx_dp_part_delta_composes() -> None:
+    """(0, d) k times: delta(0) = 1 - (1 - d)^k exactly (only the +inf mass)."""
+    b = compose_plds([(ApproxDPPart(0.0, 1e-6), 50)])
+    truth = -math.expm1(50 * math.log1p(-1e-6))
+    lo, up = b.delta(0.0)
+    assert lo <= truth <= up and up - lo <= 1e-15
+
+
+def test_laplace_single_exact() -> None:
+    """One Laplace: delta(eps) = 1 - e^{(eps - D)/2} for 0 <= eps <= D [KJH20]."""
+    b = compose_plds([LaplacePart(1.0)])
+    for eps in (0.0, 0.25, 0.5, 0.99):
+        truth = -math.expm1((eps - 1.0) / 2.0)
+        lo, up = b.delta(eps)
+        assert lo <= truth * (1 + 1e-12) and truth <= up * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(("b_", "k"), [(0.5, 200), (5.0, 200), (50.0, 1000), (0.5, 1000)])
+def test_laplace_against_dp_accounting(b_: float, k: int) -> None:
+    """dp_accounting pessimistic >= truth >= its optimistic estimate is bracketed consistently."""
+    pld_lib = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    ours = compose_plds([(LaplacePart(b_), k)]).epsilon(1e-10)
+    dpa_up = pld_lib.from_laplace_mechanism(b_, value_discretization_interval=1e-3).self_compose(k)
+    e_up = dpa_up.get_epsilon_for_delta(1e-10)
+    assert ours.lower <= e_up  # dp_accounting's pessimistic value is >= the truth >= our lower bound
+    assert ours.upper <= e_up * (1 + 1e-3)
+    assert math.isfinite(ours.upper)
+
+
+def test_laplace_200_half_is_finite_and_bracketed() -> None:
+    """200 Laplace(b=0.5): finite, and our certified bracket is narrow (about 327.1 .. 327.36)."""
+    lo, up = compose_plds([(LaplacePart(0.5), 200)], points=2**16).epsilon(1e-10)
+    assert math.isfinite(up) and up - lo < 0.5
+    assert 320 < lo <= up < 328
+
+
+# ---------------------------------------------------------------- discrete mechanisms
+
+
+@pytest.mark.parametrize(("sigma2", "delta_int"), [(1.0, 1), (4.0, 2), (0.3, 1)])
+def test_discrete_gaussian_single_against_cks20(sigma2: float, delta_int: int) -> None:
+    b = compose_plds([DiscreteGaussianPart(sigma2, delta_int)])
+    for eps in (0.1, 0.5, 1.0, 2.0):
+        lo, up = b.delta(eps)
+        assert lo <= discrete_gaussian_delta(eps, sigma2, delta_int)
+        assert discrete_gaussian_delta_lower(eps, sigma2, delta_int) <= up
+        assert float(abs(dg_pair_delta(sigma2, 1, eps, delta_int) - MP.mpf(up))) <= 1e-3 * up + 1e-12
+
+
+@pytest.mark.parametrize("sigma2", [1.0, 2.5])
+def test_two_discrete_gaussians_against_mpmath_brute_force(sigma2: float) -> None:
+    b = compose_plds([(DiscreteGaussianPart(sigma2), 2)])
+    for eps in (0.2, 1.0, 3.0):
+        truth = dg_pair_delta(sigma2, 2, eps)
+        lo, up = b.delta(eps)
+        assert lo <= truth * (1 + 1e-12) and truth <= up * (1 + 1e-12), (eps, lo, float(truth), up)
+
+
+def test_discrete_laplace_single_closed_form() -> None:
+    """Discrete Laplace (t, Delta=3) has the pure-DP profile sum_y (q_y - e^eps p_y)_+ (mpmath over the pmf)."""
+    t, d = 1.3, 3
+    xs = range(-80, 81)
+    z = MP.fsum(MP.exp(-abs(x) / MP.mpf(t)) for x in xs)
+    for eps in (0.0, 0.7, 2.0, 2.3):
+        truth = MP.fsum(
+            max(MP.exp(-abs(y - d) / MP.mpf(t)) / z - MP.exp(eps) * MP.exp(-abs(y) / MP.mpf(t)) / z, 0)
+            for y in range(-77, 81)
+        )
+        lo, up = compose_plds([DiscreteLaplacePart(t, d)]).delta(eps)
+        assert lo <= truth * (1 + 1e-12) and truth <= up * (1 + 1e-12)
+
+
+# ---------------------------------------------------------------- properties
+
+
+parts_st = st.one_of(
+    st.builds(GaussianPart, st.sampled_from([0.7, 2.0, 9.0])),
+    st.builds(LaplacePart, st.sampled_from([0.6, 3.0, 20.0])),
+    st.builds(RandomizedResponsePart, st.sampled_from([0.2, 1.0]), st.sampled_from([2, 5])),
+    st.builds(DiscreteGaussianPart, st.sampled_from([1.0, 9.0])),
+)
+
+
+@fast
+@given(st.lists(st.tuples(parts_st, st.integers(1, 40)), min_size=1, max_size=3), st.sampled_from([1e-3, 1e-9]))
+def test_lower_le_upper(parts: list[tuple[pld_parts.PLDPart, int]], delta: float) -> None:
+    b = compose_plds(parts)
+    lo, up = b.epsilon(delta)
+    assert 0.0 <= lo <= up
+    for eps in (0.0, 0.5 * up, up):
+        d_lo, d_up = b.delta(eps)
+        assert 0.0 <= d_lo <= d_up <= 1.0
+
+
+@fast
+@given(parts_st, st.integers(1, 30), st.integers(1, 30))
+def test_monotone_in_k(part: pld_parts.PLDPart, k: int, extra: int) -> None:
+    """The truth grows with k, so bracket(k).lower <= bracket(k + extra).upper."""
+    a = compose_plds([(part, k)]).epsilon(1e-6)
+    b = compose_plds([(part, k + extra)]).epsilon(1e-6)
+    assert a.lower <= b.upper
+
+
+# ---------------------------------------------------------------- the tests catch wrong rounding
+
+
+def _flip_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    orig = pld_parts._grid_from_cells
+
+    def flipped(a0: int, q: np.ndarray, pe: np.ndarray, h: float, *, pessimistic: bool) -> pld_parts.GridLaw:
+        return orig(a0, q, pe, h, pessimistic=not pessimistic)
+
+    monkeypatch.setattr(pld_parts, "_grid_from_cells", flipped)
+
+
+def test_flipped_pessimistic_rounding_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the two discretisations swapped, the 'upper' bound falls below the GDP truth."""
+    mu = math.sqrt(200) / 2.0
+    _flip_cells(monkeypatch)
+    up = compose_plds([(GaussianPart(2.0), 200)]).epsilon(1e-10).upper
+    assert up < gdp_epsilon_lower(mu, 1e-10)
+
+
+def test_flipped_atom_rounding_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
+    orig = pld_parts.grid_from_atoms
+
+    def flipped(*args: object, pessimistic: bool, **kw: object) -> pld_parts.GridLaw:
+        return orig(*args, pessimistic=not pessimistic, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pld_parts, "grid_from_atoms", flipped)
+    b = compose_plds([(RandomizedResponsePart(0.3, 2), 100)], grid=2.0**-6)
+    eps = 2.0
+    assert b.delta(eps).upper < float(rr_composed_delta(0.3, 100, eps))
+
+
+# ---------------------------------------------------------------- API and input checks
+
+
+def test_api_shapes() -> None:
+    b = compose_plds([GaussianPart(1.0), (LaplacePart(1.0), 2)])
+    assert isinstance(b, PLDBracket) and b.count == 3
+    r = b.epsilon(1e-6)
+    assert isinstance(r, PLDInterval) and r.width == r.upper - r.lower >= 0
+    assert b.h == 2.0 ** round(math.log2(b.h))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: GaussianPart(-1.0),
+        lambda: GaussianPart(1.0, sensitivity=float("nan")),
+        lambda: LaplacePart(0.0),
+        lambda: DiscreteGaussianPart(1.0, 0),
+        lambda: DiscreteLaplacePart(1.0, 0),
+        lambda: RandomizedResponsePart(1.0, 1),
+        lambda: ApproxDPPart(1.0, 1.5),
+        lambda: compose_plds([]),
+        lambda: compose_plds([(GaussianPart(1.0), 0)]),
+        lambda: compose_plds([GaussianPart(1.0)]).epsilon(0.0),
+        lambda: compose_plds([GaussianPart(1.0)]).delta(float("nan")),
+        lambda: compose_plds(["gaussian"]),  # type: ignore[list-item]
+    ],
+)
+def test_invalid_arguments_raise(make: object) -> None:
+    with pytest.raises(InvalidArgument):
+        make()  # type: ignore[operator]
