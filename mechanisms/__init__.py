@@ -17,7 +17,12 @@ Fisher noncentral hypergeometric null :class:`FisherNoncentralHypergeometric`;
 the Semi-DP UMPU odds-ratio test :class:`SemiDPOddsRatioTest`,
 :func:`umpu_odds_ratio_test`, :class:`UMPUTestResult`, :class:`TableMargins`; the DP UMP
 test for a binomial proportion (Awan & Slavković 2018) :class:`BinomialUMPTest`,
-:func:`binomial_ump_test`, :func:`binomial_pvalue`.
+:func:`binomial_ump_test`, :func:`binomial_pvalue`; projection post-processing [ZVF21]:
+:class:`AffineConstraint` (program P), :func:`project_simplex` and :class:`HierarchicalTotals`
+(P+ by sort-and-threshold), :func:`project_nonneg` (batched ADMM) and :func:`project_nonneg_cvxpy`
+(per-draw reference), noise laws :class:`LaplaceNoise`, :class:`GaussianNoise`,
+:class:`DoubleGeometricNoise`, and :func:`monte_carlo_bias`, :func:`bias_bound`,
+:func:`sum_projection_variance`, :func:`max_deviation_total`, :func:`max_deviation_lp`.
 """
 
 from semidp.mechanisms.binomial_ump import BinomialTestResult, BinomialUMPTest, binomial_pvalue, binomial_ump_test
@@ -44,7 +49,17 @@ from semidp.mechanisms.lattice_mcmc import (
     release_histogram,
 )
 from semidp.mechanisms.mvee import EnclosingEllipsoid, mvee, mvee_khachiyan
+from semidp.mechanisms.nonneg_projection import project_nonneg, project_nonneg_cvxpy
+from semidp.mechanisms.postprocess_noise import DoubleGeometricNoise, GaussianNoise, LaplaceNoise
 from semidp.mechanisms.projected_gaussian import ProjectedGaussianMechanism
+from semidp.mechanisms.projection import AffineConstraint, HierarchicalTotals, project_simplex
+from semidp.mechanisms.projection_bias import (
+    bias_bound,
+    max_deviation_lp,
+    max_deviation_total,
+    monte_carlo_bias,
+    sum_projection_variance,
+)
 from semidp.mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
 from semidp.mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaussian, ProjectedLaplace
 from semidp.mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, umpu_odds_ratio_test
@@ -100,4 +115,17 @@ __all__ = [
     "double_geometric",
     "umpu_odds_ratio_test",
     "uniform_in_ball",
+    "AffineConstraint",
+    "DoubleGeometricNoise",
+    "GaussianNoise",
+    "HierarchicalTotals",
+    "LaplaceNoise",
+    "bias_bound",
+    "max_deviation_lp",
+    "max_deviation_total",
+    "monte_carlo_bias",
+    "project_nonneg",
+    "project_nonneg_cvxpy",
+    "project_simplex",
+    "sum_projection_variance",
 ]
