@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import sys
-import traceback
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -32,6 +32,7 @@ from semidp.verify.runner import Audit, audit, exit_code
 from semidp.verify.schema import schema
 from semidp.verify.spec import Spec
 from semidp.verify.spec_values import guarantee_of
+from semidp.verify.supervisor import process_age, supervise
 from semidp.verify.version import __version__
 
 EXIT_OK, EXIT_FAILS, EXIT_INVALID, EXIT_INCONCLUSIVE = 0, 1, 2, 3
@@ -139,50 +140,72 @@ def _claim_text(spec: Spec) -> str:
     )
 
 
-def _audit(args: argparse.Namespace) -> int:
+def _audit_one(path: str, args: argparse.Namespace) -> Report:
+    """Load, audit and write one spec (runs under :func:`verify.supervisor.supervise`)."""
+    spec = load(path)
+    result = audit(spec, seed=args.seed, time_limit=args.time_limit)
+    return _write_outputs(Path(args.out), result, spec) if args.out else result.typed
+
+
+def _classify(e: BaseException) -> tuple[str, str]:
+    """How an error of one spec is reported: ``(kind, message)``."""
+    if isinstance(e, InvalidSpec):
+        return "invalid", str(e)
+    if isinstance(e, OutputError):
+        return "output", str(e)
+    if isinstance(e, ToolkitError):  # a SearchTooLarge's hint names Python arguments: its summary only
+        return "toolkit", e.summary if isinstance(e, SearchTooLarge) else str(e)
+    first = str(e).splitlines()[0] if str(e) else ""
+    return "internal", f"{type(e).__name__}: {first[:300]}"
+
+
+def _audit(args: argparse.Namespace, startup: float = 0.0) -> int:
     reports: list[Report] = []
+    stopped: list[dict[str, str]] = []  # specs the hard guard stopped: inconclusive, nothing proven
     invalid = False
-    for path in args.specs:
-        try:
-            spec = load(path)
-            result = audit(spec, seed=args.seed, time_limit=args.time_limit)
-            report = _write_outputs(Path(args.out), result, spec) if args.out else result.typed
-        except InvalidSpec as e:
-            print(f"semidp: {e}", file=sys.stderr)
-            invalid = True
+    for i, path in enumerate(args.specs):
+        got = supervise(
+            functools.partial(_audit_one, path, args),
+            time_limit=args.time_limit,
+            classify=_classify,
+            already=startup if i == 0 else 0.0,
+        )
+        if got.status in ("timeout", "memory"):
+            print(f"semidp: {path}: inconclusive: {got.message}", file=sys.stderr)
+            stopped.append({"spec": path, "verdict": "inconclusive", "stopped": got.status, "reason": got.message})
             continue
-        except OutputError as e:
-            print(f"semidp: {path}: {e}", file=sys.stderr)
+        if got.status == "error" or got.value is None:
             invalid = True
+            if got.kind == "invalid":
+                print(f"semidp: {got.message}", file=sys.stderr)
+            elif got.kind == "output":
+                print(f"semidp: {path}: {got.message}", file=sys.stderr)
+            elif got.kind == "toolkit":
+                print(f"semidp: {path}: cannot be evaluated: {got.message}", file=sys.stderr)
+            else:  # a bug of ours: one line, exit 2, never a bare traceback or exit 1
+                if args.debug:
+                    sys.stderr.write(got.traceback)
+                print(
+                    f"semidp: {path}: internal error: {got.message} (rerun with --debug for the traceback, and "
+                    "please report it)",
+                    file=sys.stderr,
+                )
             continue
-        except ToolkitError as e:
-            why = e.summary if isinstance(e, SearchTooLarge) else str(e)  # the hint names Python arguments
-            print(f"semidp: {path}: cannot be evaluated: {why}", file=sys.stderr)
-            invalid = True
-            continue
-        except Exception as e:  # a bug of ours: one line, exit 2, never a bare traceback or exit 1
-            if args.debug:
-                traceback.print_exc()
-            first = str(e).splitlines()[0] if str(e) else ""
-            print(
-                f"semidp: {path}: internal error: {type(e).__name__}: {first[:300]} (rerun with --debug for "
-                "the traceback, and please report it)",
-                file=sys.stderr,
-            )
-            invalid = True
-            continue
+        report = got.value
         reports.append(report)
         if not args.json:
             sys.stdout.write(render_text(report))
             if len(args.specs) > 1:
                 sys.stdout.write("\n")
     if args.json:
-        payload: Any = reports[0].to_json() if len(args.specs) == 1 and reports else [r.to_json() for r in reports]
-        if reports or len(args.specs) > 1:
+        objs: list[Any] = [r.to_json() for r in reports] + stopped
+        payload: Any = objs[0] if len(args.specs) == 1 and objs else objs
+        if objs or len(args.specs) > 1:
             print(json.dumps(payload, indent=2))
     if invalid:
         return EXIT_INVALID
-    return exit_code([r.verdict for r in reports])
+    verdicts: list[str] = [r.verdict for r in reports]
+    return exit_code(verdicts + ["inconclusive"] * len(stopped))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -191,7 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "schema":
         print(json.dumps(schema(), indent=2))
         return EXIT_OK
-    return _audit(args)
+    # Started as the console script (no argv): the first spec's budget includes starting Python (at most 5 s).
+    return _audit(args, startup=min(process_age(), 5.0) if argv is None else 0.0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -251,12 +251,18 @@ class CalibratedKind:
                 res = semi_sensitivity_search(
                     space, inv, a.value, table=table_list, query=None, time_limit=ctx.remaining()
                 )
-            except (SearchTooLarge, BudgetExhausted) as e:
+            except (SearchTooLarge, BudgetExhausted, MemoryError) as e:  # MemoryError: the supervisor's guard
                 norms = self._norms(ctx)
                 if norms is None or self.norms_builder is None:
                     raise
                 built = self.norms_builder(ctx, m, norms, semi)
-                why = e.summary if isinstance(e, SearchTooLarge) else str(e)
+                why = (
+                    e.summary
+                    if isinstance(e, SearchTooLarge)
+                    else "listing it exceeded the memory limit"
+                    if isinstance(e, MemoryError)
+                    else str(e)
+                )
                 mechanism_info.update(
                     sensitivity_space=norms.label,
                     sensitivity_exact=False,
