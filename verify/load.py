@@ -24,6 +24,7 @@ from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the 
 from semidp.verify.registry import REGISTRY, Problem, unknown_kind_problem
 from semidp.verify.spec import MechanismSpec, Spec, public_fields, strip_optional
 from semidp.verify.spec_checks import SHARED_CHECKS
+from semidp.verify.workload_spec import clash_problems, with_geography_features
 
 
 def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
@@ -142,6 +143,11 @@ def loads(text: str, path: str = "<string>") -> Spec:
         raise InvalidSpec(path, [f"not valid TOML: {e}"]) from None
     probs: list[Problem] = []
     spec = _build(Spec, raw, "", probs)
+    if spec is not None and spec.data is not None:
+        # The measurements file is relative to the spec, and geolevels named by the invariant become
+        # stand-in features of the data space (verify.workload_spec).
+        probs += clash_problems(spec)
+        spec = with_geography_features(dataclasses.replace(spec, path=path))
     if spec is not None:
         probs += validate(spec)
     if probs or spec is None:

@@ -37,6 +37,15 @@ class FeatureSpec:
 
 
 @dataclass(frozen=True)
+class RecodeSpec:
+    """A recode of a feature (a function of its levels) that workload queries may name."""
+
+    name: str = documented("Recode name, unique among features, recodes and geolevels.")
+    of: str = documented("The feature it recodes.")
+    map: tuple[int, ...] = documented("One new level (>= 0) per level of the feature, in order.")
+
+
+@dataclass(frozen=True)
 class DataSpec:
     """``[data]``: the finite data space and its neighbouring relation."""
 
@@ -47,6 +56,14 @@ class DataSpec:
     records: Optional[int] = documented("Number of records n, where it matters.", default=None)
     table: Optional[tuple[int, ...]] = documented(
         "The confidential histogram, row-major over the feature product.", default=None
+    )
+    geography: Optional[tuple[str, ...]] = documented(
+        "Nested geographic levels, coarse to fine (extension, for measurement workloads); a level's name in "
+        "invariant.margins stands for its units' totals.",
+        default=None,
+    )
+    recodes: Optional[tuple[RecodeSpec, ...]] = documented(
+        "Recodes of features that measurement queries may name (extension).", default=None
     )
 
 
@@ -193,6 +210,7 @@ __all__ = [
     "MechanismSpec",
     "QuerySpec",
     "RdpSpec",
+    "RecodeSpec",
     "ReportSpec",
     "SPEC_VERSION",
     "Spec",

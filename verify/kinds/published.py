@@ -5,13 +5,15 @@ is published, the joint release satisfies the Semi-DP guarantee
 :math:`f^{\\circ a(t)}` on :math:`(\\mathcal D_t, A_{a(t)})` [CA24, Prop. 15], and no
 finite plain-DP guarantee unless the invariant is constant on adjacent pairs
 (:func:`accountant.semidp.joint_release_dp`). With ``components``, the released
-parts are composed and Semi-DP is reported both ways [CA24, Prop. 21].
+parts are composed and Semi-DP is reported both ways [CA24, Prop. 21]. With ``measurements``
+(a workload of histogram queries with their noise, :mod:`verify.workload_spec`), the release is
+accounted measurement by measurement (:mod:`verify.workload_report`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Literal, Optional
 
 from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.guarantees import Guarantee
@@ -23,11 +25,14 @@ from semidp.verify.report import Check, GuaranteeSummary, JsonSection
 from semidp.verify.spec import GuaranteeSpec, MechanismSpec, Spec, documented
 from semidp.verify.spec_checks import guarantee_problems
 from semidp.verify.spec_values import compose_parts, guarantee_of
+from semidp.verify.workload_report import workload_result
+from semidp.verify.workload_spec import data_problems as workload_data_problems
+from semidp.verify.workload_spec import read_measurements
 
 
 @dataclass(frozen=True)
 class PublishedSpec(MechanismSpec):
-    """``[mechanism]`` of kind ``published``: exactly one of ``guarantee`` or ``components``."""
+    """``[mechanism]`` of kind ``published``: exactly one of ``guarantee``, ``components`` or ``measurements``."""
 
     guarantee: Optional[GuaranteeSpec] = documented(
         "The advertised guarantee of the release on (D, A_1).", default=None
@@ -36,6 +41,15 @@ class PublishedSpec(MechanismSpec):
         "Advertised guarantees of the released parts, composed (extension); instead of guarantee. Semi-DP is "
         "then reported both ways (Cho & Awan Prop. 21).",
         default=None,
+    )
+    measurements: Optional[str] = documented(
+        "A CSV file of the release's measurements (extension), relative to the spec: columns geolevel, query "
+        "and one of rho, sigma2 (Gaussian noise) or scale (Laplace noise); instead of guarantee. Needs "
+        "data.geography and noise.",
+        default=None,
+    )
+    noise: Optional[Literal["discrete-gaussian", "gaussian", "discrete-laplace", "laplace"]] = documented(
+        "The noise added to every cell of every measurement (with measurements).", default=None
     )
 
 
@@ -62,14 +76,17 @@ class PublishedKind:
         if not isinstance(m, PublishedSpec):
             return []
         probs: list[Problem] = []
-        if (m.guarantee is None) == (m.components is None):
+        given = [k for k in ("guarantee", "components", "measurements") if getattr(m, k) is not None]
+        if len(given) != 1:
             probs.append(
                 Problem(
                     "mechanism.guarantee",
                     "kind = 'published' needs exactly one of guarantee (the "
-                    "advertised guarantee) or components (the guarantees of the released parts)",
+                    "advertised guarantee), components (the guarantees of the released parts) or measurements "
+                    f"(a workload file); got {given or 'none'}",
                 )
             )
+        probs += self._workload_problems(spec, m)
         probs += guarantee_problems(m.guarantee, "mechanism.guarantee")
         if m.components is not None and not m.components:
             probs.append(Problem("mechanism.components", "needs at least one guarantee"))
@@ -77,9 +94,38 @@ class PublishedKind:
             probs += guarantee_problems(c, f"mechanism.components[{i}]")
         return probs
 
+    @staticmethod
+    def _workload_problems(spec: Spec, m: PublishedSpec) -> list[Problem]:
+        """``measurements`` with ``noise``, ``data.geography`` under replace-one, and the file's rows."""
+        probs = workload_data_problems(spec)
+        if m.measurements is None:
+            if m.noise is not None:
+                probs.append(Problem("mechanism.noise", "only allowed with mechanism.measurements"))
+            return probs
+        if m.noise is None:
+            probs.append(Problem("mechanism.noise", "required with mechanism.measurements"))
+        if not spec.data.geography:
+            probs.append(Problem("data.geography", "required with mechanism.measurements (the measured levels)"))
+        if spec.data.adjacency != "replace-one":
+            probs.append(
+                Problem("data.adjacency", "measurement workloads are accounted under replace-one only (rho per query)")
+            )
+        if spec.invariant.kind in ("linear", "counting"):
+            probs.append(
+                Problem(
+                    "invariant.kind",
+                    "with mechanism.measurements, use none, total or margins (of features and geolevels)",
+                )
+            )
+        if m.noise is not None and spec.data.geography:
+            probs += read_measurements(spec, m.measurements, m.noise)[1]
+        return probs
+
     def run(self, ctx: Context) -> KindResult:
         """The advertised guarantee, and what holds for the joint release in the claim's framework."""
         m = ctx.mechanism(PublishedSpec)
+        if m.measurements is not None and m.noise is not None:
+            return workload_result(ctx, m.measurements, m.noise)
         rel, inv = ctx.relation, ctx.invariant
         extra: dict[str, object] = {}
         semi_effective: Guarantee | None = None

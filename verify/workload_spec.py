@@ -1,0 +1,269 @@
+"""Measurement workloads in specs: ``[data] geography`` / ``recodes`` and the measurements CSV of a published release.
+
+A workload spec (contract: ``specs/README.md``, "Measurement workloads") names a CSV file of
+measurements, one a line: ``geolevel,query`` and the noise of every cell, as ``rho`` (zCDP of the
+histogram query under replace-one, so :math:`\\sigma^2=1/\\rho` [CKS20, Prop. 5]), ``sigma2``
+(Gaussian kinds) or ``scale`` (Laplace kinds: ``b`` or ``t``), exact rationals accepted. A query is
+``total``, ``detailed`` (every feature) or feature/recode names joined by `` * ``.
+
+This module reads and checks the file (each problem names the file, line and column) and turns
+it into :class:`~accountant.workload.WorkloadMeasurement` values; it also gives the loader the
+stand-in features for the geolevels an invariant names (:func:`with_geography_features`).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import difflib
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from semidp.accountant.workload import GAUSSIAN_NOISES, WorkloadMeasurement
+from semidp.verify.registry import Problem
+from semidp.verify.spec import FeatureSpec, Spec
+
+#: Levels of the stand-in feature of a geolevel named by the invariant: a(t) under a partition
+#: invariant does not depend on the number of its parts once there are two.
+GEOLEVEL_STANDIN_LEVELS = 2
+
+KEY = "mechanism.measurements"
+VALUE_COLUMNS = ("rho", "sigma2", "scale")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One row of the measurements file, resolved against the spec."""
+
+    line: int
+    """Line in the CSV (the header is line 1)."""
+    geolevel: str
+    query: str
+    splits: frozenset[str]
+    """The features whose levels the query's cells distinguish (directly, through a recode, or detailed)."""
+    scale: Fraction
+    """sigma^2 (Gaussian kinds) or the Laplace scale, exact."""
+    rho: Fraction | None
+    """The zCDP given in the file, if the file gave rho."""
+    fixed: bool
+    """Its cells are unions of invariant cells."""
+
+    @property
+    def label(self) -> str:
+        """``"<geolevel>: <query>"``."""
+        return f"{self.geolevel}: {self.query}"
+
+    def accountant_value(self) -> WorkloadMeasurement:
+        """As the accountant's value."""
+        return WorkloadMeasurement(self.label, self.scale, self.fixed)
+
+
+def geography_names(spec: Spec) -> tuple[str, ...]:
+    """``data.geography`` (empty without it)."""
+    return tuple(g for g in spec.data.geography or () if isinstance(g, str))
+
+
+def attribute_features(spec: Spec) -> list[FeatureSpec]:
+    """The record attributes: ``data.features`` without the loader's geolevel stand-ins."""
+    geo = set(geography_names(spec))
+    return [f for f in spec.data.features or () if f is not None and f.name not in geo]
+
+
+def with_geography_features(spec: Spec) -> Spec:
+    """The spec with one stand-in feature per geolevel named in ``invariant.margins`` (for the data space and a(t)).
+
+    A geolevel in a margin stands for its units' totals; the runner's data space needs it as a
+    feature. Its level count is :data:`GEOLEVEL_STANDIN_LEVELS`: a(t) under a partition invariant
+    is the same for any number (>= 2) of parts [CA24, Thm. 16].
+    """
+    geo = geography_names(spec)
+    if not geo or spec.invariant is None or not spec.invariant.margins or spec.data.features is None:
+        return spec
+    names = {f.name for f in spec.data.features or () if f is not None}
+    add = [
+        FeatureSpec(n, GEOLEVEL_STANDIN_LEVELS)
+        for n in geo
+        if n not in names and any(m is not None and n in m for m in spec.invariant.margins)
+    ]
+    if not add:
+        return spec
+    data = dataclasses.replace(spec.data, features=(*spec.data.features, *add))
+    return dataclasses.replace(spec, data=data)
+
+
+def data_problems(spec: Spec) -> list[Problem]:
+    """``data.geography`` and ``data.recodes``: unique names, recodes of existing features with valid maps."""
+    probs: list[Problem] = []
+    geo = geography_names(spec)
+    feats = {f.name: f.levels for f in attribute_features(spec)}
+    dup = sorted({g for g in geo if geo.count(g) > 1})
+    if dup:
+        probs.append(Problem("data.geography", f"geolevel names must be unique; repeated {dup}"))
+    if geo and spec.invariant is not None:
+        for margin in spec.invariant.margins or ():
+            for n in margin or ():
+                if n not in feats and n not in geo:
+                    close = difflib.get_close_matches(str(n), [*geo, *feats], n=1)
+                    hint = f"; did you mean {close[0]!r}?" if close else f"; geolevels are {list(geo)}"
+                    probs.append(Problem("invariant.margins", f"{n!r} is neither a feature nor a geolevel{hint}"))
+    seen: set[str] = set(feats) | set(geo)
+    for i, r in enumerate(spec.data.recodes or ()):
+        key = f"data.recodes[{i}]"
+        if r.name in seen:
+            probs.append(Problem(f"{key}.name", f"{r.name!r} is already a feature, recode or geolevel name"))
+        seen.add(r.name)
+        if r.of not in feats:
+            probs.append(Problem(f"{key}.of", f"unknown feature {r.of!r}; features are {sorted(feats)}"))
+        elif len(r.map) != feats[r.of]:
+            probs.append(Problem(f"{key}.map", f"has {len(r.map)} entries; feature {r.of!r} has {feats[r.of]} levels"))
+        if any(v < 0 for v in r.map):
+            probs.append(Problem(f"{key}.map", "levels must be >= 0"))
+    return probs
+
+
+def clash_problems(spec: Spec) -> list[Problem]:
+    """Geolevel names that are also feature names (checked by the loader before it adds the stand-ins)."""
+    declared = {f.name for f in spec.data.features or () if f is not None}
+    clash = sorted(g for g in geography_names(spec) if g in declared)
+    return [Problem("data.geography", f"{clash} are also feature names")] if clash else []
+
+
+def _splits(spec: Spec, query: str) -> frozenset[str] | str:
+    """The features a query splits, or the problem text."""
+    feats = [f.name for f in attribute_features(spec)]
+    recodes = {r.name: r.of for r in spec.data.recodes or ()}
+    q = query.strip()
+    if q == "total":
+        return frozenset()
+    if q == "detailed":
+        return frozenset(feats)
+    names = [n.strip() for n in q.split("*")]
+    out: set[str] = set()
+    for n in names:
+        if n in feats:
+            out.add(n)
+        elif n in recodes:
+            out.add(recodes[n])
+        else:
+            return f"unknown feature or recode {n!r} (known: total, detailed, {sorted([*feats, *recodes])})"
+    return frozenset(out)
+
+
+def _fixed(spec: Spec, geolevel: str, splits: frozenset[str]) -> bool:
+    """Whether every cell of the measurement is a union of cells of one invariant margin (shift 0)."""
+    inv = spec.invariant
+    geo = geography_names(spec)
+    if inv.kind != "margins" or not inv.margins:
+        return False
+    for margin in inv.margins:
+        levels = [geo.index(n) for n in margin if n in geo]
+        if not levels:
+            continue  # no geolevel: the margin's cells span every unit (conservative: not fixed)
+        if geo.index(geolevel) <= max(levels) and splits <= set(margin):
+            return True
+    return False
+
+
+def _parse_value(text: str, column: str, noise: str) -> tuple[Fraction, Fraction | None] | str:
+    """``(scale, rho)`` from a value cell, or the problem text."""
+    try:
+        v = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        return f"{text!r} is not a number or an exact 'p/q' rational"
+    if v <= 0:
+        return f"must be > 0, got {text!r}"
+    if column == "rho":
+        if noise not in GAUSSIAN_NOISES:
+            return f"a rho column needs Gaussian noise; with noise = {noise!r} give the scale (column 'scale')"
+        return 1 / v, v
+    if column == "sigma2" and noise not in GAUSSIAN_NOISES:
+        return f"sigma2 is the variance of Gaussian noise; with noise = {noise!r} give 'scale'"
+    if column == "scale" and noise in GAUSSIAN_NOISES:
+        return f"scale is the Laplace scale; with noise = {noise!r} give 'rho' or 'sigma2'"
+    return v, None
+
+
+def measurements_path(spec: Spec, file: str) -> Path:
+    """The measurements file, relative to the spec's directory."""
+    base = Path(spec.path).parent if spec.path not in ("", "<string>") else Path(".")
+    return base / file
+
+
+def read_measurements(spec: Spec, file: str, noise: str) -> tuple[list[Measurement], list[Problem]]:
+    """Read and check the measurements file; every problem names the file, line and column."""
+    path = measurements_path(spec, file)
+    probs: list[Problem] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        return [], [Problem(KEY, f"cannot read {str(path)!r}: {e.strerror}")]
+    rows = list(csv.reader(text.splitlines()))
+    if not rows:
+        return [], [Problem(KEY, f"{path}: empty file; expected a header geolevel,query,rho")]
+    header = [h.strip() for h in rows[0]]
+    value_cols = [c for c in header if c in VALUE_COLUMNS]
+    unknown = [c for c in header if c not in ("geolevel", "query", *VALUE_COLUMNS)]
+    where = f"{path}, line 1"
+    if unknown:
+        probs.append(
+            Problem(
+                KEY, f"{where}: unknown column(s) {unknown}; expected geolevel, query and one of rho, sigma2, scale"
+            )
+        )
+    for c in ("geolevel", "query"):
+        if c not in header:
+            probs.append(Problem(KEY, f"{where}: missing column {c!r}"))
+    if len(value_cols) != 1:
+        probs.append(Problem(KEY, f"{where}: needs exactly one of the columns rho, sigma2, scale; got {value_cols}"))
+    if probs:
+        return [], probs
+    col = {c: header.index(c) for c in ("geolevel", "query", value_cols[0])}
+    geo = geography_names(spec)
+    out: list[Measurement] = []
+    seen: dict[tuple[str, frozenset[str], str], int] = {}
+    for lineno, row in enumerate(rows[1:], start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(header):
+            probs.append(Problem(KEY, f"{path}, line {lineno}: has {len(row)} fields; the header has {len(header)}"))
+            continue
+        level = row[col["geolevel"]].strip()
+        query = row[col["query"]].strip()
+        bad = len(probs)
+        if level not in geo:
+            probs.append(
+                Problem(KEY, f"{path}, line {lineno}, column geolevel: {level!r} is not in data.geography {list(geo)}")
+            )
+        splits = _splits(spec, query)
+        if isinstance(splits, str):
+            probs.append(Problem(KEY, f"{path}, line {lineno}, column query: {splits}"))
+        value = _parse_value(row[col[value_cols[0]]], value_cols[0], noise)
+        if isinstance(value, str):
+            probs.append(Problem(KEY, f"{path}, line {lineno}, column {value_cols[0]}: {value}"))
+        if len(probs) > bad or isinstance(splits, str) or isinstance(value, str):
+            continue
+        ident = (level, splits, " * ".join(sorted(n.strip() for n in query.split("*"))))
+        if ident in seen:
+            probs.append(
+                Problem(KEY, f"{path}, line {lineno}, column query: {level} {query!r} repeats line {seen[ident]}")
+            )
+            continue
+        seen[ident] = lineno
+        out.append(Measurement(lineno, level, query, splits, value[0], value[1], _fixed(spec, level, splits)))
+    if not out and not probs:
+        probs.append(Problem(KEY, f"{path}: no measurements"))
+    return out, probs
+
+
+__all__ = [
+    "GEOLEVEL_STANDIN_LEVELS",
+    "Measurement",
+    "attribute_features",
+    "clash_problems",
+    "data_problems",
+    "geography_names",
+    "measurements_path",
+    "read_measurements",
+    "with_geography_features",
+]
