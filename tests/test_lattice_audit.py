@@ -67,6 +67,11 @@ def test_mcmc_delta_prime_is_charged(delinquent: Audit) -> None:
     assert curve[0][0] == 0 and [p.suffix for p in delinquent.plots] == ["tv"]
     vals = [v for _, v in curve]
     assert all(a >= b for a, b in zip(vals, vals[1:]))  # non-increasing
+    # the plot and report show the bound that chose the burn-in: the confidence-adjusted one, which meets
+    # the target exactly at the burn-in and lies above the estimate everywhere
+    upper = dict(delinquent.report["mcmc"]["tv_upper_curve"])
+    assert upper[burn["t"]] == burn["tv_upper"] <= mech["sampler"]["coupling"]["tv_target"]
+    assert all(upper[t] >= v for t, v in curve)
 
 
 def test_mean_l1_norm_matches_T_I7(delinquent: Audit) -> None:

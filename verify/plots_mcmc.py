@@ -18,8 +18,11 @@ def plot_tv(
     *,
     burn_in: int | None = None,
     target: float | None = None,
+    upper: Sequence[tuple[int, float]] | None = None,
 ) -> Path:
-    """Write a PNG of the TV bound against the iteration t, with the chosen burn-in and target marked."""
+    """Write a PNG of the TV bound against the iteration t, with the chosen burn-in and target marked.
+
+    ``upper``: the confidence-adjusted bound, which chose the burn-in (drawn as the bold curve)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -30,7 +33,15 @@ def plot_tv(
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     try:
         ts, vs = [t for t, _ in curve], [v for _, v in curve]
-        ax.plot(ts, vs, "C0-", label="TV bound estimate (BJV Thm 2.5)")
+        ax.plot(ts, vs, "C0--", lw=1.0, label="TV bound, Monte Carlo estimate (BJV Thm 2.5)")
+        if upper is not None:
+            ax.plot(
+                [t for t, _ in upper],
+                [u for _, u in upper],
+                "C1-",
+                lw=1.8,
+                label="confidence-adjusted bound (chose the burn-in)",
+            )
         if target is not None:
             ax.axhline(target, color="C3", lw=0.8, ls="--", label=f"target delta'_TV = {target:g}")
         if burn_in is not None:

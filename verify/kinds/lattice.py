@@ -57,7 +57,7 @@ from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
 from semidp.accountant.relations import AddRemove, BaseRelation, IntegerSubspace, SemiAdjacent
 from semidp.accountant.semidp import joint_release_dp
 from semidp.accountant.sensitivity_search import semi_sensitivity_search
-from semidp.mechanisms.coupling import MeetingTimes, choose_burn_in, meeting_times, tv_bound_curve
+from semidp.mechanisms.coupling import MeetingTimes, choose_burn_in, meeting_times, tv_bound, tv_bound_curve
 from semidp.mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeSampler
 from semidp.mechanisms.lattice_privacy import (
     approximate_sampler_delta,
@@ -182,7 +182,8 @@ class _Draws:
     """TV distance charged (0 for exact draws)."""
     info: dict[str, Any]
     outcome: Outcome
-    curve: tuple[tuple[int, float], ...] | None
+    curve: tuple[tuple[int, float, float], ...] | None
+    """``(t, TV bound estimate, its confidence-adjusted upper value)`` at the plotted iterations."""
     sigma: float | None = None
     """Exact Gaussian draws: the noise scale for accounting (sigma rounded down)."""
     epsilon: float | None = None
@@ -334,8 +335,13 @@ def _draw(
             None,
         )
     t_max = int(max(burn.t, int(taus.max()))) + 1
-    ts = np.unique(np.linspace(0, t_max, CURVE_POINTS).astype(np.int64))
-    curve = tuple((int(t), float(v)) for t, v in zip(ts, tv_bound_curve(mt, ts)))
+    ts = np.unique(np.append(np.linspace(0, t_max, CURVE_POINTS).astype(np.int64), burn.t))
+    conf = burn.bound.confidence
+    # the estimate and the confidence-adjusted bound, which chose the burn-in (criterion "upper")
+    curve = tuple(
+        (int(t), float(v), float(tv_bound(mt, int(t), confidence=conf).upper))
+        for t, v in zip(ts, tv_bound_curve(mt, ts))
+    )
     info["burn_in"] = {
         "t": burn.t,
         "tv_estimate": burn.bound.estimate,
@@ -512,14 +518,18 @@ def run_lattice(ctx: Context) -> KindResult:
     plots: tuple[Plot, ...] = ()
     if draws.curve:
         curve = draws.curve
-        sections.append(JsonSection("mcmc", {"tv_curve": [list(p) for p in curve]}))
+        estimate = [(t, v) for t, v, _ in curve]
+        upper = [(t, u) for t, _, u in curve]
+        sections.append(
+            JsonSection("mcmc", {"tv_curve": [list(p) for p in estimate], "tv_upper_curve": [list(p) for p in upper]})
+        )
         burn_t = draws.info.get("burn_in", {}).get("t")
         tv_target = draws.info.get("coupling", {}).get("tv_target")
         plots = (
             Plot(
                 "tv",
                 "L-lag coupling TV bound",
-                lambda path, title: plot_tv(curve, path, title, burn_in=burn_t, target=tv_target),
+                lambda path, title: plot_tv(estimate, path, title, burn_in=burn_t, target=tv_target, upper=upper),
             ),
         )
     return KindResult(
