@@ -28,7 +28,7 @@ T = TypeVar("T")
 #: The address-space limit of the audit process, in bytes (``SEMIDP_MEMORY_LIMIT_GB`` overrides it).
 MEMORY_LIMIT = 2 * 2**30
 #: The share of ``--time-limit`` and the seconds a spec may overrun it before it is stopped.
-GRACE_SHARE, GRACE_SECONDS = 0.1, 1.5
+GRACE_SHARE, GRACE_SECONDS = 0.1, 1.0
 
 Status = Literal["ok", "error", "timeout", "memory"]
 
@@ -62,7 +62,7 @@ def memory_limit() -> int:
 
 
 def hard_deadline(time_limit: float) -> float:
-    """Seconds after which a spec with budget ``time_limit`` is stopped: ``time_limit (1 + 10%) + 1.5``."""
+    """Seconds after which a spec with budget ``time_limit`` is stopped: ``time_limit (1 + 10%) + 1``."""
     return time_limit * (1 + GRACE_SHARE) + GRACE_SECONDS
 
 

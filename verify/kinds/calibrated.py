@@ -9,11 +9,21 @@ kind on the same relation, so their expected errors compare directly); then
 seed is recorded) and checked: every draw keeps the invariant, and the mean
 error agrees with its expectation. The builders live in
 :mod:`verify.kinds.additive` (Gaussian and Laplace, projected or not, and Gao,
-Gong & Yu's subspace-DP mechanisms) and :mod:`verify.kinds.k_norm`.
+Gong & Yu's subspace-DP mechanisms), :mod:`verify.kinds.k_norm` and
+:mod:`verify.kinds.discrete_laplace`.
+
+The kinds that add i.i.d. noise in every cell (``laplace``, ``gaussian``,
+``discrete-laplace``) also take ``mechanism.scale`` instead of a calibration
+target (the guarantee is then computed from the scale, not targeted) and a
+``[postprocess]`` table: :func:`postprocess_part` runs the projection study of
+:mod:`verify.postprocess_audit` on the same noise law with its own generator,
+``default_rng(SeedSequence(seed, spawn_key=(1,)))``, and adds the ``postprocess``
+section, its checks and its plot [ZVF21].
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -33,19 +43,30 @@ from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.accountant.sensitivity_results import one_way_table
 from semidp.accountant.sensitivity_search import semi_sensitivity_search
 from semidp.accountant.table_space_norms import TableSpaceNorms
+from semidp.mechanisms.postprocess_noise import NoiseLaw
 from semidp.mechanisms.protocol import Mechanism
-from semidp.verify.context import Context, KindResult
+from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.monte_carlo import LEVEL, mc_interval
-from semidp.verify.registry import Problem
-from semidp.verify.report import Check, JsonSection, detail_of
+from semidp.verify.plots_postprocess import plot_postprocess_bias
+from semidp.verify.postprocess_audit import MAX_DRAW_CELLS, run_study
+from semidp.verify.postprocess_section import build as build_postprocess
+from semidp.verify.registry import REGISTRY, Problem
+from semidp.verify.report import Check, JsonSection, Section, detail_of
 from semidp.verify.sections import MechanismSection
-from semidp.verify.spec import MechanismSpec, Spec, documented
+from semidp.verify.spec import MechanismSpec, Spec, cell_count, documented
 from semidp.verify.spec_checks import table_required
 
 FloatArray = NDArray[np.float64]
 
+#: Above this many entries (vectors x cells) of the closed-form S, a kind with a norms builder does not list S
+#: at the table (a 8x8 table: 2.5e6; 7x7: 7.6e5); the closed form is a superset, so this is conservative.
+NORMS_FIRST_ENTRIES = 1_000_000
 #: Relative tolerance of the invariant check (times the scale of A x).
 INVARIANT_RTOL = 1e-9
+#: Share of the remaining budget the ``[postprocess]`` study may use (the runner's checks follow it).
+POSTPROCESS_SHARE = 0.8
+#: The kinds that take ``mechanism.scale`` and ``[postprocess]`` (i.i.d. noise in every cell).
+SCALED_KINDS = ("laplace", "gaussian", "discrete-laplace")
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,28 @@ class GaussianSpec(CalibratedSpec):
 
 
 @dataclass(frozen=True)
+class ScaledSpec(CalibratedSpec):
+    """``[mechanism]`` of ``laplace`` / ``discrete-laplace``: ``epsilon``, or the noise ``scale`` instead."""
+
+    scale: Optional[Fraction] = documented(
+        "The noise scale per cell instead of a calibration target (laplace: b; discrete-laplace: t, exact "
+        "rational; gaussian: sigma); the guarantee is then computed from it.",
+        default=None,
+    )
+
+
+@dataclass(frozen=True)
+class ScaledGaussianSpec(GaussianSpec):
+    """``[mechanism]`` of ``gaussian``: one of mu, epsilon with delta, rho, or the noise ``scale`` (sigma)."""
+
+    scale: Optional[Fraction] = documented(
+        "The noise scale per cell instead of a calibration target (laplace: b; discrete-laplace: t, exact "
+        "rational; gaussian: sigma); the guarantee is then computed from it.",
+        default=None,
+    )
+
+
+@dataclass(frozen=True)
 class BuiltMechanism:
     """A calibrated mechanism (any :class:`~mechanisms.protocol.Mechanism`), ready to draw from and to check."""
 
@@ -82,6 +125,8 @@ class BuiltMechanism:
     keeps_invariant: bool
     error_check: Callable[[FloatArray, int], tuple[dict[str, Any], Outcome]]
     """``(noise norms, seed) -> (expected_l2_error section, outcome)``."""
+    noise: NoiseLaw | None = None
+    """The i.i.d. per-cell noise law, for the kinds that add noise in every cell (``[postprocess]``)."""
 
     @property
     def guarantee(self) -> Guarantee:
@@ -179,6 +224,8 @@ class CalibratedKind:
     norms_builder: NormsBuilder | None = None
     """Set for the kinds that can be calibrated from S's norms and span alone: used for a table under both
     one-way margins whose S is too large to list within the budget (:mod:`accountant.table_space_norms`)."""
+    postprocess: bool = False
+    """Accepts ``mechanism.scale`` and ``[postprocess]`` (i.i.d. noise in every cell)."""
 
     @property
     def frameworks(self) -> tuple[str, ...]:
@@ -207,24 +254,34 @@ class CalibratedKind:
                     f"{spec.query.kind!r} is not supported for it (use 'histogram')",
                 )
             )
-        targets = {k: getattr(m, k, None) for k in ("epsilon", "mu", "rho")}
+        targets = {k: getattr(m, k, None) for k in ("epsilon", "mu", "rho", "scale")}
         for k, v in targets.items():
             if v is not None and not v > 0:
                 probs.append(Problem(f"mechanism.{k}", f"must be > 0, got {float(v)!r}"))
-        if isinstance(m, GaussianSpec):
+        scale = targets["scale"]
+        if scale is not None and any(v is not None for k, v in targets.items() if k != "scale"):
+            others = ", ".join(f"mechanism.{k}" for k, v in targets.items() if v is not None and k != "scale")
+            probs.append(
+                Problem(
+                    "mechanism.scale",
+                    f"give exactly one of a calibration target or the noise scale, not both ({others} is also set)",
+                )
+            )
+        elif scale is not None:
+            if m.delta not in (None, 0):
+                probs.append(Problem("mechanism.delta", f"{m.kind} with scale: delta goes with epsilon"))
+        elif isinstance(m, GaussianSpec):
             given = [k for k, v in targets.items() if v is not None]
             if len(given) != 1:
-                probs.append(
-                    Problem(
-                        "mechanism.mu", f"{m.kind} needs exactly one calibration target: mu, epsilon with delta, or rho"
-                    )
-                )
+                alts = "mu, epsilon with delta, rho" + (", or scale" if isinstance(m, ScaledGaussianSpec) else "")
+                probs.append(Problem("mechanism.mu", f"{m.kind} needs exactly one calibration target: {alts}"))
             elif m.epsilon is not None and not (m.delta is not None and 0 < m.delta < 1):
                 probs.append(Problem("mechanism.delta", f"{m.kind} with epsilon needs 0 < delta < 1"))
             elif m.epsilon is None and m.delta is not None:
                 probs.append(Problem("mechanism.delta", f"{m.kind}: delta goes with epsilon"))
         elif m.epsilon is None or m.delta not in (None, 0):
-            probs.append(Problem("mechanism.epsilon", f"{m.kind} needs epsilon (pure DP: no mu, no delta)"))
+            alt = " or scale" if isinstance(m, ScaledSpec) else ""
+            probs.append(Problem("mechanism.epsilon", f"{m.kind} needs epsilon{alt} (pure DP: no mu, no delta)"))
         return probs
 
     @staticmethod
@@ -247,22 +304,33 @@ class CalibratedKind:
         if ctx.framework == "subspace-dp" and self.subspace_builder is not None:
             built = self.subspace_builder(ctx, m)  # calibrated on the base relation: S is not needed
         else:
-            try:
-                res = semi_sensitivity_search(
-                    space, inv, a.value, table=table_list, query=None, time_limit=ctx.remaining()
-                )
-            except (SearchTooLarge, BudgetExhausted, MemoryError) as e:  # MemoryError: the supervisor's guard
-                norms = self._norms(ctx)
-                if norms is None or self.norms_builder is None:
-                    raise
-                built = self.norms_builder(ctx, m, norms, semi)
+            norms = self._norms(ctx) if self.norms_builder is not None else None
+            res = None
+            why = ""
+            if norms is not None and norms.size * norms.dimension > NORMS_FIRST_ENTRIES:
                 why = (
-                    e.summary
-                    if isinstance(e, SearchTooLarge)
-                    else "listing it exceeded the memory limit"
-                    if isinstance(e, MemoryError)
-                    else str(e)
+                    f"{norms.size} vectors of {norms.dimension} cells; the closed form gives the norms and span "
+                    "the calibration needs"
                 )
+            else:
+                try:
+                    res = semi_sensitivity_search(
+                        space, inv, a.value, table=table_list, query=None, time_limit=ctx.remaining()
+                    )
+                except (SearchTooLarge, BudgetExhausted, MemoryError) as e:  # MemoryError: the supervisor's guard
+                    if norms is None:
+                        raise
+                    why = (
+                        e.summary
+                        if isinstance(e, SearchTooLarge)
+                        else "listing it exceeded the memory limit"
+                        if isinstance(e, MemoryError)
+                        else str(e)
+                    )
+            if res is None:
+                if norms is None or self.norms_builder is None:  # pragma: no cover - res is set or we raised
+                    raise TypeError("no sensitivity space and no closed form")
+                built = self.norms_builder(ctx, m, norms, semi)
                 mechanism_info.update(
                     sensitivity_space=norms.label,
                     sensitivity_exact=False,
@@ -302,23 +370,83 @@ class CalibratedKind:
             "dtype": "float64",
             "order": "row-major cells",
         }
+        checks = [
+            Check("calibration", target),
+            Check("invariant-preserved", inv_outcome),
+            Check("expected-l2-error", err_outcome),
+        ]
+        sections: list[Section] = [
+            MechanismSection(mechanism_info),
+            JsonSection("samples", samples),
+            JsonSection("expected_l2_error", err),
+        ]
+        plots: tuple[Plot, ...] = ()
+        if ctx.spec.postprocess is not None and built.noise is not None:
+            section, pp_checks, plot = postprocess_part(ctx, built.noise, table, used_seed)
+            sections.append(section)
+            checks += pp_checks
+            plots = (plot,)
         return KindResult(
             advertised=advertised,
             effective=effective,
             seed=used_seed,
-            checks=(
-                Check("calibration", target),
-                Check("invariant-preserved", inv_outcome),
-                Check("expected-l2-error", err_outcome),
-            ),
-            sections=(
-                MechanismSection(mechanism_info),
-                JsonSection("samples", samples),
-                JsonSection("expected_l2_error", err),
-            ),
+            checks=tuple(checks),
+            sections=tuple(sections),
             calibrated_space=s_space,
             samples=draws,
+            plots=plots,
         )
+
+
+def postprocess_part(ctx: Context, noise: NoiseLaw, table: FloatArray, seed: int) -> tuple[Section, list[Check], Plot]:
+    """The ``[postprocess]`` study [ZVF21] at the table: section, checks and the bias plot (module docstring)."""
+    pp = ctx.spec.postprocess
+    if pp is None:
+        raise TypeError("postprocess_part called without [postprocess]")
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+    deadline = time.monotonic() + POSTPROCESS_SHARE * ctx.remaining()
+    a_mat = ctx.invariant.matrix(ctx.space)
+    study = run_study(table, a_mat, noise, pp.kind == "project-nonneg", pp.draws, rng=rng, deadline=deadline)
+    how = f"numpy.random.default_rng(SeedSequence({seed}, spawn_key=(1,)))"
+    section, checks = build_postprocess(study, noise, pp.kind, seed, how)
+    plot = Plot(
+        "postprocess",
+        "bias of projection post-processing",
+        lambda path, title: plot_postprocess_bias(section.data, section.counts, path, title),
+    )
+    return section, checks, plot
+
+
+def postprocess_problems(spec: Spec) -> list[Problem]:
+    """Problems of ``[postprocess]``: a kind that adds i.i.d. noise in every cell, an invariant to project
+    onto, and ``2 <= draws`` with ``draws x cells <= MAX_DRAW_CELLS`` (2e7)."""
+    pp = spec.postprocess
+    if pp is None:
+        return []
+    probs: list[Problem] = []
+    kind = REGISTRY.get(spec.mechanism.kind) if spec.mechanism is not None else None
+    if not (isinstance(kind, CalibratedKind) and kind.postprocess):
+        probs.append(
+            Problem(
+                "postprocess",
+                f"mechanism.kind = {spec.mechanism.kind!r} does not support [postprocess]; it needs i.i.d. noise "
+                f"in every cell: one of {list(SCALED_KINDS)}",
+            )
+        )
+    if spec.invariant is not None and spec.invariant.kind == "none":
+        probs.append(Problem("invariant.kind", "[postprocess] projects onto the invariant; 'none' has nothing to keep"))
+    cells = cell_count(spec)
+    if pp.draws < 2:
+        probs.append(Problem("postprocess.draws", f"must be >= 2 (a variance needs two draws), got {pp.draws}"))
+    elif pp.draws * cells > MAX_DRAW_CELLS:
+        probs.append(
+            Problem(
+                "postprocess.draws",
+                f"{pp.draws} draws x {cells} cells = {pp.draws * cells:.3g} numbers exceeds the limit "
+                f"{MAX_DRAW_CELLS:.0e} (draws x cells); use at most {MAX_DRAW_CELLS // cells} draws",
+            )
+        )
+    return probs
 
 
 __all__ = [
@@ -326,8 +454,14 @@ __all__ = [
     "CalibratedKind",
     "CalibratedSpec",
     "GaussianSpec",
+    "POSTPROCESS_SHARE",
+    "SCALED_KINDS",
+    "ScaledGaussianSpec",
+    "ScaledSpec",
     "implies",
     "invariant_check",
     "mean_check",
     "on_base",
+    "postprocess_part",
+    "postprocess_problems",
 ]
