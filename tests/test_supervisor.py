@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from semidp.verify import cli
+from semidp.verify import cli, spec_job
 from semidp.verify.supervisor import hard_deadline, supervise
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
@@ -61,7 +61,7 @@ def test_cli_reports_an_overrun_as_inconclusive(
     def stuck(*args: object, **kwargs: object) -> None:  # a step that ignores its cooperative budget
         time.sleep(60)
 
-    monkeypatch.setattr(cli, "audit", stuck)  # the forked child inherits the patch
+    monkeypatch.setattr(spec_job, "audit", stuck)  # the forked child inherits the patch
     t0 = time.monotonic()
     code = cli.main(["audit", str(SPECS / "census-2020-total.toml"), "--time-limit", "0.5", "--json"])
     assert code == 3 and time.monotonic() - t0 <= hard_deadline(0.5) + 1.0

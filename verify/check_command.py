@@ -1,0 +1,155 @@
+"""``semidp check``: privacy regression tests of many specs against a stored baseline, for a user's CI.
+
+``semidp check SPEC_OR_DIR... [--baseline FILE] [--update-baseline] [--junit FILE] [--rtol X]``
+audits every spec (a folder stands for its ``*.toml`` files, recursively), summarises each report
+(:func:`verify.regression.summarize`) and compares it with the baseline's entry:
+
+* exit 1 when any spec regressed (:mod:`verify.regression`: a claim that held and no longer does, a
+  guarantee that got weaker, a check that newly fails), or when a spec without a baseline entry has a
+  refuted claim or failed check;
+* exit 2 when a spec is invalid or cannot be evaluated (the line names the key);
+* else exit 0. Inconclusive specs pass unless their baseline verdict was better.
+
+``--update-baseline`` records the current summaries (keeping entries of specs not checked this time)
+and exits 0 unless a spec is invalid. ``--junit FILE`` writes one JUnit test case per spec.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from semidp.verify.junit import CaseResult, write_junit
+from semidp.verify.regression import RTOL, compare, load_baseline, spec_key, summarize, write_baseline
+from semidp.verify.report import Report
+from semidp.verify.spec_job import JobOptions, problem_line, run_spec
+from semidp.verify.supervisor import Supervised
+
+EXIT_OK, EXIT_FAILS, EXIT_INVALID = 0, 1, 2
+
+Runner = Callable[[str, JobOptions], Supervised[Report]]
+
+
+def add_check_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Register ``semidp check`` on the CLI's subparsers (``common`` adds --seed, --time-limit, ...)."""
+    c = sub.add_parser("check", help="privacy regression tests: audit specs and compare with a stored baseline")
+    c.add_argument("paths", nargs="+", metavar="SPEC_OR_DIR", help="spec files, or folders of *.toml specs")
+    c.add_argument("--baseline", metavar="FILE", help="JSON baseline to compare with (semidp check --update-baseline)")
+    c.add_argument("--update-baseline", action="store_true", help="record the current results in --baseline")
+    c.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one test case per spec)")
+    c.add_argument(
+        "--rtol", type=float, default=RTOL, metavar="X", help=f"relative tolerance of 'weaker' (default {RTOL:g})"
+    )
+    common(c)
+
+
+def expand(paths: list[str]) -> list[Path]:
+    """Spec files of ``paths``: files as given, folders as their ``*.toml`` files (recursively, sorted)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(q for q in p.rglob("*.toml") if not any(part.startswith(".") for part in q.parts))
+        else:
+            out.append(p)
+    return out
+
+
+def run_check(args: argparse.Namespace, opts: JobOptions, runner: Runner = run_spec) -> int:
+    """Run ``semidp check`` (see the module docstring); returns the exit status."""
+    if args.update_baseline and not args.baseline:
+        print("semidp: check: --update-baseline needs --baseline FILE", file=sys.stderr)
+        return EXIT_INVALID
+    specs = expand(args.paths)
+    if not specs:
+        print(f"semidp: check: no *.toml spec found in {args.paths}", file=sys.stderr)
+        return EXIT_INVALID
+    baseline_path = Path(args.baseline) if args.baseline else None
+    try:
+        baseline = load_baseline(baseline_path) if baseline_path is not None else {}
+    except ValueError as e:
+        print(f"semidp: check: {e}", file=sys.stderr)
+        return EXIT_INVALID
+    cases: list[CaseResult] = []
+    summaries: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        key = spec_key(spec, baseline_path) if baseline_path is not None else spec.as_posix()
+        t0 = time.monotonic()
+        got = runner(str(spec), opts)
+        dt = time.monotonic() - t0
+        case = judge(key, got, baseline.get(key), rtol=args.rtol, updating=args.update_baseline, seconds=dt)
+        if got.value is not None:
+            summaries[key] = summarize(got.value.to_json())
+        cases.append(case)
+        print(_line(case))
+        if case.details and case.result != "passed":
+            print("    " + case.details.replace("\n", "\n    "))
+    if args.update_baseline and baseline_path is not None:
+        write_baseline(baseline_path, {**baseline, **summaries})
+        print(f"baseline: {len(summaries)} spec(s) recorded in {baseline_path}")
+    if args.junit:
+        write_junit(Path(args.junit), cases)
+    counts = {r: sum(c.result == r for c in cases) for r in ("passed", "failed", "error")}
+    print(
+        f"{counts['passed']} passed, {counts['failed']} failed"
+        + (f", {counts['error']} errors" if counts["error"] else "")
+    )
+    if counts["error"]:
+        return EXIT_INVALID
+    return EXIT_FAILS if counts["failed"] else EXIT_OK
+
+
+def judge(
+    key: str,
+    got: Supervised[Report],
+    base: dict[str, Any] | None,
+    *,
+    rtol: float = RTOL,
+    updating: bool = False,
+    seconds: float = 0.0,
+) -> CaseResult:
+    """One spec's test case: errors, regressions against ``base``, or a refuted claim without a baseline."""
+    dt = seconds
+    if got.value is None and got.status not in ("timeout", "memory"):
+        return CaseResult(key, "error", problem_line(key, got), seconds=dt)
+    if got.value is None:  # stopped by the guard: inconclusive
+        now: dict[str, Any] = {"verdict": "inconclusive", "checks": {}}
+        stopped = problem_line(key, got)
+    else:
+        now, stopped = summarize(got.value.to_json()), ""
+    if updating:
+        return CaseResult(key, "passed", f"{now['verdict']}; recorded", stopped, seconds=dt)
+    if base is None:
+        failed = [n for n, s in now.get("checks", {}).items() if s == "fail"]
+        if now["verdict"] == "fails":
+            why = f"verdict fails (no baseline entry to compare with); failed checks: {', '.join(failed)}"
+            return CaseResult(key, "failed", why, _failed_details(got), seconds=dt)
+        return CaseResult(key, "passed", f"{now['verdict']}; no baseline entry", stopped, seconds=dt)
+    cmp = compare(key, base, now, rtol=rtol)
+    if got.value is None:
+        cmp.notes.append(stopped)
+    if cmp.regressed:
+        more = f" (+{len(cmp.regressions) - 1} more)" if len(cmp.regressions) > 1 else ""
+        return CaseResult(key, "failed", cmp.regressions[0] + more, "\n".join(cmp.regressions + cmp.notes), seconds=dt)
+    detail = "\n".join([*(f"improved: {i}" for i in cmp.improvements), *cmp.notes])
+    return CaseResult(key, "passed", f"{now['verdict']}; no regression", detail, seconds=dt)
+
+
+def _failed_details(got: Supervised[Report]) -> str:
+    """The failed checks of a report, one per line with their detail."""
+    if got.value is None:
+        return ""
+    return "\n".join(
+        f"[FAIL] {c['name']}: {c['detail']}" for c in got.value.to_json().get("checks", []) if c["status"] == "fail"
+    )
+
+
+def _line(case: CaseResult) -> str:
+    tag = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[case.result]
+    return f"[{tag}] {case.name}: {case.message} ({case.seconds:.1f} s)"
+
+
+__all__ = ["add_check_parser", "expand", "judge", "run_check"]
