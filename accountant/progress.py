@@ -1,8 +1,12 @@
-"""Progress lines for long computations (searches, audits, MCMC), on a terminal only.
+"""Progress for long computations (searches, audits, MCMC): a live line on a terminal, stage lines in CI.
 
 A :class:`Progress` writes one self-overwriting line to ``stderr`` when
-``stderr`` is a TTY, at most every ``interval`` seconds; in CI, pipes and tests
-it writes nothing, so machine-readable output (``--json``) is never disturbed.
+``stderr`` is a TTY, at most every ``interval`` seconds; in pipes and tests it
+writes nothing. :func:`stage` writes one line per stage of an audit
+(``semidp: [  3.2 s] spec.toml: sensitivity space``) to the stream chosen by
+:func:`report_stages` -- the CLI turns it on for ``stderr`` unless ``--quiet``,
+so a CI log is never silent for a minute; library callers get nothing unless
+they ask. Neither ever writes to ``stdout`` (``--json`` stays machine-readable).
 """
 
 from __future__ import annotations
@@ -10,6 +14,24 @@ from __future__ import annotations
 import sys
 import time
 from typing import TextIO
+
+_stages: TextIO | None = None
+_quiet = False
+_t0 = time.monotonic()
+
+
+def report_stages(stream: TextIO | None, *, quiet: bool = False) -> None:
+    """Send :func:`stage` lines to ``stream`` (``None``: nowhere); ``quiet`` also silences :class:`Progress`."""
+    global _stages, _quiet, _t0
+    _stages, _quiet, _t0 = (None if quiet else stream), quiet, time.monotonic()
+
+
+def stage(what: str) -> None:
+    """One line for the start of a stage of long work, with the seconds since :func:`report_stages`."""
+    if _stages is None:
+        return
+    _stages.write(f"semidp: [{time.monotonic() - _t0:6.1f} s] {what}\n")
+    _stages.flush()
 
 
 class Progress:
@@ -20,7 +42,7 @@ class Progress:
         self.total = max(int(total), 1)
         self.stream = stream if stream is not None else sys.stderr
         self.interval = interval
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = not _quiet and bool(getattr(self.stream, "isatty", lambda: False)())
         self._t0 = time.monotonic()
         self._last = 0.0
         self._shown = False

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from semidp.accountant.progress import report_stages
 from semidp.verify.check_command import add_check_parser, run_check
 from semidp.verify.render import render_text
 from semidp.verify.report import Report
@@ -69,6 +70,7 @@ def _common(a: argparse.ArgumentParser) -> None:
         help="allow specs to import and run the code they name (mechanism.kind = 'implementation')",
     )
     a.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    a.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
 def _seed(text: str) -> int:
@@ -142,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "schema":
         print(json.dumps(schema(), indent=2))
         return EXIT_OK
+    report_stages(sys.stderr, quiet=args.quiet)  # one line per stage on stderr (a live line on a terminal)
     if args.command == "check":
         return run_check(args, _options(args))
     # Started as the console script (no argv): the first spec's budget includes starting Python (at most 5 s).

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from semidp.accountant.errors import InvalidSpec, SearchTooLarge, ToolkitError
+from semidp.accountant.progress import stage
 from semidp.verify.load import load
 from semidp.verify.plots import plot_privacy
 from semidp.verify.render import render_markdown
@@ -44,9 +45,14 @@ class OutputError(ToolkitError):
 
 def audit_spec(path: str, opts: JobOptions) -> Report:
     """Load, audit and (with ``opts.out``) write one spec; in the calling process."""
+    stage(f"{path}: loading")
     spec = load(path)
+    stage(f"{spec.name}: auditing (mechanism.kind = {spec.mechanism.kind!r}, --time-limit {opts.time_limit:g} s)")
     result = audit(spec, seed=opts.seed, time_limit=opts.time_limit, allow_code=opts.allow_code)
-    return write_outputs(opts.out, result, spec) if opts.out is not None else result.typed
+    if opts.out is None:
+        return result.typed
+    stage(f"{spec.name}: writing {opts.out}")
+    return write_outputs(opts.out, result, spec)
 
 
 def run_spec(path: str, opts: JobOptions, *, startup: float = 0.0) -> Supervised[Report]:

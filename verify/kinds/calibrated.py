@@ -37,6 +37,7 @@ from semidp.accountant.errors import BudgetExhausted, SearchTooLarge
 from semidp.accountant.gaussian import gdp_delta
 from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
 from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Verified
+from semidp.accountant.progress import stage
 from semidp.accountant.relations import Relation, SemiAdjacent
 from semidp.accountant.semidp import joint_release_dp
 from semidp.accountant.sensitivity import SensitivitySpace
@@ -313,6 +314,7 @@ class CalibratedKind:
                     "the calibration needs"
                 )
             else:
+                stage(f"{ctx.spec.name}: exact sensitivity space S at the table (radius {a.value})")
                 try:
                     res = semi_sensitivity_search(
                         space, inv, a.value, table=table_list, query=None, time_limit=ctx.remaining()
@@ -348,6 +350,7 @@ class CalibratedKind:
 
         used_seed = ctx.draw_seed()
         n = ctx.draw_count()
+        stage(f"{ctx.spec.name}: drawing {n} releases from {m.kind} (seed {used_seed}) and checking them")
         draws = built.mechanism.sample(table, rng=np.random.default_rng(used_seed), size=n)
         draws = np.ascontiguousarray(draws, dtype=np.float64).reshape(n, space.n_cells)
 

@@ -28,6 +28,7 @@ from semidp.accountant.guarantees import PureDP
 from semidp.accountant.knorm import KNormBall
 from semidp.accountant.knorm_cache import cached_knorm_ball
 from semidp.accountant.outcome import Outcome, Refuted, Verified
+from semidp.accountant.progress import stage
 from semidp.accountant.relations import SemiAdjacent
 from semidp.accountant.root_polytope import RootPolytopeBall
 from semidp.accountant.sensitivity import SensitivitySpace
@@ -55,6 +56,7 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         if root is not None:  # 2 x c under both margins: conv(S) in closed form, no hull
             optimal = root
         else:
+            stage(f"{ctx.spec.name}: optimal K-norm ball conv(S) (hull up to symmetry, cached on disk)")
             optimal, cache = cached_knorm_ball(
                 s_space, relation=semi, symmetry=_table_symmetry(ctx, s_space), time_limit=ctx.remaining()
             )
