@@ -1,73 +1,108 @@
-r"""Does a claimed guarantee follow from the effective one? Verified, refuted, or unknown.
+r"""Does a claimed guarantee follow from the effective one? Verified, refuted, or unknown -- each with its certificate.
 
 The effective guarantee is what provably holds for the joint release
 (mechanism output and invariant). A claim is
 
-* **verified** when a certified conversion of the effective guarantee implies it
-  (every number rounded in the claim's disfavour);
-* **refuted** when a mechanism that satisfies the effective guarantee exactly
-  violates the claim: the Gaussian mechanism attains :math:`\mu`-GDP,
-  :math:`\mu^2/2`-zCDP and the Balle–Wang profile [BW18]; randomized response
-  attains :math:`f_{\varepsilon,0}`; the four-point distribution of [KOV15]
-  attains :math:`f_{\varepsilon,\delta}` (with an infinite-loss atom when
-  :math:`\delta>0`). By [CA24, Prop. 11] nothing tighter follows
-  without further knowledge of the mechanism;
-* **unknown** when the claim lies between the two (conversions that are not
-  tight, e.g. zCDP to :math:`(\varepsilon,\delta)`), with the bounds stated.
+* **verified** when a certified upper bound of the effective guarantee's
+  privacy loss implies it;
+* **refuted** when a certified *lower* bound exceeds the claim for a mechanism
+  that satisfies the effective guarantee exactly: the Gaussian mechanism
+  attains :math:`\mu`-GDP, :math:`\mu^2/2`-zCDP and the Balle–Wang profile [BW18];
+  randomized response attains :math:`f_{\varepsilon,0}`; the four-point
+  distribution of [KOV15] attains :math:`f_{\varepsilon,\delta}` (with an
+  infinite-loss atom when :math:`\delta>0`). By [CA24, Prop. 11] nothing tighter
+  follows without further knowledge of the mechanism. For a *composed* release
+  (:func:`check_composed_claim`) the product of the parts' dominating pairs is
+  the worst case [KOV15], [DRS22, Thm. 3.2], and its privacy profile is bracketed by the
+  pessimistic and optimistic PLD compositions (:func:`accountant.pld_engine.compose_plds`);
+* **unknown** when the claim lies between the two bounds, with both stated.
 
-Parameters in the same form are compared exactly (``fractions.Fraction`` of
-the binary values); transcendental comparisons use 50-digit arithmetic,
-rounded against the conclusion being drawn.
+Every verified or refuted outcome names its certificate in its text, as
+``certified (<method>): ...``:
+
+* ``exact rational`` -- parameters in the same form compared as
+  :class:`fractions.Fraction` of the binary values;
+* ``interval arithmetic`` -- transcendental profiles enclosed by
+  :mod:`accountant.claim_certificate` (``mpmath`` interval arithmetic, a proven
+  erfc enclosure, endpoints rounded outward), compared exactly with the claim;
+* ``PLD bracket`` -- the composed profile between the optimistic (lower) and
+  pessimistic (upper) FFT compositions with their rounding error bounded;
+* ``trivial`` -- a claim with :math:`\delta\ge1`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 from functools import singledispatch
 
-from semidp.accountant.conversions import zcdp_to_approx_dp, zcdp_to_delta
-from semidp.accountant.directed import MP, down, up
-from semidp.accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon, gdp_epsilon_lower
+from semidp.accountant.claim_certificate import (
+    Enclosure,
+    approx_dp_profile_enclosure,
+    gdp_delta_enclosure,
+    rdp_epsilon_upper,
+    sqrt_lower,
+    tradeoff_profile_enclosure,
+    zcdp_delta_upper,
+)
+from semidp.accountant.conversions import zcdp_to_approx_dp
+from semidp.accountant.gaussian import gdp_epsilon, gdp_epsilon_lower
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from semidp.accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
+from semidp.accountant.pld_engine import compose_plds
+from semidp.accountant.pld_parts import ApproxDPPart, GaussianPart, PLDPart
 from semidp.accountant.semidp import NoFiniteGuarantee
 
 #: A claim, in one of the spec forms: ("epsilon", eps, delta) | ("mu", mu) | ("zcdp", rho) | ("rdp", alpha, eps).
 Claim = tuple[str, ...]
+
+EXACT = "certified (exact rational)"
+INTERVAL = "certified (interval arithmetic, "
 
 
 def _fmt(x: float | Fraction) -> str:
     return f"{float(x):.6g}"
 
 
+def _num(x: float) -> str:
+    """``x`` to 6 digits, with its exact float when that differs (certificate texts name exact values)."""
+    short = f"{x:.6g}"
+    return short if float(short) == x else f"{short} ({x!r})"
+
+
+def _le(x: float, y: float | Fraction) -> bool:
+    """``x <= y`` exactly (both read as rationals)."""
+    return Fraction(x) <= Fraction(y)
+
+
 def _exact_compare(name: str, effective: Fraction, claimed: Fraction, attained_by: str) -> Outcome:
     if effective <= claimed:
-        return Verified(f"effective {name} = {_fmt(effective)} <= claimed {_fmt(claimed)} (exact)")
+        return Verified(f"{EXACT}: effective {name} = {_fmt(effective)} <= claimed {_fmt(claimed)}")
     return Refuted(
-        f"effective {name} = {_fmt(effective)} > claimed {_fmt(claimed)}; {attained_by} satisfies the "
+        f"{EXACT}: effective {name} = {_fmt(effective)} > claimed {_fmt(claimed)}; {attained_by} satisfies the "
         "effective guarantee and violates the claim"
     )
 
 
 def _profile_compare(
-    eps_c: float, delta_c: float, delta_up: float, delta_low: float, what: str
-) -> tuple[Outcome, Bounds | None]:
-    b = Bounds(lower=delta_low, estimate=delta_up, upper=delta_up)
-    if delta_up <= delta_c:
-        return Verified(f"{what}: delta({_fmt(eps_c)}) <= {_fmt(delta_up)} <= claimed delta {_fmt(delta_c)}"), b
-    if delta_low > delta_c:
-        return Refuted(f"{what}: delta({_fmt(eps_c)}) >= {_fmt(delta_low)} > claimed delta {_fmt(delta_c)}"), b
+    eps_c: float, delta_c: float, upper: Enclosure, lower: Enclosure, what: str
+) -> tuple[Outcome, Bounds]:
+    """Decide ``delta(eps_c) <= delta_c`` from a certified upper end and a certified (attained) lower end."""
+    b = Bounds(lower=lower.lower, estimate=upper.upper, upper=upper.upper)
+    if _le(upper.upper, delta_c):
+        return Verified(
+            f"{INTERVAL}{upper.method}): {what}: delta({_fmt(eps_c)}) <= {_num(upper.upper)} <= claimed delta "
+            f"{_num(delta_c)}"
+        ), b
+    if not _le(lower.lower, delta_c):
+        return Refuted(
+            f"{INTERVAL}{lower.method}): {what}: delta({_fmt(eps_c)}) >= {_num(lower.lower)} > claimed delta "
+            f"{_num(delta_c)}"
+        ), b
     return Unknown(
-        f"{what}: delta({_fmt(eps_c)}) is in [{_fmt(delta_low)}, {_fmt(delta_up)}], which contains "
-        f"the claimed delta {_fmt(delta_c)}"
+        f"{what}: delta({_fmt(eps_c)}) is in [{_num(lower.lower)}, {_num(upper.upper)}] (interval arithmetic), which "
+        f"contains the claimed delta {_num(delta_c)}"
     ), b
-
-
-def _rr_delta(eps_e: float, delta_e: float, eps_c: float, direction: str) -> float:
-    """Profile of f_{eps_e, delta_e} at eps_c: delta_e + (1-delta_e)(e^eps_e - e^eps_c)_+/(1+e^eps_e)."""
-    e, d, c = MP.mpf(eps_e), MP.mpf(delta_e), MP.mpf(eps_c)
-    val = d + (1 - d) * max(MP.mpf(0), MP.exp(e) - MP.exp(c)) / (1 + MP.exp(e))
-    return min(1.0, up(val) if direction == "up" else down(val))
 
 
 def check_claim(claim: Claim, effective: Guarantee | NoFiniteGuarantee) -> tuple[Outcome, Bounds | None]:
@@ -83,8 +118,8 @@ def _decide(effective: Guarantee | NoFiniteGuarantee, claim: Claim) -> tuple[Out
 @_decide.register
 def _(effective: NoFiniteGuarantee, claim: Claim) -> tuple[Outcome, Bounds | None]:
     if claim[0] == "epsilon" and float(claim[2]) >= 1.0:
-        return Verified("delta >= 1 is satisfied by every mechanism"), None
-    return Refuted(f"no finite guarantee holds: {effective.reason}"), None
+        return Verified("certified (trivial): delta >= 1 is satisfied by every mechanism"), None
+    return Refuted(f"{EXACT}: no finite guarantee holds: {effective.reason}"), None
 
 
 @_decide.register
@@ -102,10 +137,19 @@ def _(effective: TradeOff, claim: Claim) -> tuple[Outcome, Bounds | None]:
     form = claim[0]
     if form == "epsilon":
         eps_c, delta_c = float(claim[1]), float(claim[2])
-        d_up = float(effective.curve.privacy_profile(eps_c))
-        if d_up <= delta_c:
-            return Verified(f"f-DP lower bound gives delta({_fmt(eps_c)}) <= {_fmt(d_up)}"), None
-        return Unknown(f"f-DP lower bound gives delta({_fmt(eps_c)}) <= {_fmt(d_up)} only"), None
+        if delta_c >= 1.0:
+            return Verified("certified (trivial): delta >= 1 holds trivially"), None
+        up = tradeoff_profile_enclosure(effective.curve.alphas, effective.curve.betas, eps_c)
+        if _le(up.upper, delta_c):
+            return Verified(
+                f"{INTERVAL}{up.method}): the f-DP curve (a certified lower bound of the tradeoff "
+                f"function) gives delta({_fmt(eps_c)}) <= {_num(up.upper)} <= claimed delta {_num(delta_c)} "
+                "[DRS22, Prop. 2.12]"
+            ), None
+        return Unknown(
+            f"the f-DP curve gives delta({_fmt(eps_c)}) <= {_num(up.upper)} only (an upper bound; no lower bound "
+            "without the parts)"
+        ), None
     return Unknown(f"an f-DP guarantee is not compared with a {form} claim"), None
 
 
@@ -119,18 +163,20 @@ def _from_zcdp(g: ZCDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
     if form == "rdp":
         alpha = Fraction(claim[1])
         return _exact_compare(f"RDP epsilon at alpha={_fmt(alpha)}", alpha * rho, Fraction(claim[2]), gauss), None
-    mu_g = down(MP.sqrt(2 * MP.mpf(g.rho)))  # Gaussian attaining rho-zCDP; rounded down = weaker refutation
+    mu_g = sqrt_lower(2 * rho)  # a Gaussian with mu_g <= sqrt(2 rho) is rho-zCDP: it may refute
     if form == "mu":
-        mu_c = float(claim[1])
-        if mu_c < mu_g:
-            return Refuted(f"{gauss} = {_fmt(mu_g)} is not {_fmt(mu_c)}-GDP"), None
+        mu_c = Fraction(claim[1])
+        if mu_c < Fraction(mu_g):
+            return Refuted(f"{INTERVAL}interval square root): {gauss} >= {_fmt(mu_g)} is not {_fmt(mu_c)}-GDP"), None
         return Unknown("rho-zCDP does not imply any mu-GDP bound in general"), None
     eps_c, delta_c = float(claim[1]), float(claim[2])
     if delta_c >= 1.0:
-        return Verified("delta >= 1 holds trivially"), None
-    d_up = zcdp_to_delta(g, eps_c) if eps_c >= 0 else 1.0
-    d_low = gdp_delta_lower(mu_g, eps_c)
-    out, b = _profile_compare(eps_c, delta_c, d_up, d_low, "CKS profile (upper) / Gaussian attaining rho (lower)")
+        return Verified("certified (trivial): delta >= 1 holds trivially"), None
+    up = zcdp_delta_upper(g.rho, eps_c)[0] if eps_c >= 0 else Enclosure(1.0, 1.0, "delta <= 1")
+    low = gdp_delta_enclosure(mu_g, eps_c)
+    out, b = _profile_compare(
+        eps_c, delta_c, up, low, f"CKS profile (upper) / Gaussian with mu = {mu_g!r} <= sqrt(2 rho) (lower)"
+    )
     if delta_c == 0:  # a pure claim has no epsilon(delta) bounds
         return out, None
     eps_up = zcdp_to_approx_dp(g, delta_c).epsilon
@@ -153,9 +199,8 @@ def _from_gdp(g: GDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
             f"RDP epsilon at alpha={_fmt(alpha)}", alpha * mu * mu / 2, Fraction(claim[2]), gauss
         ), None
     eps_c, delta_c = float(claim[1]), float(claim[2])
-    out, _ = _profile_compare(
-        eps_c, delta_c, gdp_delta(g.mu, eps_c), gdp_delta_lower(g.mu, eps_c), "exact Balle-Wang profile"
-    )
+    enc = gdp_delta_enclosure(g.mu, eps_c)
+    out, _ = _profile_compare(eps_c, delta_c, enc, enc, "exact Balle-Wang profile")
     if not 0 < delta_c < 1:  # a pure claim (delta = 0) has no epsilon(delta) bounds
         return out, None
     e = gdp_epsilon(g.mu, delta_c)
@@ -172,25 +217,22 @@ def _from_approx(claim: Claim, eps_e: float, delta_e: float) -> tuple[Outcome, B
             ), None
         if Fraction(eps_e) <= Fraction(claim[1]) and Fraction(delta_e) <= Fraction(claim[2]):
             return Verified(
-                f"({_fmt(eps_e)}, {_fmt(delta_e)})-DP implies ({_fmt(eps_c)}, {_fmt(delta_c)})-DP: "
-                "both parameters are no larger (exact)"
+                f"{EXACT}: ({_fmt(eps_e)}, {_fmt(delta_e)})-DP implies ({_fmt(eps_c)}, {_fmt(delta_c)})-DP: "
+                "both parameters are no larger"
             ), None
+        enc = approx_dp_profile_enclosure(eps_e, delta_e, eps_c)
         return _profile_compare(
-            eps_c,
-            delta_c,
-            _rr_delta(eps_e, delta_e, eps_c, "up"),
-            _rr_delta(eps_e, delta_e, eps_c, "down"),
-            "exact profile of f_{eps,delta} (attained by the four-point mechanism)",
+            eps_c, delta_c, enc, enc, "exact profile of f_{eps,delta} (attained by the four-point mechanism)"
         )[0], None
     if delta_e > 0:
         return Refuted(
-            f"({_fmt(eps_e)}, {_fmt(delta_e)})-DP allows an infinite privacy loss with probability "
+            f"{EXACT}: ({_fmt(eps_e)}, {_fmt(delta_e)})-DP allows an infinite privacy loss with probability "
             f"delta > 0, so no finite {form} guarantee follows"
         ), None
     if form == "zcdp":
         rho = Fraction(eps_e) ** 2 / 2
         if rho <= Fraction(claim[1]):
-            return Verified(f"eps-DP implies eps^2/2 = {_fmt(rho)}-zCDP [BS16, Prop. 1.4]"), None
+            return Verified(f"{EXACT}: eps-DP implies eps^2/2 = {_fmt(rho)}-zCDP [BS16, Prop. 1.4]"), None
         return Unknown(f"eps-DP gives {_fmt(rho)}-zCDP [BS16], above the claim; not tight"), None
     return Unknown(f"pure DP is not compared with a {form} claim"), None
 
@@ -202,17 +244,76 @@ def _from_rdp(g: RDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
         if alpha in g.orders:
             eps = Fraction(g.epsilons[g.orders.index(alpha)])
             if eps <= Fraction(claim[2]):
-                return Verified(f"RDP epsilon at alpha={_fmt(alpha)} is {_fmt(eps)} (exact)"), None
+                return Verified(f"{EXACT}: RDP epsilon at alpha={_fmt(alpha)} is {_fmt(eps)}"), None
             return Unknown(
                 f"RDP epsilon at alpha={_fmt(alpha)} is {_fmt(eps)} > claim; RDP bounds are not tight in general"
             ), None
         return Unknown(f"the RDP curve has no order {alpha}"), None
     if claim[0] == "epsilon":
-        from semidp.accountant.conversions import rdp_to_approx_dp
-
         eps_c, delta_c = float(claim[1]), float(claim[2])
-        e = rdp_to_approx_dp(g, delta_c).epsilon
-        if e <= eps_c:
-            return Verified(f"CKS conversion of the RDP curve gives epsilon {_fmt(e)} <= {_fmt(eps_c)}"), None
-        return Unknown(f"CKS conversion gives epsilon {_fmt(e)} > {_fmt(eps_c)}; not tight"), None
+        if delta_c >= 1.0:
+            return Verified("certified (trivial): delta >= 1 holds trivially"), None
+        if delta_c <= 0:
+            return Unknown("an RDP curve implies no pure-DP bound"), None
+        enc = rdp_epsilon_upper(g.orders, g.epsilons, delta_c)
+        if _le(enc.upper, eps_c):
+            return Verified(
+                f"{INTERVAL}{enc.method}): CKS conversion of the RDP curve gives epsilon <= {_num(enc.upper)} <= "
+                f"claimed {_num(eps_c)} [CKS20, Prop. 12]"
+            ), None
+        return Unknown(f"CKS conversion gives epsilon <= {_num(enc.upper)} > {_num(eps_c)}; not tight"), None
     return Unknown(f"an RDP curve is not compared with a {claim[0]} claim"), None
+
+
+def dominating_part(g: Guarantee) -> PLDPart | None:
+    """The PLD part of the worst-case mechanism of ``g`` [KOV15, Thm. 2.4], [DRS22, Thm. 2.7]; ``None`` when ``g``
+    has no single dominating pair (zCDP, RDP) or is already a curve (f-DP)."""
+    if isinstance(g, GDP):
+        return GaussianPart(sigma=1.0, sensitivity=g.mu) if g.mu > 0 else ApproxDPPart(0.0, 0.0)
+    if isinstance(g, PureDP):
+        return ApproxDPPart(g.epsilon, 0.0)
+    if isinstance(g, ApproxDP):
+        return ApproxDPPart(g.epsilon, g.delta)
+    return None
+
+
+def check_composed_claim(claim: Claim, parts: Sequence[Guarantee]) -> tuple[Outcome, Bounds] | None:
+    """Decide an ``(epsilon, delta)`` claim on the composition of ``parts`` from its PLD bracket.
+
+    The composition of the parts' dominating pairs satisfies every part and is the worst case of the
+    composition [KOV15], [DRS22, Thm. 3.2]: the pessimistic PLD composition bounds its profile from above (so a
+    claim it meets holds for every composed release), the optimistic one from below (so a claim it violates is
+    violated by that composed release). ``None`` when the claim is not an ``(epsilon, delta)`` claim or a part
+    has no dominating pair here.
+    """
+    if claim[0] != "epsilon" or not parts:
+        return None
+    pld_parts = [dominating_part(p) for p in parts]
+    if any(p is None for p in pld_parts):
+        return None
+    eps_c, delta_c = float(claim[1]), float(claim[2])
+    if delta_c >= 1.0:
+        return Verified("certified (trivial): delta >= 1 holds trivially"), Bounds(0.0, 1.0, 1.0)
+    bracket = compose_plds([p for p in pld_parts if p is not None])
+    iv = bracket.delta(eps_c)
+    b = Bounds(lower=iv.lower, estimate=iv.upper, upper=iv.upper)
+    what = (
+        f"PLD bracket of the {len(parts)} parts' dominating pairs (grid h = {bracket.h!r}; optimistic law -> lower, "
+        "pessimistic law -> upper, FFT rounding bounded)"
+    )
+    if _le(iv.upper, delta_c):
+        return Verified(
+            f"certified (PLD bracket): {what}: delta({_fmt(eps_c)}) <= {_num(iv.upper)} <= claimed delta {_num(delta_c)}"
+        ), b
+    if not _le(iv.lower, delta_c):
+        return Refuted(
+            f"certified (PLD bracket): {what}: delta({_fmt(eps_c)}) >= {_num(iv.lower)} > claimed delta {_num(delta_c)}; "
+            "the composition of the dominating pairs satisfies every part and violates the claim"
+        ), b
+    return Unknown(
+        f"{what}: delta({_fmt(eps_c)}) is in [{_num(iv.lower)}, {_num(iv.upper)}], which contains the claimed delta "
+        f"{_num(delta_c)} (a finer grid may decide it)"
+    ), b
+
+
+__all__ = ["Claim", "check_claim", "check_composed_claim", "dominating_part"]

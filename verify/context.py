@@ -59,6 +59,8 @@ class Context:
 
     deadline: float = float("inf")
     """``time.monotonic()`` by which the whole spec must be done (``--time-limit`` from the start)."""
+    allow_code: bool = False
+    """``--allow-code``: a kind may import code named in the spec (``implementation``); never without it."""
 
     def remaining(self) -> float:
         """Seconds left of the spec's budget (at least :data:`MIN_STEP_SECONDS`: a step always gets a try and

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,12 +24,13 @@ from numpy.typing import NDArray
 
 from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.errors import InvalidSpec, UnsupportedRelease
-from semidp.accountant.guarantees import Guarantee
-from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Unknown, Verified
+from semidp.accountant.guarantees import GDP, Guarantee
+from semidp.accountant.outcome import Bounds, NotApplicable, Outcome, Refuted, Unknown, Verified
 from semidp.accountant.semiadjacent import semi_adjacent_parameter
+from semidp.accountant.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
 from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.verify.certify import certify_summary
-from semidp.verify.claims import Claim, check_claim
+from semidp.verify.claims import Claim, check_claim, check_composed_claim
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.load import validate
 from semidp.verify.registry import lookup
@@ -36,7 +38,7 @@ from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
 from semidp.verify.semi_adjacent_check import check_semi_adjacent
 from semidp.verify.sensitivity_report import sensitivity_section
 from semidp.verify.spec import GuaranteeSpec, Spec
-from semidp.verify.spec_values import guarantee_spec_json, invariant_of, relation_of, space_of
+from semidp.verify.spec_values import guarantee_of, guarantee_spec_json, invariant_of, relation_of, space_of
 from semidp.verify.version import __version__
 
 
@@ -77,11 +79,48 @@ def claim_of(g: GuaranteeSpec) -> Claim:
     return ("epsilon", g.epsilon, g.delta if g.delta is not None else 0)  # type: ignore[return-value]
 
 
-def claim_check(spec: Spec, effective: AnyGuarantee) -> list[Check]:
+def decide_claim(
+    claim: Claim, effective: AnyGuarantee, parts: Sequence[Guarantee] | None = None
+) -> tuple[Outcome, Bounds | None]:
+    """:func:`verify.claims.check_claim`, and for a composed release (``parts``) its PLD bracket.
+
+    The closed-form composition of approximate or pure DP parts is not tight, so only the PLD bracket of the
+    parts' dominating pairs may refute an ``(epsilon, delta)`` claim on it; either route may verify. GDP parts
+    compose exactly in closed form, so their closed-form refutation stands.
+    """
+    outcome, bounds = check_claim(claim, effective)
+    composed = None if parts is None or isinstance(outcome, Verified) else check_composed_claim(claim, parts)
+    if composed is None:
+        return outcome, bounds
+    if not isinstance(composed[0], Unknown):  # the bracket decides
+        return composed[0], bounds or composed[1]
+    if not isinstance(outcome, Refuted) or (parts is not None and all(isinstance(p, GDP) for p in parts)):
+        return outcome, bounds
+    return Unknown(
+        f"{composed[0].reason}; the closed-form composition ({outcome.counterexample}) is not tight for these "
+        "parts, so it does not refute"
+    ), bounds or composed[1]
+
+
+def composed_parts(ctx: Context, radius: int) -> list[Guarantee] | None:
+    """The released parts (``mechanism.components``) as guarantees on the claim's relation: each grouped to
+    ``radius`` for Semi-DP [CA24, Prop. 21, Semi-DP first]; ``None`` for a release that is not composed."""
+    comps = getattr(ctx.spec.mechanism, "components", None)
+    if not comps:
+        return None
+    parts = [guarantee_of(c, ctx.relation) for c in comps]
+    if ctx.framework == "semi-dp":
+        return [semi_dp(p, ctx.invariant, radius) for p in parts]
+    if isinstance(joint_release_dp(parts[0], ctx.invariant, ctx.space), NoFiniteGuarantee):
+        return None  # plain DP: the invariant itself breaks every finite guarantee, whatever is composed
+    return parts
+
+
+def claim_check(spec: Spec, effective: AnyGuarantee, parts: Sequence[Guarantee] | None = None) -> list[Check]:
     """The ``claim`` check (with epsilon bounds when the comparison yields them), if the spec has a claim."""
     if spec.claim is None:
         return []
-    outcome, bounds = check_claim(claim_of(spec.claim.guarantee), effective)
+    outcome, bounds = decide_claim(claim_of(spec.claim.guarantee), effective, parts)
     extra = {"bounds": {"lower": bounds.lower, "estimate": bounds.estimate, "upper": bounds.upper}} if bounds else {}
     return [Check("claim", outcome, extra)]
 
@@ -90,7 +129,7 @@ def claim_check(spec: Spec, effective: AnyGuarantee) -> list[Check]:
 SEMI_ADJACENT_SHARE = 0.5
 
 
-def build_context(spec: Spec, *, seed: int | None, time_limit: float) -> Context:
+def build_context(spec: Spec, *, seed: int | None, time_limit: float, allow_code: bool = False) -> Context:
     """The shared part of an audit: accountant values of the spec and a(t) at its table.
 
     ``time_limit`` is the whole spec's budget: a(t) may use :data:`SEMI_ADJACENT_SHARE` of it, and
@@ -127,6 +166,7 @@ def build_context(spec: Spec, *, seed: int | None, time_limit: float) -> Context
         time_limit=time_limit,
         seed=seed,
         deadline=deadline,
+        allow_code=allow_code,
     )
 
 
@@ -158,7 +198,7 @@ def _claim_with_bounds(check: Check, ctx: Context, part: KindResult) -> Check:
     if a.exact or ctx.framework != "semi-dp" or not isinstance(check.outcome, Refuted):
         return check
     if part.effective_at_lower is not None and ctx.spec.claim is not None:
-        low, _ = check_claim(claim_of(ctx.spec.claim.guarantee), part.effective_at_lower)
+        low, _ = decide_claim(claim_of(ctx.spec.claim.guarantee), part.effective_at_lower, composed_parts(ctx, a.lower))
         if isinstance(low, Refuted):
             return Check(
                 "claim",
@@ -204,7 +244,8 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     if spec.claim is not None and part.claim_override is not None:
         checks.append(Check("claim", part.claim_override))
     else:
-        checks += [_claim_with_bounds(c, ctx, part) for c in claim_check(spec, part.effective)]
+        parts = composed_parts(ctx, a.value)
+        checks += [_claim_with_bounds(c, ctx, part) for c in claim_check(spec, part.effective, parts)]
     claims = [c.outcome for c in checks if c.name == "claim"]
     if isinstance(a_outcome, Unknown) and not a.exact and claims and all(isinstance(o, Verified) for o in claims):
         # The claim holds at the proven upper end of a(t): the exact value cannot change the verdict.
@@ -252,12 +293,13 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     )
 
 
-def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> Audit:
+def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0, allow_code: bool = False) -> Audit:
     """Audit one spec: the shared part, the kind's part (looked up by ``mechanism.kind``), the verdict.
 
     ``time_limit`` (seconds) is one budget for the whole spec: each step gets what is left, and a step
     that runs out degrades to its proven bounds (the report says so; the verdict is then inconclusive
-    unless the bounds decide the claim). Raises
+    unless the bounds decide the claim). ``allow_code`` (``--allow-code``) lets a kind import code the spec
+    names (``implementation``). Raises
     :class:`~accountant.errors.UnsupportedRelease` when the spec cannot be evaluated.
 
     Examples
@@ -270,7 +312,7 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0) -> A
     problems = validate(spec)  # a spec built or edited in Python has not been through the loader
     if problems:
         raise InvalidSpec(spec.path, [str(p) for p in problems])
-    ctx = build_context(spec, seed=seed, time_limit=time_limit)
+    ctx = build_context(spec, seed=seed, time_limit=time_limit, allow_code=allow_code)
     part = kind.run(ctx)
     report = assemble(ctx, part, reports_sensitivity=kind.reports_sensitivity)
     return Audit(
@@ -287,4 +329,14 @@ def exit_code(verdicts: list[str]) -> int:
     return 0
 
 
-__all__ = ["Audit", "assemble", "audit", "build_context", "claim_check", "claim_of", "exit_code"]
+__all__ = [
+    "Audit",
+    "assemble",
+    "audit",
+    "build_context",
+    "claim_check",
+    "claim_of",
+    "composed_parts",
+    "decide_claim",
+    "exit_code",
+]

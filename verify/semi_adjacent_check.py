@@ -22,18 +22,34 @@ from semidp.verify.z3_semiadjacent import certify_value
 #: Largest fiber (conforming histograms) on which a closed form is cross-checked by search.
 CROSS_CHECK_LIMIT = 100_000
 
-#: Largest number of cells for which a(t) is also proved exactly by Z3 in an audit.
+#: Up to this many cells Z3 proves a(t) without a time limit of its own (each solve has a timeout).
 Z3_CELL_LIMIT = 16
 
+#: Beyond Z3_CELL_LIMIT, Z3 is tried on tables up to this many cells within a share of the remaining budget.
+Z3_LARGE_CELL_LIMIT = 400
 
-def z3_proof(space: DataSpace, inv: Invariant, table: list[int] | None, a: SemiAdjacentParameter) -> Outcome:
-    """Z3's exact proof of a search result's a(t) at the table (unknown when not attempted, with why)."""
+#: Share of the remaining budget Z3 may use on a table beyond Z3_CELL_LIMIT cells.
+Z3_BUDGET_SHARE = 0.5
+
+
+def z3_proof(
+    space: DataSpace,
+    inv: Invariant,
+    table: list[int] | None,
+    a: SemiAdjacentParameter,
+    time_limit: float | None = None,
+) -> Outcome:
+    """Z3's exact proof of a search result's a(t) at the table (unknown when not attempted or out of time, with
+    why). Beyond :data:`Z3_CELL_LIMIT` cells it runs within :data:`Z3_BUDGET_SHARE` of ``time_limit``."""
     if a.search is None or table is None or not a.exact or isinstance(inv, CallableInvariant):
         return Unknown("not attempted (needs an exact search result at the actual table)")
+    limit: float | None = None
     if space.n_cells > Z3_CELL_LIMIT:
-        return Unknown(f"not attempted ({space.n_cells} cells > {Z3_CELL_LIMIT})")
+        if space.n_cells > Z3_LARGE_CELL_LIMIT or time_limit is None:
+            return Unknown(f"not attempted ({space.n_cells} cells > {Z3_LARGE_CELL_LIMIT}, or no time budget)")
+        limit = Z3_BUDGET_SHARE * time_limit
     w = a.search.witness
-    return certify_value(space, inv, table, a.search.value, w.dataset, w.record, w.target)
+    return certify_value(space, inv, table, a.search.value, w.dataset, w.record, w.target, time_limit=limit)
 
 
 def check_semi_adjacent(
@@ -51,10 +67,14 @@ def check_semi_adjacent(
         chk = check_result(space, inv, a.search, table=table)
         if not chk.passed:
             return Refuted(f"BUG: {head}, but the witness check failed: {chk.reason}")
-        proof = z3_proof(space, inv, table, a)
+        proof = z3_proof(space, inv, table, a, time_limit)
         if isinstance(proof, Refuted):
             return Refuted(f"BUG: {head}, but z3 disagrees: {proof.counterexample}")
-        z3_note = proof.certificate if isinstance(proof, Verified) else f"not proved by z3: {proof.reason}"
+        z3_note = (
+            f"certified (z3, exact integers): {proof.certificate}"
+            if isinstance(proof, Verified)
+            else f"UNVERIFIED by an independent method: the value rests on {a.method} alone (z3: {proof.reason})"
+        )
         return Verified(f"{head}; witness re-checked from scratch ({chk.reason}); {z3_note}")
     if a.method == "trivial-bound":
         return Verified(f"{head}: {a.witness}")
@@ -79,4 +99,11 @@ def check_semi_adjacent(
     )
 
 
-__all__ = ["CROSS_CHECK_LIMIT", "Z3_CELL_LIMIT", "check_semi_adjacent", "z3_proof"]
+__all__ = [
+    "CROSS_CHECK_LIMIT",
+    "Z3_BUDGET_SHARE",
+    "Z3_CELL_LIMIT",
+    "Z3_LARGE_CELL_LIMIT",
+    "check_semi_adjacent",
+    "z3_proof",
+]

@@ -28,6 +28,7 @@ Outcomes map to ``Verified`` (unsat), ``Refuted`` (sat, with the model) and
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Sequence
 
 import numpy as np
@@ -106,26 +107,41 @@ def _minimal_move_supports(a: NDArray[np.int64], x: int, x2: int, max_size: int)
     return found
 
 
+def _ms_left(deadline: float, timeout_ms: int) -> int:
+    """The solver timeout: ``timeout_ms``, cut to what is left before ``deadline`` (at least 1 ms)."""
+    left = deadline - time.monotonic()
+    return timeout_ms if left == float("inf") else max(1, min(timeout_ms, int(left * 1000)))
+
+
 def certify_upper_bound(
-    space: DataSpace, invariant: Invariant, table: Sequence[int], r: int, *, timeout_ms: int = 20_000
+    space: DataSpace,
+    invariant: Invariant,
+    table: Sequence[int],
+    r: int,
+    *,
+    timeout_ms: int = 20_000,
+    deadline: float = float("inf"),
 ) -> Outcome:
-    """Prove :math:`a(t) \\le r` exactly with Z3 (see the module docstring)."""
+    """Prove :math:`a(t) \\le r` exactly with Z3 (see the module docstring); ``Unknown`` once ``deadline``
+    (``time.monotonic()``) passes."""
     a, h0 = invariant.matrix(space), np.asarray(table, dtype=np.int64)
     t, n = a @ h0, int(h0.sum())
-    xt = support(space, invariant, table, timeout_ms=timeout_ms)
+    xt = support(space, invariant, table, timeout_ms=_ms_left(deadline, timeout_ms))
     if xt is None:
         return Unknown("z3 could not decide which cells are plausible (timeout)")
     if len(xt) <= 1:
         return Verified("X_t has at most one cell: a(t) = 0")
     if r < 1:
         return Refuted(f"a(t) >= 1 since X_t has {len(xt)} cells")
-    pairs = 0
+    pairs, total = 0, len(xt) * (len(xt) - 1)
     for x, x2 in itertools.permutations(xt, 2):
+        if time.monotonic() >= deadline:
+            return Unknown(f"z3 ran out of time after {pairs} of {total} ordered cell pairs")
         moves = _minimal_move_supports(a, x, x2, r - 1)
         if moves is None:
             return Unknown(f"more than {MOVE_BUDGET} candidate moves of size <= {r - 1}")
         g = [z3.Int(f"g{i}") for i in range(space.n_cells)]
-        s = _solver(timeout_ms)
+        s = _solver(_ms_left(deadline, timeout_ms))
         # g + e_x is conforming: A(g + e_x) = t, sum g = n - 1, g >= 0
         s.add(*_fiber_constraints(a, t - a[:, x], n - 1, g))
         for m in moves:
@@ -192,12 +208,17 @@ def certify_value(
     target: int,
     *,
     timeout_ms: int = 20_000,
+    time_limit: float | None = None,
 ) -> Outcome:
-    """:math:`a(t) = v` exactly: the witness proves :math:`\\ge v`, the move argument :math:`\\le v`."""
-    low = certify_lower_bound(space, invariant, dataset, record, target, value, timeout_ms=timeout_ms)
+    """:math:`a(t) = v` exactly: the witness proves :math:`\\ge v`, the move argument :math:`\\le v`
+    (within ``time_limit`` seconds in all, when given: then ``Unknown`` with how far it got)."""
+    deadline = float("inf") if time_limit is None else time.monotonic() + time_limit
+    low = certify_lower_bound(
+        space, invariant, dataset, record, target, value, timeout_ms=_ms_left(deadline, timeout_ms)
+    )
     if not isinstance(low, Verified):
         return low
-    up = certify_upper_bound(space, invariant, table, value, timeout_ms=timeout_ms)
+    up = certify_upper_bound(space, invariant, table, value, timeout_ms=timeout_ms, deadline=deadline)
     if not isinstance(up, Verified):
         return up
     return Verified(f"a(t) = {value} proved exactly by z3 ({low.certificate}; {up.certificate})")

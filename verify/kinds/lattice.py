@@ -65,6 +65,7 @@ from semidp.mechanisms.lattice_privacy import (
     laplace_pair_epsilon,
 )
 from semidp.verify.context import Context, KindResult, Plot
+from semidp.verify.invariant_certificate import certify_lattice_basis
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.plots_mcmc import plot_tv
 from semidp.verify.registry import Problem
@@ -546,6 +547,7 @@ def run_lattice(ctx: Context) -> KindResult:
                 ),
             ),
             Check("invariant-preserved", inv_outcome),
+            Check("invariant-certified", certify_lattice_basis(inv.matrix(space), basis.exact)),
             Check("sampler", draws.outcome),
         ),
         claim_override=claim_override,
