@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from semidp.accountant.errors import InvalidSpec
 from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
+from semidp.verify.kinds.calibrated import postprocess_problems
 from semidp.verify.registry import REGISTRY, Problem, unknown_kind_problem
 from semidp.verify.spec import MechanismSpec, Spec, public_fields, strip_optional
 from semidp.verify.spec_checks import SHARED_CHECKS
@@ -127,6 +128,7 @@ def validate(spec: Spec) -> list[Problem]:
     if kind is not None:
         checks.append(kind.validate)
     checks.append(SHARED_CHECKS[3])
+    checks.append(postprocess_problems)
     for check in checks:
         try:
             probs += check(spec)

@@ -160,6 +160,20 @@ class AuditSpec:
 
 
 @dataclass(frozen=True)
+class PostprocessSpec:
+    """``[postprocess]``: projection post-processing of the noisy histogram onto the invariant [ZVF21, Sec. 3]."""
+
+    kind: Literal["project-nonneg", "project"] = documented(
+        "project-nonneg: program (P+), the closest point with A v = A x and v >= 0; project: program (P), "
+        "the closest point with A v = A x (unbiased; Gao, Gong & Yu's projected mechanism)."
+    )
+    draws: int = documented(
+        "Monte Carlo draws of the noise for the bias and variance study (>= 2; draws x cells <= 2e7).",
+        default=20000,
+    )
+
+
+@dataclass(frozen=True)
 class Spec:
     """A whole spec file (contract v1)."""
 
@@ -174,6 +188,9 @@ class Spec:
     claim: Optional[ClaimSpec] = documented("The claim to check.", default=None)
     report: ReportSpec = documented("Report options.", default_factory=ReportSpec)
     audit: Optional[AuditSpec] = documented("Sampling-based checks.", default=None)
+    postprocess: Optional[PostprocessSpec] = documented(
+        "Projection post-processing study of the noisy histogram (extension).", default=None
+    )
     path: str = field(default="<string>", metadata={"internal": True})
     sha256: str = field(default="", metadata={"internal": True})
 
@@ -208,6 +225,7 @@ __all__ = [
     "GuaranteeSpec",
     "InvariantSpec",
     "MechanismSpec",
+    "PostprocessSpec",
     "QuerySpec",
     "RdpSpec",
     "RecodeSpec",

@@ -6,7 +6,7 @@ then add one ``register`` line here -- or call :func:`verify.registry.register`
 from your own code (a test registers a toy kind that way).
 """
 
-from semidp.verify.kinds import additive, k_norm, lattice, published, umpu
+from semidp.verify.kinds import additive, discrete_laplace, implementation, k_norm, lattice, published, umpu
 from semidp.verify.registry import register
 
 register(published.KIND)
@@ -15,8 +15,10 @@ register(additive.GAUSSIAN)
 register(additive.PROJECTED_GAUSSIAN)
 register(additive.LAPLACE)
 register(additive.PROJECTED_LAPLACE)
+register(discrete_laplace.DISCRETE_LAPLACE)
 register(k_norm.K_NORM)
 register(lattice.GENERALIZED_LAPLACE)
 register(lattice.GENERALIZED_GAUSSIAN)
+register(implementation.IMPLEMENTATION)
 
-__all__ = ["additive", "k_norm", "lattice", "published", "umpu"]
+__all__ = ["additive", "discrete_laplace", "implementation", "k_norm", "lattice", "published", "umpu"]

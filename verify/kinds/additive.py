@@ -14,6 +14,11 @@ sensitivity space S (:mod:`verify.kinds.calibrated` runs them):
   projected onto span(S) so the invariant is kept
   (:class:`mechanisms.semi_additive.SemiLaplaceMechanism`); :math:`\\varepsilon`-DP.
 
+``laplace`` and ``gaussian`` also take ``mechanism.scale`` instead of a target: noise of that
+scale in every cell, and the guarantee computed from it, not targeted: ``laplace``
+:math:`\\varepsilon=\\Delta_1(S)/b` (exact rational, rounded up), ``gaussian``
+:math:`\\mu=\\Delta_2(S)/\\sigma` (GDP, [DRS22, Thm. 2.7]); their noise law is handed to ``[postprocess]``.
+
 With ``claim.framework = "subspace-dp"`` the projected kinds run as Gao, Gong &
 Yu's mechanisms [GGY22, Cor. 3.5, 3.8] on the base relation (:func:`build_subspace`).
 Expected errors are exact: :math:`\\mathbb E\\|\\cdot\\|_2` for the Gaussians (T-G1),
@@ -29,18 +34,29 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.directed import sqrt_up
 from semidp.accountant.errors import InvalidArgument, UnsupportedRelease
 from semidp.accountant.gaussian import gdp_mu_for
 from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.knorm_certificates import certified_span
 from semidp.accountant.outcome import Outcome
 from semidp.accountant.relations import SemiAdjacent
 from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.accountant.table_space_norms import TableSpaceNorms
+from semidp.mechanisms.postprocess_noise import GaussianNoise, LaplaceNoise
 from semidp.mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
 from semidp.mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
 from semidp.mechanisms.subspace import ProjectedGaussian, ProjectedLaplace
 from semidp.verify.context import Context
-from semidp.verify.kinds.calibrated import BuiltMechanism, CalibratedKind, CalibratedSpec, GaussianSpec, mean_check
+from semidp.verify.kinds.calibrated import (
+    BuiltMechanism,
+    CalibratedKind,
+    CalibratedSpec,
+    GaussianSpec,
+    ScaledGaussianSpec,
+    ScaledSpec,
+    mean_check,
+)
 
 FloatArray = NDArray[np.float64]
 
@@ -95,14 +111,39 @@ def pure_target(ctx: Context, m: CalibratedSpec) -> float:
     return float(m.epsilon)
 
 
+def _scale_of(m: CalibratedSpec) -> Fraction | None:
+    """``mechanism.scale`` of the kinds that take it (else None)."""
+    return m.scale if isinstance(m, (ScaledSpec, ScaledGaussianSpec)) else None
+
+
+def _scaled_gaussian(s_space: SensitivitySpace, sigma: Fraction, semi: SemiAdjacent) -> SemiGaussianMechanism:
+    """``gaussian`` with ``mechanism.scale = sigma``: mu = Delta_2(S)/sigma computed, rounded up [DRS22, Thm. 2.7]."""
+    if s_space.size == 0 or s_space.l2_squared == 0:
+        raise InvalidArgument("the sensitivity space is {0}: nothing to privatise; release h(X) directly.")
+    return SemiGaussianMechanism(float(sigma), sqrt_up(Fraction(s_space.l2_squared)), s_space.dimension, semi)
+
+
 def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi: SemiAdjacent) -> BuiltMechanism:
     """``projected-gaussian`` [CA24, Alg. 1, Prop. 28] or ``gaussian`` (noise in every cell)."""
-    mu, advertised, how = _gaussian_target(ctx, m, semi)
     mech: ProjectedGaussianMechanism | SemiGaussianMechanism
-    if m.kind == "projected-gaussian":
+    advertised: Guarantee
+    scale = _scale_of(m)
+    if scale is not None:
+        mech = _scaled_gaussian(s_space, scale, semi)
+        computed = mech.privacy_map(semi)
+        advertised = computed
+        how = f"scale sigma = {float(scale)!r} -> mu = Delta_2(S)/sigma = {computed.mu!r} (computed, not targeted)"
+        label = (
+            "Gaussian noise of the given sigma in every cell; mu = Delta_2(S)/sigma (Dong, Roth & Su Thm. 2.7 on "
+            "the Semi-DP relation); does not keep the invariant, which is published separately"
+        )
+        dim = mech.dimension
+    elif m.kind == "projected-gaussian":
+        mu, advertised, how = _gaussian_target(ctx, m, semi)
         mech = ProjectedGaussianMechanism.for_gdp(s_space, mu, semi)
         label, dim = "Semi-DP Gaussian (Cho & Awan Alg. 1, Prop. 28)", mech.dimension
     else:
+        mu, advertised, how = _gaussian_target(ctx, m, semi)
         mech = SemiGaussianMechanism.for_gdp(s_space, mu, semi)
         label = (
             "Gaussian noise in every cell, sigma = Delta_2(S)/mu (Dong, Roth & Su Thm. 2.7 on the "
@@ -130,11 +171,19 @@ def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, s
         sec.update(k=dim, e_chi_k=expected_chi(dim))
         return sec, out
 
-    return BuiltMechanism(mech, semi, advertised, info, m.kind == "projected-gaussian", check)
+    noise = GaussianNoise(mech.sigma) if isinstance(mech, SemiGaussianMechanism) else None
+    return BuiltMechanism(mech, semi, advertised, info, m.kind == "projected-gaussian", check, noise)
 
 
 def build_laplace(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi: SemiAdjacent) -> BuiltMechanism:
-    """``laplace`` / ``projected-laplace``: Lap(Delta_1(S)/epsilon) per cell, projected onto span(S) or not."""
+    """``laplace`` / ``projected-laplace``: Lap(Delta_1(S)/epsilon) per cell, projected onto span(S) or not;
+    ``laplace`` with ``mechanism.scale``: Lap(scale), epsilon = Delta_1(S)/scale computed."""
+    scale = _scale_of(m)
+    if scale is not None:
+        if s_space.size == 0 or s_space.l1 == 0:
+            raise InvalidArgument("the sensitivity space is {0}: nothing to privatise; release h(X) directly.")
+        basis = np.asarray(certified_span(s_space).orthonormal, dtype=np.float64)
+        return _laplace_built(SemiLaplaceMechanism(float(scale), s_space.l1, basis, False, semi), None, semi)
     eps = pure_target(ctx, m)
     mech = SemiLaplaceMechanism.for_epsilon(s_space, eps, semi, projected=m.kind == "projected-laplace")
     return _laplace_built(mech, eps, semi)
@@ -145,36 +194,46 @@ def build_laplace_from_norms(
 ) -> BuiltMechanism:
     """``laplace`` / ``projected-laplace`` when S is too large to list: Delta_1 and span(S) in closed form
     (:class:`accountant.table_space_norms.TableSpaceNorms`, a superset of S at the table: conservative)."""
+    basis = norms.orthonormal_basis()
+    scale = _scale_of(m)
+    if scale is not None:
+        return _laplace_built(SemiLaplaceMechanism(float(scale), norms.l1, basis, False, semi), None, semi)
     eps = pure_target(ctx, m)
     projected = m.kind == "projected-laplace"
-    basis = norms.orthonormal_basis()
     mech = SemiLaplaceMechanism.from_norms(norms.l1, basis, eps, semi, projected=projected)
     return _laplace_built(mech, eps, semi)
 
 
-def _laplace_built(mech: SemiLaplaceMechanism, eps: float, semi: SemiAdjacent) -> BuiltMechanism:
-    """The report fields and the E||noise||_2^2 check of a calibrated Laplace mechanism."""
+def _laplace_built(mech: SemiLaplaceMechanism, eps: float | None, semi: SemiAdjacent) -> BuiltMechanism:
+    """The report fields and the E||noise||_2^2 check of a Laplace mechanism (``eps = None``: given scale)."""
     projected = mech.projected
     label = (
         "Laplace noise projected onto span(S) (keeps the invariant; post-processing pair by pair)"
         if projected
         else "Laplace noise in every cell; does not keep the invariant, which is published separately"
     )
+    advertised = PureDP(eps, semi) if eps is not None else mech.privacy_map(semi)
+    calibration = (
+        f"epsilon = {eps!r}"
+        if eps is not None
+        else f"scale b = {mech.scale!r} -> epsilon = Delta_1(S)/b = {advertised.epsilon!r} (computed, not targeted)"
+    )
     info = {
-        "calibration": f"epsilon = {eps!r}",
+        "calibration": calibration,
         "scale": mech.scale,
         "l1_sensitivity": mech.sensitivity,
         "noise_dimension": mech.noise_dimension,
         "optimal": None,
         "expected_squared_error": mech.expected_squared_error(),
-        "label": label + f"; b = Delta_1(S)/epsilon = {mech.sensitivity}/{eps!r}",
+        "label": label + (f"; b = Delta_1(S)/epsilon = {mech.sensitivity}/{eps!r}" if eps is not None else "; b given"),
     }
     exact = mech.expected_squared_error()
 
     def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
         return mean_check("E||noise||_2^2", exact, "2 b^2 k, k = noise dimension", norms**2)
 
-    return BuiltMechanism(mech, semi, PureDP(eps, semi), info, projected, check)
+    noise = None if projected else LaplaceNoise(mech.scale)
+    return BuiltMechanism(mech, semi, advertised, info, projected, check, noise)
 
 
 def build_subspace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
@@ -240,9 +299,9 @@ def build_subspace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
     return BuiltMechanism(mech, rel, advertised, info, True, check)
 
 
-GAUSSIAN = CalibratedKind("gaussian", GaussianSpec, build_gaussian)
+GAUSSIAN = CalibratedKind("gaussian", ScaledGaussianSpec, build_gaussian, postprocess=True)
 PROJECTED_GAUSSIAN = CalibratedKind("projected-gaussian", GaussianSpec, build_gaussian, build_subspace)
-LAPLACE = CalibratedKind("laplace", CalibratedSpec, build_laplace, norms_builder=build_laplace_from_norms)
+LAPLACE = CalibratedKind("laplace", ScaledSpec, build_laplace, norms_builder=build_laplace_from_norms, postprocess=True)
 PROJECTED_LAPLACE = CalibratedKind(
     "projected-laplace", CalibratedSpec, build_laplace, build_subspace, norms_builder=build_laplace_from_norms
 )

@@ -47,6 +47,7 @@ from semidp.accountant.table_space_norms import TableSpaceNorms
 from semidp.mechanisms.postprocess_noise import NoiseLaw
 from semidp.mechanisms.protocol import Mechanism
 from semidp.verify.context import Context, KindResult, Plot
+from semidp.verify.invariant_certificate import certify_noise_support
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.plots_postprocess import plot_postprocess_bias
 from semidp.verify.postprocess_audit import MAX_DRAW_CELLS, run_study
@@ -302,6 +303,7 @@ class CalibratedKind:
         semi = SemiAdjacent(ctx.relation, inv, a.value)
         mechanism_info: dict[str, Any] = {"kind": m.kind}
         s_space: SensitivitySpace | None = None
+        norms_used: TableSpaceNorms | None = None  # the closed-form span, for the invariant certificate
         if ctx.framework == "subspace-dp" and self.subspace_builder is not None:
             built = self.subspace_builder(ctx, m)  # calibrated on the base relation: S is not needed
         else:
@@ -332,7 +334,7 @@ class CalibratedKind:
             if res is None:
                 if norms is None or self.norms_builder is None:  # pragma: no cover - res is set or we raised
                     raise TypeError("no sensitivity space and no closed form")
-                built = self.norms_builder(ctx, m, norms, semi)
+                built, norms_used = self.norms_builder(ctx, m, norms, semi), norms
                 mechanism_info.update(
                     sensitivity_space=norms.label,
                     sensitivity_exact=False,
@@ -360,6 +362,11 @@ class CalibratedKind:
                 f"mechanism.kind = {m.kind!r} adds noise in every cell and does not keep the invariant (it is "
                 f"published separately; the Semi-DP guarantee covers both): {detail_of(inv_outcome)}"
             )
+        inv_cert = certify_noise_support(
+            inv.matrix(space), projector=ctx.framework == "subspace-dp", space=s_space, norms=norms_used
+        )
+        if not built.keeps_invariant:
+            inv_cert = NotApplicable(f"mechanism.kind = {m.kind!r} adds noise in every cell")
         err, err_outcome = built.error_check(np.linalg.norm(draws - table[None, :], axis=1), used_seed)
         target: Outcome = (
             Verified(f"the calibrated mechanism's guarantee implies the target ({type(advertised).__name__})")
@@ -376,6 +383,7 @@ class CalibratedKind:
         checks = [
             Check("calibration", target),
             Check("invariant-preserved", inv_outcome),
+            Check("invariant-certified", inv_cert),
             Check("expected-l2-error", err_outcome),
         ]
         sections: list[Section] = [

@@ -1,0 +1,313 @@
+r"""The report's ``postprocess`` object, its checks and its text/Markdown rendering ([ZVF21]; study in
+:mod:`verify.postprocess_audit`).
+
+Fields (contract extension, added in step 10): ``kind``, ``program``, ``method``, ``noise``,
+``draws`` (requested), ``draws_done``, ``stopped_early``, ``seconds``, ``seed``, ``rng``,
+``level``, per cell ``bias``, ``bias_ci`` (pairs), ``variance``, ``variance_theory`` (of (P),
+where the closed form applies -- always for i.i.d. noise; [ZVF21, Thm. 5] for one total),
+``bias_bound`` (the Thm. 4 bound on :math:`\|\mathrm{bias}\|_\infty`, ``null`` without a Lemma 2
+form) with ``bias_bound_detail``, ``ball_probability`` (Lemma 2 at :math:`r=r_m`, and its Monte
+Carlo estimate), ``converged`` / ``not_converged`` / ``max_kkt_residual`` (ADMM only,
+``null`` on the exact paths), and ``comparison``: one row per program (``none`` = the noisy
+release, ``P`` = the unbiased projection, GGY's projected mechanism [GGY22, Cor. 3.2/11],
+``P+``) with the largest bias, the mean per-cell variance and :math:`\mathbb E\|\text{error}\|_2`.
+
+Checks (family-wise level :data:`~verify.postprocess_audit.CHECK_LEVEL`, Bonferroni over cells):
+``postprocess-unbiased-projection`` (every cell's (P) interval contains 0, Thm. 3),
+``postprocess-variance`` ((P) variance intervals contain the closed form), ``postprocess-bias-bound``
+(no (P+) interval lies beyond the Thm. 4 bound), ``postprocess-ball-probability`` (Lemma 2
+inside the exact binomial interval of the draws), ``postprocess-converged`` (ADMM) and
+``postprocess-draws`` (unknown when the budget stopped the draws early).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from scipy.stats import binomtest
+
+from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Unknown, Verified
+from semidp.mechanisms.postprocess_noise import NoiseLaw
+from semidp.verify.postprocess_audit import (
+    CHECK_LEVEL,
+    REPORT_LEVEL,
+    Study,
+    ball_probability,
+    noise_description,
+    thm4_bound,
+)
+from semidp.verify.report import Check, Report
+
+PROGRAMS = {
+    "none": "noisy release x + eta (no post-processing)",
+    "P": "(P) project onto A v = A x (unbiased; GGY's projected mechanism)",
+    "P+": "(P+) project onto A v = A x, v >= 0",
+}
+#: Rows of the per-cell text table before it is abridged to the smallest and largest true counts.
+MAX_TEXT_CELLS = 12
+
+
+def _z_check(n: int) -> float:
+    """Two-sided normal quantile of the per-cell intervals of the checks (Bonferroni over ``n`` cells)."""
+    return NormalDist().inv_cdf(1 - (1 - CHECK_LEVEL) / (2 * n))
+
+
+def _unbiased_check(p: dict[str, Any], n: int) -> Outcome:
+    z = _z_check(n)
+    lo, hi = p["bias"] - z * p["bias_se"], p["bias"] + z * p["bias_se"]
+    bad = np.flatnonzero((lo > 0) | (hi < 0))
+    head = f"(P) bias: max |mean| = {float(np.max(np.abs(p['bias']))):.4g} over {n} cells"
+    if bad.size:
+        return Refuted(f"{head}; cells {bad[:5].tolist()} have 0 outside their {CHECK_LEVEL:.2%} family-wise interval")
+    return Verified(f"{head}; every cell's {CHECK_LEVEL:.2%} family-wise interval contains 0 [ZVF21, Thm. 3]")
+
+
+def _variance_check(p: dict[str, Any], theory: np.ndarray, n: int) -> Outcome:
+    z = _z_check(n)
+    lo, hi = p["variance"] - z * p["variance_se"], p["variance"] + z * p["variance_se"]
+    bad = np.flatnonzero((theory < lo) | (theory > hi))
+    head = f"(P) per-cell variance vs Var(eta_i) diag(Pi_ker A): max |MC - exact| = {float(np.max(np.abs(p['variance'] - theory))):.4g}"
+    if bad.size:
+        return Refuted(f"{head}; cells {bad[:5].tolist()} outside their {CHECK_LEVEL:.2%} family-wise interval")
+    return Verified(f"{head}; every cell's {CHECK_LEVEL:.2%} family-wise interval contains it")
+
+
+def _bound_check(p: dict[str, Any], bound: float | None, why: str, n: int) -> Outcome:
+    if bound is None:
+        return NotApplicable(f"no Thm. 4 bound: {why}")
+    z = _z_check(n)
+    lo, hi = p["bias"] - z * p["bias_se"], p["bias"] + z * p["bias_se"]
+    beyond = np.flatnonzero((lo > bound) | (hi < -bound))
+    worst = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
+    if beyond.size:
+        return Refuted(f"(P+) bias of cells {beyond[:5].tolist()} lies beyond the Thm. 4 bound {bound:.6g}")
+    return Verified(
+        f"(P+) ||bias||_inf: Monte Carlo upper end {worst:.4g} vs the bound {bound:.6g} [ZVF21, Thm. 4]; "
+        f"no cell's {CHECK_LEVEL:.2%} family-wise interval lies beyond it"
+    )
+
+
+def _ball_check(exact: float | None, hits: int, draws: int, why: str) -> tuple[Outcome, list[float]]:
+    ci = binomtest(hits, draws).proportion_ci(confidence_level=CHECK_LEVEL, method="exact")
+    interval = [float(ci.low), float(ci.high)]
+    if exact is None:
+        return NotApplicable(why), interval
+    head = f"Pr(||eta||_1 <= r_m) = {exact:.6g} [ZVF21, Lemma 2]; draws: {hits}/{draws}"
+    if interval[0] <= exact <= interval[1]:
+        return Verified(
+            f"{head}, exact {CHECK_LEVEL:.2%} interval [{interval[0]:.4g}, {interval[1]:.4g}] contains it"
+        ), interval
+    return Refuted(
+        f"{head}, outside the exact {CHECK_LEVEL:.2%} interval [{interval[0]:.4g}, {interval[1]:.4g}]"
+    ), interval
+
+
+def _row(key: str, p: dict[str, Any], exact_sq: float | None) -> dict[str, Any]:
+    return {
+        "program": key,
+        "label": PROGRAMS[key],
+        "max_abs_bias": float(np.max(np.abs(p["bias"]))),
+        "max_abs_bias_ci_upper": float(np.max(np.abs(p["bias_ci"]))),
+        "mean_variance": float(np.mean(p["variance"])),
+        "expected_l2_error": p["expected_l2_error"],
+        "expected_l2_error_ci": p["expected_l2_error_ci"],
+        "expected_squared_l2_error": p["expected_squared_l2_error"],
+        "expected_squared_l2_error_exact": exact_sq,
+    }
+
+
+def build(study: Study, noise: NoiseLaw, kind: str, seed: int, rng: str) -> tuple[PostprocessSection, list[Check]]:
+    """The ``postprocess`` section and its checks from a finished study."""
+    x, n, k = study.counts, study.counts.size, study.draws_done
+    main = study.programs["P+" if kind == "project-nonneg" else "P"]
+    var_eta = noise.variance
+    theory = var_eta * study.projector_diagonal
+    r_m = float(x.min())
+    ball, ball_why = ball_probability(noise, n, r_m)
+    c_prime, c_how = study.max_deviation
+    bound, bound_why = (None, c_how) if kind == "project" else thm4_bound(noise, x, c_prime)
+    ball_outcome, ball_ci = _ball_check(ball, study.ball_hits, k, ball_why)
+    checks = [
+        Check("postprocess-unbiased-projection", _unbiased_check(study.programs["P"], n)),
+        Check("postprocess-variance", _variance_check(study.programs["P"], theory, n)),
+    ]
+    if kind == "project-nonneg":
+        checks.append(Check("postprocess-bias-bound", _bound_check(main, bound, bound_why, n)))
+    checks.append(Check("postprocess-ball-probability", ball_outcome))
+    if study.not_converged is not None:
+        checks.append(
+            Check(
+                "postprocess-converged",
+                Verified(f"ADMM met the KKT tolerance for all {k} draws (max residual {study.max_kkt_residual:.3g})")
+                if study.not_converged == 0
+                else Unknown(f"ADMM missed the KKT tolerance on {study.not_converged} of {k} draws"),
+            )
+        )
+    if study.stopped_early:
+        checks.append(
+            Check(
+                "postprocess-draws",
+                Unknown(
+                    f"the time budget stopped the study after {k} of {study.draws_requested} draws "
+                    "(the estimates use those draws; raise --time-limit for all)"
+                ),
+            )
+        )
+    exact_sq = {"none": var_eta * n, "P": float(var_eta * study.projector_diagonal.sum()), "P+": None}
+    data: dict[str, Any] = {
+        "kind": kind,
+        "program": PROGRAMS["P+" if kind == "project-nonneg" else "P"],
+        "method": study.method,
+        "noise": noise_description(noise),
+        "draws": study.draws_requested,
+        "draws_done": k,
+        "stopped_early": study.stopped_early,
+        "seconds": study.seconds,
+        "seed": seed,
+        "rng": rng,
+        "level": REPORT_LEVEL,
+        "bias": main["bias"].tolist(),
+        "bias_ci": main["bias_ci"].tolist(),
+        "variance": main["variance"].tolist(),
+        "variance_theory": theory.tolist() if kind == "project" else None,
+        "variance_theory_projection": theory.tolist(),
+        "variance_theory_formula": (
+            "(1 - 1/n) Var(eta_i) [ZVF21, Thm. 5]"
+            if study.method == "sort-and-threshold"
+            else "Var(eta_i) (Pi_ker A)_ii (Cov(Pi eta) = Var(eta_i) Pi for i.i.d. eta)"
+        ),
+        "bias_bound": bound,
+        "bias_bound_detail": {"max_deviation": c_prime, "max_deviation_method": c_how, "r_min": r_m, "how": bound_why},
+        "ball_probability": {
+            "r": r_m,
+            "cells": n,
+            "value": ball,
+            "formula": ball_why,
+            "monte_carlo": {"hits": study.ball_hits, "draws": k, "fraction": study.ball_hits / k, "interval": ball_ci},
+        },
+        "converged": None if study.not_converged is None else study.not_converged == 0,
+        "not_converged": study.not_converged,
+        "max_kkt_residual": study.max_kkt_residual,
+        "comparison": [_row(key, p, exact_sq[key]) for key, p in study.programs.items()],
+        "projection_bias": study.programs["P"]["bias"].tolist(),
+        "projection_bias_ci": study.programs["P"]["bias_ci"].tolist(),
+        "projection_variance": study.programs["P"]["variance"].tolist(),
+    }
+    if kind == "project-nonneg" and study.method == "sort-and-threshold":
+        data["variance_theory"] = None  # (P+) has no closed form; (P_S)'s is variance_theory_projection
+    return PostprocessSection(data, [float(c) for c in x]), checks
+
+
+def _cells(counts: list[float]) -> list[int | None]:
+    """Cell indices for the text table: all, or the smallest and largest true counts with a gap (``None``)."""
+    order = sorted(range(len(counts)), key=lambda i: (counts[i], i))
+    if len(order) <= MAX_TEXT_CELLS:
+        return list(order)
+    return [*order[:6], None, *order[-3:]]
+
+
+@dataclass(frozen=True)
+class PostprocessSection:
+    """The ``postprocess`` object (see the module docstring) and the true counts it is read against."""
+
+    data: dict[str, Any]
+    counts: list[float]
+    key: str = "postprocess"
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object."""
+        return self.data
+
+    def _head(self) -> str:
+        d = self.data
+        noise = d["noise"]
+        scale = f"sigma = {noise['sigma']:g}" if "sigma" in noise else f"scale = {noise['scale']}"
+        early = f" of {d['draws']} (stopped at the time budget)" if d["stopped_early"] else ""
+        conv = "" if d["converged"] is None else f", ADMM converged on every draw: {d['converged']}"
+        return (
+            f"postprocess: {d['program']}, by {d['method']}; {noise['law']} noise {scale}; "
+            f"{d['draws_done']} draws{early}, seed {d['seed']}, {d['seconds']:.2f} s{conv}"
+        )
+
+    def _bound(self) -> str:
+        d = self.data
+        b, ball = d["bias_bound"], d["ball_probability"]
+        mc = ball["monte_carlo"]
+        pb = "n/a" if ball["value"] is None else f"{ball['value']:.6g}"
+        bound = "n/a" if b is None else f"{b:.6g} (C' = {d['bias_bound_detail']['max_deviation']:.6g})"
+        return (
+            f"Thm. 4 bound ||bias||_inf <= {bound}; Lemma 2 Pr(||eta||_1 <= r_m = {ball['r']:g}) = {pb} "
+            f"(draws: {mc['fraction']:.4g})"
+        )
+
+    def _cell_rows(self) -> list[list[str]]:
+        d = self.data
+        rows = []
+        for i in _cells(self.counts):
+            if i is None:
+                rows.append(["...", "", "", "", ""])
+                continue
+            lo, hi = d["bias_ci"][i]
+            plo, phi = d["projection_bias_ci"][i]
+            rows.append(
+                [
+                    str(i),
+                    f"{self.counts[i]:.12g}",
+                    f"{d['bias'][i]:+.3f} [{lo:+.3f}, {hi:+.3f}]",
+                    f"{d['variance'][i]:.4g}",
+                    f"{d['projection_bias'][i]:+.3f} [{plo:+.3f}, {phi:+.3f}]",
+                ]
+            )
+        return rows
+
+    def _cmp_rows(self) -> list[list[str]]:
+        out = []
+        for r in self.data["comparison"]:
+            exact = r["expected_squared_l2_error_exact"]
+            out.append(
+                [
+                    r["program"],
+                    f"{r['max_abs_bias']:.4g}",
+                    f"{r['mean_variance']:.4g}",
+                    f"{r['expected_l2_error']:.4g}",
+                    f"{r['expected_squared_l2_error']:.5g}" + ("" if exact is None else f" (exact {exact:.5g})"),
+                ]
+            )
+        return out
+
+    def text_lines(self, report: Report) -> list[str]:
+        """The terminal block: the study, the bound, a per-cell table and the side-by-side table."""
+        main = "P+" if self.data["kind"] == "project-nonneg" else "P"
+        head = ["cell", "true", f"bias {main} [95% CI]", f"var {main}", "bias P [95% CI]"]
+        cmp_head = ["program", "max|bias|", "mean var", "E||err||_2", "E||err||_2^2"]
+        return [
+            "",
+            self._head(),
+            f"    {self._bound()}",
+            *_table(head, self._cell_rows()),
+            *_table(cmp_head, self._cmp_rows()),
+        ]
+
+    def markdown_lines(self, report: Report) -> list[str]:
+        """The Markdown ``## Post-processing`` section with the two tables."""
+        main = "P+" if self.data["kind"] == "project-nonneg" else "P"
+        head = ["cell", "true count", f"bias {main} [95% CI]", f"variance {main}", "bias P [95% CI]"]
+        cmp_head = ["program", "max abs bias", "mean variance", "E‖error‖₂", "E‖error‖₂²"]
+        md = ["## Post-processing", "", f"- {self._head()}", f"- {self._bound()}", ""]
+        md += _md_table(head, self._cell_rows()) + [""] + _md_table(cmp_head, self._cmp_rows())
+        return [*md, ""]
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[j]) for r in [head, *rows]) for j in range(len(head))]
+    return ["    " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+__all__ = ["PROGRAMS", "PostprocessSection", "build"]
