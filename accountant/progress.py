@@ -16,22 +16,32 @@ import time
 from typing import TextIO
 
 _stages: TextIO | None = None
+_to_stderr = False
 _quiet = False
 _t0 = time.monotonic()
 
 
 def report_stages(stream: TextIO | None, *, quiet: bool = False) -> None:
-    """Send :func:`stage` lines to ``stream`` (``None``: nowhere); ``quiet`` also silences :class:`Progress`."""
-    global _stages, _quiet, _t0
-    _stages, _quiet, _t0 = (None if quiet else stream), quiet, time.monotonic()
+    """Send :func:`stage` lines to ``stream`` (``None``: nowhere); ``quiet`` also silences :class:`Progress`.
+
+    ``sys.stderr`` is resolved at each write, so a replaced or captured ``stderr`` is always the one used.
+    """
+    global _stages, _to_stderr, _quiet, _t0
+    _to_stderr = stream is sys.stderr and not quiet
+    _stages = None if quiet or _to_stderr else stream
+    _quiet, _t0 = quiet, time.monotonic()
 
 
 def stage(what: str) -> None:
     """One line for the start of a stage of long work, with the seconds since :func:`report_stages`."""
-    if _stages is None:
+    out = sys.stderr if _to_stderr else _stages
+    if out is None:
         return
-    _stages.write(f"semidp: [{time.monotonic() - _t0:6.1f} s] {what}\n")
-    _stages.flush()
+    try:
+        out.write(f"semidp: [{time.monotonic() - _t0:6.1f} s] {what}\n")
+        out.flush()
+    except (ValueError, OSError):  # a closed stream: progress is never worth an error
+        pass
 
 
 class Progress:

@@ -26,12 +26,11 @@ from typing import Any
 from semidp.verify.junit import CaseResult, write_junit
 from semidp.verify.regression import RTOL, compare, load_baseline, spec_key, summarize, write_baseline
 from semidp.verify.report import Report
-from semidp.verify.spec_job import JobOptions, problem_line, run_spec
+from semidp.verify.scaleout import Cluster, map_specs
+from semidp.verify.spec_job import JobOptions, problem_line
 from semidp.verify.supervisor import Supervised
 
 EXIT_OK, EXIT_FAILS, EXIT_INVALID = 0, 1, 2
-
-Runner = Callable[[str, JobOptions], Supervised[Report]]
 
 
 def add_check_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -58,8 +57,9 @@ def expand(paths: list[str]) -> list[Path]:
     return out
 
 
-def run_check(args: argparse.Namespace, opts: JobOptions, runner: Runner = run_spec) -> int:
-    """Run ``semidp check`` (see the module docstring); returns the exit status."""
+def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | None = None) -> int:
+    """Run ``semidp check`` (see the module docstring); returns the exit status (``cluster``: serial if None)."""
+    cluster = cluster if cluster is not None else Cluster()
     if args.update_baseline and not args.baseline:
         print("semidp: check: --update-baseline needs --baseline FILE", file=sys.stderr)
         return EXIT_INVALID
@@ -75,11 +75,10 @@ def run_check(args: argparse.Namespace, opts: JobOptions, runner: Runner = run_s
         return EXIT_INVALID
     cases: list[CaseResult] = []
     summaries: dict[str, dict[str, Any]] = {}
-    for spec in specs:
+    t0 = time.monotonic()
+    for spec, got in zip(specs, map_specs([str(s) for s in specs], opts, cluster)):
         key = spec_key(spec, baseline_path) if baseline_path is not None else spec.as_posix()
-        t0 = time.monotonic()
-        got = runner(str(spec), opts)
-        dt = time.monotonic() - t0
+        dt, t0 = time.monotonic() - t0, time.monotonic()
         case = judge(key, got, baseline.get(key), rtol=args.rtol, updating=args.update_baseline, seconds=dt)
         if got.value is not None:
             summaries[key] = summarize(got.value.to_json())

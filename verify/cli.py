@@ -27,8 +27,9 @@ from semidp.verify.check_command import add_check_parser, run_check
 from semidp.verify.render import render_text
 from semidp.verify.report import Report
 from semidp.verify.runner import exit_code
+from semidp.verify.scaleout import Cluster, ScaleOutError, map_specs
 from semidp.verify.schema import schema
-from semidp.verify.spec_job import JobOptions, problem_line, run_spec
+from semidp.verify.spec_job import JobOptions, problem_line
 from semidp.verify.supervisor import process_age
 from semidp.verify.version import __version__
 
@@ -71,6 +72,26 @@ def _common(a: argparse.ArgumentParser) -> None:
     )
     a.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     a.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    a.add_argument(
+        "--workers", type=_workers, default=None, metavar="N", help="audit specs on N local Dask workers (semidp[dask])"
+    )
+    a.add_argument("--scheduler", metavar="ADDRESS", help="audit specs on a running Dask scheduler (semidp[dask])")
+
+
+def _workers(text: str) -> int:
+    """``--workers``: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: at least one worker")
+    return value
+
+
+def _cluster(args: argparse.Namespace) -> Cluster:
+    """Where the specs are audited (``--workers`` / ``--scheduler``; serial without either)."""
+    return Cluster(workers=args.workers, address=args.scheduler)
 
 
 def _seed(text: str) -> int:
@@ -109,8 +130,7 @@ def _audit(args: argparse.Namespace, startup: float = 0.0) -> int:
     reports: list[Report] = []
     stopped: list[dict[str, str]] = []  # specs the hard guard stopped: inconclusive, nothing proven
     invalid = False
-    for i, path in enumerate(args.specs):
-        got = run_spec(path, _options(args), startup=startup if i == 0 else 0.0)
+    for path, got in zip(args.specs, map_specs(args.specs, _options(args), _cluster(args), startup=startup)):
         if got.status in ("timeout", "memory"):
             print(problem_line(path, got), file=sys.stderr)
             stopped.append({"spec": path, "verdict": "inconclusive", "stopped": got.status, "reason": got.message})
@@ -145,10 +165,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(schema(), indent=2))
         return EXIT_OK
     report_stages(sys.stderr, quiet=args.quiet)  # one line per stage on stderr (a live line on a terminal)
-    if args.command == "check":
-        return run_check(args, _options(args))
-    # Started as the console script (no argv): the first spec's budget includes starting Python (at most 5 s).
-    return _audit(args, startup=min(process_age(), 5.0) if argv is None else 0.0)
+    try:
+        if args.command == "check":
+            return run_check(args, _options(args), _cluster(args))
+        # Started as the console script (no argv): the first spec's budget includes starting Python (at most 5 s).
+        return _audit(args, startup=min(process_age(), 5.0) if argv is None else 0.0)
+    except ScaleOutError as e:
+        print(f"semidp: {e}", file=sys.stderr)
+        return EXIT_INVALID
 
 
 if __name__ == "__main__":  # pragma: no cover

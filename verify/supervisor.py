@@ -67,8 +67,13 @@ def hard_deadline(time_limit: float) -> float:
 
 
 def can_fork() -> bool:
-    """Whether the audit can run in a forked child (POSIX with ``fork``, and ``SEMIDP_NO_FORK`` unset)."""
-    return "fork" in multiprocessing.get_all_start_methods() and not os.environ.get("SEMIDP_NO_FORK")
+    """Whether the audit can run in a forked child (POSIX with ``fork``, ``SEMIDP_NO_FORK`` unset, and this
+    process not a daemon)."""
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and not os.environ.get("SEMIDP_NO_FORK")
+        and not multiprocessing.current_process().daemon  # e.g. a Dask worker: it may not have children
+    )
 
 
 Classify = Callable[[BaseException], tuple[str, str]]
