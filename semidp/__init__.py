@@ -4,7 +4,8 @@ The main API in one namespace:
 
 * specs and audits: :func:`load`, :func:`loads`, :func:`audit` (a spec in, an
   :class:`Audit` out: ``.report`` is the contract's JSON, ``.typed`` the
-  :class:`Report`), :func:`check_claim`, :func:`register` (add a mechanism kind);
+  :class:`Report`), :func:`check_claim` with a typed :class:`PrivacyClaim` (a :class:`ClaimResult`
+  back), :func:`register` (add a mechanism kind);
 * guarantees and relations: :class:`PureDP`, :class:`ApproxDP`, :class:`GDP`,
   :class:`ZCDP`, :class:`RDP`, :class:`TradeOff`, :class:`Replace`,
   :class:`AddRemove`, :class:`SemiAdjacent`; :func:`semi_dp` [CA24, Prop. 15];
@@ -19,7 +20,7 @@ from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, Pu
 from semidp.accountant.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
 from semidp.accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
 from semidp.accountant.semidp import semi_dp
-from semidp.verify.claims import check_claim
+from semidp.verify.claim_api import ClaimResult, PrivacyClaim, check_claim
 from semidp.verify.load import load, loads
 from semidp.verify.registry import register
 from semidp.verify.report import Report
@@ -34,8 +35,10 @@ __all__ = [
     "ApproxDP",
     "Audit",
     "Bounds",
+    "ClaimResult",
     "Guarantee",
     "NotApplicable",
+    "PrivacyClaim",
     "PureDP",
     "Refuted",
     "Relation",
