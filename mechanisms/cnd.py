@@ -35,9 +35,7 @@ All three share :class:`CanonicalNoise` (``cdf``, ``sf``, ``logcdf``, ``logsf``,
 ``ppf``, ``isf``, ``sample``, ``shift_tradeoff``, ``target``, ``guarantee``).
 
 Samplers are for research and auditing. They are **not** hardened against
-floating-point side channels (see Haney et al., "Secure Random Sampling in
-Differential Privacy", and Mironov, "On Significance of the Least Significant
-Bits for Differential Privacy", CCS 2012): the released float can leak more
+floating-point side channels ([HB21]; [Mir12]): the released float can leak more
 than the mathematical mechanism does.
 
 References

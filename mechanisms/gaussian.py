@@ -5,8 +5,7 @@ r"""The Gaussian mechanism with an explicit privacy map (house style R4).
 :math:`\Delta_2` is the L2 sensitivity ([CA24, Prop. 6]; [DRS22, Thm. 2.7]).
 
 Samplers here are for research and auditing: they are **not** hardened against
-floating-point side channels (see Haney et al., "Secure Random Sampling in
-Differential Privacy", and Mironov 2012 on the Laplace mechanism).
+floating-point side channels ([HB21]; [Mir12] on the Laplace mechanism).
 """
 
 from __future__ import annotations

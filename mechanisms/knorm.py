@@ -33,8 +33,7 @@ its containment precondition is checked exactly at construction and it reports
 its acceptance rate.
 
 Samplers here are for research and auditing: they are **not** hardened against
-floating-point side channels (Mironov 2012; Haney et al., "Secure Random
-Sampling in Differential Privacy", 2021). The privacy statement is for the
+floating-point side channels ([Mir12]; [HB21]). The privacy statement is for the
 ideal real-valued mechanism.
 
 References

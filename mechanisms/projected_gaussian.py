@@ -11,7 +11,7 @@ noise lies in :math:`V\subseteq\ker A`, so every draw keeps the invariant
 (reference ``semi-dp.md`` T-G1).
 
 Samplers here are for research and auditing: they are **not** hardened against
-floating-point side channels (Haney et al. 2021; Mironov 2012).
+floating-point side channels ([HB21]; [Mir12]).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ releases, and are not mechanisms. :mod:`verify` drives every mechanism through
 this protocol only.
 
 Samplers are for research and auditing: they are not hardened against
-floating-point side channels (Mironov 2012; [HB21]).
+floating-point side channels ([Mir12]; [HB21]).
 """
 
 from __future__ import annotations
