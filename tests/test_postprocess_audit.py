@@ -310,3 +310,18 @@ def test_county_example_runs_within_budget() -> None:
     assert pp["variance_theory_projection"][0] == pytest.approx(50 * (1 - 1 / 102))
     assert res.verdict == "holds" and elapsed < 20.0
     assert Fraction(str(res.report["advertised"]["epsilon"])) == Fraction(2, 5)
+
+
+def test_small_counts_are_biased_by_the_nonneg_projection_and_not_by_p() -> None:
+    """specs/county-subgroup-postprocess.toml: zeros pushed up, large counts pushed down [ZVF21, Sec. 4];
+    (P) stays unbiased [ZVF21, Thm. 3] (the README's table)."""
+    spec = load(ROOT / "specs" / "county-subgroup-postprocess.toml")
+    r = audit(dataclasses.replace(spec, postprocess=dataclasses.replace(spec.postprocess, draws=20_000))).report
+    pp = r["postprocess"]
+    x = np.array(spec.data.table)
+    ci = np.array(pp["bias_ci"])
+    assert (ci[x == 0, 0] > 0.3).all()  # every empty county: bias (P+) above +0.3, interval and all
+    assert (ci[x >= 9, 1] < -1.3).all()  # every county with 9 or more: below -1.3
+    checks = {c["name"]: c["status"] for c in r["checks"]}
+    assert r["verdict"] == "holds" and checks["postprocess-unbiased-projection"] == "pass"
+    assert abs(np.array(pp["projection_bias"])).max() < 0.1
