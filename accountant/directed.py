@@ -132,6 +132,18 @@ def sqrt_up(q: Fraction) -> float:
     return f
 
 
+def sqrt_down(q: Fraction) -> float:
+    """The largest float ``<= sqrt(q)`` for a rational ``q >= 0``, verified by exact squaring.
+
+    Examples
+    --------
+    >>> sqrt_down(Fraction(25)), sqrt_down(Fraction(2)) ** 2 <= 2
+    (5.0, True)
+    """
+    f = sqrt_up(q)
+    return f if Fraction(f) ** 2 <= q else math.nextafter(f, 0.0)
+
+
 def pad_up(x: float, rel: float = 1e-12, abs_: float = 0.0) -> float:
     """Return ``x`` moved up by a stated relative/absolute error budget.
 

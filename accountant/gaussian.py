@@ -67,8 +67,7 @@ def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
         return max(MP.mpf(0), pa_lower - sub_upper), min(MP.mpf(1), pa_upper * 2)
     val = err = pa = MP.mpf(0)
     for dps in ADAPTIVE_DPS:
-        ctx = mpmath.MPContext()
-        ctx.dps = dps
+        ctx = _context(dps)
         m, e = ctx.mpf(mu), ctx.mpf(eps)
         a = m / 2 - e / m
         pa = ctx.ncdf(a)
@@ -78,6 +77,20 @@ def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
             return MP.mpf(val - err), MP.mpf(val + err)
     upper = min(pa * (1 + err), val + err) if val + err > 0 else pa * (1 + err)
     return MP.mpf(0), MP.mpf(upper)
+
+
+_CONTEXTS: dict[int, mpmath.MPContext] = {}
+
+
+def _context(dps: int) -> mpmath.MPContext:
+    """An mpmath context at ``dps`` digits, made once (making one costs more than a profile evaluation);
+    its precision is never changed after it is made."""
+    ctx = _CONTEXTS.get(dps)
+    if ctx is None:
+        ctx = mpmath.MPContext()
+        ctx.dps = dps
+        _CONTEXTS[dps] = ctx
+    return ctx
 
 
 def _log_phi_upper(x: float) -> mpmath.mpf:
@@ -203,19 +216,20 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     return x
 
 
-def gdp_epsilon_lower(mu: float, delta: float) -> float:
+def gdp_epsilon_lower(mu: float, delta: float, *, start: float | None = None) -> float:
     r"""Certified **lower** bound on the smallest :math:`\varepsilon` with :math:`\delta_\mu(\varepsilon)\le\delta`.
 
     Returns ``x`` with :math:`\delta_\mu(x) > \delta` checked at 50 digits
     (with the evaluation's error bound as margin), so the true epsilon exceeds
     ``x`` because the profile is decreasing. Used to *refute* claims: the
     Gaussian mechanism needs at least this epsilon. ``0.0`` when nothing
-    positive is certified.
+    positive is certified. ``start``: an upper bound of the answer to search down from (e.g.
+    :func:`gdp_epsilon` at a larger ``mu``); by default :func:`gdp_epsilon` at ``mu``.
     """
     m = check_nonnegative("mu", mu)
     d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True)
     mm, md = MP.mpf(m), MP.mpf(d)
-    x = gdp_epsilon(m, d)
+    x = gdp_epsilon(m, d) if start is None else check_nonnegative("start", start)
     step = max(abs(x) * 1e-15, 1e-300)
     while x > 0 and _mp_delta(mm, MP.mpf(x)) <= md * (1 + MP_REL_ERROR):
         x = max(0.0, x - step)

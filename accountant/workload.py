@@ -177,7 +177,10 @@ def workload_pld(
     parts = workload_parts(measurements, noise, semi_radius=semi_radius)
     if not parts:
         return None
-    return compose_plds(parts, points=points)
+    bracket = compose_plds(parts, points=points)  # points given: always the grid, never the closed form
+    if not isinstance(bracket, PLDBracket):  # pragma: no cover - compose_plds's contract
+        raise TypeError("compose_plds with points returned a closed form")
+    return bracket
 
 
 __all__ = [

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from semidp.accountant import pld_parts
+from semidp.accountant import pld_engine, pld_parts
 from semidp.accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_delta_lower
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.gaussian import delta_interval, gdp_epsilon, gdp_epsilon_lower
@@ -79,13 +79,33 @@ def dg_pair_delta(sigma2: float, k: int, eps: float, delta_int: int = 1) -> mpma
 
 # ---------------------------------------------------------------- Gaussian vs GDP
 
+#: The FFT path's default size, asked for explicitly: Gaussian-only compositions otherwise use the closed form.
+FFT = pld_engine.DEFAULT_POINTS
+
+
+@pytest.mark.parametrize(("sigmas", "k"), [((0.5,), 1000), ((50.0,), 1), ((2.0, 3.0, 7.5), 40)])
+def test_gaussian_only_compositions_are_closed_form_and_agree_with_the_grid(sigmas: tuple[float, ...], k: int) -> None:
+    """[DRS22, Cor. 3.3]: mu = sqrt(sum k / sigma^2), bracketed by rounding only; the FFT bracket overlaps it."""
+    parts = [(GaussianPart(s), k) for s in sigmas]
+    closed = compose_plds(parts)
+    assert isinstance(closed, pld_engine.GaussianBracket) and closed.count == k * len(sigmas)
+    mu = math.sqrt(sum(k / s**2 for s in sigmas))
+    lo, up = closed.epsilon(1e-10)
+    assert up == gdp_epsilon(closed.mu_upper, 1e-10) and lo <= gdp_epsilon(mu, 1e-10) <= up
+    assert abs(lo - gdp_epsilon_lower(closed.mu_lower, 1e-10)) <= 1e-9 * up  # both certified lower ends
+    assert closed.mu_lower <= mu <= closed.mu_upper and up - lo <= 1e-9 * up
+    grid = compose_plds(parts, points=FFT).epsilon(1e-10)
+    assert grid.lower <= up and lo <= grid.upper
+    d_lo, d_up = closed.delta(1.0)
+    assert d_lo <= d_up and d_up - d_lo <= 1e-9 * d_up + 1e-300
+
 
 @pytest.mark.parametrize(
     ("sigma", "k"), [(0.5, 1), (1.0, 3), (5.0, 10), (2.0, 200), (5.0, 1000), (0.5, 1000), (50.0, 1000)]
 )
 def test_gaussian_bracket_contains_gdp_epsilon(sigma: float, k: int) -> None:
     mu = math.sqrt(k) / sigma
-    b = compose_plds([(GaussianPart(sigma), k)])
+    b = compose_plds([(GaussianPart(sigma), k)], points=FFT)  # the grid, not the closed form
     for delta in (1e-5, 1e-10):
         lo, up = b.epsilon(delta)
         assert lo <= gdp_epsilon(mu, delta)  # gdp_epsilon is rounded up, gdp_epsilon_lower down
@@ -98,7 +118,7 @@ def test_gaussian_bracket_contains_gdp_epsilon(sigma: float, k: int) -> None:
 @pytest.mark.parametrize(("sigma", "k"), [(1.0, 1), (3.0, 10), (5.0, 300)])
 def test_gaussian_bracket_contains_gdp_delta(sigma: float, k: int) -> None:
     mu = math.sqrt(k) / sigma
-    b = compose_plds([(GaussianPart(sigma), k)])
+    b = compose_plds([(GaussianPart(sigma), k)], points=FFT)
     for eps in (0.0, 0.3, 1.0, mu * mu / 2 + 3 * mu, mu * mu / 2 + 7 * mu):
         lo, up = b.delta(eps)
         t_lo, t_hi = gdp_truth(mu, eps)
@@ -108,7 +128,7 @@ def test_gaussian_bracket_contains_gdp_delta(sigma: float, k: int) -> None:
 def test_tiny_delta_without_cancellation() -> None:
     """delta = 1e-15 after 100 compositions: the bracket holds the truth and is narrow (tilted FFT)."""
     mu = math.sqrt(100) / 5.0
-    b = compose_plds([(GaussianPart(5.0), 100)])
+    b = compose_plds([(GaussianPart(5.0), 100)], points=FFT)
     eps = gdp_epsilon(mu, 1e-15)
     lo, up = b.delta(eps)
     t_lo, t_hi = gdp_truth(mu, eps)
@@ -120,14 +140,14 @@ def test_heterogeneous_gaussians_match_gdp() -> None:
     """150 distinct sigmas compose to mu = sqrt(sum 1/sigma_i^2) GDP [DRS22, Cor. 3.3]."""
     sigmas = [4.0 + i / 50 for i in range(150)]
     mu = math.sqrt(sum(1 / s**2 for s in sigmas))
-    b = compose_plds([GaussianPart(s) for s in sigmas])
+    b = compose_plds([GaussianPart(s) for s in sigmas], points=FFT)
     lo, up = b.epsilon(1e-10)
     assert lo <= gdp_epsilon(mu, 1e-10) and gdp_epsilon_lower(mu, 1e-10) <= up
     assert up <= gdp_epsilon(mu, 1e-10) * (1 + 1e-3)
 
 
 def test_sensitivity_scales_like_sigma() -> None:
-    a = compose_plds([(GaussianPart(2.0, sensitivity=2.0), 5)]).epsilon(1e-6)
+    a = compose_plds([(GaussianPart(2.0, sensitivity=2.0), 5)], points=FFT).epsilon(1e-6)
     mu = math.sqrt(5)
     assert a.lower <= gdp_epsilon(mu, 1e-6) and gdp_epsilon_lower(mu, 1e-6) <= a.upper
 
@@ -267,7 +287,7 @@ def test_flipped_pessimistic_rounding_is_detected(monkeypatch: pytest.MonkeyPatc
     """With the two discretisations swapped, the 'upper' bound falls below the GDP truth."""
     mu = math.sqrt(200) / 2.0
     _flip_cells(monkeypatch)
-    up = compose_plds([(GaussianPart(2.0), 200)]).epsilon(1e-10).upper
+    up = compose_plds([(GaussianPart(2.0), 200)], points=FFT).epsilon(1e-10).upper
     assert up < gdp_epsilon_lower(mu, 1e-10)
 
 
@@ -314,3 +334,29 @@ def test_api_shapes() -> None:
 def test_invalid_arguments_raise(make: object) -> None:
     with pytest.raises(InvalidArgument):
         make()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("b", "sens"), [(1.0, 1.0), (0.5, 1.0), (5.0, 2.0), (50.0, 1.0)])
+def test_single_laplace_closed_form_agrees_with_the_grid(b: float, sens: float) -> None:
+    """One Laplace mechanism: delta(eps) = 1 - e^{(eps - D)/2} on [-D, D], 1 - e^eps below [KJH20, Sec. 6]."""
+    closed = compose_plds([LaplacePart(b, sens)])
+    assert isinstance(closed, pld_engine.LaplaceBracket)
+    grid = compose_plds([LaplacePart(b, sens)], points=2**16)
+    d = sens / b
+    for eps in (-1.5 * d, -d, -0.3 * d, 0.0, 0.5 * d, 0.99 * d, d, 2 * d):
+        lo, up = closed.delta(eps)
+        g_lo, g_up = grid.delta(eps)
+        assert lo <= up and lo <= g_up and g_lo <= up
+        assert up - lo <= 1e-12
+    for delta in (1e-10, 0.05):
+        lo, up = closed.epsilon(delta)
+        assert lo <= up <= lo + 1e-12 and abs(up - max(0.0, d + 2 * math.log1p(-delta))) <= 1e-12
+        g = grid.epsilon(delta)
+        assert g.lower <= up and lo <= g.upper
+
+
+def test_a_wrong_laplace_formula_is_caught() -> None:
+    """The twin without the 1/2 (1 - e^{eps - D}) leaves the grid bracket: the agreement test can fail."""
+    grid = compose_plds([LaplacePart(1.0)], points=2**16)
+    g_lo, g_up = grid.delta(0.3)
+    assert not (g_lo <= -math.expm1(0.3 - 1.0) <= g_up)

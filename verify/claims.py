@@ -49,7 +49,7 @@ from semidp.accountant.conversions import zcdp_to_approx_dp
 from semidp.accountant.gaussian import gdp_epsilon, gdp_epsilon_lower
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from semidp.accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
-from semidp.accountant.pld_engine import compose_plds
+from semidp.accountant.pld_engine import GaussianBracket, PLDBracket, compose_plds
 from semidp.accountant.pld_parts import ApproxDPPart, GaussianPart, PLDPart
 from semidp.accountant.semidp import NoFiniteGuarantee
 
@@ -297,10 +297,14 @@ def check_composed_claim(claim: Claim, parts: Sequence[Guarantee]) -> tuple[Outc
     bracket = compose_plds([p for p in pld_parts if p is not None])
     iv = bracket.delta(eps_c)
     b = Bounds(lower=iv.lower, estimate=iv.upper, upper=iv.upper)
-    what = (
-        f"PLD bracket of the {len(parts)} parts' dominating pairs (grid h = {bracket.h!r}; optimistic law -> lower, "
-        "pessimistic law -> upper, FFT rounding bounded)"
+    how = (
+        f"grid h = {bracket.h!r}; optimistic law -> lower, pessimistic law -> upper, FFT rounding bounded"
+        if isinstance(bracket, PLDBracket)
+        else f"all Gaussian: mu in [{bracket.mu_lower!r}, {bracket.mu_upper!r}] in closed form [DRS22, Cor. 3.3]"
+        if isinstance(bracket, GaussianBracket)
+        else "one Laplace mechanism in closed form"
     )
+    what = f"PLD bracket of the {len(parts)} parts' dominating pairs ({how})"
     if _le(iv.upper, delta_c):
         return Verified(
             f"certified (PLD bracket): {what}: delta({_fmt(eps_c)}) <= {_num(iv.upper)} <= claimed delta {_num(delta_c)}"
