@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -224,6 +225,23 @@ class MeetingTimes:
     def pairs(self) -> int:
         """Number of independent pairs R."""
         return int(self.tau.size)
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[MeetingTimes]) -> MeetingTimes:
+        """Independent batches of the same coupling as one sample (pairs in batch order; seconds summed)."""
+        if not parts:
+            raise InvalidArgument("concatenate needs at least one batch of meeting times.")
+        first = parts[0]
+        if any((p.lag, p.coupling, p.threshold) != (first.lag, first.coupling, first.threshold) for p in parts):
+            raise InvalidArgument("batches of meeting times must share lag, coupling and threshold.")
+        return cls(
+            np.concatenate([p.tau for p in parts]),
+            np.concatenate([p.met for p in parts]),
+            first.lag,
+            first.coupling,
+            first.threshold,
+            float(sum(p.seconds for p in parts)),
+        )
 
     @property
     def censored(self) -> int:

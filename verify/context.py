@@ -60,6 +60,9 @@ class Context:
     deadline: float = float("inf")
     """``time.monotonic()`` by which the whole spec must be done (``--time-limit`` from the start)."""
     allow_code: bool = False
+    scheduler: str | None = None
+    """A Dask scheduler address (``--workers``/``--scheduler`` with one spec): the kind's independent batches
+    run there (:func:`verify.scaleout.run_tasks`); ``None``: here, one after the other."""
     """``--allow-code``: a kind may import code named in the spec (``implementation``); never without it."""
 
     def remaining(self) -> float:

@@ -129,7 +129,9 @@ def claim_check(spec: Spec, effective: AnyGuarantee, parts: Sequence[Guarantee] 
 SEMI_ADJACENT_SHARE = 0.5
 
 
-def build_context(spec: Spec, *, seed: int | None, time_limit: float, allow_code: bool = False) -> Context:
+def build_context(
+    spec: Spec, *, seed: int | None, time_limit: float, allow_code: bool = False, scheduler: str | None = None
+) -> Context:
     """The shared part of an audit: accountant values of the spec and a(t) at its table.
 
     ``time_limit`` is the whole spec's budget: a(t) may use :data:`SEMI_ADJACENT_SHARE` of it, and
@@ -167,6 +169,7 @@ def build_context(spec: Spec, *, seed: int | None, time_limit: float, allow_code
         seed=seed,
         deadline=deadline,
         allow_code=allow_code,
+        scheduler=scheduler,
     )
 
 
@@ -293,13 +296,20 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     )
 
 
-def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0, allow_code: bool = False) -> Audit:
+def audit(
+    spec: Spec,
+    *,
+    seed: int | None = None,
+    time_limit: float = 60.0,
+    allow_code: bool = False,
+    scheduler: str | None = None,
+) -> Audit:
     """Audit one spec: the shared part, the kind's part (looked up by ``mechanism.kind``), the verdict.
 
     ``time_limit`` (seconds) is one budget for the whole spec: each step gets what is left, and a step
     that runs out degrades to its proven bounds (the report says so; the verdict is then inconclusive
     unless the bounds decide the claim). ``allow_code`` (``--allow-code``) lets a kind import code the spec
-    names (``implementation``). Raises
+    names (``implementation``). ``scheduler``: a Dask scheduler for the kind's batches. Raises
     :class:`~accountant.errors.UnsupportedRelease` when the spec cannot be evaluated.
 
     Examples
@@ -312,7 +322,7 @@ def audit(spec: Spec, *, seed: int | None = None, time_limit: float = 60.0, allo
     problems = validate(spec)  # a spec built or edited in Python has not been through the loader
     if problems:
         raise InvalidSpec(spec.path, [str(p) for p in problems])
-    ctx = build_context(spec, seed=seed, time_limit=time_limit, allow_code=allow_code)
+    ctx = build_context(spec, seed=seed, time_limit=time_limit, allow_code=allow_code, scheduler=scheduler)
     part = kind.run(ctx)
     report = assemble(ctx, part, reports_sensitivity=kind.reports_sensitivity)
     return Audit(

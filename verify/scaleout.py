@@ -7,37 +7,24 @@ yields results in the order of the specs either way. A Dask worker runs the audi
 (:func:`verify.supervisor.can_fork` is false in a daemonic worker: the cooperative budgets hold, the
 worker's own memory limit replaces ours).
 
+With one spec, the spec itself runs in this process (no forked child: a process holding a Dask client
+must not fork; the cooperative budgets still hold) and sends its independent, seeded batches to the
+cluster through :func:`verify.dask_client.run_tasks` (``Context.scheduler``): an ``implementation``
+audit's draws and a lattice sampler's coupled-chain batches.
+
 Without ``--workers``/``--scheduler`` nothing here imports Dask and the audits run one after the other
 in this process's children, as before.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from semidp.accountant.errors import ToolkitError
+from semidp.verify.dask_client import Cluster, ScaleOutError, client_for
 from semidp.verify.report import Report
 from semidp.verify.spec_job import JobOptions, run_spec
 from semidp.verify.supervisor import Supervised
-
-
-class ScaleOutError(ToolkitError, ValueError):
-    """Dask is not installed, or the scheduler cannot be reached (names the option)."""
-
-
-@dataclass(frozen=True)
-class Cluster:
-    """Where the audits run: ``workers`` local worker processes, or a running scheduler's ``address``."""
-
-    workers: int | None = None
-    address: str | None = None
-
-    @property
-    def serial(self) -> bool:
-        """No Dask: audits run here, one after the other."""
-        return self.workers is None and self.address is None
 
 
 def map_specs(
@@ -48,8 +35,11 @@ def map_specs(
         for i, p in enumerate(paths):
             yield run_spec(p, opts, startup=startup if i == 0 else 0.0)
         return
-    client, owned = _client(cluster)
+    client, owned = client_for(cluster)
     try:
+        if len(paths) == 1:  # one spec: it runs here and sends its independent batches to the cluster
+            yield run_spec(paths[0], dataclasses.replace(opts, scheduler=client.scheduler.address), startup=startup)
+            return
         futures = client.map(run_spec, list(paths), [opts] * len(paths), pure=False)
         for f in futures:
             yield f.result()
@@ -59,25 +49,6 @@ def map_specs(
             client.close()
             if cluster_obj is not None:
                 cluster_obj.close()
-
-
-def _client(cluster: Cluster) -> tuple[Any, bool]:
-    """A Dask client: a new local cluster of ``workers`` processes (closed after use), or the scheduler's."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise ScaleOutError(
-            "--workers / --scheduler need Dask: pip install 'semidp[dask]' (dask and distributed)"
-        ) from None
-    if cluster.address is not None:
-        try:
-            return Client(cluster.address, timeout="10s"), False  # type: ignore[no-untyped-call]
-        except (OSError, TimeoutError) as e:
-            raise ScaleOutError(f"--scheduler {cluster.address!r}: cannot connect: {e}") from None
-    local = LocalCluster(  # type: ignore[no-untyped-call]
-        n_workers=cluster.workers, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    return Client(local), True  # type: ignore[no-untyped-call]
 
 
 __all__ = ["Cluster", "ScaleOutError", "map_specs"]

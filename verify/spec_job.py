@@ -37,6 +37,8 @@ class JobOptions:
     """``--out DIR``: write ``<name>.json``, ``.md``, plots and samples there."""
     allow_code: bool = False
     """``--allow-code``: a spec may import the code it names."""
+    scheduler: str | None = None
+    """A Dask scheduler address for the spec's batches (one spec on a cluster)."""
 
 
 class OutputError(ToolkitError):
@@ -48,7 +50,9 @@ def audit_spec(path: str, opts: JobOptions) -> Report:
     stage(f"{path}: loading")
     spec = load(path)
     stage(f"{spec.name}: auditing (mechanism.kind = {spec.mechanism.kind!r}, --time-limit {opts.time_limit:g} s)")
-    result = audit(spec, seed=opts.seed, time_limit=opts.time_limit, allow_code=opts.allow_code)
+    result = audit(
+        spec, seed=opts.seed, time_limit=opts.time_limit, allow_code=opts.allow_code, scheduler=opts.scheduler
+    )
     if opts.out is None:
         return result.typed
     stage(f"{spec.name}: writing {opts.out}")
@@ -56,9 +60,17 @@ def audit_spec(path: str, opts: JobOptions) -> Report:
 
 
 def run_spec(path: str, opts: JobOptions, *, startup: float = 0.0) -> Supervised[Report]:
-    """:func:`audit_spec` under the hard time and memory guard; ``startup`` seconds are already spent."""
+    """:func:`audit_spec` under the hard time and memory guard; ``startup`` seconds are already spent.
+
+    With ``opts.scheduler`` the audit runs in this process (it talks to the Dask cluster; a forked child of a
+    process with a Dask client is unsafe), under the cooperative budgets only.
+    """
     return supervise(
-        functools.partial(audit_spec, path, opts), time_limit=opts.time_limit, classify=classify, already=startup
+        functools.partial(audit_spec, path, opts),
+        time_limit=opts.time_limit,
+        classify=classify,
+        already=startup,
+        in_process=opts.scheduler is not None,
     )
 
 

@@ -92,12 +92,15 @@ def process_age() -> float:
         return 0.0
 
 
-def supervise(call: Callable[[], T], *, time_limit: float, classify: Classify, already: float = 0.0) -> Supervised[T]:
+def supervise(
+    call: Callable[[], T], *, time_limit: float, classify: Classify, already: float = 0.0, in_process: bool = False
+) -> Supervised[T]:
     """Run ``call`` under the hard guard (see the module docstring); in-process when fork is unavailable.
 
-    ``already``: seconds of the budget spent before the call (e.g. :func:`process_age`).
+    ``already``: seconds of the budget spent before the call (e.g. :func:`process_age`). ``in_process``: no
+    child (e.g. this process holds a Dask client, which must not be forked); cooperative budgets only.
     """
-    if not can_fork():
+    if in_process or not can_fork():
         return _run(call, classify, None)
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)

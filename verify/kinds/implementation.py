@@ -43,6 +43,7 @@ from semidp.accountant.tradeoff import TradeoffCurve
 from semidp.verify.audit_pairs import AuditPair, check_pair, distance_of, dp_pairs, pair_statistics, semi_pairs
 from semidp.verify.audit_report import AuditSection, audit_plot
 from semidp.verify.context import Context, KindResult
+from semidp.verify.dask_client import run_tasks
 from semidp.verify.registry import Problem
 from semidp.verify.report import Check
 from semidp.verify.spec import MechanismSpec, Spec, cell_count, documented
@@ -244,6 +245,15 @@ def draw(
     return res
 
 
+def draw_task(
+    callable_name: str, spec_path: str, histogram: tuple[int, ...], seed: tuple[int, ...], n: int, batch: int
+) -> NDArray[Any]:
+    """``n`` releases of the named callable at ``histogram`` from ``default_rng(seed)`` (module level: a Dask
+    task; the parent checked ``--allow-code`` before any task was made)."""
+    fn = load_callable(callable_name, spec_path, True)
+    return draw(fn, histogram, np.random.default_rng(list(seed)), n, batch=batch, path=spec_path, name=callable_name)
+
+
 def exact_invariant_check(a_mat: NDArray[np.int64], hist: tuple[int, ...], draws: NDArray[Any]) -> Outcome:
     """A y = A x for every integer release, in exact integer arithmetic (Python ints: no overflow)."""
     if a_mat.shape[0] == 0:
@@ -345,18 +355,19 @@ def run_audit(ctx: Context) -> KindResult:
     level = per_bound_level(conf, m.tests)
 
     start = time.perf_counter()
-    samples: list[tuple[NDArray[Any], NDArray[Any]]] = []
-    for k, pair in enumerate(pairs):
-        if k in recorded:
-            samples.append(recorded[k])
-            continue
-        if fn is None or m.callable is None:  # pairs without samples exist only with a callable (validate)
-            raise TypeError("a pair without samples and no callable passed validation")
-        sides = tuple(
-            draw(fn, h, np.random.default_rng([seed, k, side]), n, batch=m.batch, path=spec.path, name=m.callable)
-            for side, h in enumerate((pair.x, pair.x_prime))
-        )
-        samples.append((sides[0], sides[1]))
+    todo = [k for k in range(len(pairs)) if k not in recorded]
+    if todo and (fn is None or m.callable is None):  # pairs without samples exist only with a callable (validate)
+        raise TypeError("a pair without samples and no callable passed validation")
+    # one task per (pair, side), seeded [seed, pair, side]: the draws do not depend on where they run
+    tasks = [
+        (m.callable, spec.path, h, (seed, k, side), n, m.batch)
+        for k in todo
+        for side, h in enumerate((pairs[k].x, pairs[k].x_prime))
+    ]
+    drawn = iter(run_tasks(draw_task, tasks, ctx.scheduler))
+    samples: list[tuple[NDArray[Any], NDArray[Any]]] = [
+        recorded[k] if k in recorded else (next(drawn), next(drawn)) for k in range(len(pairs))
+    ]
     draw_seconds = time.perf_counter() - start
 
     inv_outcome = _invariant_outcome(a_mat, pairs, samples, tol)

@@ -65,6 +65,7 @@ from semidp.mechanisms.lattice_privacy import (
     laplace_pair_epsilon,
 )
 from semidp.verify.context import Context, KindResult, Plot
+from semidp.verify.dask_client import run_tasks
 from semidp.verify.invariant_certificate import certify_lattice_basis
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.plots_mcmc import plot_tv
@@ -95,6 +96,11 @@ class SamplerSpec:
     lag: int = documented("MCMC: lag L of the coupling.", default=2000)
     time_limit: Fraction = documented(
         "Seconds for the coupling diagnostics and the sampling each.", default=Fraction(120)
+    )
+    batches: int = documented(
+        "MCMC: split the coupled pairs into this many batches, each seeded by SeedSequence.spawn; with --workers "
+        "or --scheduler they run on Dask, and the result is the same wherever they run.",
+        default=1,
     )
 
 
@@ -164,6 +170,10 @@ class LatticeKind:
                 probs.append(Problem("mechanism.sampler.ratio", f"must be in (0, 1), got {float(smp.ratio)!r}"))
             if smp.pairs < 2 or smp.lag < 1 or not smp.time_limit > 0:
                 probs.append(Problem("mechanism.sampler", "needs pairs >= 2, lag >= 1 and time_limit > 0"))
+            if not 1 <= smp.batches <= smp.pairs:
+                probs.append(
+                    Problem("mechanism.sampler.batches", f"must be in [1, pairs = {smp.pairs}], got {smp.batches}")
+                )
         return probs
 
     def run(self, ctx: Context) -> KindResult:
@@ -231,6 +241,30 @@ def _exact_sampler(m: LatticeSpec, a_mat: NDArray[np.int64], norm: str) -> tuple
         return None, str(e)
 
 
+def _coupled_pairs(
+    sampler: LatticeSampler, smp: SamplerSpec, rng: np.random.Generator, budget: float, scheduler: str | None
+) -> MeetingTimes:
+    """The L-lag meeting times of ``smp.pairs`` coupled pairs [BJV19]: in one vectorised run, or in
+    ``smp.batches`` batches seeded by ``SeedSequence.spawn`` (here one after the other, each with its share of
+    the budget, or on a Dask scheduler), concatenated in batch order."""
+    if smp.batches == 1:
+        return meeting_times(sampler, lag=smp.lag, pairs=smp.pairs, rng=rng, time_budget=budget)
+    children = np.random.SeedSequence(int(rng.integers(2**63))).spawn(smp.batches)
+    sizes = [len(b) for b in np.array_split(np.arange(smp.pairs), smp.batches)]
+    each = budget if scheduler is not None else budget / smp.batches
+    args = [(sampler, smp.lag, size, child, each) for size, child in zip(sizes, children)]
+    return MeetingTimes.concatenate(run_tasks(meeting_times_batch, args, scheduler))
+
+
+def meeting_times_batch(
+    sampler: LatticeSampler, lag: int, pairs: int, seed: np.random.SeedSequence, budget: float
+) -> MeetingTimes:
+    """One batch of :func:`_coupled_pairs` (module level: a Dask task)."""
+    return meeting_times(
+        sampler, lag=lag, pairs=pairs, rng=np.random.default_rng(seed), time_budget=budget, progress=False
+    )
+
+
 def _draw(
     spec: Spec,
     m: LatticeSpec,
@@ -242,6 +276,7 @@ def _draw(
     norm: str,
     sigma: float,
     remaining: float,
+    scheduler: str | None = None,
 ) -> _Draws:
     """Draw the noise: exact where possible, else MCMC after a certified burn-in; within
     ``min(mechanism.sampler.time_limit, remaining)`` seconds (``remaining``: what ``--time-limit`` left)."""
@@ -306,7 +341,7 @@ def _draw(
         },
     }
     try:
-        mt: MeetingTimes = meeting_times(sampler, lag=smp.lag, pairs=smp.pairs, rng=rng, time_budget=budget)
+        mt = _coupled_pairs(sampler, smp, rng, budget, scheduler)
     except BudgetExhausted as e:
         return _Draws(
             np.zeros((0, basis.cells), dtype=np.int64),
@@ -435,7 +470,9 @@ def run_lattice(ctx: Context) -> KindResult:
 
     used_seed = ctx.draw_seed()
     n = ctx.draw_count()
-    draws = _draw(spec, m, basis, a_mat, n, np.random.default_rng(used_seed), eps, norm, sigma, ctx.remaining())
+    draws = _draw(
+        spec, m, basis, a_mat, n, np.random.default_rng(used_seed), eps, norm, sigma, ctx.remaining(), ctx.scheduler
+    )
     # Accounting at the parameters the noise really has, rounded the safe way: epsilon up (the spec's
     # exact rational), sigma down (the exact sampler's sigma^2 = 1/(2 rho); MCMC uses the float sigma).
     eps_acc = max(up_exact(m.epsilon) if m.epsilon is not None else 0.0, draws.epsilon or 0.0)
