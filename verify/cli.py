@@ -78,15 +78,20 @@ def _common(a: argparse.ArgumentParser) -> None:
     a.add_argument("--scheduler", metavar="ADDRESS", help="audit specs on a running Dask scheduler (semidp[dask])")
 
 
-def _workers(text: str) -> int:
-    """``--workers``: an integer >= 1."""
+def _integer(text: str, minimum: int, why: str) -> int:
+    """An integer option ``>= minimum``; ``why`` says what a smaller value means."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: at least one worker")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} {why}")
     return value
+
+
+def _workers(text: str) -> int:
+    """``--workers``: an integer >= 1."""
+    return _integer(text, 1, "workers: at least one worker")
 
 
 def _cluster(args: argparse.Namespace) -> Cluster:
@@ -96,13 +101,7 @@ def _cluster(args: argparse.Namespace) -> Cluster:
 
 def _seed(text: str) -> int:
     """``--seed``: an integer >= 0 (numpy seeds are non-negative)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative; a seed is an integer >= 0")
-    return value
+    return _integer(text, 0, "is negative; a seed is an integer >= 0")
 
 
 def _seconds(text: str) -> float:
