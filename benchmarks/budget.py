@@ -106,7 +106,17 @@ def main() -> None:
             before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
             t0 = time.monotonic()
             r = subprocess.run(
-                [sys.executable, "-m", "semidp.verify.cli", "audit", str(p), "--time-limit", str(limit), "--json", "--allow-code"],
+                [
+                    sys.executable,
+                    "-m",
+                    "semidp.verify.cli",
+                    "audit",
+                    str(p),
+                    "--time-limit",
+                    str(limit),
+                    "--json",
+                    "--allow-code",
+                ],
                 capture_output=True,
                 text=True,
                 env=env,
