@@ -194,12 +194,12 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     m = check_nonnegative("mu", mu)
     d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True)
     mm, md = MP.mpf(m), MP.mpf(d)
-    if _mp_delta(mm, MP.mpf(0)) <= md:
+    # delta_mu(0) <= delta means epsilon = 0; certified at 50 digits unless the float value is clearly above
+    if (m == 0 or _float_log_delta(m, 0.0) <= math.log(d) + 1e-6) and _mp_delta(mm, MP.mpf(0)) <= md:
         return 0.0
-    # Bracket: delta_mu(eps) <= exp(-(eps - mu^2/2)^2 / (2 mu^2)) by the Gaussian tail of the loss.
+    # Bracket: delta_mu(eps) <= exp(-(eps - mu^2/2)^2 / (2 mu^2)) by the Gaussian tail of the loss, so hi is
+    # above the root (were it not, brentq falls back to hi and the certification below moves outward).
     hi = m * m / 2 + m * math.sqrt(-2 * math.log(d)) + 1.0  # -log(d), not log(1/d): 1/d overflows for subnormals
-    while _mp_delta(mm, MP.mpf(hi)) > md:
-        hi *= 2
 
     def f(x: float) -> float:
         return max(_float_log_delta(m, x), -1e300) - math.log(d)
@@ -209,7 +209,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     except ValueError:  # sign change lost to underflow: fall back to the certified bracket end
         x = hi
     x = up(MP.mpf(x))
-    step = max(abs(x) * 1e-15, 1e-300)
+    step = max(abs(x) * 1e-13, 1e-300)  # the float root is within ~1e-14: one or two certified steps
     while _mp_delta(mm, MP.mpf(x)) > md:  # certify: move outward (doubling steps) until the bound holds
         x = x + step
         step *= 2
@@ -230,7 +230,7 @@ def gdp_epsilon_lower(mu: float, delta: float, *, start: float | None = None) ->
     d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True)
     mm, md = MP.mpf(m), MP.mpf(d)
     x = gdp_epsilon(m, d) if start is None else check_nonnegative("start", start)
-    step = max(abs(x) * 1e-15, 1e-300)
+    step = max(abs(x) * 1e-13, 1e-300)  # the float root is within ~1e-14: one or two certified steps
     while x > 0 and _mp_delta(mm, MP.mpf(x)) <= md * (1 + MP_REL_ERROR):
         x = max(0.0, x - step)
         step *= 2
