@@ -209,10 +209,11 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     except ValueError:  # sign change lost to underflow: fall back to the certified bracket end
         x = hi
     x = up(MP.mpf(x))
-    step = max(abs(x) * 1e-13, 1e-300)  # the float root is within ~1e-14: one or two certified steps
+    step = max(abs(x) * 1e-13, 1e-300)  # the float root is within ~1e-14: one step out is usually certified
+    x = x + step
     while _mp_delta(mm, MP.mpf(x)) > md:  # certify: move outward (doubling steps) until the bound holds
-        x = x + step
         step *= 2
+        x = x + step
     return x
 
 
@@ -230,11 +231,14 @@ def gdp_epsilon_lower(mu: float, delta: float, *, start: float | None = None) ->
     d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True)
     mm, md = MP.mpf(m), MP.mpf(d)
     x = gdp_epsilon(m, d) if start is None else check_nonnegative("start", start)
-    step = max(abs(x) * 1e-13, 1e-300)  # the float root is within ~1e-14: one or two certified steps
-    while x > 0 and _mp_delta(mm, MP.mpf(x)) <= md * (1 + MP_REL_ERROR):
-        x = max(0.0, x - step)
+    step = max(abs(x) * 1e-13, 1e-300)
+    x = max(0.0, x - 2 * step)  # an upper bound sits about one step above the float root: start below it
+    while x > 0:
+        if _mp_delta(mm, MP.mpf(x)) > md * (1 + MP_REL_ERROR):
+            return x  # delta(x) > delta certified: the true epsilon is above x
         step *= 2
-    return x if x > 0 and _mp_delta(mm, MP.mpf(x)) > md * (1 + MP_REL_ERROR) else 0.0
+        x = max(0.0, x - step)
+    return 0.0
 
 
 def gdp_mu_for(eps: float, delta: float) -> float:

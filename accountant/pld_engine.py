@@ -44,6 +44,16 @@ Method (for each of the two discretised laws: pessimistic -> upper, optimistic -
    mass above the window adds :math:`\le A_{\uparrow}e^{\log C-\lambda\varepsilon_i}`.
    Off-grid :math:`\varepsilon` uses the grid point below (upper) / above (lower).
    Mass at :math:`+\infty` composes as :math:`1-\prod_p(1-m_p)^{k_p}` (``log1p``/``expm1``, rounded outward).
+   :math:`\|\kappa\|_2` is bounded in closed form (three geometric sums, :func:`_kappa_norm`).
+6. *Cap* the upper bound by pure DP: when every part's finite loss is bounded (:meth:`PLDPart.max_loss`:
+   Laplace, discrete Laplace, randomized response, (eps, delta) parts), the composed finite loss is at most
+   their sum :math:`E` (losses add), so :math:`\delta(\varepsilon)\le` the mass at :math:`+\infty` for
+   :math:`\varepsilon\ge E` and :math:`\varepsilon(\delta)\le E` once :math:`\delta` covers that mass. The
+   grid alone would overshoot :math:`E` by the rounding of the top atoms (up to :math:`h` per part).
+
+Sizes: the grid is the coarsest power of two on which the composed law's ``GRID_Z``-standard-deviation
+window spans at most ``points`` points; each FFT covers the *tilted* law's ``WINDOW_Z`` window (narrower:
+the tilt concentrates the law), or the exact support when that fits the same length.
 
 The bracket width has two sources: the optimistic law's rounding down
 (:math:`\le h` of loss per factor, so up to :math:`Kh` in :math:`\varepsilon`) and
@@ -68,7 +78,7 @@ from typing import NamedTuple
 import mpmath
 import numpy as np
 from numpy.typing import NDArray
-from scipy import signal, special
+from scipy import signal
 
 from semidp.accountant.arguments import check_in_interval, check_int, check_positive
 from semidp.accountant.directed import MP, down, down_exact, sqrt_down, sqrt_up, up, up_exact
@@ -87,15 +97,19 @@ __all__ = [
 ]
 
 #: Default FFT length target used to choose the grid when ``grid`` is not given.
-DEFAULT_POINTS = 2**14
+DEFAULT_POINTS = 2**15
 #: Grid points target for a single part (no FFT; the upper epsilon is interpolated, error O(h^2)).
-SINGLE_POINTS = 2**12
+SINGLE_POINTS = 2**13
 #: Largest FFT length.
 MAX_POINTS = 2**22
 #: ``rho = FFT_REL_CONST * log2(n) * u`` bounds the relative 2-norm error of one FFT [Hig02, Thm. 24.2].
 FFT_REL_CONST = 16.0
-#: Half-width of the tilted window in tilted standard deviations (Chernoff then certifies the aliased mass).
-WINDOW_Z = 14.0
+#: Half-width of the tilted window in tilted standard deviations (Chernoff then certifies the aliased mass,
+#: about ``exp(-WINDOW_Z**2 / 2)`` of it for near-Gaussian laws: far below the other error terms).
+WINDOW_Z = 8.0
+#: Half-width, in standard deviations of the untilted composed law, that the automatic grid spreads over
+#: at most ``points`` grid points (the tilted window, ``WINDOW_Z`` < ``GRID_Z``, then fits one FFT of that length).
+GRID_Z = 14.0
 
 _U = 2.0**-53
 _LAMBDAS = np.concatenate([[0.0], np.geomspace(1e-4, 1e4, 97)])
@@ -117,6 +131,15 @@ class PLDInterval(NamedTuple):
 
 
 _COARSE_BINS = 512
+
+
+def _logsumexp_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log(sum(exp(a), axis=1))`` by the max-shift (rows of ``-inf`` give ``-inf``); plain numpy, as
+    ``scipy.special.logsumexp``'s array-API dispatch costs more than the sum for our small arrays."""
+    m = np.max(a, axis=1)
+    shift = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.asarray(np.log(np.sum(np.exp(a - shift[:, None]), axis=1)) + shift, dtype=np.float64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +172,9 @@ class _Coarse:
         if self.logm.size == 0:
             return np.full(t.shape, -np.inf)
         loss = np.where(t[:, None] >= 0, self.loss_hi[None, :], self.loss_lo[None, :])
-        v = special.logsumexp(self.logm[None, :] + t[:, None] * loss, axis=1)
-        return np.asarray(v + 1e-12 + 4 * _U * np.abs(v), dtype=np.float64)  # rounded up
+        v = _logsumexp_rows(self.logm[None, :] + t[:, None] * loss)
+        # rounded up: ``size`` float additions of positive terms and one exp/log each (<= 1e-12 for 512 bins)
+        return np.asarray(v + 1e-12 + 4 * _U * np.abs(v), dtype=np.float64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +220,34 @@ def _cpow(x: NDArray[np.complex128], k: int) -> NDArray[np.complex128]:
     return result
 
 
+def _geometric_sum(alpha: float, n: int) -> float:
+    """``sum_{m=1}^n e^{-alpha m}`` for ``alpha >= 0`` (relative error a few ulps; ``n`` when ``alpha = 0``)."""
+    if alpha == 0.0:
+        return float(n)
+    return math.exp(-alpha) * -math.expm1(-alpha * n) / -math.expm1(-alpha)
+
+
+def _kappa_norm(lam: float, h: float, n: int) -> float:
+    r"""Upper bound of :math:`\|\kappa\|_2`, :math:`\kappa_m=e^{-\lambda hm}(1-e^{-hm})`, :math:`m=1..n`, in O(1).
+
+    Expanding the square gives three geometric sums,
+    :math:`S(2\lambda h)-2S((2\lambda+1)h)+S((2\lambda+2)h)`; each carries a relative error of a few
+    ulps, so :math:`32u` of their absolute sum bounds the rounding of the difference. As
+    :math:`1-e^{-x}\le x`, :math:`\sum_m h^2m^2a^m=h^2a(1+a)/(1-a)^3` (:math:`a=e^{-2\lambda h}`, all terms
+    positive) bounds it too, which is the tighter one where the difference cancels.
+    """
+    s1, s2, s3 = (
+        _geometric_sum(2 * lam * h, n),
+        _geometric_sum((2 * lam + 1) * h, n),
+        _geometric_sum((2 * lam + 2) * h, n),
+    )
+    bound = max(0.0, s1 - 2 * s2 + s3) + 32 * _U * (s1 + 2 * s2 + s3)
+    if lam > 0:
+        a, one_minus_a = math.exp(-2 * lam * h), -math.expm1(-2 * lam * h)
+        bound = min(bound, h * h * a * (1 + a) / one_minus_a**3 * (1 + 16 * _U))
+    return math.sqrt(bound + 1e-300) * (1 + 1e-9)  # 1e-300: what the exponentials may underflow
+
+
 def _fold(x: NDArray[np.float64], offset: int, n: int) -> NDArray[np.float64]:
     """Array of length ``n`` with ``x[i]`` added at position ``(offset + i) mod n`` (circular folding)."""
     chunks = -(-x.size // n) + 1
@@ -234,7 +286,7 @@ def _compose_tilted(factors: Sequence[_Factor], lam: float, max_points: int, *, 
         loss = h * (law.offset + np.arange(law.masses.size, dtype=np.float64))
         with np.errstate(divide="ignore"):
             e = np.log(law.masses) + lam * loss
-        lm = float(special.logsumexp(e))
+        lm = float(_logsumexp_rows(e[None, :])[0])
         x = np.exp(e - lm)
         logm.append(lm)
         tilted.append(x)
@@ -248,12 +300,12 @@ def _compose_tilted(factors: Sequence[_Factor], lam: float, max_points: int, *, 
     rel = k_total * tau + 4 * _U * len(factors) * (1 + abs(log_c))  # relative error of the tilted masses and log C
     exact_n = exact_hi - exact_lo + 1
     need = int(2 * WINDOW_Z * math.sqrt(max(var, 0.0)) / h) + 16
-    if exact_n <= min(max_points, max(2 * need, 2**16)):
+    n = 1 << max(12, min((need - 1).bit_length(), max_points.bit_length() - 1))
+    if exact_n <= n or k_total == 1:  # the exact support fits the window's FFT length (or no FFT): no aliasing
         n = 1 << max(4, (exact_n - 1).bit_length())
         start = exact_lo
         a_low = a_up = 0.0
     else:
-        n = 1 << max(12, min((need - 1).bit_length(), max_points.bit_length() - 1))
         centre = int(round(mean / h))
         start = max(exact_lo, min(centre - n // 2, exact_hi - n + 1))
         # Chernoff bounds on the tilted mass outside [start, start + n): shift s >= 0 of the tilt
@@ -290,8 +342,7 @@ def _compose_tilted(factors: Sequence[_Factor], lam: float, max_points: int, *, 
     ya = signal.lfilter([0.0, ba], [1.0, -ba], rev)[::-1]
     yb = signal.lfilter([0.0, bb], [1.0, -bb], rev)[::-1]
     ferr = (4 * n + 8) * _U * (ya + yb)  # 2 roundings per step, plus beta^m carrying m roundings of beta
-    mgrid = np.arange(1, n + 1, dtype=np.float64) * h
-    kappa2 = float(np.sqrt(np.sum((np.exp(-lam * mgrid) * -np.expm1(-mgrid)) ** 2)) * (1 + 1e-6))
+    kappa2 = _kappa_norm(lam, h, n)
     finite = ya - yb
     if upper:
         inner = finite + ferr + r2 * kappa2 + a_up
@@ -350,6 +401,9 @@ class PLDBracket:
     """Optimistic laws of the distinct parts and their multiplicities."""
     max_points: int
     """Largest FFT length."""
+    loss_cap: float = math.inf
+    """Upper bound (rounded up) of the composed finite loss, the sum of the parts' :meth:`max_loss`
+    (``inf`` if one is unbounded): at and beyond it the profile is its mass at ``+inf``."""
     _cache: dict[tuple[bool, float], _Composed] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -377,17 +431,21 @@ class PLDBracket:
         eps = check_in_interval("epsilon", epsilon, -1e6, 1e6)
         lam = self._lambda_for_eps(eps) if self.count > 1 else 0.0
         lo = _delta_from(self._composed(lam, upper=False), self.h, eps, upper=False)
-        up = _delta_from(self._composed(lam, upper=True), self.h, eps, upper=True)
+        comp_up = self._composed(lam, upper=True)
+        up = _delta_from(comp_up, self.h, eps, upper=True)
+        if eps >= self.loss_cap:
+            up = min(up, comp_up.inf_mass)  # every finite loss is <= loss_cap <= eps
         return PLDInterval(min(lo, up), up)
 
     def epsilon(self, delta: float) -> PLDInterval:
         """Certified ``(lower, upper)`` of the smallest ``epsilon >= 0`` with ``delta(epsilon) <= delta``."""
         d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True)
         lam = self._lambda_for_delta(d) if self.count > 1 else 0.0
-        return PLDInterval(
-            self._eps_side(self._composed(lam, upper=False), d, upper=False),
-            self._eps_side(self._composed(lam, upper=True), d, upper=True),
-        )
+        comp_up = self._composed(lam, upper=True)
+        up = self._eps_side(comp_up, d, upper=True)
+        if comp_up.inf_mass <= d:
+            up = min(up, self.loss_cap)  # delta(loss_cap) <= the mass at +inf <= d
+        return PLDInterval(min(self._eps_side(self._composed(lam, upper=False), d, upper=False), up), up)
 
     def _eps_side(self, comp: _Composed, delta: float, *, upper: bool) -> float:
         h = self.h
@@ -496,13 +554,14 @@ def _trim(law: GridLaw) -> GridLaw:
 
 
 def _auto_grid(parts: Sequence[tuple[PLDPart, int]], points: int) -> float:
-    """Power-of-two grid so the window of the composed law spans about ``points`` grid points."""
+    """The coarsest power-of-two grid on which the composed law's ``GRID_Z`` window (or its exact support,
+    if narrower) spans at most ``points`` grid points (between ``points / 2`` and ``points``)."""
     var = sum(k * p.loss_scale() ** 2 for p, k in parts)
-    width = 2 * WINDOW_Z * math.sqrt(var)
+    width = 2 * GRID_Z * math.sqrt(var)
     single = max(p.support_width() for p, _ in parts)
     exact = sum(k * p.support_width() for p, k in parts)
     w = min(exact, max(width, single / 4))
-    return 2.0 ** math.floor(math.log2(w / points))
+    return 2.0 ** math.ceil(math.log2(w / points))
 
 
 def compose_plds(
@@ -528,8 +587,9 @@ def compose_plds(
         Loss grid spacing ``h`` (rounded down to a power of two). Default: chosen so the composed
         law spans about ``points`` grid points.
     points:
-        Grid points target for the automatic grid (default :data:`DEFAULT_POINTS`, or
-        :data:`SINGLE_POINTS` for a single mechanism).
+        Most grid points the automatic grid spreads the composed law's window over (between
+        ``points / 2`` and ``points``; default :data:`DEFAULT_POINTS`, or :data:`SINGLE_POINTS` for a
+        single mechanism); the FFTs are at most this long, unless the tilt widens the law.
     max_points:
         Largest FFT length (memory: 8 bytes per point per array).
     tail_mass:
@@ -590,4 +650,15 @@ def compose_plds(
     laws_lo = [(_trim(p.grid_law(h, pessimistic=False, tail_mass=tail_mass)), k) for p, k in items]
     up = tuple(_Factor(g, k, _Coarse.of(g)) for g, k in laws_up)
     lo = tuple(_Factor(g, k, _Coarse.of(g)) for g, k in laws_lo)
-    return PLDBracket(h, up, lo, max_points)
+    return PLDBracket(h, up, lo, max_points, _loss_cap(items))
+
+
+def _loss_cap(items: Sequence[tuple[PLDPart, int]]) -> float:
+    """``sum_i k_i max_loss_i`` summed exactly and rounded up (``inf`` if a part's loss is unbounded)."""
+    total = Fraction(0)
+    for part, k in items:
+        bound = part.max_loss()
+        if bound is None:
+            return math.inf
+        total += k * bound
+    return up_exact(total)

@@ -130,6 +130,14 @@ class PLDPart(Protocol):
         """Width of the loss range the discretisation covers (finite part), to choose grids."""
         ...
 
+    def max_loss(self) -> Fraction | None:
+        """An exact upper bound of every finite privacy loss (the pure-DP epsilon), ``None`` if unbounded.
+
+        Losses add under composition, so the composed profile is at most its mass at ``+inf`` from
+        the sum of these bounds on (used to cap the grid's upper bound, which rounds losses up).
+        """
+        ...
+
 
 # --------------------------------------------------------------------------------------
 # shared discretisers
@@ -283,6 +291,9 @@ class GaussianPart:
     def support_width(self) -> float:
         return 24.0 * self.sensitivity / self.sigma
 
+    def max_loss(self) -> Fraction | None:
+        return None  # the loss is unbounded
+
     def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
         h = _check_h(h)
         check_in_interval("tail_mass", tail_mass, 0.0, 0.5, lo_open=True, hi_open=True)
@@ -334,6 +345,9 @@ class LaplacePart:
     def support_width(self) -> float:
         return 2.0 * self.sensitivity / self.b
 
+    def max_loss(self) -> Fraction | None:
+        return Fraction(self.sensitivity) / Fraction(self.b)  # D = Delta / b, exactly
+
     def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
         h = _check_h(h)
         d = self.sensitivity / self.b
@@ -384,6 +398,9 @@ class DiscreteGaussianPart:
     def support_width(self) -> float:
         return 24.0 * self.sensitivity / math.sqrt(self.sigma2)
 
+    def max_loss(self) -> Fraction | None:
+        return None  # the loss is unbounded
+
     def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
         h = _check_h(h)
         check_in_interval("tail_mass", tail_mass, 0.0, 0.5, lo_open=True, hi_open=True)
@@ -433,6 +450,9 @@ class DiscreteLaplacePart:
     def support_width(self) -> float:
         return 2.0 * self.sensitivity / self.t
 
+    def max_loss(self) -> Fraction | None:
+        return Fraction(self.sensitivity) / Fraction(self.t)  # Delta / t, exactly
+
     def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
         h = _check_h(h)
         t, dl = self.t, self.sensitivity
@@ -467,6 +487,9 @@ class RandomizedResponsePart:
     def support_width(self) -> float:
         return max(2.0 * self.epsilon, 1e-6)
 
+    def max_loss(self) -> Fraction | None:
+        return Fraction(self.epsilon)
+
     def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
         h = _check_h(h)
         e, k = self.epsilon, self.k
@@ -498,6 +521,9 @@ class ApproxDPPart:
 
     def support_width(self) -> float:
         return max(2.0 * self.epsilon, 1e-6)
+
+    def max_loss(self) -> Fraction | None:
+        return Fraction(self.epsilon)  # the finite losses are +-epsilon; delta sits at +inf
 
     def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
         h = _check_h(h)

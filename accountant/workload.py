@@ -80,7 +80,7 @@ NOISES: tuple[str, ...] = ("discrete-gaussian", "gaussian", "discrete-laplace", 
 GAUSSIAN_NOISES: tuple[str, ...] = ("discrete-gaussian", "gaussian")
 
 #: Grid points of the PLD compositions (bracket width about 0.03 in epsilon at census budgets).
-WORKLOAD_POINTS = 2**16
+WORKLOAD_POINTS = 2**17
 
 
 @dataclass(frozen=True, slots=True)

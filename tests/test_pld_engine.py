@@ -11,6 +11,7 @@ force over the discrete Gaussian pmf, the exact single discrete Gaussian profile
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -19,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from semidp.accountant import pld_engine, pld_parts
+from semidp.accountant.directed import up_exact
 from semidp.accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_delta_lower
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.gaussian import delta_interval, gdp_epsilon, gdp_epsilon_lower
@@ -91,7 +93,10 @@ def test_gaussian_only_compositions_are_closed_form_and_agree_with_the_grid(sigm
     assert isinstance(closed, pld_engine.GaussianBracket) and closed.count == k * len(sigmas)
     mu = math.sqrt(sum(k / s**2 for s in sigmas))
     lo, up = closed.epsilon(1e-10)
-    assert up == gdp_epsilon(closed.mu_upper, 1e-10) and lo <= gdp_epsilon(mu, 1e-10) <= up
+    assert up == gdp_epsilon(closed.mu_upper, 1e-10)
+    # each end is certified at 40 digits (two independently rounded upper bounds need not be ordered)
+    assert delta_interval(closed.mu_upper, up)[1] <= 1e-10 < delta_interval(closed.mu_lower, lo)[0]
+    assert lo <= gdp_epsilon(mu, 1e-10) <= up * (1 + 1e-12)
     assert abs(lo - gdp_epsilon_lower(closed.mu_lower, 1e-10)) <= 1e-9 * up  # both certified lower ends
     assert closed.mu_lower <= mu <= closed.mu_upper and up - lo <= 1e-9 * up
     grid = compose_plds(parts, points=FFT).epsilon(1e-10)
@@ -199,7 +204,7 @@ def test_laplace_against_dp_accounting(b_: float, k: int) -> None:
 
 def test_laplace_200_half_is_finite_and_bracketed() -> None:
     """200 Laplace(b=0.5): finite, and our certified bracket is narrow (about 327.1 .. 327.36)."""
-    lo, up = compose_plds([(LaplacePart(0.5), 200)], points=2**16).epsilon(1e-10)
+    lo, up = compose_plds([(LaplacePart(0.5), 200)], points=2**17).epsilon(1e-10)
     assert math.isfinite(up) and up - lo < 0.5
     assert 320 < lo <= up < 328
 
@@ -360,3 +365,54 @@ def test_a_wrong_laplace_formula_is_caught() -> None:
     grid = compose_plds([LaplacePart(1.0)], points=2**16)
     g_lo, g_up = grid.delta(0.3)
     assert not (g_lo <= -math.expm1(0.3 - 1.0) <= g_up)
+
+
+# ---------------------------------------------------------------- the O(1) error norm and the pure-DP cap
+
+
+@fast
+@given(
+    lam=st.one_of(st.just(0.0), st.floats(1e-4, 1e4)),
+    log2h=st.integers(-16, 0),
+    n=st.sampled_from([16, 256, 1024]),
+)
+def test_kappa_norm_bounds_the_sum_tightly(lam: float, log2h: int, n: int) -> None:
+    r"""The closed form of :math:`\|\kappa\|_2` is an upper bound of the sum evaluated at 40 digits, within 1 %."""
+    h = 2.0**log2h
+    exact = MP.sqrt(MP.fsum((MP.exp(-lam * h * m) * -MP.expm1(-MP.mpf(h) * m)) ** 2 for m in range(1, n + 1)))
+    got = pld_engine._kappa_norm(lam, h, n)
+    assert got >= exact
+    assert got <= float(exact) * 1.01 + 1e-149  # 1e-149: the floor for sums that underflow
+
+
+def test_kappa_norm_dropping_a_term_is_caught() -> None:
+    """The twin without the third geometric sum falls below the exact norm: the test above can fail."""
+    lam, h, n = 2.0, 2.0**-8, 1024
+    s = [pld_engine._geometric_sum(a * h, n) for a in (2 * lam, 2 * lam + 1)]
+    exact = MP.sqrt(MP.fsum((MP.exp(-lam * h * m) * -MP.expm1(-MP.mpf(h) * m)) ** 2 for m in range(1, n + 1)))
+    assert math.sqrt(max(0.0, s[0] - 2 * s[1])) < exact
+
+
+def test_pure_dp_compositions_are_capped_at_the_summed_epsilon() -> None:
+    """k-fold D-pure DP is kD-pure DP (basic composition [DR14, Thm. 3.16]); the top atom (Q-mass 2^-k for
+    Laplace) makes epsilon(1e-10) >= kD + log(1 - 1e-10 2^k), so the capped upper bound is nearly tight."""
+    b = compose_plds([(LaplacePart(5.0), 10)])
+    assert isinstance(b, PLDBracket) and b.loss_cap == 2.0
+    lo, up = b.epsilon(1e-10)
+    assert up == 2.0 and lo <= up
+    assert up >= 2.0 + math.log1p(-1e-10 * 2**10)
+    assert b.delta(2.0).upper == 0.0 and b.delta(2.5) == (0.0, 0.0)
+    mixed = compose_plds([(LaplacePart(5.0), 10), (RandomizedResponsePart(0.3), 3)])
+    assert isinstance(mixed, PLDBracket) and mixed.loss_cap == pytest.approx(2.9, abs=1e-15) and mixed.loss_cap >= 2.9
+    assert mixed.epsilon(1e-10).upper <= mixed.loss_cap
+
+
+def test_the_cap_keeps_the_mass_at_infinity() -> None:
+    """(eps, delta) parts: beyond the summed epsilon the profile is the composed delta 1 - (1 - d)^k, not 0."""
+    b = compose_plds([(ApproxDPPart(0.1, 1e-6), 20)])
+    assert isinstance(b, PLDBracket) and b.loss_cap == up_exact(Fraction(0.1) * 20)
+    lo, up = b.delta(5.0)
+    truth = -math.expm1(20 * math.log1p(-1e-6))
+    assert lo <= truth * (1 + 1e-12) and truth * (1 - 1e-12) <= up <= truth * (1 + 1e-9)
+    assert b.epsilon(1e-7).upper == math.inf  # below the mass at +inf: no epsilon
+    assert compose_plds([(GaussianPart(1.0), 2), LaplacePart(1.0)]).loss_cap == math.inf  # type: ignore[union-attr]
