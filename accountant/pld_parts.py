@@ -181,6 +181,7 @@ def grid_from_atoms(
         lu = loss + LOSS_PAD * np.abs(loss) + 1e-300
         if exact is not None:
             lu = np.where(exact, loss, lu)
+        _check_points(float(np.max(lu) - np.min(lu)) / h + 2, "grid_from_atoms")  # before allocating
         a = np.floor(lu / h).astype(np.int64)
         frac = np.clip(lu - a * h, 0.0, h)  # lu in [a h, (a+1) h]; exact for h a power of two up to rounding
         qu = _pad_up(q)
@@ -194,6 +195,7 @@ def grid_from_atoms(
     ld = loss - LOSS_PAD * np.abs(loss) - 1e-300
     if exact is not None:
         ld = np.where(exact, loss, ld)
+    _check_points(float(np.max(ld) - np.min(ld)) / h + 2, "grid_from_atoms")
     a = np.floor(ld / h).astype(np.int64)
     lo, hi = int(a.min()), int(a.max())
     m = _accumulate(a, _pad_down(q), lo, hi) * (1.0 - (loss.size + 2) * 2 * _U)

@@ -24,7 +24,7 @@ from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.guarantees import Guarantee
 from semidp.accountant.invariants import Invariant
-from semidp.accountant.outcome import Outcome
+from semidp.accountant.outcome import Bounds, Outcome
 from semidp.accountant.relations import BaseRelation
 from semidp.accountant.semiadjacent import SemiAdjacentParameter
 from semidp.accountant.sensitivity import SensitivitySpace
@@ -131,6 +131,8 @@ class KindResult:
     """Replaces the runner's a(t) check (e.g. a test whose guarantee covers a fixed radius)."""
     claim_override: Outcome | None = None
     """Decides the claim instead of the comparison (e.g. unknown when a sampler's delta' is unbounded)."""
+    claim_bounds: Bounds | None = None
+    """With ``claim_override``: the bounds of epsilon at the claim's delta it was decided from (reported)."""
     advertised_summary: GuaranteeSummary | None = None
     """Replaces the summary of ``advertised`` (e.g. a private test reports its guarantee as both)."""
     effective_extra: dict[str, object] = field(default_factory=dict)

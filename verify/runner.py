@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -245,7 +245,10 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
         Check("conversions-certified", certify_summary(pairs)),
     ]
     if spec.claim is not None and part.claim_override is not None:
-        checks.append(Check("claim", part.claim_override))
+        b = part.claim_bounds
+        checks.append(
+            Check("claim", part.claim_override, {"bounds": asdict(b)} if b is not None else {})  # as claim_check
+        )
     else:
         parts = composed_parts(ctx, a.value)
         checks += [_claim_with_bounds(c, ctx, part) for c in claim_check(spec, part.effective, parts)]

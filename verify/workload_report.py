@@ -23,12 +23,13 @@ from fractions import Fraction
 from typing import Any
 
 from semidp.accountant.conversion_routes import epsilon_delta
+from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.guarantees import ZCDP
-from semidp.accountant.outcome import Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.outcome import Bounds, Outcome, Refuted, Skipped, Unknown, Verified
 from semidp.accountant.pld_engine import PLDBracket
 from semidp.accountant.relations import SemiAdjacent
 from semidp.accountant.semidp import semi_dp
-from semidp.accountant.workload import workload_pld, workload_rho
+from semidp.accountant.workload import GAUSSIAN_NOISES, workload_pld, workload_rho
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.display import fmt_up
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
@@ -50,11 +51,15 @@ class Accounted:
 
     rho: Fraction
     pld: PLDBracket | None
+    pld_unavailable: str | None = None
+    """Why the PLD could not be composed (an extreme noise scale), or ``None``; the zCDP entries stand."""
 
     def entries(self, deltas: list[float], relation: Any) -> list[JSON]:
         """BS and CKS on the summed rho, then the PLD (upper end reported, the bracket beside it)."""
         g = ZCDP(rho_up(self.rho), relation)
         out = [e.to_json() for d in deltas for e in epsilon_delta(g, d)]
+        if self.pld_unavailable is not None:
+            return out
         for d in deltas:
             if self.pld is None:
                 out.append({"delta": d, "epsilon": 0.0, "method": "pld", "bracket": {"lower": 0.0, "upper": 0.0}})
@@ -72,15 +77,35 @@ class Accounted:
             "rho_exact": str(self.rho),
             "measurements": count,
             "epsilon_delta": self.entries(deltas, relation),
+            **self.unavailable_json(),
         }
+
+    def unavailable_json(self) -> JSON:
+        """``{"pld_unavailable": reason}`` when the PLD could not be composed, else ``{}``."""
+        return {} if self.pld_unavailable is None else {"pld_unavailable": self.pld_unavailable}
 
 
 def account(ms: Sequence[Measurement], noise: str, semi_radius: int | None) -> Accounted:
-    """Exact rho and PLD of ``ms`` at the worst pair (advertised when ``semi_radius`` is ``None``)."""
+    """Exact rho and PLD of ``ms`` at the worst pair (advertised when ``semi_radius`` is ``None``).
+
+    A noise scale so extreme that one part's privacy-loss grid would exceed the engine's size limit
+    (e.g. sigma^2 = 1e12, or 1e-12, beside census-sized ones) leaves the PLD out, saying why and naming the
+    extreme rows; the exact rho and its conversions are still reported.
+    """
     values = [m.accountant_value() for m in ms]
-    return Accounted(
-        workload_rho(values, noise, semi_radius=semi_radius), workload_pld(values, noise, semi_radius=semi_radius)
-    )
+    rho = workload_rho(values, noise, semi_radius=semi_radius)
+    try:
+        return Accounted(rho, workload_pld(values, noise, semi_radius=semi_radius))
+    except InvalidArgument as e:
+        lo = min(ms, key=lambda m: m.scale)
+        hi = max(ms, key=lambda m: m.scale)
+        what = "sigma^2" if noise in GAUSSIAN_NOISES else "scale"
+        cause = str(e).split(";")[0].rstrip(".")  # the engine's advice about the grid is not the user's to take
+        reason = (
+            f"{cause}: noise {what} from {float(lo.scale):.4g} (line {lo.line}) to {float(hi.scale):.4g} (line "
+            f"{hi.line}) is too wide a range for one loss grid; the zCDP values are upper bounds"
+        )
+        return Accounted(rho, None, reason)
 
 
 def groups(spec: Spec, ms: Sequence[Measurement]) -> tuple[dict[str, list[Measurement]], dict[str, list[Measurement]]]:
@@ -116,7 +141,8 @@ class WorkloadSection:
         head = f"{'':28} {'rho':>8} {'CKS':>9} {'exact':>9}"
         head += f" | {'semi rho':>8} {'semi CKS':>9} {'semi PLD':>9}" if eff_ok else ""
         lines = [f"  breakdown, epsilon at delta = {delta:.3g} (certificate: CKS on summed rho):", "  " + head]
-        for kind, label in (("per_attribute", "attribute {}"), ("per_geolevel", "Block-within-{}")):
+        finest = self.data.get("finest", "Block")
+        for kind, label in (("per_attribute", "attribute {}"), ("per_geolevel", finest + "-within-{}")):
             for name, a in adv[kind].items():
                 row = f"{label.format(name):28} {fmt_up(a['rho']):>8} {eps(a, 'canonne-kamath-steinke'):>9} "
                 row += f"{eps(a, 'pld'):>9}"
@@ -141,6 +167,9 @@ class WorkloadSection:
             )
         if d.get("worst_pair"):
             lines.append(f"  query-level worst pair: {d['worst_pair']}")
+        for side, summary in (("advertised", report.advertised.to_json()), ("effective", report.effective.to_json())):
+            if "pld_unavailable" in summary:
+                lines.append(f"  {side}: PLD not composed: {summary['pld_unavailable']}")
         lines += self._table(report)
         lines.append(f"  (PLD brackets in the JSON; computed in {d['seconds']:.2f} s)")
         return lines
@@ -157,25 +186,38 @@ WORST_PAIR = (
 )
 
 
-def _claim(ctx: Context, bracket: PLDBracket | None) -> Outcome | None:
-    """An epsilon claim decided by the query-level PLD bracket (refuted only below its lower end)."""
+def _claim(ctx: Context, eff: Accounted) -> tuple[Outcome | None, Bounds | None]:
+    """An epsilon claim decided by the query-level PLD bracket (refuted only below its lower end), with the
+    bounds of epsilon at the claim's delta it was decided from."""
     claim = ctx.spec.claim
     if claim is None or claim.guarantee.epsilon is None or ctx.framework != "semi-dp":
-        return None
+        return None, None
     e, d = float(claim.guarantee.epsilon), float(claim.guarantee.delta or 0)
     if d <= 0:
-        return None
+        return None, None
+    bracket = eff.pld
+    if eff.pld_unavailable is not None:
+        upper = min(x.epsilon for x in epsilon_delta(ZCDP(rho_up(eff.rho), ctx.relation), d) if x.epsilon is not None)
+        bounds = Bounds(0.0, upper, upper)
+        if e >= upper:
+            return Verified(
+                f"query-level Semi-DP epsilon <= {upper:.6g} <= claimed {e} at delta = {d:g} (zCDP)"
+            ), bounds
+        return Unknown(
+            f"the PLD was not composed ({eff.pld_unavailable}); zCDP gives only epsilon <= {upper:.6g}"
+        ), bounds
     if bracket is None:
-        return Verified("no measurement changes on a semi-adjacent pair: 0-DP")
+        return Verified("no measurement changes on a semi-adjacent pair: 0-DP"), Bounds(0.0, 0.0, 0.0)
     b = bracket.epsilon(d)
+    bounds = Bounds(b.lower, b.upper, b.upper)
     if e >= b.upper:
-        return Verified(f"query-level Semi-DP epsilon <= {b.upper:.6g} <= claimed {e} at delta = {d:g} (pld)")
+        return Verified(f"query-level Semi-DP epsilon <= {b.upper:.6g} <= claimed {e} at delta = {d:g} (pld)"), bounds
     if e < b.lower:
         return Refuted(
             f"query-level Semi-DP epsilon >= {b.lower:.6g} > claimed {e} at delta = {d:g} (pld lower bound, "
             f"attained by the worst pair: {WORST_PAIR})"
-        )
-    return Unknown(f"claimed {e} lies in the pld bracket [{b.lower:.6g}, {b.upper:.6g}] at delta = {d:g}")
+        ), bounds
+    return Unknown(f"claimed {e} lies in the pld bracket [{b.lower:.6g}, {b.upper:.6g}] at delta = {d:g}"), bounds
 
 
 def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
@@ -189,6 +231,7 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
     adv_summary = GuaranteeSummary.of(advertised, deltas).with_extra(
         rho_exact=str(adv.rho),
         epsilon_delta=adv.entries(deltas, rel),
+        **adv.unavailable_json(),
         per_attribute={k: account(v, noise, None).to_json(deltas, rel, len(v)) for k, v in per_attr.items()},
         per_geolevel={k: account(v, noise, None).to_json(deltas, rel, len(v)) for k, v in per_level.items()},
     )
@@ -196,12 +239,14 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
     coarse = semi_dp(advertised, inv, a.value)
     extra: JSON = {}
     claim: Outcome | None = None
+    claim_bounds: Bounds | None = None
     section: JSON = {
         "file": file,
         "noise": noise,
         "count": len(ms),
         "delta": deltas[0],
         "fixed": [m.label for m in ms if m.fixed],
+        "finest": geography_names(spec)[-1],
     }
     if ctx.framework == "semi-dp" and a.exact and a.value <= 2:
         eff = account(ms, noise, a.value)
@@ -211,6 +256,7 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
             "method": "query-level",
             "rho_exact": str(eff.rho),
             "epsilon_delta": eff.entries(deltas, semi_rel),
+            **eff.unavailable_json(),
             "coarse": GuaranteeSummary.of(coarse, deltas).to_json(),
             "per_attribute": {
                 k: account(v, noise, a.value).to_json(deltas, semi_rel, len(v)) for k, v in per_attr.items()
@@ -220,7 +266,7 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
             },
         }
         section["worst_pair"] = WORST_PAIR if a.value == 2 else "one record changes within its invariant cell"
-        claim = _claim(ctx, eff.pld)
+        claim, claim_bounds = _claim(ctx, eff)
         curves = _curves(adv, eff, advertised, coarse)
     elif ctx.framework == "semi-dp":
         effective = coarse
@@ -249,6 +295,7 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
         advertised_summary=adv_summary,
         effective_extra=extra,
         claim_override=claim,
+        claim_bounds=claim_bounds,
         sections=(WorkloadSection(section), JsonSection("measurements", [_row(m) for m in ms])),
         final_checks=(
             Check(

@@ -30,6 +30,8 @@ GEOLEVEL_STANDIN_LEVELS = 2
 
 KEY = "mechanism.measurements"
 VALUE_COLUMNS = ("rho", "sigma2", "scale")
+#: Accepted range of a noise parameter (sigma^2, or the Laplace scale): its float must be normal and finite.
+SCALE_RANGE = (1e-300, 1e300)
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,14 @@ def _splits(spec: Spec, query: str) -> frozenset[str] | str:
     return frozenset(out)
 
 
+def _histogram_name(spec: Spec, query: str) -> str:
+    """The query's histogram, named canonically: ``detailed`` is every feature, names sorted (duplicate check)."""
+    q = query.strip()
+    if q == "detailed":
+        return " * ".join(sorted(f.name for f in attribute_features(spec)))
+    return "" if q == "total" else " * ".join(sorted({n.strip() for n in q.split("*")}))
+
+
 def _fixed(spec: Spec, geolevel: str, splits: frozenset[str]) -> bool:
     """Whether every cell of the measurement is a union of cells of one invariant margin (shift 0)."""
     inv = spec.invariant
@@ -173,6 +183,9 @@ def _parse_value(text: str, column: str, noise: str) -> tuple[Fraction, Fraction
         return f"{text!r} is not a number or an exact 'p/q' rational"
     if v <= 0:
         return f"must be > 0, got {text!r}"
+    if not SCALE_RANGE[0] <= (1 / v if column == "rho" else v) <= SCALE_RANGE[1]:
+        noun = "sigma^2 = 1/rho" if column == "rho" else column
+        return f"{text!r} is out of range: {noun} must lie in [{SCALE_RANGE[0]:g}, {SCALE_RANGE[1]:g}]"
     if column == "rho":
         if noise not in GAUSSIAN_NOISES:
             return f"a rho column needs Gaussian noise; with noise = {noise!r} give the scale (column 'scale')"
@@ -195,16 +208,23 @@ def read_measurements(spec: Spec, file: str, noise: str) -> tuple[list[Measureme
     path = measurements_path(spec, file)
     probs: list[Problem] = []
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Excel's "CSV UTF-8") is not a column
     except OSError as e:
         return [], [Problem(KEY, f"cannot read {str(path)!r}: {e.strerror}")]
-    rows = list(csv.reader(text.splitlines()))
+    lines = text.splitlines()
+    # every row with its line number; blank rows and '#' comment lines are skipped
+    rows = [
+        (n, next(csv.reader([line])))
+        for n, line in enumerate(lines, start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     if not rows:
         return [], [Problem(KEY, f"{path}: empty file; expected a header geolevel,query,rho")]
-    header = [h.strip() for h in rows[0]]
+    head_line, head_row = rows[0]
+    header = [h.strip() for h in head_row]
     value_cols = [c for c in header if c in VALUE_COLUMNS]
     unknown = [c for c in header if c not in ("geolevel", "query", *VALUE_COLUMNS)]
-    where = f"{path}, line 1"
+    where = f"{path}, line {head_line}"
     if unknown:
         probs.append(
             Problem(
@@ -222,9 +242,7 @@ def read_measurements(spec: Spec, file: str, noise: str) -> tuple[list[Measureme
     geo = geography_names(spec)
     out: list[Measurement] = []
     seen: dict[tuple[str, frozenset[str], str], int] = {}
-    for lineno, row in enumerate(rows[1:], start=2):
-        if not row or all(not c.strip() for c in row):
-            continue
+    for lineno, row in rows[1:]:
         if len(row) != len(header):
             probs.append(Problem(KEY, f"{path}, line {lineno}: has {len(row)} fields; the header has {len(header)}"))
             continue
@@ -243,7 +261,7 @@ def read_measurements(spec: Spec, file: str, noise: str) -> tuple[list[Measureme
             probs.append(Problem(KEY, f"{path}, line {lineno}, column {value_cols[0]}: {value}"))
         if len(probs) > bad or isinstance(splits, str) or isinstance(value, str):
             continue
-        ident = (level, splits, " * ".join(sorted(n.strip() for n in query.split("*"))))
+        ident = (level, splits, _histogram_name(spec, query))
         if ident in seen:
             probs.append(
                 Problem(KEY, f"{path}, line {lineno}, column query: {level} {query!r} repeats line {seen[ident]}")
