@@ -55,9 +55,10 @@ Sizes: the grid is the coarsest power of two on which the composed law's ``GRID_
 window spans at most ``points`` points; each FFT covers the *tilted* law's ``WINDOW_Z`` window (narrower:
 the tilt concentrates the law), or the exact support when that fits the same length.
 
-The bracket width has two sources: the optimistic law's rounding down
-(:math:`\le h` of loss per factor, so up to :math:`Kh` in :math:`\varepsilon`) and
-the pessimistic law's second-order spread error [DGKKM22]. Refine ``grid`` to narrow it.
+The bracket width has two sources: the optimistic law's relabelling (second order where the
+mass below a label balances it, a rounding down of up to :math:`h` per factor where it does not,
+as for atoms off the grid: up to :math:`Kh` in :math:`\varepsilon`) and the pessimistic law's
+second-order spread error [DGKKM22]. Refine ``grid`` to narrow it.
 
 References
 ----------

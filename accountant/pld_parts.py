@@ -31,9 +31,15 @@ Discretisation (losses in units of the grid spacing ``h``)
   makes it survive composition. Float errors are absorbed by moving mass
   **up** (``omega_{a+1}`` padded up, losses rounded up, masses rounded up);
   truncated upper tails go to :math:`+\infty`, lower tails to the lowest cell.
-* **Optimistic**: each loss is rounded **down** to the grid (stochastically
-  smaller), masses rounded down; the truncated lower tail is dropped, the upper
-  tail put on the top cell (below its true place). Error :math:`O(h)` per part.
+* **Optimistic**: a post-processing of the true pair, so it is dominated by it
+  (:func:`_merge_down`): outputs are gathered by loss cell, and part of each cell
+  is relabelled with the cell above so that every label's likelihood ratio is
+  at least its grid point's, where it is then put (rounding a loss down keeps the
+  law dominated); masses rounded down; the truncated lower tail is dropped, the
+  upper tail put on the top cell (below its true place). Plain flooring loses up
+  to :math:`h` per part; the relabelling leaves a second-order error wherever the
+  mass below a label balances it (an atom alone above empty cells, e.g. the
+  Laplace atom at :math:`\Delta/b` off the grid, still floors).
 
 Float inputs of the closed forms (``scipy.special.log_ndtr``, ``expm1``) are
 trusted to the relative accuracy :data:`REL_PAD` (a few ulps measured; the
@@ -167,13 +173,16 @@ def grid_from_atoms(
     *,
     pessimistic: bool,
     exact: NDArray[np.bool_] | None = None,
+    cells: tuple[int, NDArray[np.float64], NDArray[np.float64]] | None = None,
 ) -> GridLaw:
     r"""Put point masses ``q`` at losses ``loss`` on the grid ``h Z`` (connect-the-dots up, or floor down).
 
     ``loss`` and ``q`` are the exact values up to :data:`REL_PAD`; the pessimistic
     law rounds them up (by :data:`LOSS_PAD` relative, except where ``exact`` is true: losses that
     are exactly the float given) before splitting :math:`\omega_{a+1}=q(1-e^{ah-l})/(1-e^{-h})`
-    [DGKKM22, Sec. 4]; the optimistic law floors the loss and rounds ``q`` down.
+    [DGKKM22, Sec. 4]; the optimistic law gathers the atoms by grid cell (with the optional ``cells``
+    ``(a0, q, pe)`` of a continuous part, as for :func:`_grid_from_cells`) and relabels them onto the
+    grid by the post-processing of :func:`_merge_down`, Q-masses rounded down.
     """
     loss = np.asarray(loss, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
@@ -196,16 +205,92 @@ def grid_from_atoms(
     if exact is not None:
         ld = np.where(exact, loss, ld)
     _check_points(float(np.max(ld) - np.min(ld)) / h + 2, "grid_from_atoms")
-    a = np.floor(ld / h).astype(np.int64)
+    a = np.floor(ld / h).astype(np.int64)  # a h <= true loss (ld is rounded down)
     lo, hi = int(a.min()), int(a.max())
-    m = _accumulate(a, _pad_down(q), lo, hi) * (1.0 - (loss.size + 2) * 2 * _U)
-    return GridLaw(lo, np.maximum(m, 0.0), inf_mass * (1.0 - 4 * _U), h)
+    if cells is not None:
+        lo, hi = min(lo, cells[0]), max(hi, cells[0] + cells[1].size - 1)
+    # P-mass times e^{a h} of each atom: q e^{a h - l} (<= q); its relative error: REL_PAD on q, the loss's
+    # LOSS_PAD relative error times |l|, a few ulps of exp, the sums of the cells
+    rel = REL_PAD + LOSS_PAD * (float(np.max(np.abs(loss))) + 1.0) + (loss.size + 8) * 2 * _U
+    cell_q = _accumulate(a, _pad_down(q), lo, hi) * (1.0 - (loss.size + 2) * 2 * _U)
+    cell_w = _accumulate(a, q * np.exp(np.minimum(a * h - loss, 0.0)), lo, hi)
+    if cells is not None:
+        c0, cq, cw = cells
+        cell_q[c0 - lo : c0 - lo + cq.size] += _pad_down(cq)
+        cell_w[c0 - lo : c0 - lo + cw.size] += cw
+        cell_q *= 1.0 - 2 * _U
+    law = _merge_down(lo, cell_q, cell_w, h, rel)
+    return GridLaw(law.offset, law.masses, inf_mass * (1.0 - 4 * _U), h)
+
+
+def _merge_down(a0: int, q: NDArray[np.float64], w: NDArray[np.float64], h: float, rel: float) -> GridLaw:
+    r"""The optimistic law of cells ``[a h, (a+1) h]``, ``a = a0 + i``, by a post-processing that lands on the grid.
+
+    ``q[i]`` is cell ``i``'s Q-mass (already rounded down) and ``w[i]`` its P-mass times :math:`e^{ah}`,
+    both true to relative ``rel``; every loss of cell ``i`` lies in :math:`[ah,(a+1)h]`. Take the
+    non-empty cells in order; cell ``i`` has excess :math:`E_i=q_i-w_i\ge0` over its own label
+    :math:`a_i` and deficit :math:`D_{i-1}=e^{(a_i-a_{i-1})h}w_{i-1}-q_{i-1}\ge0` under it for the
+    non-empty cell below. A fraction :math:`x_{i-1}` of that cell's outputs (Q- and P-mass alike) is
+    relabelled :math:`a_i`, the rest keeps :math:`a_{i-1}`: a randomised post-processing, so the
+    relabelled pair is dominated by the true one (data processing). Going down from the top cell
+    (:math:`x=0`), :math:`x_{i-1}=\min(1,(1-x_i)E_i^-/D_{i-1}^+)(1-10^{-12})` with certified bounds
+    :math:`E^-\le E`, :math:`D^+\ge D`, so every label's likelihood ratio stays :math:`\ge e^{a_ih}` and
+    the label may be put at loss :math:`a_ih` (rounding a loss down keeps the law dominated). Flooring
+    alone loses up to :math:`h` per part; here a label sits exactly on the grid wherever the mass below
+    can balance it (second-order error, like "connect the dots" [DGKKM22, Sec. 4] run backwards).
+    """
+    nz = np.flatnonzero(q > 0)
+    if nz.size == 0:
+        return GridLaw(a0, np.zeros(1), 0.0, h)
+    qs, ws = q[nz], w[nz]
+    e_lo = np.maximum(qs - ws - 2 * rel * (qs + ws), 0.0)  # lower bounds of the excesses
+    gap = np.diff(nz).astype(np.float64) * h  # loss distance to the next non-empty label above (exact)
+    with np.errstate(over="ignore"):
+        up_w = np.exp(gap) * (1 + 8 * _U) * ws[:-1]
+    d_hi = up_w - qs[:-1] + 2 * rel * (up_w + qs[:-1])  # upper bounds of the deficits
+    xs = _relabel_fractions(np.asarray(e_lo), np.asarray(d_hi))
+    m = np.zeros(q.size)
+    m[nz] += (1.0 - xs) * qs
+    m[nz[1:]] += xs[:-1] * qs[:-1]  # moved up to the next non-empty label
+    return GridLaw(a0, np.maximum(m * (1.0 - 8 * _U), 0.0), 0.0, h)  # Q-masses rounded down
+
+
+#: Up to this many non-empty cells the relabelling fractions are the exact greedy (a Python loop);
+#: beyond, the one-pass alternating choice (see :func:`_relabel_fractions`).
+GREEDY_CELLS = 1024
+
+
+def _relabel_fractions(e_lo: NDArray[np.float64], d_hi: NDArray[np.float64]) -> NDArray[np.float64]:
+    r"""Fractions :math:`x` (the top one 0) with :math:`x_{i-1}D_{i-1}^+\le(1-x_i)E_i^-` for every ``i``.
+
+    With :math:`r_i=E_i^-/D_{i-1}^+` (times :math:`1-10^{-12}`, above the rounding of the product),
+    the greedy takes :math:`x_{i-1}=\min(1,(1-x_i)r_i)` from the top down: a sequential loop, used up to
+    :data:`GREEDY_CELLS` cells (atoms: a few hundred). Beyond, cells at odd distance below the top move
+    :math:`x_{i-1}=\min(1,r_i)` into the label above, whose own cell stays (:math:`x_i=0`): valid in one
+    array pass, and close to the greedy for a smooth density, where :math:`r_i\approx1` makes the
+    greedy alternate the same way.
+    """
+    n = e_lo.size
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(d_hi > 0.0, e_lo[1:] / d_hi, np.inf) * (1.0 - 1e-12)
+    r = np.where(e_lo[1:] > 0.0, r, 0.0)  # no excess: nothing to absorb with
+    x = np.zeros(n)
+    if n <= GREEDY_CELLS:
+        rs = r.tolist()
+        xs = [0.0] * n
+        for i in range(n - 1, 0, -1):
+            xs[i - 1] = min(1.0, (1.0 - xs[i]) * rs[i - 1])
+        return np.asarray(xs)
+    mover = (n - 1 - np.arange(n - 1)) % 2 == 1  # at odd distance below the top cell
+    x[:-1] = np.where(mover, np.minimum(1.0, r), 0.0)
+    return x
 
 
 def _grid_from_cells(
     a0: int, q: NDArray[np.float64], pe: NDArray[np.float64], h: float, *, pessimistic: bool
 ) -> GridLaw:
-    """Cells ``[ (a0+i) h, (a0+i+1) h ]`` with Q-mass ``q[i]`` and ``pe[i] = P-mass * e^{(a0+i) h}``."""
+    """Cells ``[ (a0+i) h, (a0+i+1) h ]`` with Q-mass ``q[i]`` and ``pe[i] = P-mass * e^{(a0+i) h}`` (both
+    trusted to :data:`REL_PAD`): connect-the-dots (pessimistic) or :func:`_merge_down` (optimistic)."""
     if pessimistic:
         qu = _pad_up(q)
         err = REL_PAD * (q + pe)  # absolute error of q - pe (both trusted to REL_PAD)
@@ -216,7 +301,7 @@ def _grid_from_cells(
         m[:-1] += wa
         m[1:] += wb
         return GridLaw(a0, m * (1.0 + 4 * _U), 0.0, h)
-    return GridLaw(a0, _pad_down(q), 0.0, h)
+    return _merge_down(a0, _pad_down(q), pe, h, REL_PAD)
 
 
 def _merge(laws: list[GridLaw], *, pessimistic: bool) -> GridLaw:
@@ -307,10 +392,7 @@ class GaussianPart:
         _check_points(a1 - a0, "GaussianPart")
         edges = h * np.arange(a0, a1 + 1, dtype=np.float64)  # exact (h a power of two)
         q = np.exp(_log_cell_masses((edges - m) / mu))  # Q: N(m, mu^2)
-        if pessimistic:
-            pe = np.exp(_log_cell_masses((edges + m) / mu) + edges[:-1])  # P: N(-m, mu^2), times e^{a h}
-        else:
-            pe = q  # unused by the optimistic (floor) discretisation
+        pe = np.exp(_log_cell_masses((edges + m) / mu) + edges[:-1])  # P: N(-m, mu^2), times e^{a h}
         law = _grid_from_cells(a0, q, pe, h, pessimistic=pessimistic)
         low_tail = float(special.ndtr((edges[0] - m) / mu))
         high_tail = float(special.ndtr(-(edges[-1] - m) / mu))
@@ -362,17 +444,13 @@ class LaplacePart:
         dm = -np.expm1(-w / 2.0)
         q = 0.5 * np.exp(-(d - l2) / 2.0) * dm
         pe = 0.5 * np.exp(-(d + l1) / 2.0 + edges[:-1]) * dm
-        cells = _grid_from_cells(a0, q, pe, h, pessimistic=pessimistic)
         ex = _is_exact_ratio(self.sensitivity, self.b, d)
-        atoms = grid_from_atoms(
-            np.array([-d, d]),
-            np.array([0.5 * math.exp(-d), 0.5]),
-            0.0,
-            h,
-            pessimistic=pessimistic,
-            exact=np.array([ex, ex]),
-        )
-        return _merge([cells, atoms], pessimistic=pessimistic)
+        atom_loss, atom_q, atom_exact = np.array([-d, d]), np.array([0.5 * math.exp(-d), 0.5]), np.array([ex, ex])
+        if not pessimistic:  # atoms and cells relabelled together: the atoms balance the cells below them
+            return grid_from_atoms(atom_loss, atom_q, 0.0, h, pessimistic=False, exact=atom_exact, cells=(a0, q, pe))
+        cells = _grid_from_cells(a0, q, pe, h, pessimistic=True)
+        atoms = grid_from_atoms(atom_loss, atom_q, 0.0, h, pessimistic=True, exact=atom_exact)
+        return _merge([cells, atoms], pessimistic=True)
 
 
 @dataclass(frozen=True, slots=True)

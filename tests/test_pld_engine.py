@@ -416,3 +416,61 @@ def test_the_cap_keeps_the_mass_at_infinity() -> None:
     assert lo <= truth * (1 + 1e-12) and truth * (1 - 1e-12) <= up <= truth * (1 + 1e-9)
     assert b.epsilon(1e-7).upper == math.inf  # below the mass at +inf: no epsilon
     assert compose_plds([(GaussianPart(1.0), 2), LaplacePart(1.0)]).loss_cap == math.inf  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------- the optimistic law: relabelled, not floored
+
+
+def _single_truths() -> list[tuple[str, pld_parts.PLDPart, object]]:
+    """Parts with an exact profile: mu-GDP [BW18, Thm. 8], k-ary RR (exact sum), the discrete Gaussian [CKS20, Thm. 7]."""
+    return [
+        ("gaussian", GaussianPart(1.5), lambda e: gdp_truth(1 / 1.5, e)[0]),
+        ("rr", RandomizedResponsePart(0.7, 3), lambda e: float(rr_k_delta(0.7, 3, e))),
+        ("discrete gaussian", DiscreteGaussianPart(2.0), lambda e: discrete_gaussian_delta_lower(e, 2.0, 1)),
+    ]
+
+
+def rr_k_delta(eps0: float, k: int, eps: float) -> mpmath.mpf:
+    """k-ary randomized response: Q-masses (e^eps0, 1, k-2)/(e^eps0+k-1) at losses (eps0, -eps0, 0)."""
+    den = MP.exp(eps0) + k - 1
+    atoms = [(MP.exp(eps0) / den, MP.mpf(eps0)), (1 / den, MP.mpf(-eps0)), ((k - 2) / den, MP.mpf(0))]
+    return MP.fsum(q * max(0, 1 - MP.exp(eps - loss)) for q, loss in atoms)
+
+
+@pytest.mark.parametrize("log2h", [-4, -7, -10])
+def test_optimistic_single_laws_stay_below_the_truth_and_close_to_it(log2h: int) -> None:
+    h = 2.0**log2h
+    for name, part, truth in _single_truths():
+        law = part.grid_law(h, pessimistic=False)
+        gaps = []
+        for eps in np.linspace(-1.0, 3.0, 41):
+            t = float(truth(float(eps)))  # type: ignore[operator]
+            got = law.delta(float(eps))
+            assert got <= t * (1 + 1e-12) + 1e-300, (name, eps)
+            gaps.append(t - got)
+        # relabelling, not flooring: the gap is far below the floor's h * (density of losses)
+        if name == "gaussian":
+            assert max(gaps) <= 0.02 * h, (name, max(gaps))
+
+
+def test_optimistic_gaussian_composition_is_second_order() -> None:
+    """200 Gaussians (sigma = 2) on the 2^15-point grid: bracket [69.250, 69.271] around the exact 69.2648
+    (GDP, mu = sqrt(200)/2); flooring the optimistic law gave [68.48, 69.27]."""
+    lo, up = compose_plds([(GaussianPart(2.0), 200)], points=2**15).epsilon(1e-10)
+    exact = gdp_epsilon(math.sqrt(200) / 2.0, 1e-10)
+    assert lo <= gdp_epsilon_lower(math.sqrt(200) / 2.0, 1e-10) <= exact <= up
+    assert up - lo < 0.03
+
+
+def test_relabelling_without_the_gap_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The twin that moves mass up a label as if it were already there (deficit measured with no gap) puts
+    labels above their likelihood ratio: the 'lower' law then exceeds the exact GDP profile."""
+    orig = np.diff
+
+    def no_gap(x: np.ndarray, *args: object, **kw: object) -> np.ndarray:
+        return np.zeros_like(orig(x, *args, **kw))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pld_parts.np, "diff", no_gap)
+    for log2h in (-4, -7):  # the greedy (few cells) and the alternating (many cells) relabelling
+        law = GaussianPart(1.5).grid_law(2.0**log2h, pessimistic=False)
+        assert any(law.delta(e) > gdp_truth(1 / 1.5, e)[1] for e in np.linspace(0.0, 2.0, 21))

@@ -203,9 +203,9 @@ def test_census_exact_values(census: dict) -> None:  # type: ignore[type-arg]
     assert eff["coarse"]["zcdp"] == pytest.approx(4 * 293764 / 114921, rel=1e-12)
     pld = next(e for e in adv["epsilon_delta"] if e["method"] == "pld")
     assert pld["bracket"]["lower"] <= pld["epsilon"] == pld["bracket"]["upper"]
-    assert 16.40 < pld["bracket"]["lower"] and pld["epsilon"] < 16.47  # exact DP, below the CKS 17.1436
+    assert 16.46 < pld["bracket"]["lower"] and pld["epsilon"] < 16.47  # exact DP, below the CKS 17.1436
     semi = next(e for e in eff["epsilon_delta"] if e["method"] == "pld")
-    assert 29.9 < semi["bracket"]["lower"] and semi["epsilon"] < 30.0  # query-level Semi-DP
+    assert 29.98 < semi["bracket"]["lower"] and semi["epsilon"] < 30.0  # query-level Semi-DP
     assert semi["epsilon"] < _eps(eff, "canonne-kamath-steinke") < _eps(eff["coarse"], "canonne-kamath-steinke")
     assert Path(census["_out"], "census-2020-pl94-persons-us.workload.png").exists() or census.get("plots")
 
