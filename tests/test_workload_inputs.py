@@ -124,3 +124,20 @@ def test_the_breakdown_is_labelled_by_the_finest_level(tmp_path: Path) -> None:
     )
     assert code in (0, 1)
     assert "Cell-within-Nation" in out and "Block-within" not in out
+
+
+def test_a_workload_spec_built_in_python_audits_like_the_loaded_one() -> None:
+    """The loader adds a stand-in feature per geolevel an invariant names; semidp.audit adds it too."""
+    import dataclasses
+
+    import semidp
+    from semidp.verify.workload_spec import attribute_features
+
+    loaded = semidp.load(SPEC)
+    bare = dataclasses.replace(
+        loaded, data=dataclasses.replace(loaded.data, features=tuple(attribute_features(loaded)))
+    )
+    assert len(bare.data.features or ()) == 1
+    a, b = semidp.audit(loaded).report, semidp.audit(bare).report
+    assert a["verdict"] == b["verdict"] == "fails"
+    assert a["effective"]["epsilon_delta"] == b["effective"]["epsilon_delta"]

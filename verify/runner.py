@@ -40,6 +40,7 @@ from semidp.verify.sensitivity_report import sensitivity_section
 from semidp.verify.spec import GuaranteeSpec, Spec
 from semidp.verify.spec_values import guarantee_of, guarantee_spec_json, invariant_of, relation_of, space_of
 from semidp.verify.version import __version__
+from semidp.verify.workload_spec import with_geography_features
 
 
 @dataclass(frozen=True)
@@ -322,6 +323,7 @@ def audit(
     'holds'
     """
     kind = lookup(spec.mechanism.kind, spec.path)
+    spec = with_geography_features(spec)  # a spec built in Python: the loader's geolevel stand-ins (idempotent)
     problems = validate(spec)  # a spec built or edited in Python has not been through the loader
     if problems:
         raise InvalidSpec(spec.path, [str(p) for p in problems])
