@@ -141,3 +141,23 @@ def test_a_workload_spec_built_in_python_audits_like_the_loaded_one() -> None:
     a, b = semidp.audit(loaded).report, semidp.audit(bare).report
     assert a["verdict"] == b["verdict"] == "fails"
     assert a["effective"]["epsilon_delta"] == b["effective"]["epsilon_delta"]
+
+
+def test_a_short_time_limit_leaves_breakdown_plds_out_not_the_verdict() -> None:
+    """The main PLDs come first; the breakdowns get a share of what is left (BREAKDOWN_SHARE), and the groups
+    it does not reach keep their exact rho and zCDP values with pld_unavailable saying why."""
+    import semidp
+
+    report = semidp.audit(semidp.load(ROOT / "specs" / "census-2020-pl94-persons-us.toml"), time_limit=0.01).report
+    assert report["verdict"] == "fails"  # refuted from the main query-level PLD bracket, as with a full budget
+    groups = [
+        g
+        for side in ("advertised", "effective")
+        for k in ("per_attribute", "per_geolevel")
+        for g in report[side][k].values()
+    ]
+    skipped = [g for g in groups if "pld_unavailable" in g]
+    assert len(groups) == 18 and len(skipped) >= 10
+    for g in skipped:
+        assert "--time-limit" in g["pld_unavailable"]
+        assert {e["method"] for e in g["epsilon_delta"]} == {"bun-steinke", "canonne-kamath-steinke"}

@@ -27,6 +27,7 @@ from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.guarantees import ZCDP
 from semidp.accountant.outcome import Bounds, Outcome, Refuted, Skipped, Unknown, Verified
 from semidp.accountant.pld_engine import PLDBracket
+from semidp.accountant.progress import Progress, stage
 from semidp.accountant.relations import SemiAdjacent
 from semidp.accountant.semidp import semi_dp
 from semidp.accountant.workload import GAUSSIAN_NOISES, workload_pld, workload_rho
@@ -80,20 +81,30 @@ class Accounted:
             **self.unavailable_json(),
         }
 
+    def evaluated(self, deltas: list[float]) -> Accounted:
+        """``self``, with the PLD's epsilon at every delta computed now (the bracket composes lazily, by query)."""
+        if self.pld is not None:
+            for d in deltas:
+                self.pld.epsilon(d)
+        return self
+
     def unavailable_json(self) -> JSON:
         """``{"pld_unavailable": reason}`` when the PLD could not be composed, else ``{}``."""
         return {} if self.pld_unavailable is None else {"pld_unavailable": self.pld_unavailable}
 
 
-def account(ms: Sequence[Measurement], noise: str, semi_radius: int | None) -> Accounted:
+def account(ms: Sequence[Measurement], noise: str, semi_radius: int | None, *, skip: str | None = None) -> Accounted:
     """Exact rho and PLD of ``ms`` at the worst pair (advertised when ``semi_radius`` is ``None``).
 
     A noise scale so extreme that one part's privacy-loss grid would exceed the engine's size limit
     (e.g. sigma^2 = 1e12, or 1e-12, beside census-sized ones) leaves the PLD out, saying why and naming the
-    extreme rows; the exact rho and its conversions are still reported.
+    extreme rows; the exact rho and its conversions are still reported. ``skip``: leave the PLD out
+    for this reason (a time budget).
     """
     values = [m.accountant_value() for m in ms]
     rho = workload_rho(values, noise, semi_radius=semi_radius)
+    if skip is not None:
+        return Accounted(rho, None, skip)
     try:
         return Accounted(rho, workload_pld(values, noise, semi_radius=semi_radius))
     except InvalidArgument as e:
@@ -170,6 +181,15 @@ class WorkloadSection:
         for side, summary in (("advertised", report.advertised.to_json()), ("effective", report.effective.to_json())):
             if "pld_unavailable" in summary:
                 lines.append(f"  {side}: PLD not composed: {summary['pld_unavailable']}")
+        skipped = [
+            f"{side} {name}"
+            for side, summary in (("advertised", report.advertised.to_json()), ("semi-dp", report.effective.to_json()))
+            for kind in ("per_attribute", "per_geolevel")
+            for name, group in summary.get(kind, {}).items()
+            if "pld_unavailable" in group
+        ]
+        if skipped:
+            lines.append(f"  breakdown groups without a PLD ('-'): {len(skipped)}, see pld_unavailable in the JSON")
         lines += self._table(report)
         lines.append(f"  (PLD brackets in the JSON; computed in {d['seconds']:.2f} s)")
         return lines
@@ -220,22 +240,64 @@ def _claim(ctx: Context, eff: Accounted) -> tuple[Outcome | None, Bounds | None]
     return Unknown(f"claimed {e} lies in the pld bracket [{b.lower:.6g}, {b.upper:.6g}] at delta = {d:g}"), bounds
 
 
+#: Share of the remaining ``--time-limit`` budget the breakdowns' PLDs may use; later groups report
+#: ``pld_unavailable`` (their exact rho and zCDP conversions stand).
+BREAKDOWN_SHARE = 0.6
+
+
+def _breakdowns(
+    ctx: Context,
+    noise: str,
+    per_attr: dict[str, list[Measurement]],
+    per_level: dict[str, list[Measurement]],
+    semi_radius: int | None,
+) -> dict[tuple[str, str], Accounted]:
+    """The certificate's breakdowns, advertised (``"adv"``) and query-level (``"eff"``), within a time share.
+
+    Keys are ``(side, group name)``; attribute and geolevel names differ (the loader checks it).
+    """
+    jobs: list[tuple[str, str, list[Measurement], int | None]] = [
+        ("adv", k, v, None) for k, v in (*per_attr.items(), *per_level.items())
+    ]
+    if semi_radius is not None:
+        jobs += [("eff", k, v, semi_radius) for k, v in (*per_attr.items(), *per_level.items())]
+    stage(f"{ctx.spec.name}: the certificate's breakdowns ({len(jobs)} groups)")
+    deadline = time.monotonic() + BREAKDOWN_SHARE * ctx.remaining()
+    out: dict[tuple[str, str], Accounted] = {}
+    with Progress("workload breakdowns", total=len(jobs)) as bar:
+        for i, (side, name, group, radius) in enumerate(jobs):
+            late = time.monotonic() > deadline
+            out[side, name] = account(group, noise, radius, skip=TIME_SKIP if late else None).evaluated(ctx.deltas)
+            bar.update(i + 1, f"{side} {name}")
+    return out
+
+
+TIME_SKIP = "not composed: the --time-limit budget ran out first; the zCDP values are upper bounds"
+
+
 def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
     """The kind result of a published workload (see the module docstring)."""
     start = time.monotonic()
     spec, rel, inv, deltas = ctx.spec, ctx.relation, ctx.invariant, ctx.deltas
     ms, _ = read_measurements(spec, file, noise)  # validated by the loader
     per_attr, per_level = groups(spec, ms)
-    adv = account(ms, noise, None)
+    a = ctx.a
+    query_level = ctx.framework == "semi-dp" and a.exact and a.value <= 2
+    stage(f"{spec.name}: composing the PLD of {len(ms)} measurements ({noise}), advertised")
+    adv = account(ms, noise, None).evaluated(deltas)
+    eff_all: Accounted | None = None
+    if query_level:
+        stage(f"{spec.name}: composing the PLD of the query-level Semi-DP worst pair (a(t) = {a.value})")
+        eff_all = account(ms, noise, a.value).evaluated(deltas)
+    breakdown = _breakdowns(ctx, noise, per_attr, per_level, a.value if query_level else None)
     advertised = ZCDP(rho_up(adv.rho), rel)
     adv_summary = GuaranteeSummary.of(advertised, deltas).with_extra(
         rho_exact=str(adv.rho),
         epsilon_delta=adv.entries(deltas, rel),
         **adv.unavailable_json(),
-        per_attribute={k: account(v, noise, None).to_json(deltas, rel, len(v)) for k, v in per_attr.items()},
-        per_geolevel={k: account(v, noise, None).to_json(deltas, rel, len(v)) for k, v in per_level.items()},
+        per_attribute={k: breakdown["adv", k].to_json(deltas, rel, len(v)) for k, v in per_attr.items()},
+        per_geolevel={k: breakdown["adv", k].to_json(deltas, rel, len(v)) for k, v in per_level.items()},
     )
-    a = ctx.a
     coarse = semi_dp(advertised, inv, a.value)
     extra: JSON = {}
     claim: Outcome | None = None
@@ -248,8 +310,8 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
         "fixed": [m.label for m in ms if m.fixed],
         "finest": geography_names(spec)[-1],
     }
-    if ctx.framework == "semi-dp" and a.exact and a.value <= 2:
-        eff = account(ms, noise, a.value)
+    if query_level and eff_all is not None:
+        eff = eff_all
         semi_rel = SemiAdjacent(rel, inv, a.value)
         effective: Any = ZCDP(rho_up(eff.rho), semi_rel)
         extra = {
@@ -258,12 +320,8 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
             "epsilon_delta": eff.entries(deltas, semi_rel),
             **eff.unavailable_json(),
             "coarse": GuaranteeSummary.of(coarse, deltas).to_json(),
-            "per_attribute": {
-                k: account(v, noise, a.value).to_json(deltas, semi_rel, len(v)) for k, v in per_attr.items()
-            },
-            "per_geolevel": {
-                k: account(v, noise, a.value).to_json(deltas, semi_rel, len(v)) for k, v in per_level.items()
-            },
+            "per_attribute": {k: breakdown["eff", k].to_json(deltas, semi_rel, len(v)) for k, v in per_attr.items()},
+            "per_geolevel": {k: breakdown["eff", k].to_json(deltas, semi_rel, len(v)) for k, v in per_level.items()},
         }
         section["worst_pair"] = WORST_PAIR if a.value == 2 else "one record changes within its invariant cell"
         claim, claim_bounds = _claim(ctx, eff)
