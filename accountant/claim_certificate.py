@@ -100,9 +100,30 @@ def _q(c: Any, x: float | Fraction) -> IV:
     return c.mpf(f.numerator) / c.mpf(f.denominator)
 
 
+#: Binary exponent beyond which an interval end is clamped outward (far outside the float range, where an
+#: exact rational would need an astronomically large integer, e.g. delta = e^{-1e299} from rho = 1e-300).
+END_EXPONENT_LIMIT = 1 << 14
+
+
+def _end(x: Any, *, upper: bool) -> Fraction:
+    """An mpf end as an exact rational, moved outward to +-2^-limit when its magnitude is below that."""
+    sign, man, exp, bc = x
+    if man and exp + bc < -END_EXPONENT_LIMIT:
+        tiny = Fraction(1, 1 << END_EXPONENT_LIMIT)
+        if sign:  # a tiny negative end: the lower end becomes -tiny, the upper end 0
+            return Fraction(0) if upper else -tiny
+        return tiny if upper else Fraction(0)
+    if man and exp + bc > END_EXPONENT_LIMIT:
+        raise InvalidArgument(
+            f"an interval end beyond 2^{END_EXPONENT_LIMIT} (a value far outside the float range, e.g. from an "
+            "astronomically large rho or epsilon) cannot be certified in exact arithmetic"
+        )
+    return Fraction(*to_rational(x))
+
+
 def _ends(v: IV) -> tuple[Fraction, Fraction]:
     lo, hi = v._mpi_
-    return Fraction(*to_rational(lo)), Fraction(*to_rational(hi))
+    return _end(lo, upper=False), _end(hi, upper=True)
 
 
 def _enclosure(v: IV, method: str) -> Enclosure:
@@ -225,13 +246,14 @@ def approx_dp_profile_enclosure(eps_e: float, delta_e: float, eps: float) -> Enc
 def cks_order(rho: float, eps: float) -> Fraction:
     """The order alpha > 1 solving (2 alpha - 1) rho - eps + log(1 - 1/alpha) = 0 (floats; any alpha > 1 is
     sound in :func:`zcdp_delta_upper`, this one is near-optimal)."""
-    lo, hi = 1.0 + 1e-12, max(2.0, (eps + 1) / (2 * rho) + 2)
+    cap = 1e300  # any alpha > 1 is sound: for a tiny rho the optimum is capped, not infinite
+    lo, hi = 1.0 + 1e-12, min(cap, max(2.0, (eps + 1) / (2 * rho) + 2))
 
     def deriv(x: float) -> float:
         return (2 * x - 1) * rho - eps + math.log1p(-1 / x)
 
-    while deriv(hi) < 0:
-        hi *= 2
+    while deriv(hi) < 0 and hi < cap:
+        hi = min(cap, hi * 2)
     if deriv(lo) >= 0:
         return Fraction(lo)
     for _ in range(200):

@@ -156,3 +156,22 @@ def test_decide_claim_does_not_refute_from_a_loose_closed_form() -> None:
     assert isinstance(out, Refuted)
     out, _ = decide_claim(_c("epsilon", 1.5, true), PureDP(2.0, R), parts)  # inside the bracket
     assert isinstance(out, (Unknown, Verified, Refuted))
+
+
+@pytest.mark.parametrize("rho", [1e-300, 5e-324])
+def test_a_vanishing_rho_is_certified_not_an_internal_error(rho: float) -> None:
+    """Found by the spec fuzzer: delta = e^{-1e299} has an exponent no exact rational can hold; the interval end
+    is moved outward to 2^-16384 instead (an upper bound), and the CKS order is capped at 1e300 (any order > 1 is sound)."""
+    from semidp.accountant.claim_certificate import cks_order, zcdp_delta_upper
+
+    assert 1 < cks_order(rho, 1.0) <= Fraction(1e300)
+    enc, _ = zcdp_delta_upper(rho, 1.0)
+    assert enc.lower == 0.0 and 0.0 < enc.upper <= 5e-324  # the smallest float above 2^-16384
+
+
+def test_an_astronomical_rho_is_a_clear_error() -> None:
+    from semidp.accountant.claim_certificate import zcdp_delta_upper
+    from semidp.accountant.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="beyond 2\\^16384"):
+        zcdp_delta_upper(1e300, 1.0)
