@@ -112,6 +112,9 @@ WINDOW_Z = 8.0
 #: at most ``points`` grid points (the tilted window, ``WINDOW_Z`` < ``GRID_Z``, then fits one FFT of that length).
 GRID_Z = 14.0
 
+#: Largest grid spacing for which the chord in ``e^eps`` refines a grid value (``e^h`` must not overflow).
+CHORD_MAX_H = 256.0
+
 _U = 2.0**-53
 _LAMBDAS = np.concatenate([[0.0], np.geomspace(1e-4, 1e4, 97)])
 _SHIFTS = np.geomspace(1e-3, 1e5, 49)
@@ -377,7 +380,7 @@ def _delta_from(comp: _Composed, h: float, eps: float, *, upper: bool) -> float:
             1.0, comp.inf_mass + math.exp(comp.above_log - comp.lam * h * (i - comp.start - comp.log_delta.size + 1))
         )
     v = vj = math.exp(float(comp.log_delta[j])) + comp.inf_mass
-    if upper and j + 1 < comp.log_delta.size and eps > i * h:
+    if upper and j + 1 < comp.log_delta.size and eps > i * h and h <= CHORD_MAX_H:
         # delta is convex in x = e^eps, so the chord between the upper bounds at the two neighbouring
         # grid points bounds it above; t = (e^eps - e^{ih}) / (e^{(i+1)h} - e^{ih}) rounded down.
         w = math.exp(float(comp.log_delta[j + 1])) + comp.inf_mass
@@ -462,6 +465,8 @@ class PLDBracket:
                 i = int(ok[0])
                 if i == 0:
                     return max(0.0, idx0 * h)
+                if h > CHORD_MAX_H:  # e^h would overflow: the grid point where the bound holds
+                    return max(0.0, (idx0 + i) * h)
                 # delta is convex in x = e^eps (a sum of convex (1 - x e^{-L})_+), so the chord between
                 # two upper bounds at grid points bounds it above: solve chord = delta, round up.
                 v0, v1 = float(vals[i - 1]), float(vals[i])

@@ -245,9 +245,12 @@ def _merge_down(a0: int, q: NDArray[np.float64], w: NDArray[np.float64], h: floa
     qs, ws = q[nz], w[nz]
     e_lo = np.maximum(qs - ws - 2 * rel * (qs + ws), 0.0)  # lower bounds of the excesses
     gap = np.diff(nz).astype(np.float64) * h  # loss distance to the next non-empty label above (exact)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         up_w = np.exp(gap) * (1 + 8 * _U) * ws[:-1]
-    d_hi = up_w - qs[:-1] + 2 * rel * (up_w + qs[:-1])  # upper bounds of the deficits
+        d_hi = up_w - qs[:-1] + 2 * rel * (up_w + qs[:-1])  # upper bounds of the deficits
+    # a P-mass that underflowed (w = 0: its relative error is unbounded) or an e^gap that overflowed: the
+    # deficit is not bounded, so that cell never moves (x = 0)
+    d_hi = np.where((ws[:-1] > 0) & np.isfinite(d_hi), d_hi, np.inf)
     xs = _relabel_fractions(np.asarray(e_lo), np.asarray(d_hi))
     m = np.zeros(q.size)
     m[nz] += (1.0 - xs) * qs
@@ -573,9 +576,10 @@ class RandomizedResponsePart:
     def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
         h = _check_h(h)
         e, k = self.epsilon, self.k
-        den = math.exp(e) + k - 1
+        small = math.exp(-e)  # the masses over e^e, so a large epsilon does not overflow
+        den = 1.0 + (k - 1) * small
         loss = np.array([e, -e, 0.0])
-        q = np.array([math.exp(e) / den, 1.0 / den, (k - 2) / den])
+        q = np.array([1.0 / den, small / den, (k - 2) * small / den])
         return grid_from_atoms(loss, q, 0.0, h, pessimistic=pessimistic, exact=np.ones(3, dtype=bool))
 
 
@@ -609,5 +613,6 @@ class ApproxDPPart:
         h = _check_h(h)
         e, d = self.epsilon, self.delta
         loss = np.array([e, -e])
-        q = (1.0 - d) * np.array([1.0 / (1.0 + math.exp(-e)), 1.0 / (1.0 + math.exp(e))])
+        small = math.exp(-e)  # 1/(1+e^e) = e^-e/(1+e^-e): no overflow for a large epsilon
+        q = (1.0 - d) * np.array([1.0 / (1.0 + small), small / (1.0 + small)])
         return grid_from_atoms(loss, q, d, h, pessimistic=pessimistic, exact=np.ones(2, dtype=bool))

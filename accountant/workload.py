@@ -62,10 +62,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, Union
 
+from semidp.accountant.directed import up_exact
 from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.pld_engine import PLDBracket, compose_plds
+from semidp.accountant.pld_engine import PLDBracket, PLDInterval, compose_plds
 from semidp.accountant.pld_parts import (
     ApproxDPPart,
     DiscreteGaussianPart,
@@ -183,8 +184,117 @@ def workload_pld(
     return bracket
 
 
+#: Delta spent on each measurement set aside by :func:`workload_bracket` (its zCDP turned into (eps0, delta0)-DP).
+SET_ASIDE_DELTA = 1e-20
+#: Most measurements :func:`workload_bracket` sets aside before it gives up.
+MAX_SET_ASIDE = 8
+
+
+@dataclass(frozen=True)
+class SetAsideBracket:
+    r"""A workload's bracket when some measurements' noise lies too far from the others' for one loss grid.
+
+    The lower end composes the kept measurements only: adding mechanisms never lowers a privacy
+    profile, so the kept ones' optimistic bound is a lower bound of the whole. The upper end composes the
+    kept measurements with, for each set-aside one, the dominating pair of an :math:`(\varepsilon_0,\delta_0)`
+    guarantee it satisfies [KOV15, Thm. 2.4]: Gaussian kinds from their zCDP,
+    :math:`\varepsilon_0=\rho+2\sqrt{\rho\log(1/\delta_0)}` [BS16, Prop. 1.3], Laplace kinds their pure
+    :math:`\|v\|_1/b` (:math:`\delta_0=0`). Same queries as :class:`~accountant.pld_engine.PLDBracket`.
+    """
+
+    kept: PLDBracket | None
+    """The kept measurements' bracket (``None``: nothing kept changes; the lower end is 0)."""
+    upper_bracket: PLDBracket
+    """The kept measurements and the set-aside ones' dominating pairs."""
+    set_aside: tuple[int, ...]
+    """Indices (into the measurements given) of those bounded through their guarantee."""
+
+    @property
+    def count(self) -> int:
+        """Number of composed mechanisms (as for the upper composition)."""
+        return self.upper_bracket.count
+
+    def delta(self, epsilon: float) -> PLDInterval:
+        """Certified ``(lower, upper)`` of the composed profile at ``epsilon``."""
+        up = self.upper_bracket.delta(epsilon).upper
+        lo = self.kept.delta(epsilon).lower if self.kept is not None else 0.0
+        return PLDInterval(min(lo, up), up)
+
+    def epsilon(self, delta: float) -> PLDInterval:
+        """Certified ``(lower, upper)`` of the smallest ``epsilon >= 0`` with ``delta(epsilon) <= delta``."""
+        up = self.upper_bracket.epsilon(delta).upper
+        lo = self.kept.epsilon(delta).lower if self.kept is not None else 0.0
+        return PLDInterval(min(lo, up), up)
+
+
+WorkloadBracket = Union[PLDBracket, SetAsideBracket]
+"""What :func:`workload_bracket` returns."""
+
+
+def _set_aside_part(m: WorkloadMeasurement, noise: str, shift_l2sq: int, delta0: float) -> tuple[PLDPart, int]:
+    """The dominating pair of the (eps0, delta0) guarantee of one measurement at the worst pair's shape."""
+    if noise in GAUSSIAN_NOISES:
+        rho = measurement_rho(m, noise, shift_l2sq)
+        eps0 = up_exact(rho) + 2 * math.sqrt(up_exact(rho) * -math.log(delta0))
+        return ApproxDPPart(math.nextafter(eps0 * (1 + 1e-12), math.inf), delta0), 1
+    l1 = {2: 2, 8: 4}[shift_l2sq]
+    return ApproxDPPart(up_exact(Fraction(l1) / m.scale), 0.0), 1
+
+
+def workload_bracket(
+    measurements: Sequence[WorkloadMeasurement],
+    noise: str,
+    *,
+    semi_radius: int | None = None,
+    points: int = WORKLOAD_POINTS,
+    delta0: float = SET_ASIDE_DELTA,
+) -> WorkloadBracket | None:
+    """:func:`workload_pld`, or, when one loss grid cannot hold every measurement (an
+    :class:`~accountant.errors.InvalidArgument` on size), a :class:`SetAsideBracket` that sets aside first the
+    measurements whose own grid is too large, then those whose noise parameter lies farthest (in log scale)
+    from the others' median, one at a time, up to :data:`MAX_SET_ASIDE` in all (or all that fail alone);
+    the first error is raised again if that does not help.
+    """
+    try:
+        return workload_pld(measurements, noise, semi_radius=semi_radius, points=points)
+    except InvalidArgument as first:
+        failure = first
+    changing = [i for i, m in enumerate(measurements) if semi_radius is None or not m.fixed]
+    alone: list[int] = []  # measurements whose own grid is too large: set aside first
+    for i in changing:
+        try:
+            workload_pld([measurements[i]], noise, semi_radius=semi_radius, points=points)
+        except InvalidArgument:
+            alone.append(i)
+    rest = [i for i in changing if i not in alone] or changing
+    logs = sorted(math.log(float(measurements[i].scale)) for i in rest)
+    median = logs[len(logs) // 2]
+    order = alone + sorted(
+        (i for i in changing if i not in alone), key=lambda i: -abs(math.log(float(measurements[i].scale)) - median)
+    )
+    shape = 8 if semi_radius == 2 else 2
+    for n in range(max(1, len(alone)), min(max(MAX_SET_ASIDE, len(alone)), len(order)) + 1):
+        aside = set(order[:n])
+        kept = [m for i, m in enumerate(measurements) if i not in aside]
+        dominating = [_set_aside_part(measurements[i], noise, shape, delta0) for i in sorted(aside)]
+        try:
+            lower = workload_pld(kept, noise, semi_radius=semi_radius, points=points)
+            upper = compose_plds([*workload_parts(kept, noise, semi_radius=semi_radius), *dominating], points=points)
+        except InvalidArgument:
+            continue
+        if not isinstance(upper, PLDBracket):  # pragma: no cover - compose_plds's contract with points
+            raise TypeError("compose_plds with points returned a closed form")
+        return SetAsideBracket(lower, upper, tuple(sorted(aside)))
+    raise failure
+
+
 __all__ = [
     "GAUSSIAN_NOISES",
+    "MAX_SET_ASIDE",
+    "SET_ASIDE_DELTA",
+    "SetAsideBracket",
+    "WorkloadBracket",
+    "workload_bracket",
     "NOISES",
     "Noise",
     "WORKLOAD_POINTS",

@@ -258,3 +258,30 @@ def test_bad_keys_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], old
     assert main(["audit", str(_spec(tmp_path, csv_text, **{old: new}))]) == 2
     err = capsys.readouterr().err
     assert expected in err and "Traceback" not in err
+
+
+def test_set_aside_bracket_contains_the_full_composition(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A measurement set aside (forced here on a workload the grid can hold) is bounded from above by the dominating
+    pair of its (eps0, 1e-20)-DP guarantee [BS16, Prop. 1.3; KOV15, Thm. 2.4] and dropped from below: the bracket
+    must overlap the full composition's, and the twin without the dominating pair falls below it."""
+    from semidp.accountant import workload
+    from semidp.accountant.workload import SetAsideBracket, workload_bracket, workload_pld
+
+    ms = [WorkloadMeasurement(f"m{i}", Fraction(s)) for i, s in enumerate((4, 9, 100))]
+    full = workload_pld(ms, "discrete-gaussian")
+    assert full is not None
+    original = workload.workload_pld
+
+    def refuse_all_three(values: list[WorkloadMeasurement], *args: object, **kw: object) -> object:
+        if len(values) == 3:
+            raise workload.InvalidArgument("stand-in: too many grid points")
+        return original(values, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workload, "workload_pld", refuse_all_three)
+    b = workload_bracket(ms, "discrete-gaussian")
+    assert isinstance(b, SetAsideBracket) and b.set_aside == (2,)  # sigma^2 = 100 lies farthest from the median
+    for delta in (1e-3, 1e-10):
+        lo, up = b.epsilon(delta)
+        f_lo, f_up = full.epsilon(delta)
+        assert lo <= f_up and f_lo <= up and lo <= up
+        assert b.kept is not None and b.kept.epsilon(delta).upper < f_lo  # the twin: kept only, no pair on top

@@ -81,17 +81,71 @@ def test_detailed_and_the_query_naming_every_feature_are_one_histogram(tmp_path:
     assert f"{CSV_NAME}, line 8, column query: US 'occupancy' repeats line 2" in out
 
 
-def test_an_extreme_noise_scale_leaves_the_pld_out_and_says_why(tmp_path: Path) -> None:
-    """sigma^2 = 1e12 beside sigma^2 ~ 30: no loss grid holds both; rho and its conversions stand."""
+def _pld(r: dict[str, Any], side: str) -> dict[str, Any]:
+    entry: dict[str, Any] = next(e for e in r[side]["epsilon_delta"] if e["method"] == "pld")
+    return entry
+
+
+def test_an_extreme_noise_scale_is_set_aside_and_bounded_through_its_guarantee(tmp_path: Path) -> None:
+    """sigma^2 = 1e12 beside sigma^2 ~ 30: no loss grid holds both. The lower end composes the others (adding a
+    mechanism never lowers a profile), the upper end adds the extreme one's (eps0, 1e-20)-DP dominating pair."""
     code, text = _run(tmp_path, _with_us("1e-12"))
-    assert code == 3  # the 2.47 claim lies between nothing proven below and the zCDP upper bound
+    r = _report(text)
+    _, without = _run(tmp_path, "\n".join(line for line in CSV.read_text().splitlines() if not line.startswith("US,")))
+    w = _report(without)
+    for side in ("advertised", "effective"):
+        pld = _pld(r, side)
+        assert pld["set_aside"] == [2] and "pld_unavailable" not in r[side]
+        assert pld["bracket"]["lower"] == _pld(w, side)["bracket"]["lower"]  # the kept measurements alone
+        # rho = 1e-12 costs eps0 = rho + 2 sqrt(rho log 1e20) < 1.4e-5 on top of the kept measurements
+        assert _pld(w, side)["epsilon"] <= pld["epsilon"] <= _pld(w, side)["epsilon"] + 1e-4
+    assert code == 1  # refuted from the lower end, as without the extreme row
+    assert "sets aside the measurement(s) at line(s) 2" in _run(tmp_path, _with_us("1e-12"), json_out=False)[1]
+
+
+def test_a_tiny_noise_scale_is_set_aside_not_an_out_of_memory(tmp_path: Path) -> None:
+    """sigma^2 = 1e-8: losses of +-5e7 next to ~0.2 (the engine checks sizes before allocating); the upper end
+    is its zCDP bound, rho + 2 sqrt(rho log 1e20) for rho = 2e8 (two cells shift 1: 2/(2 sigma^2))."""
+    code, text = _run(tmp_path, _with_us("1e8"))
+    r = _report(text)
+    pld = _pld(r, "advertised")
+    assert pld["set_aside"] == [2] and code == 1
+    assert 1e8 < pld["epsilon"] < 1.002e8 and pld["bracket"]["lower"] < 3  # nothing proven about the extreme row
+
+
+def test_rows_too_wide_for_any_grid_are_set_aside_first(tmp_path: Path) -> None:
+    """Nine rows with sigma^2 = 1e12 (each too wide for a grid of its own) beside two census-sized ones: all nine
+    are set aside, whatever the median, and the two kept ones still refute the claim from below."""
+    extra = "".join(f"{g},total,1e-12\n" for g in ("State", "County", "Tract", "Block_Group", "Block"))
+    text_csv = "\n".join(
+        f"{line.split(',')[0]},detailed,1e-12" if line.split(",")[0] in ("US", "State", "County", "Tract") else line
+        for line in CSV.read_text().splitlines()
+    )
+    code, text = _run(tmp_path, text_csv + "\n" + extra)
+    r = _report(text)
+    assert _pld(r, "advertised")["set_aside"] == [2, 3, 4, 5, 8, 9, 10, 11, 12]
+    assert _pld(r, "effective")["set_aside"] == [2, 3, 4, 5]  # the totals are fixed by the block counts
+    assert code == 1 and r["verdict"] == "fails"
+
+
+def test_when_no_bracket_can_be_built_the_pld_is_left_out(tmp_path: Path, monkeypatch: Any) -> None:
+    """If even setting measurements aside fails (stood in for by a size error from the accountant), the report
+    keeps rho and zCDP, says why with the extreme rows, and leaves the claim unknown (exit 3), never refuted."""
+    from semidp.accountant.errors import InvalidArgument
+    from semidp.verify import workload_report
+
+    def too_large(*args: object, **kw: object) -> None:
+        raise InvalidArgument("DiscreteGaussianPart needs 2.38e+07 grid points (> 16777216); use a coarser grid h.")
+
+    monkeypatch.setattr(workload_report, "workload_bracket", too_large)
+    code, text = _run(tmp_path, _with_us("1e-12"))
     r = _report(text)
     for side in ("advertised", "effective"):
         assert "line 2" in r[side]["pld_unavailable"] and "too wide a range" in r[side]["pld_unavailable"]
-        methods = {e["method"] for e in r[side]["epsilon_delta"]}
-        assert methods == {"bun-steinke", "canonne-kamath-steinke"}
+        assert "coarser grid" not in r[side]["pld_unavailable"]  # the engine's advice is not the user's to take
+        assert {e["method"] for e in r[side]["epsilon_delta"]} == {"bun-steinke", "canonne-kamath-steinke"}
     claim = next(c for c in r["checks"] if c["name"] == "claim")
-    assert (claim["status"], claim["outcome"]) == ("skip", "unknown") and "PLD was not composed" in claim["detail"]
+    assert code == 3 and (claim["status"], claim["outcome"]) == ("skip", "unknown")
     cks = next(e for e in r["effective"]["epsilon_delta"] if e["method"] == "canonne-kamath-steinke")["epsilon"]
     assert claim["bounds"] == {"lower": 0.0, "estimate": cks, "upper": cks}  # nothing proven below
 
@@ -100,18 +154,9 @@ def test_the_claim_carries_the_pld_bracket_as_bounds(tmp_path: Path) -> None:
     code, text = _run(tmp_path, CSV.read_text())
     r = _report(text)
     claim = next(c for c in r["checks"] if c["name"] == "claim")
-    pld = next(e for e in r["effective"]["epsilon_delta"] if e["method"] == "pld")
+    pld = _pld(r, "effective")
     assert code == 1 and claim["outcome"] == "refuted"
     assert claim["bounds"] == {"lower": pld["bracket"]["lower"], "estimate": pld["epsilon"], "upper": pld["epsilon"]}
-    # groups without the extreme row keep their PLD: Block-within-Block_Group holds only Block
-    assert "pld_unavailable" not in r["advertised"]["per_geolevel"]["Block_Group"]
-
-
-def test_a_tiny_noise_scale_is_refused_by_size_not_by_memory(tmp_path: Path) -> None:
-    """sigma^2 = 1e-8: losses of +-5e7 on a grid of ~1e-3 would need 1e11 points; checked before allocating."""
-    code, text = _run(tmp_path, _with_us("1e8"))
-    assert code == 3
-    assert "grid points" in _report(text)["advertised"]["pld_unavailable"]
 
 
 def test_the_breakdown_is_labelled_by_the_finest_level(tmp_path: Path) -> None:

@@ -11,12 +11,13 @@ from numpy.typing import NDArray
 
 from semidp.accountant.conversion_routes import AnyGuarantee, delta_at, to_tradeoff
 from semidp.accountant.pld_engine import PLDBracket
+from semidp.accountant.workload import SetAsideBracket, WorkloadBracket
 from semidp.verify.plots import STYLES
 
-Curve = Union[AnyGuarantee, PLDBracket, None]
+Curve = Union[AnyGuarantee, WorkloadBracket, None]
 
 
-def _pld_profile(b: PLDBracket, eps: NDArray[np.float64]) -> NDArray[np.float64]:
+def _pld_profile(b: WorkloadBracket, eps: NDArray[np.float64]) -> NDArray[np.float64]:
     """Upper bounds of delta(eps) from the certified bracket."""
     return np.array([b.delta(float(e)).upper for e in eps], dtype=np.float64)
 
@@ -42,14 +43,14 @@ def draw_workload_plot(path: Path, title: str, curves: list[tuple[str, Curve]]) 
     ax1.semilogx(alpha, 1 - alpha, color="0.7", ls=":", label="perfect privacy")
     eps_max = 1.0
     for _, g in curves:
-        if isinstance(g, PLDBracket):
+        if isinstance(g, (PLDBracket, SetAsideBracket)):
             eps_max = max(eps_max, g.epsilon(1e-12).upper)
     eps = np.linspace(0.0, min(eps_max * 1.4, 200.0), 80)
     for i, (label, g) in enumerate(curves):
         ls, lw = STYLES[i % len(STYLES)]
         if g is None:
             continue
-        if isinstance(g, PLDBracket):
+        if isinstance(g, (PLDBracket, SetAsideBracket)):
             d = _pld_profile(g, eps)
             ax1.semilogx(alpha, _pld_tradeoff(eps, d, alpha), label=label, ls=ls, lw=lw)
         else:

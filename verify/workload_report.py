@@ -26,11 +26,17 @@ from semidp.accountant.conversion_routes import epsilon_delta
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.guarantees import ZCDP
 from semidp.accountant.outcome import Bounds, Outcome, Refuted, Skipped, Unknown, Verified
-from semidp.accountant.pld_engine import PLDBracket
 from semidp.accountant.progress import Progress, stage
 from semidp.accountant.relations import SemiAdjacent
 from semidp.accountant.semidp import semi_dp
-from semidp.accountant.workload import GAUSSIAN_NOISES, workload_pld, workload_rho
+from semidp.accountant.workload import (
+    GAUSSIAN_NOISES,
+    SET_ASIDE_DELTA,
+    SetAsideBracket,
+    WorkloadBracket,
+    workload_bracket,
+    workload_rho,
+)
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.display import fmt_up
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
@@ -51,9 +57,11 @@ class Accounted:
     """One group of measurements accounted one way: exact rho and the PLD bracket of the worst pair."""
 
     rho: Fraction
-    pld: PLDBracket | None
+    pld: WorkloadBracket | None
     pld_unavailable: str | None = None
     """Why the PLD could not be composed (an extreme noise scale), or ``None``; the zCDP entries stand."""
+    set_aside_lines: tuple[int, ...] = ()
+    """CSV lines of the measurements bounded through their (eps0, delta0) guarantee (:class:`SetAsideBracket`)."""
 
     def entries(self, deltas: list[float], relation: Any) -> list[JSON]:
         """BS and CKS on the summed rho, then the PLD (upper end reported, the bracket beside it)."""
@@ -66,9 +74,15 @@ class Accounted:
                 out.append({"delta": d, "epsilon": 0.0, "method": "pld", "bracket": {"lower": 0.0, "upper": 0.0}})
                 continue
             b = self.pld.epsilon(d)
-            out.append(
-                {"delta": d, "epsilon": b.upper, "method": "pld", "bracket": {"lower": b.lower, "upper": b.upper}}
-            )
+            entry: JSON = {
+                "delta": d,
+                "epsilon": b.upper,
+                "method": "pld",
+                "bracket": {"lower": b.lower, "upper": b.upper},
+            }
+            if self.set_aside_lines:
+                entry["set_aside"] = list(self.set_aside_lines)
+            out.append(entry)
         return out
 
     def to_json(self, deltas: list[float], relation: Any, count: int) -> JSON:
@@ -106,7 +120,9 @@ def account(ms: Sequence[Measurement], noise: str, semi_radius: int | None, *, s
     if skip is not None:
         return Accounted(rho, None, skip)
     try:
-        return Accounted(rho, workload_pld(values, noise, semi_radius=semi_radius))
+        bracket = workload_bracket(values, noise, semi_radius=semi_radius)
+        lines = tuple(ms[i].line for i in bracket.set_aside) if isinstance(bracket, SetAsideBracket) else ()
+        return Accounted(rho, bracket, set_aside_lines=lines)
     except InvalidArgument as e:
         lo = min(ms, key=lambda m: m.scale)
         hi = max(ms, key=lambda m: m.scale)
@@ -181,6 +197,13 @@ class WorkloadSection:
         for side, summary in (("advertised", report.advertised.to_json()), ("effective", report.effective.to_json())):
             if "pld_unavailable" in summary:
                 lines.append(f"  {side}: PLD not composed: {summary['pld_unavailable']}")
+            aside = next((e["set_aside"] for e in summary.get("epsilon_delta", []) if "set_aside" in e), None)
+            if aside:
+                lines.append(
+                    f"  {side}: the PLD sets aside the measurement(s) at line(s) {', '.join(map(str, aside))}: noise too "
+                    "far from the others' for one loss grid; lower end without them, upper end with their "
+                    f"(eps0, delta0 = {SET_ASIDE_DELTA:g})-DP dominating pairs"
+                )
         skipped = [
             f"{side} {name}"
             for side, summary in (("advertised", report.advertised.to_json()), ("semi-dp", report.effective.to_json()))
