@@ -471,7 +471,9 @@ class PLDBracket:
                 # two upper bounds at grid points bounds it above: solve chord = delta, round up.
                 v0, v1 = float(vals[i - 1]), float(vals[i])
                 frac = min(1.0, (v0 - delta) / (v0 - v1) * (1 + 8 * _U) + 4 * _U * v0 / (v0 - v1))
-                e = (idx0 + i - 1) * h + math.log1p(frac * math.expm1(h)) * (1 + 8 * _U)
+                # the sum rounds to nearest: one step up keeps it above the exact sum (found by the brute-force
+                # cross-check, tests/test_pld_brute_force.py, half an ulp below the truth near a pure-DP top)
+                e = math.nextafter((idx0 + i - 1) * h + math.log1p(frac * math.expm1(h)) * (1 + 8 * _U), math.inf)
                 return max(0.0, min(e, (idx0 + i) * h))
             # beyond the window: inf + e^{above - lam h (i - end)} <= delta
             end = comp.start + comp.log_delta.size - 1
