@@ -474,3 +474,46 @@ def test_relabelling_without_the_gap_is_caught(monkeypatch: pytest.MonkeyPatch) 
     for log2h in (-4, -7):  # the greedy (few cells) and the alternating (many cells) relabelling
         law = GaussianPart(1.5).grid_law(2.0**log2h, pessimistic=False)
         assert any(law.delta(e) > gdp_truth(1 / 1.5, e)[1] for e in np.linspace(0.0, 2.0, 21))
+
+
+# ---------------------------------------------------------------- two Laplace mechanisms against quadrature
+
+
+def laplace_two_fold_delta(b: float, eps: float) -> mpmath.mpf:
+    r"""delta(eps) of two Laplace(b) mechanisms (sensitivity 1) at 40 digits, from the exact single PLD
+    [KJH20, Sec. 6]: atoms 1/2 at D and e^{-D}/2 at -D, density e^{-(D-l)/2}/4 on (-D, D), D = 1/b. Atom pairs
+    are summed, an atom against the density and the density against itself are integrated (the inner
+    integral in closed form, the outer by mpmath quadrature split at the kink)."""
+    d = MP.mpf(1) / b
+    e = MP.mpf(eps)
+    atoms = [(d, MP.mpf(1) / 2), (-d, MP.exp(-d) / 2)]
+
+    def dens_tail(c: mpmath.mpf) -> mpmath.mpf:
+        """int_{-D}^{D} f(l) (1 - e^{c - l})_+ dl, f(l) = e^{-(D-l)/2}/4, in closed form."""
+        lo = max(-d, c)
+        if lo >= d:
+            return MP.mpf(0)
+        # int f = (1/2)(1 - e^{-(D-lo)/2});  int f e^{-l} = (1/2) e^{-D/2}(e^{-lo/2} - e^{-D/2})
+        first = (1 - MP.exp(-(d - lo) / 2)) / 2
+        second = MP.exp(-d / 2) * (MP.exp(-lo / 2) - MP.exp(-d / 2)) / 2
+        return first - MP.exp(c) * second
+
+    total = MP.fsum(qa * qb * max(0, 1 - MP.exp(e - la - lb)) for la, qa in atoms for lb, qb in atoms)
+    total += 2 * MP.fsum(qa * dens_tail(e - la) for la, qa in atoms)
+    pts = sorted({-d, d, *[x for x in (e - d, e + d) if -d < x < d]})
+    total += MP.quad(lambda l1: MP.exp(-(d - l1) / 2) / 4 * dens_tail(e - l1), pts)
+    return total
+
+
+@pytest.mark.parametrize("log2h", [-3, -6, None])
+@pytest.mark.parametrize("b", [0.7, 2.0])
+def test_two_laplace_mechanisms_against_quadrature(b: float, log2h: int | None) -> None:
+    """The cells-and-atoms path (connect the dots up, relabelling down) brackets the exact two-fold profile."""
+    bracket = compose_plds([(LaplacePart(b), 2)], grid=None if log2h is None else 2.0**log2h)
+    d = 1.0 / b
+    for eps in (-2 * d, -d, -0.3 * d, 0.0, 0.4 * d, d, 1.5 * d, 1.99 * d):
+        truth = laplace_two_fold_delta(b, eps)
+        lo, up = bracket.delta(eps)
+        assert MP.mpf(lo) <= truth * (1 + 1e-12) + 1e-30, (eps, lo, truth)
+        assert MP.mpf(up) >= truth * (1 - 1e-12), (eps, up, truth)
+    assert laplace_two_fold_delta(b, 2 * d * (1 + 1e-12)) == 0  # two D-pure mechanisms: 2D-pure
