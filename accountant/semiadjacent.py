@@ -206,8 +206,8 @@ def closed_form(
                 return SemiAdjacentParameter(
                     2,
                     "closed-form",
-                    f"an individual in one {name} level impersonating another {name} level: the "
-                    f"{name} counts change, so one record of the target level must move back "
+                    f"an individual with one value of {name} impersonating one with another value: the "
+                    f"{name} counts change, so one record with the target value must move back "
                     "(distance 2; a single replacement cannot keep the counts)",
                     True,
                     scope,

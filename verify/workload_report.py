@@ -224,7 +224,7 @@ class WorkloadSection:
 
 WORST_PAIR = (
     "two records with identical attributes and geography both move to one new record in the same "
-    "invariant cell that differs in every other attribute and every finer unit: shift (-2, +2) in every "
+    "invariant cell that differs in every other attribute and every finer geographic unit (if any): shift (-2, +2) in every "
     "non-fixed measurement (accountant.workload, proof in the module docstring)"
 )
 
