@@ -409,6 +409,7 @@ class PLDBracket:
     """Upper bound (rounded up) of the composed finite loss, the sum of the parts' :meth:`max_loss`
     (``inf`` if one is unbounded): at and beyond it the profile is its mass at ``+inf``."""
     _cache: dict[tuple[bool, float], _Composed] = field(default_factory=dict, repr=False, compare=False)
+    _tilts: list[NDArray[np.float64]] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def count(self) -> int:
@@ -422,12 +423,18 @@ class PLDBracket:
             self._cache[key] = _compose_tilted(factors, lam, self.max_points, upper=upper)
         return self._cache[key]
 
+    def _log_mgf_on_tilts(self) -> NDArray[np.float64]:
+        """The composed log-MGF bound on the candidate tilts :data:`_LAMBDAS`, computed once per bracket."""
+        if not self._tilts:
+            self._tilts.append(_total_log_mgf(self.upper_factors, _LAMBDAS))
+        return self._tilts[0]
+
     def _lambda_for_eps(self, eps: float) -> float:
-        lm = _total_log_mgf(self.upper_factors, _LAMBDAS)
+        lm = self._log_mgf_on_tilts()
         return float(_LAMBDAS[int(np.argmin(lm - _LAMBDAS * eps))])
 
     def _lambda_for_delta(self, delta: float) -> float:
-        lm = _total_log_mgf(self.upper_factors, _LAMBDAS[1:])
+        lm = self._log_mgf_on_tilts()[1:]
         return float(_LAMBDAS[1:][int(np.argmin((lm - math.log(delta)) / _LAMBDAS[1:]))])
 
     def delta(self, epsilon: float) -> PLDInterval:

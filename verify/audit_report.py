@@ -16,6 +16,7 @@ import numpy as np
 
 from semidp.accountant.tradeoff import TradeoffCurve
 from semidp.verify.context import Plot
+from semidp.verify.plots import save_figure
 from semidp.verify.report import Report
 from semidp.verify.threshold_audit import Measured
 
@@ -107,11 +108,7 @@ def audit_plot(curve: TradeoffCurve, points: Sequence[Measured], confidence: flo
         ax.set_ylabel("type II error beta")
         ax.set_title(f"empirical points at confidence {confidence:g} vs the claim", fontsize=9)
         ax.legend(fontsize=7)
-        fig.suptitle(title, fontsize=9)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        return path
+        return save_figure(fig, path, title, fontsize=9)
 
     return Plot("audit", "empirical lower bound vs claimed curve", draw)
 

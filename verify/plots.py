@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -11,6 +12,31 @@ from semidp.accountant.semidp import NoFiniteGuarantee
 
 #: Line styles cycled over the curves, so a curve drawn over an identical one stays visible.
 STYLES = (("-", 2.6), ("--", 1.8), (":", 2.2), ("-.", 1.4))
+
+
+def label_privacy_axes(ax1: Any, ax2: Any) -> None:
+    """Axis labels, titles and legends of the two panels: tradeoff lower bounds, privacy profiles."""
+    ax1.set_xlabel("type I error alpha (log scale)")
+    ax1.set_ylabel("type II error, lower bound f(alpha)")
+    ax1.set_title("tradeoff functions (higher = more private)")
+    ax1.legend(fontsize=8)
+    ax2.set_ylim(1e-14, 2)
+    ax2.set_xlabel("epsilon")
+    ax2.set_ylabel("delta(epsilon), upper bound")
+    ax2.set_title("privacy profiles (lower = more private)")
+    ax2.legend(fontsize=8)
+
+
+def save_figure(fig: Any, path: Path, suptitle: str | None = None, *, fontsize: int = 10) -> Path:
+    """Give ``fig`` its overall title (if any), lay it out, write it as a 110-dpi PNG at ``path`` and close it."""
+    import matplotlib.pyplot as plt
+
+    if suptitle is not None:
+        fig.suptitle(suptitle, fontsize=fontsize)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def plot_privacy(
@@ -55,23 +81,11 @@ def plot_privacy(
         for e in (e for d in deltas for e in epsilon_delta(g, d)):
             if e.epsilon is not None and e.epsilon < 1e6:
                 eps_max = max(eps_max, e.epsilon)
-    ax1.set_xlabel("type I error alpha (log scale)")
-    ax1.set_ylabel("type II error, lower bound f(alpha)")
-    ax1.set_title("tradeoff functions (higher = more private)")
-    ax1.legend(fontsize=8)
     eps = np.linspace(0, eps_max * 1.1, 300)
     for label, g, style in drawn:
         values = [delta_at(g, float(e)) for e in eps]
         if all(v is not None for v in values):
             d = np.array(values, dtype=np.float64)
             ax2.semilogy(eps, np.maximum(d, 1e-300), label=label, **style)
-    ax2.set_ylim(1e-14, 2)
-    ax2.set_xlabel("epsilon")
-    ax2.set_ylabel("delta(epsilon), upper bound")
-    ax2.set_title("privacy profiles (lower = more private)")
-    ax2.legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    label_privacy_axes(ax1, ax2)
+    return save_figure(fig, path, title)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from semidp.verify.plots import save_figure
+
 
 def plot_postprocess_bias(data: dict[str, Any], counts: list[float], path: Path, title: str) -> Path:
     """Write a PNG: bias of the chosen program and of (P) per cell (95% intervals) against the true count.
@@ -60,10 +62,7 @@ def plot_postprocess_bias(data: dict[str, Any], counts: list[float], path: Path,
     scale = f"sigma = {noise['sigma']:g}" if "sigma" in noise else f"scale = {noise['scale']}"
     ax.set_title(f"{title}\n{noise['law']} noise, {scale}, {data['draws_done']} draws, by {data['method']}", fontsize=9)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 __all__ = ["plot_postprocess_bias"]

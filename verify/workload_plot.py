@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Union
 
@@ -12,7 +11,7 @@ from numpy.typing import NDArray
 from semidp.accountant.conversion_routes import AnyGuarantee, delta_at, to_tradeoff
 from semidp.accountant.pld_engine import PLDBracket
 from semidp.accountant.workload import SetAsideBracket, WorkloadBracket
-from semidp.verify.plots import STYLES
+from semidp.verify.plots import STYLES, label_privacy_axes, save_figure
 
 Curve = Union[AnyGuarantee, WorkloadBracket, None]
 
@@ -60,21 +59,9 @@ def draw_workload_plot(path: Path, title: str, curves: list[tuple[str, Curve]]) 
             ax1.semilogx(alpha, t.curve.std(alpha), label=label, ls=ls, lw=lw)
             d = np.array([delta_at(g, float(e)) or 1.0 for e in eps], dtype=np.float64)
         ax2.semilogy(eps, np.maximum(d, 1e-300), label=label, ls=ls, lw=lw)
-    ax1.set_xlabel("type I error alpha (log scale)")
-    ax1.set_ylabel("type II error, lower bound f(alpha)")
-    ax1.set_title("tradeoff functions (higher = more private)")
-    ax1.legend(fontsize=8)
-    ax2.set_ylim(1e-14, 2)
-    ax2.set_xlabel("epsilon")
-    ax2.set_ylabel("delta(epsilon), upper bound")
-    ax2.set_title("privacy profiles (lower = more private)")
     ax2.axhline(1e-10, color="0.6", lw=0.8, ls=":")
-    ax2.legend(fontsize=8)
-    fig.suptitle(title if math.isfinite(eps_max) else title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    label_privacy_axes(ax1, ax2)
+    return save_figure(fig, path, title)
 
 
 __all__ = ["draw_workload_plot"]

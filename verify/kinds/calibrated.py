@@ -91,26 +91,25 @@ class GaussianSpec(CalibratedSpec):
     rho: Optional[Fraction] = documented("Calibration target rho (zCDP): mu = sqrt(2 rho), rounded down.", default=None)
 
 
+#: The ``mechanism.scale`` key, shared by the Laplace kinds and ``gaussian``.
+SCALE_DOC = (
+    "The noise scale per cell instead of a calibration target (laplace: b; discrete-laplace: t, exact "
+    "rational; gaussian: sigma); the guarantee is then computed from it."
+)
+
+
 @dataclass(frozen=True)
 class ScaledSpec(CalibratedSpec):
     """``[mechanism]`` of ``laplace`` / ``discrete-laplace``: ``epsilon``, or the noise ``scale`` instead."""
 
-    scale: Optional[Fraction] = documented(
-        "The noise scale per cell instead of a calibration target (laplace: b; discrete-laplace: t, exact "
-        "rational; gaussian: sigma); the guarantee is then computed from it.",
-        default=None,
-    )
+    scale: Optional[Fraction] = documented(SCALE_DOC, default=None)
 
 
 @dataclass(frozen=True)
 class ScaledGaussianSpec(GaussianSpec):
     """``[mechanism]`` of ``gaussian``: one of mu, epsilon with delta, rho, or the noise ``scale`` (sigma)."""
 
-    scale: Optional[Fraction] = documented(
-        "The noise scale per cell instead of a calibration target (laplace: b; discrete-laplace: t, exact "
-        "rational; gaussian: sigma); the guarantee is then computed from it.",
-        default=None,
-    )
+    scale: Optional[Fraction] = documented(SCALE_DOC, default=None)
 
 
 @dataclass(frozen=True)
