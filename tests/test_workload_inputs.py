@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "specs" / "census-2020-pl94-units-us.toml"
 CSV = ROOT / "specs" / "census-2020-pl94-units-us.csv"
 CSV_NAME = "census-2020-pl94-units-us.csv"
+GEO = ["US", "State", "County", "Tract", "Block_Group", "Block"]
 
 
 def _run(tmp_path: Path, csv_text: str, *, spec_text: str | None = None, json_out: bool = True) -> tuple[int, str]:
@@ -121,7 +122,11 @@ def test_rows_too_wide_for_any_grid_are_set_aside_first(tmp_path: Path) -> None:
         f"{line.split(',')[0]},detailed,1e-12" if line.split(",")[0] in ("US", "State", "County", "Tract") else line
         for line in CSV.read_text().splitlines()
     )
-    code, text = _run(tmp_path, text_csv + "\n" + extra)
+    # the totals coarser than Block count as fixed by the block counts only with the order checked by unit counts
+    units = ", ".join(f'{{ name = "{g}", units = {u} }}' for g, u in zip(GEO, (1, 51, 3143, 84414, 239780, 8132968)))
+    spec_text = SPEC.read_text().replace(f"geography = {json.dumps(GEO)}", f"geography = [{units}]")
+    assert "units = 8132968" in spec_text
+    code, text = _run(tmp_path, text_csv + "\n" + extra, spec_text=spec_text)
     r = _report(text)
     assert _pld(r, "advertised")["set_aside"] == [2, 3, 4, 5, 8, 9, 10, 11, 12]
     assert _pld(r, "effective")["set_aside"] == [2, 3, 4, 5]  # the totals are fixed by the block counts

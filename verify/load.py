@@ -14,6 +14,7 @@ import dataclasses
 import difflib
 import hashlib
 import tomllib
+import types
 import typing
 from fractions import Fraction
 from pathlib import Path
@@ -25,7 +26,7 @@ from semidp.verify.kinds.calibrated import postprocess_problems
 from semidp.verify.registry import REGISTRY, Problem, unknown_kind_problem
 from semidp.verify.spec import MechanismSpec, Spec, public_fields, strip_optional
 from semidp.verify.spec_checks import SHARED_CHECKS
-from semidp.verify.workload_spec import clash_problems, with_geography_features
+from semidp.verify.workload_spec import clash_problems, omitted_key_problems, with_geography_features
 
 
 def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
@@ -33,6 +34,8 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
     origin = typing.get_origin(tp)
     if tp is MechanismSpec:
         return _build_mechanism(value, key, probs)
+    if origin in (typing.Union, types.UnionType):
+        return _convert_union(typing.get_args(tp), value, key, probs)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             probs.append(Problem(key, f"expected a table, got {type(value).__name__} {value!r}"))
@@ -77,6 +80,17 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
             return None
         return value
     raise TypeError(f"unsupported spec field type {tp!r}")  # programming error, not bad input
+
+
+def _convert_union(options: tuple[Any, ...], value: Any, key: str, probs: list[Problem]) -> Any:
+    """``str | <table>``: the option matching the TOML value's type (a table picks the dataclass)."""
+    wanted = dict if isinstance(value, dict) else type(value)
+    for tp in options:
+        if (dataclasses.is_dataclass(tp) and wanted is dict) or tp is wanted:
+            return _convert(tp, value, key, probs)
+    names = " or ".join("a table" if dataclasses.is_dataclass(t) else f"a {t.__name__}" for t in options)
+    probs.append(Problem(key, f"expected {names}, got {type(value).__name__} {value!r}"))
+    return None
 
 
 def _build_mechanism(value: Any, key: str, probs: list[Problem]) -> Any:
@@ -148,7 +162,7 @@ def loads(text: str, path: str = "<string>") -> Spec:
     if spec is not None and spec.data is not None:
         # The measurements file is relative to the spec, and geolevels named by the invariant become
         # stand-in features of the data space (verify.workload_spec).
-        probs += clash_problems(spec)
+        probs += clash_problems(spec) + omitted_key_problems(raw, spec)
         spec = with_geography_features(dataclasses.replace(spec, path=path))
     if spec is not None:
         probs += validate(spec)

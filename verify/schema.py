@@ -11,6 +11,7 @@ asserts the committed file equals the generated one, so it is never edited by ha
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from fractions import Fraction
 from typing import Any, Literal
@@ -27,6 +28,8 @@ def _type_schema(tp: Any) -> dict[str, Any]:
     origin = typing.get_origin(tp)
     if tp is MechanismSpec:
         return _mechanism_schema()
+    if origin in (typing.Union, types.UnionType):
+        return {"anyOf": [_type_schema(t) for t in typing.get_args(tp)]}
     if dataclasses.is_dataclass(tp):
         return _object_schema(tp)
     if origin is Literal:

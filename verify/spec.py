@@ -18,7 +18,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 SPEC_VERSION = 1
 
@@ -42,7 +42,22 @@ class RecodeSpec:
 
     name: str = documented("Recode name, unique among features, recodes and geolevels.")
     of: str = documented("The feature it recodes.")
-    map: tuple[int, ...] = documented("One new level (>= 0) per level of the feature, in order.")
+    map: Optional[tuple[int, ...]] = documented(
+        "One new level (>= 0) per level of the feature, in order; or give bins.", default=None
+    )
+    bins: Optional[tuple[int, ...]] = documented(
+        "Cut points on an ordinal feature, strictly increasing, each in 1..levels-1: bins = [18, 65] makes the "
+        "groups [0, 18), [18, 65), [65, levels); instead of map.",
+        default=None,
+    )
+
+
+@dataclass(frozen=True)
+class GeolevelSpec:
+    """A geographic level with its number of units (the order of ``data.geography`` is checked by them)."""
+
+    name: str = documented("Geolevel name, unique among features, recodes and geolevels.")
+    units: int = documented("Number of units of the level (>= 1); the counts must not decrease from coarse to fine.")
 
 
 @dataclass(frozen=True)
@@ -57,8 +72,9 @@ class DataSpec:
     table: Optional[tuple[int, ...]] = documented(
         "The confidential histogram, row-major over the feature product.", default=None
     )
-    geography: Optional[tuple[str, ...]] = documented(
-        "Nested geographic levels, coarse to fine (extension, for measurement workloads); a level's name in "
+    geography: Optional[tuple[Union[str, GeolevelSpec], ...]] = documented(
+        "Nested geographic levels, coarse to fine (extension, for measurement workloads): names, or "
+        "{ name, units } tables whose unit counts let the order be checked; a level's name in "
         "invariant.margins stands for its units' totals.",
         default=None,
     )
@@ -222,6 +238,7 @@ __all__ = [
     "ClaimSpec",
     "DataSpec",
     "FeatureSpec",
+    "GeolevelSpec",
     "GuaranteeSpec",
     "InvariantSpec",
     "MechanismSpec",

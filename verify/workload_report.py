@@ -186,6 +186,9 @@ class WorkloadSection:
         lines = [
             f"workload: {d['count']} measurements, {d['noise']} noise ({d['file']}); fixed by the invariant: {fixed}",
         ]
+        lines += [
+            f"  why fixed: {m}: its cells are unions of invariant cells ({why})" for m, why in d["fixed_why"].items()
+        ]
         if "coarse" in report.effective.extra:
             c = report.effective.extra["coarse"]
             lines.append(
@@ -331,6 +334,7 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
         "count": len(ms),
         "delta": deltas[0],
         "fixed": [m.label for m in ms if m.fixed],
+        "fixed_why": {m.label: m.fixed_by for m in ms if m.fixed},
         "finest": geography_names(spec)[-1],
     }
     if query_level and eff_all is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from semidp.accountant.workload import GAUSSIAN_NOISES, WorkloadMeasurement
 from semidp.verify.registry import Problem
-from semidp.verify.spec import FeatureSpec, Spec
+from semidp.verify.spec import FeatureSpec, GeolevelSpec, RecodeSpec, Spec
 
 #: Levels of the stand-in feature of a geolevel named by the invariant: a(t) under a partition
 #: invariant does not depend on the number of its parts once there are two.
@@ -50,6 +50,11 @@ class Measurement:
     """The zCDP given in the file, if the file gave rho."""
     fixed: bool
     """Its cells are unions of invariant cells."""
+    fixed_by: str = ""
+    """Why it is fixed (empty when it is not): the invariant margin and how its level relates to the margin's."""
+    fixed_by_order: str = ""
+    """The margin's level it is fixed by only because it comes before that level in ``data.geography`` (coarser);
+    empty otherwise."""
 
     @property
     def label(self) -> str:
@@ -62,8 +67,16 @@ class Measurement:
 
 
 def geography_names(spec: Spec) -> tuple[str, ...]:
-    """``data.geography`` (empty without it)."""
-    return tuple(g for g in spec.data.geography or () if isinstance(g, str))
+    """The names of ``data.geography``, coarse to fine (empty without it)."""
+    return tuple(g if isinstance(g, str) else g.name for g in spec.data.geography or () if g is not None)
+
+
+def geography_units(spec: Spec) -> tuple[int, ...] | None:
+    """The unit counts of ``data.geography`` when every level gives one (``{ name, units }``), else ``None``."""
+    levels = [g for g in spec.data.geography or () if g is not None]
+    if not levels or any(isinstance(g, str) for g in levels):
+        return None
+    return tuple(g.units for g in levels if isinstance(g, GeolevelSpec))
 
 
 def attribute_features(spec: Spec) -> list[FeatureSpec]:
@@ -109,19 +122,110 @@ def data_problems(spec: Spec) -> list[Problem]:
                     close = difflib.get_close_matches(str(n), [*geo, *feats], n=1)
                     hint = f"; did you mean {close[0]!r}?" if close else f"; geolevels are {list(geo)}"
                     probs.append(Problem("invariant.margins", f"{n!r} is neither a feature nor a geolevel{hint}"))
+    probs += _units_problems(spec)
     seen: set[str] = set(feats) | set(geo)
     for i, r in enumerate(spec.data.recodes or ()):
+        if r is None:
+            continue  # a recode that failed to parse: its problem is already listed
         key = f"data.recodes[{i}]"
         if r.name in seen:
             probs.append(Problem(f"{key}.name", f"{r.name!r} is already a feature, recode or geolevel name"))
         seen.add(r.name)
         if r.of not in feats:
             probs.append(Problem(f"{key}.of", f"unknown feature {r.of!r}; features are {sorted(feats)}"))
-        elif len(r.map) != feats[r.of]:
-            probs.append(Problem(f"{key}.map", f"has {len(r.map)} entries; feature {r.of!r} has {feats[r.of]} levels"))
-        if any(v < 0 for v in r.map):
-            probs.append(Problem(f"{key}.map", "levels must be >= 0"))
+        probs += _recode_problems(r, key, feats.get(r.of))
     return probs
+
+
+def _units_problems(spec: Spec) -> list[Problem]:
+    """``data.geography`` as ``{ name, units }``: every level or none gives units, >= 1, not decreasing to finer."""
+    levels = [g for g in spec.data.geography or () if g is not None]
+    tables = [(i, g) for i, g in enumerate(levels) if isinstance(g, GeolevelSpec)]
+    if not tables:
+        return []
+    if len(tables) != len(levels):
+        return [
+            Problem(
+                "data.geography",
+                "give every level as { name, units } or every level as a name; the unit counts check the order",
+            )
+        ]
+    probs = [Problem(f"data.geography[{i}].units", f"must be >= 1, got {g.units}") for i, g in tables if g.units < 1]
+    for (_, prev), (i, g) in zip(tables, tables[1:]):
+        if g.units < prev.units:
+            probs.append(
+                Problem(
+                    f"data.geography[{i}].units",
+                    f"{g.name!r} has {g.units} units, fewer than {prev.name!r} ({prev.units}) listed before it: "
+                    "levels go coarse to fine (US, State, ..., Block), and a finer nested level has at least as "
+                    "many units; reverse the list if it is written fine to coarse",
+                )
+            )
+    return probs
+
+
+def _recode_problems(r: RecodeSpec, key: str, levels: int | None) -> list[Problem]:
+    """Exactly one of ``map`` (one level >= 0 per level of the feature) or ``bins`` (cut points in 1..levels-1)."""
+    if (r.map is None) == (r.bins is None):
+        return [
+            Problem(
+                key,
+                "give exactly one of map (a new level per level) or bins (cut points); got "
+                + ("both" if r.map is not None else "neither"),
+            )
+        ]
+    probs: list[Problem] = []
+    if r.map is not None:
+        if levels is not None and len(r.map) != levels:
+            probs.append(Problem(f"{key}.map", f"has {len(r.map)} entries; feature {r.of!r} has {levels} levels"))
+        if any(v is not None and v < 0 for v in r.map):
+            probs.append(Problem(f"{key}.map", "levels must be >= 0"))
+        return probs
+    bins = r.bins or ()
+    if not bins:
+        probs.append(Problem(f"{key}.bins", "needs at least one cut point"))
+    for j, c in enumerate(bins):
+        if c is None:
+            continue
+        if j and bins[j - 1] is not None and c <= bins[j - 1]:
+            probs.append(Problem(f"{key}.bins[{j}]", f"{c} is not greater than the cut before it ({bins[j - 1]})"))
+        if levels is not None and not 1 <= c <= levels - 1:
+            probs.append(
+                Problem(
+                    f"{key}.bins[{j}]",
+                    f"{c} is not a cut of feature {r.of!r} (levels 0..{levels - 1}): a cut c splits the levels "
+                    f"below c from those at or above it, so 1 <= c <= {levels - 1}",
+                )
+            )
+    return probs
+
+
+def recode_map(r: RecodeSpec, levels: int) -> tuple[int, ...]:
+    """The recode's new level of every level of its feature: ``map`` itself, or with ``bins`` the number of
+    cut points at or below the level (``bins = [18, 65]``: levels 0-17 -> 0, 18-64 -> 1, 65.. -> 2)."""
+    if r.map is not None:
+        return r.map
+    return tuple(sum(1 for c in r.bins or () if c <= level) for level in range(levels))
+
+
+def omitted_key_problems(raw: object, spec: Spec) -> list[Problem]:
+    """Keys a workload needs although the loader has a default: ``data.adjacency`` (``raw`` is the parsed TOML).
+
+    The rho of a measurements file are under replace-one; elsewhere ``adjacency`` defaults to replace-one,
+    but a workload must say it, so that a release accounted under add-remove is not read silently.
+    """
+    if getattr(spec.mechanism, "measurements", None) is None or not isinstance(raw, dict):
+        return []
+    data = raw.get("data")
+    if isinstance(data, dict) and "adjacency" not in data:
+        return [
+            Problem(
+                "data.adjacency",
+                'required with mechanism.measurements: write adjacency = "replace-one" (the rho or sigma2 of the '
+                "file are per query under replace-one, l2^2 sensitivity 2; add-remove workloads are not accounted)",
+            )
+        ]
+    return []
 
 
 def clash_problems(spec: Spec) -> list[Problem]:
@@ -160,19 +264,75 @@ def _histogram_name(spec: Spec, query: str) -> str:
     return "" if q == "total" else " * ".join(sorted({n.strip() for n in q.split("*")}))
 
 
-def _fixed(spec: Spec, geolevel: str, splits: frozenset[str]) -> bool:
-    """Whether every cell of the measurement is a union of cells of one invariant margin (shift 0)."""
+@dataclass(frozen=True)
+class Fixing:
+    """Why a measurement is fixed by the invariant: its cells are unions of the cells of ``margin``."""
+
+    margin: tuple[str, ...]
+    by_order: str
+    """Empty when the measurement's level is one of the margin's (fixed whatever the order); else the
+    margin's level it is coarser than, which only the geography's order says."""
+
+    def reason(self, geolevel: str, units: tuple[int, ...] | None, geo: tuple[str, ...]) -> str:
+        """One line: the margin, and the level relation that makes the measurement's cells unions of its cells."""
+        margin = f"margin ({', '.join(self.margin)})"
+        if not self.by_order:
+            return f"level {geolevel} is in the {margin}"
+        how = (
+            f"{units[geo.index(geolevel)]} <= {units[geo.index(self.by_order)]} units" if units else "listed before it"
+        )
+        return f"level {geolevel} is coarser than {self.by_order} ({how}) of the {margin}"
+
+
+def _fixing(spec: Spec, geolevel: str, splits: frozenset[str]) -> Fixing | None:
+    """Which invariant margin makes every cell of the measurement a union of its cells (shift 0), if any.
+
+    The measurement's cells are unions of a margin's cells when the query splits only the margin's
+    features and its level is one of the margin's geolevels (any order) or coarser than one of them
+    (by the order of ``data.geography``, checked only when it gives unit counts). A level-free
+    margin spans every unit: conservative, not fixed.
+    """
     inv = spec.invariant
     geo = geography_names(spec)
     if inv.kind != "margins" or not inv.margins:
-        return False
+        return None
+    found: Fixing | None = None
     for margin in inv.margins:
-        levels = [geo.index(n) for n in margin if n in geo]
-        if not levels:
-            continue  # no geolevel: the margin's cells span every unit (conservative: not fixed)
-        if geo.index(geolevel) <= max(levels) and splits <= set(margin):
-            return True
-    return False
+        if margin is None or not splits <= set(margin):
+            continue
+        levels = [n for n in margin if n in geo]
+        if geolevel in levels:
+            return Fixing(tuple(margin), "")
+        finer = [n for n in levels if geo.index(geolevel) < geo.index(n)]
+        if finer and found is None:
+            found = Fixing(tuple(margin), finer[0])
+    return found
+
+
+def order_problems(spec: Spec, ms: list[Measurement]) -> list[Problem]:
+    """Measurements fixed only because of the order of a names-only ``data.geography``: refused.
+
+    Written fine to coarse (the order of the Bureau's files), the order would make fine measurements
+    "coarser" than the invariant's level and lower the Semi-DP figure; unit counts make the order checkable.
+    """
+    if geography_units(spec) is not None:
+        return []
+    by_order = [m for m in ms if m.fixed_by_order]
+    if not by_order:
+        return []
+    shown = ", ".join(f"{m.label} (line {m.line})" for m in by_order[:4]) + (", ..." if len(by_order) > 4 else "")
+    geo = geography_names(spec)
+    example = ", ".join(f'{{ name = "{n}", units = ... }}' for n in geo[:2])
+    level = by_order[0].fixed_by_order
+    return [
+        Problem(
+            "data.geography",
+            f"{shown} would count as fixed by the invariant's {level} totals only because their level is listed "
+            f"before {level!r}; a list of names does not show which end is coarse (written fine to coarse, the finest "
+            f"totals would count as fixed and the Semi-DP figure would be too low). Give each level's number of "
+            f"units, coarse to fine, so the order is checked: geography = [{example}, ...]",
+        )
+    ]
 
 
 def _parse_value(text: str, column: str, noise: str) -> tuple[Fraction, Fraction | None] | str:
@@ -268,20 +428,39 @@ def read_measurements(spec: Spec, file: str, noise: str) -> tuple[list[Measureme
             )
             continue
         seen[ident] = lineno
-        out.append(Measurement(lineno, level, query, splits, value[0], value[1], _fixed(spec, level, splits)))
+        fixing = _fixing(spec, level, splits)
+        why = fixing.reason(level, geography_units(spec), geo) if fixing is not None else ""
+        out.append(
+            Measurement(
+                lineno,
+                level,
+                query,
+                splits,
+                value[0],
+                value[1],
+                fixing is not None,
+                why,
+                fixing.by_order if fixing else "",
+            )
+        )
     if not out and not probs:
         probs.append(Problem(KEY, f"{path}: no measurements"))
-    return out, probs
+    return out, probs + order_problems(spec, out)
 
 
 __all__ = [
     "GEOLEVEL_STANDIN_LEVELS",
     "Measurement",
     "attribute_features",
+    "Fixing",
     "clash_problems",
     "data_problems",
     "geography_names",
+    "geography_units",
     "measurements_path",
+    "omitted_key_problems",
+    "order_problems",
     "read_measurements",
+    "recode_map",
     "with_geography_features",
 ]
