@@ -88,7 +88,8 @@ def _convert_union(options: tuple[Any, ...], value: Any, key: str, probs: list[P
     for tp in options:
         if (dataclasses.is_dataclass(tp) and wanted is dict) or tp is wanted:
             return _convert(tp, value, key, probs)
-    names = " or ".join("a table" if dataclasses.is_dataclass(t) else f"a {t.__name__}" for t in options)
+    nouns = {str: "a string", int: "an integer", float: "a number", Fraction: "a number"}
+    names = " or ".join("a table" if dataclasses.is_dataclass(t) else nouns.get(t, str(t)) for t in options)
     probs.append(Problem(key, f"expected {names}, got {type(value).__name__} {value!r}"))
     return None
 
