@@ -66,7 +66,9 @@ class DataSpec:
 
     features: tuple[FeatureSpec, ...] = documented("The features; cells are their product, row-major.")
     adjacency: Literal["replace-one", "add-remove"] = documented(
-        "replace-one: bounded, Hamming, fixed n; add-remove: unbounded.", default="replace-one"
+        "replace-one: bounded, Hamming, fixed n; add-remove: unbounded. Default replace-one; required with "
+        "mechanism.measurements.",
+        default="replace-one",
     )
     records: Optional[int] = documented("Number of records n, where it matters.", default=None)
     table: Optional[tuple[int, ...]] = documented(
@@ -79,7 +81,8 @@ class DataSpec:
         default=None,
     )
     recodes: Optional[tuple[RecodeSpec, ...]] = documented(
-        "Recodes of features that measurement queries may name (extension).", default=None
+        "Recodes of features that measurement queries may name (extension): { name, of, map } or { name, of, bins }.",
+        default=None,
     )
 
 
