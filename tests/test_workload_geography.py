@@ -60,7 +60,7 @@ def test_reversed_persons_geography_is_refused(tmp_path: Path) -> None:
     spec = _persons(tmp_path, NAMES_ONLY, f"geography = {json.dumps(GEO[::-1])}")
     code, out, err = _run(spec, "--json")
     assert code == 2 and out == "" and "Traceback" not in err
-    assert "data.geography" in err and "State totals" in err
+    assert "data.geography" in err and "listed before 'State' (a level of invariant.margins)" in err
     for line, label in ((23, "County: total"), (34, "Tract: total"), (45, "Block_Group: total"), (56, "Block: total")):
         assert f"{label} (line {line})" in err
     assert "units" in err  # says how to fix it
@@ -274,3 +274,11 @@ def test_every_documented_workload_default_is_the_loaders(tmp_path: Path) -> Non
     assert re.search(r"^adjacency = .*\n", plain, flags=re.M)
     s = loads(re.sub(r"^adjacency = .*\n", "", plain, flags=re.M))
     assert s.data.adjacency == default.group(1)
+
+
+def test_the_text_report_caps_the_reasons(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from semidp.verify import workload_report
+
+    monkeypatch.setattr(workload_report, "FIXED_SHOWN", 1)
+    _, out, _ = _run(_toy(tmp_path, _units(TOY_GEO), TOY_ROWS))
+    assert out.count("  why fixed: ") == 2 and "  why fixed: 1 more, see fixed_why in the JSON" in out

@@ -144,6 +144,10 @@ def groups(spec: Spec, ms: Sequence[Measurement]) -> tuple[dict[str, list[Measur
     return per_attr, per_level
 
 
+#: Fixed measurements whose reason the text report prints (the JSON's ``workload.fixed_why`` has all).
+FIXED_SHOWN = 6
+
+
 @dataclass(frozen=True)
 class WorkloadSection:
     """The ``workload`` report section: the file, the fixed measurements, the worst pair, timings; text tables."""
@@ -186,9 +190,10 @@ class WorkloadSection:
         lines = [
             f"workload: {d['count']} measurements, {d['noise']} noise ({d['file']}); fixed by the invariant: {fixed}",
         ]
-        lines += [
-            f"  why fixed: {m}: its cells are unions of invariant cells ({why})" for m, why in d["fixed_why"].items()
-        ]
+        why = list(d["fixed_why"].items())
+        lines += [f"  why fixed: {m}: its cells are unions of invariant cells ({w})" for m, w in why[:FIXED_SHOWN]]
+        if len(why) > FIXED_SHOWN:
+            lines.append(f"  why fixed: {len(why) - FIXED_SHOWN} more, see fixed_why in the JSON")
         if "coarse" in report.effective.extra:
             c = report.effective.extra["coarse"]
             lines.append(

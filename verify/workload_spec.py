@@ -8,7 +8,14 @@ histogram query under replace-one, so :math:`\\sigma^2=1/\\rho` [CKS20, Prop. 5]
 
 This module reads and checks the file (each problem names the file, line and column) and turns
 it into :class:`~accountant.workload.WorkloadMeasurement` values; it also gives the loader the
-stand-in features for the geolevels an invariant names (:func:`with_geography_features`).
+stand-in features for the geolevels an invariant names (:func:`with_geography_features`), and
+checks ``data.geography`` (names, or ``{ name, units }`` whose counts must not decrease from coarse
+to fine) and ``data.recodes`` (``map``, or ``bins``: cut points on an ordinal feature).
+
+A measurement is *fixed* when its cells are unions of invariant cells (:class:`Fixing`). Whether a
+level is coarser than the invariant's is read from the geography's order; with names only that order
+is unchecked, so a measurement fixed only by it is refused (:func:`order_problems`): written fine to
+coarse, the finest totals would count as fixed and the Semi-DP figure would be too low.
 """
 
 from __future__ import annotations
@@ -327,8 +334,8 @@ def order_problems(spec: Spec, ms: list[Measurement]) -> list[Problem]:
     return [
         Problem(
             "data.geography",
-            f"{shown} would count as fixed by the invariant's {level} totals only because their level is listed "
-            f"before {level!r}; a list of names does not show which end is coarse (written fine to coarse, the finest "
+            f"{shown} would count as fixed by the invariant only because their level is listed before {level!r} "
+            f"(a level of invariant.margins); a list of names does not show which end is coarse (written fine to coarse, the finest "
             f"totals would count as fixed and the Semi-DP figure would be too low). Give each level's number of "
             f"units, coarse to fine, so the order is checked: geography = [{example}, ...]",
         )
@@ -438,9 +445,9 @@ def read_measurements(spec: Spec, file: str, noise: str) -> tuple[list[Measureme
                 splits,
                 value[0],
                 value[1],
-                fixing is not None,
-                why,
-                fixing.by_order if fixing else "",
+                fixed=fixing is not None,
+                fixed_by=why,
+                fixed_by_order=fixing.by_order if fixing else "",
             )
         )
     if not out and not probs:
@@ -450,9 +457,9 @@ def read_measurements(spec: Spec, file: str, noise: str) -> tuple[list[Measureme
 
 __all__ = [
     "GEOLEVEL_STANDIN_LEVELS",
+    "Fixing",
     "Measurement",
     "attribute_features",
-    "Fixing",
     "clash_problems",
     "data_problems",
     "geography_names",
