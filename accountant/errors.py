@@ -19,6 +19,10 @@ class InvalidArgument(ToolkitError, ValueError):
     """A function argument is out of its domain (names the argument and the domain)."""
 
 
+#: How many problems an error lists; the rest are counted (a file of a million bad rows is one short message).
+MAX_LISTED_PROBLEMS = 20
+
+
 class InvalidSpec(ToolkitError, ValueError):
     """A spec file is malformed; ``problems`` lists every problem found at once.
 
@@ -33,7 +37,9 @@ class InvalidSpec(ToolkitError, ValueError):
     def __init__(self, path: str, problems: list[str]) -> None:
         self.path = path
         self.problems = list(problems)
-        lines = "\n".join(f"  - {p}" for p in self.problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems[:MAX_LISTED_PROBLEMS])
+        if len(self.problems) > MAX_LISTED_PROBLEMS:
+            lines += f"\n  - ... and {len(self.problems) - MAX_LISTED_PROBLEMS} more problem(s), not listed"
         super().__init__(f"{path}: invalid spec ({len(self.problems)} problem(s)):\n{lines}")
 
 

@@ -14,6 +14,7 @@ import dataclasses
 import difflib
 import hashlib
 import tomllib
+import types
 import typing
 from fractions import Fraction
 from pathlib import Path
@@ -25,6 +26,8 @@ from semidp.verify.kinds.calibrated import postprocess_problems
 from semidp.verify.registry import REGISTRY, Problem, unknown_kind_problem
 from semidp.verify.spec import MechanismSpec, Spec, public_fields, strip_optional
 from semidp.verify.spec_checks import SHARED_CHECKS
+from semidp.verify.spec_files import SpecFileRefused, decode_text, read_regular
+from semidp.verify.spec_numbers import NumberRefused, exact_number
 from semidp.verify.workload_spec import clash_problems, with_geography_features
 
 
@@ -46,6 +49,20 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
             probs.append(Problem(key, f"{value!r} is not one of {list(allowed)}{hint}"))
             return None
         return value
+    if origin in (typing.Union, types.UnionType):  # e.g. a file name or a table: picked by the value's type
+        args = typing.get_args(tp)
+        table = next((a for a in args if dataclasses.is_dataclass(a)), None)
+        if isinstance(value, dict) and table is not None:
+            return _convert(table, value, key, probs)
+        if isinstance(value, str) and str in args:
+            return value
+        probs.append(Problem(key, f"expected {_union_noun(args)}, got {type(value).__name__} {_short(value)}"))
+        return None
+    if origin is dict:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            probs.append(Problem(key, f"expected a table of strings, got {_short(value)}"))
+            return None
+        return dict(value)
     if origin is tuple:
         inner = typing.get_args(tp)[0]
         if not isinstance(value, list):
@@ -53,13 +70,10 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
             return None
         return tuple(_convert(inner, v, f"{key}[{i}]", probs) for i, v in enumerate(value))
     if tp is Fraction:
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            probs.append(Problem(key, f"expected a number or an exact 'p/q' string, got {value!r}"))
-            return None
         try:
-            return Fraction(value) if not isinstance(value, str) else Fraction(value.strip())
-        except (ValueError, ZeroDivisionError, OverflowError):
-            probs.append(Problem(key, f"{value!r} is not a finite number or 'p/q' rational"))
+            return exact_number(value)
+        except NumberRefused as e:
+            probs.append(Problem(key, str(e)))
             return None
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -77,6 +91,17 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
             return None
         return value
     raise TypeError(f"unsupported spec field type {tp!r}")  # programming error, not bad input
+
+
+def _union_noun(args: tuple[Any, ...]) -> str:
+    return " or ".join(
+        "a table" if dataclasses.is_dataclass(a) else f"a {a.__name__}" for a in args if a is not type(None)
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _build_mechanism(value: Any, key: str, probs: list[Problem]) -> Any:
@@ -143,6 +168,8 @@ def loads(text: str, path: str = "<string>") -> Spec:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InvalidSpec(path, [f"not valid TOML: {e}"]) from None
+    except ValueError as e:  # an integer of more than 4300 digits (Python's int_max_str_digits)
+        raise InvalidSpec(path, [f"not valid TOML: {str(e)[:120]}"]) from None
     probs: list[Problem] = []
     spec = _build(Spec, raw, "", probs)
     if spec is not None and spec.data is not None:
@@ -179,11 +206,10 @@ def load(path: str | Path) -> Spec:
     >>> s.mechanism.guarantee.zcdp
     Fraction(1, 2)
     """
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InvalidSpec(str(path), [f"cannot read the file: {e.strerror}"]) from None
+        text = decode_text(read_regular(Path(path), "spec", str(path)), "spec", str(path))
+    except SpecFileRefused as e:
+        raise InvalidSpec(str(path), [f"cannot read the file: {e.why}"]) from None
     return loads(text, str(path))
 
 

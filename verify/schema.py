@@ -11,6 +11,7 @@ asserts the committed file equals the generated one, so it is never edited by ha
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from fractions import Fraction
 from typing import Any, Literal
@@ -31,6 +32,10 @@ def _type_schema(tp: Any) -> dict[str, Any]:
         return _object_schema(tp)
     if origin is Literal:
         return {"enum": list(typing.get_args(tp))}
+    if origin in (typing.Union, types.UnionType):
+        return {"anyOf": [_type_schema(a) for a in typing.get_args(tp) if a is not type(None)]}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": _type_schema(typing.get_args(tp)[1])}
     if origin is tuple:
         return {"type": "array", "items": _type_schema(typing.get_args(tp)[0])}
     if tp is Fraction:

@@ -9,8 +9,13 @@ from __future__ import annotations
 import difflib
 import re
 
+from semidp.accountant.errors import format_size
 from semidp.verify.registry import Problem
 from semidp.verify.spec import SPEC_VERSION, GuaranteeSpec, Spec, cell_count
+
+#: The most cells a data space may have (the product of the features' levels): 2^53, an array index and an exact
+#: float. A kind that builds arrays over the cells checks its own, smaller, size first.
+MAX_CELLS = 2**53
 
 
 def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
@@ -64,6 +69,14 @@ def data_problems(spec: Spec) -> list[Problem]:
     if dup:
         probs.append(Problem("data.features", f"feature names must be unique; repeated {dup}"))
     cells = cell_count(spec)
+    if cells > MAX_CELLS:
+        probs.append(
+            Problem(
+                "data.features",
+                f"the data space has {format_size(cells)} cells (the product of the levels); at most 2^53 = "
+                f"{format_size(MAX_CELLS)} (an array index and an exact float)",
+            )
+        )
     if d.records is not None and d.records < 0:
         probs.append(Problem("data.records", f"must be >= 0, got {d.records}"))
     if d.table is not None:
