@@ -103,19 +103,20 @@ def resolve(spec_path: str, key: str, name: str) -> Path:
     return target
 
 
-def read_bytes(spec_path: str, key: str, name: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+def read_bytes(spec_path: str, key: str, name: str, *, max_bytes: int | None = None) -> bytes:
     """The content of the regular file named by spec key ``key`` (:func:`resolve`, :func:`read_regular`)."""
     return read_regular(resolve(spec_path, key, name), key, name, max_bytes=max_bytes)
 
 
-def read_regular(target: Path, key: str, name: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
-    """The content of ``target`` if it is a regular file of at most ``max_bytes`` bytes (no confinement: for a
+def read_regular(target: Path, key: str, name: str, *, max_bytes: int | None = None) -> bytes:
+    """The content of ``target`` if it is a regular file of at most ``max_bytes`` bytes (default :data:`MAX_FILE_BYTES`; no confinement: for a
     file the user named, such as the spec itself; spec keys go through :func:`read_bytes`).
 
     The type is checked before opening (opening a device or a FIFO can act or block), the file is opened
     without following a final symlink and without blocking, and type and size are checked again on the open
     descriptor. Raises :class:`SpecFileRefused` naming ``key`` and ``name``.
     """
+    limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
     try:
         mode = os.stat(target).st_mode
     except OSError as e:
@@ -132,14 +133,14 @@ def read_regular(target: Path, key: str, name: str, *, max_bytes: int = MAX_FILE
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise SpecFileRefused(key, name, f"not a regular file ({_file_type(st.st_mode)})")
-        if st.st_size > max_bytes:
-            raise SpecFileRefused(key, name, f"{st.st_size} bytes; the limit is {max_bytes} bytes")
+        if st.st_size > limit:
+            raise SpecFileRefused(key, name, f"{st.st_size} bytes; the limit is {limit} bytes")
         try:
-            data = f.read(max_bytes + 1)
+            data = f.read(limit + 1)
         except OSError as e:
             raise SpecFileRefused(key, name, f"cannot be read: {e.strerror or type(e).__name__}") from None
-    if len(data) > max_bytes:
-        raise SpecFileRefused(key, name, f"more than {max_bytes} bytes; the limit")
+    if len(data) > limit:
+        raise SpecFileRefused(key, name, f"more than {limit} bytes, the limit")
     return data
 
 
@@ -153,7 +154,7 @@ def decode_text(data: bytes, key: str, name: str) -> str:
         raise SpecFileRefused(key, name, f"line {line}, byte {e.start}: not UTF-8 text (save it as UTF-8)") from None
 
 
-def read_text(spec_path: str, key: str, name: str, *, max_bytes: int = MAX_FILE_BYTES) -> str:
+def read_text(spec_path: str, key: str, name: str, *, max_bytes: int | None = None) -> str:
     """:func:`read_bytes` decoded by :func:`decode_text`."""
     return decode_text(read_bytes(spec_path, key, name, max_bytes=max_bytes), key, name)
 

@@ -149,7 +149,7 @@ def test_a_cell_is_shown_only_as_a_short_escaped_excerpt(tmp_path: Path) -> None
     assert code == 2 and KEY in text
     assert SECRET not in text and "\x1b" not in text and "\x07" not in text
     # the table form reads the same file: its unnamed column is ignored, the cells still excerpted
-    table = f'{{ file = "m.csv", columns = {{ rho = "rho" }} }}'
+    table = '{ file = "m.csv", columns = { rho = "rho" } }'
     (folder / "spec.toml").write_text(UNITS_SPEC.read_text().replace('"census-2020-pl94-units-us.csv"', table))
     code, text = _check_with_junit(folder / "spec.toml", tmp_path / "j2.xml")
     assert code == 2 and "line 2, column 'geolevel'" in text
