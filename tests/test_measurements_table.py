@@ -143,7 +143,7 @@ def _copy_table_spec(tmp_path: Path, csv_text: str, table: str) -> Path:
 
 
 PUBLISHED = """release,level,what,rho(exact),rho,notes
-A,US,detailed,1/10,0.1,first
+A,US,detailed,1/3,0.333,first (the rounded column differs: it is not the one named)
 A,State,detailed,1/5,0.2,"second, with a comma"
 B,US,detailed,7/10,0.7,other release
 A,County,detailed,1/20,0.05,
@@ -156,7 +156,7 @@ def test_the_table_form_reads_named_columns_and_filtered_rows(tmp_path: Path) ->
     assert code != 2, err
     r = json.loads(out)
     assert [(m["line"], m["geolevel"]) for m in r["measurements"]] == [(2, "US"), (3, "State"), (5, "County")]
-    assert Fraction(r["advertised"]["rho_exact"]) == Fraction(1, 10) + Fraction(1, 5) + Fraction(1, 20)
+    assert Fraction(r["advertised"]["rho_exact"]) == Fraction(1, 3) + Fraction(1, 5) + Fraction(1, 20)
     assert r["workload"]["file"] == "m.csv"
 
 
