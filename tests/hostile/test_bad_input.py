@@ -151,3 +151,11 @@ def test_a_data_space_too_large_for_an_array_is_a_located_input_error(tmp_path: 
     code, text = _cli(spec)
     assert code == 2 and "internal error" not in text
     assert "data.features: the data space has 1e+24 cells" in text
+
+
+def test_a_count_beyond_an_int64_is_a_located_input_error(tmp_path: Path) -> None:
+    """A ``data.table`` count of 10^30 was cast to int64: "internal error: OverflowError"."""
+    spec = _spec(tmp_path, MINIMAL.replace("levels = 3 }]", "levels = 3 }]\ntable = [" + "1" + "0" * 30 + ", 0, 0]"))
+    code, text = _cli(spec)
+    assert code == 2 and "internal error" not in text
+    assert "data.table: counts must be at most 2^53" in text
