@@ -74,10 +74,21 @@ def exact_number(value: object) -> Fraction:
             v = Fraction(value)
         except (ValueError, OverflowError):
             raise NumberRefused(f"{value!r} is not a finite number") from None
-    if v != 0 and not MAGNITUDE_RANGE[0] <= abs(v) <= MAGNITUDE_RANGE[1]:
+    if v != 0 and not _in_range(v):
         lo, hi = (float(x) for x in MAGNITUDE_RANGE)
         raise NumberRefused(f"{_short(value)} is out of range: a nonzero magnitude must lie in [{lo:g}, {hi:g}]")
     return v
+
+
+def _in_range(v: Fraction) -> bool:
+    """``MAGNITUDE_RANGE[0] <= |v| <= MAGNITUDE_RANGE[1]``, by a float compare when the float is well inside."""
+    try:
+        f = abs(v.numerator / v.denominator)  # correctly rounded; OverflowError beyond the float range
+    except OverflowError:
+        return False
+    if 1e-299 <= f <= 1e299:
+        return True
+    return MAGNITUDE_RANGE[0] <= abs(v) <= MAGNITUDE_RANGE[1]  # near an end: exactly
 
 
 def _short(value: object) -> str:

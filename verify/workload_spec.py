@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import difflib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -34,6 +35,9 @@ GEOLEVEL_STANDIN_LEVELS = 2
 
 KEY = "mechanism.measurements"
 VALUE_COLUMNS = ("rho", "sigma2", "scale")
+#: How many distinct value cells one read remembers (a published file repeats a few values; a hostile one
+#: of a million distinct cells must not hold them all).
+VALUE_CACHE = 10_000
 #: Accepted range of a noise parameter (sigma^2, or the Laplace scale): its float must be normal and finite.
 SCALE_RANGE = (1e-300, 1e300)
 
@@ -189,7 +193,8 @@ def _parse_value(text: str, column: str, noise: str) -> tuple[Fraction, Fraction
         return str(e)  # shows at most a short escaped excerpt
     if v <= 0:
         return f"must be > 0, got {excerpt(text)}"
-    if not SCALE_RANGE[0] <= (1 / v if column == "rho" else v) <= SCALE_RANGE[1]:
+    fv = float(v)  # within [1e-300, 1e300] (exact_number): a float compare is enough and fast
+    if not SCALE_RANGE[0] <= (1 / fv if column == "rho" else fv) <= SCALE_RANGE[1]:
         noun = "sigma^2 = 1/rho" if column == "rho" else column
         return f"{excerpt(text)} is out of range: {noun} must lie in [{SCALE_RANGE[0]:g}, {SCALE_RANGE[1]:g}]"
     if column == "rho":
@@ -245,17 +250,16 @@ def measurements_path(spec: Spec, file: str) -> Path:
     return spec_folder(spec.path) / file
 
 
-def _rows(text: str) -> list[tuple[int, list[str] | None]]:
-    """Every row with its line number (a row the CSV reader refuses: ``None``); blank and ``#`` lines skipped."""
-    out: list[tuple[int, list[str] | None]] = []
+def _rows(text: str) -> Iterator[tuple[int, list[str] | None]]:
+    """Every row with its line number (a row the CSV reader refuses: ``None``); blank and ``#`` lines skipped.
+    A generator: a file of a million rows is never held as a million lists."""
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            out.append((n, next(csv.reader([line]))))
+            yield n, next(csv.reader([line]))
         except csv.Error:  # a NUL byte, a field beyond the reader's size limit
-            out.append((n, None))
-    return out
+            yield n, None
 
 
 def _columns(header: list[str], measurements: MeasurementsKey, where: str) -> tuple[dict[str, int], str, list[Problem]]:
@@ -323,9 +327,10 @@ def read_measurements(spec: Spec, measurements: MeasurementsKey, noise: str) -> 
     except SpecFileRefused as e:
         return [], [Problem(e.key, f"file {excerpt(file)}: {e.why}")]
     rows = _rows(text)
-    if not rows:
+    first = next(rows, None)
+    if first is None:
         return [], [Problem(KEY, f"{path}: empty file; expected a header geolevel,query,rho")]
-    head_line, head_row = rows[0]
+    head_line, head_row = first
     where = f"{path}, line {head_line}"
     if head_row is None:
         return [], [Problem(KEY, f"{where}: not a CSV row (a NUL byte or an oversized field)")]
@@ -340,7 +345,7 @@ def read_measurements(spec: Spec, measurements: MeasurementsKey, noise: str) -> 
             probs.append(Problem(f"{KEY}.where", f"{where}, column {excerpt(name)}: missing column"))
     if probs:
         return [], probs
-    geo = geography_names(spec)
+    geo = list(geography_names(spec))
     out: list[Measurement] = []
     seen: dict[tuple[str, frozenset[str], str], int] = {}
     more = 0  # problems beyond MAX_LISTED_PROBLEMS: counted, not listed
@@ -352,8 +357,11 @@ def read_measurements(spec: Spec, measurements: MeasurementsKey, noise: str) -> 
         else:
             more += 1
 
+    split_of: dict[str, frozenset[str] | str] = {}  # the file repeats its queries and values: parse each once
+    value_of: dict[str, tuple[Fraction, Fraction | None] | str] = {}
+
     selected = 0
-    for lineno, row in rows[1:]:
+    for lineno, row in rows:
         at = f"{path}, line {lineno}"
         if row is None:
             problem(f"{at}: not a CSV row (a NUL byte or an oversized field)")
@@ -368,14 +376,19 @@ def read_measurements(spec: Spec, measurements: MeasurementsKey, noise: str) -> 
         query = row[col["query"]].strip()
         bad = False
         if level not in geo:
-            problem(
-                f"{at}, column {_shown(measurements, 'geolevel')}: {excerpt(level)} is not in data.geography {list(geo)}"
-            )
+            problem(f"{at}, column {_shown(measurements, 'geolevel')}: {excerpt(level)} is not in data.geography {geo}")
             bad = True
-        splits = _splits(spec, query)
+        splits = split_of.get(query)
+        if splits is None:
+            splits = split_of[query] = _splits(spec, query)
         if isinstance(splits, str):
             problem(f"{at}, column {_shown(measurements, 'query')}: {splits}")
-        value = _parse_value(row[col[value_col]], value_col, noise)
+        cell = row[col[value_col]]
+        value = value_of.get(cell)
+        if value is None:
+            value = _parse_value(cell, value_col, noise)
+            if len(value_of) < VALUE_CACHE:
+                value_of[cell] = value
         if isinstance(value, str):
             problem(f"{at}, column {_shown(measurements, value_col)}: {value}")
         if bad or isinstance(splits, str) or isinstance(value, str):
