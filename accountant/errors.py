@@ -19,6 +19,11 @@ class InvalidArgument(ToolkitError, ValueError):
     """A function argument is out of its domain (names the argument and the domain)."""
 
 
+#: How many problems an error lists (one more is listed rather than counted); the rest are counted: a file
+#: of a million bad rows is one short message.
+MAX_LISTED_PROBLEMS = 20
+
+
 class InvalidSpec(ToolkitError, ValueError):
     """A spec file is malformed; ``problems`` lists every problem found at once.
 
@@ -33,7 +38,10 @@ class InvalidSpec(ToolkitError, ValueError):
     def __init__(self, path: str, problems: list[str]) -> None:
         self.path = path
         self.problems = list(problems)
-        lines = "\n".join(f"  - {p}" for p in self.problems)
+        shown = self.problems if len(self.problems) <= MAX_LISTED_PROBLEMS + 1 else self.problems[:MAX_LISTED_PROBLEMS]
+        lines = "\n".join(f"  - {p}" for p in shown)
+        if len(shown) < len(self.problems):
+            lines += f"\n  - ... and {len(self.problems) - len(shown)} more problem(s), not listed"
         super().__init__(f"{path}: invalid spec ({len(self.problems)} problem(s)):\n{lines}")
 
 

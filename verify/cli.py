@@ -70,6 +70,12 @@ def _common(a: argparse.ArgumentParser) -> None:
         action="store_true",
         help="allow specs to import and run the code they name (mechanism.kind = 'implementation')",
     )
+    a.add_argument(
+        "--files-root",
+        metavar="DIR",
+        help="files named by specs (measurements, recorded samples) may lie anywhere under DIR; default: "
+        "inside each spec's folder",
+    )
     a.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     a.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     a.add_argument(
@@ -122,6 +128,7 @@ def _options(args: argparse.Namespace) -> JobOptions:
         time_limit=args.time_limit,
         out=Path(args.out) if getattr(args, "out", None) else None,
         allow_code=bool(getattr(args, "allow_code", False)),
+        files_root=getattr(args, "files_root", None),
     )
 
 

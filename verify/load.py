@@ -26,6 +26,8 @@ from semidp.verify.kinds.calibrated import postprocess_problems
 from semidp.verify.registry import REGISTRY, Problem, unknown_kind_problem
 from semidp.verify.spec import MechanismSpec, Spec, public_fields, strip_optional
 from semidp.verify.spec_checks import SHARED_CHECKS
+from semidp.verify.spec_files import SpecFileRefused, decode_text, read_regular
+from semidp.verify.spec_numbers import NumberRefused, exact_number
 from semidp.verify.workload_spec import clash_problems, omitted_key_problems, with_geography_features
 
 
@@ -34,8 +36,6 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
     origin = typing.get_origin(tp)
     if tp is MechanismSpec:
         return _build_mechanism(value, key, probs)
-    if origin in (typing.Union, types.UnionType):
-        return _convert_union(typing.get_args(tp), value, key, probs)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             probs.append(Problem(key, f"expected a table, got {type(value).__name__} {value!r}"))
@@ -49,6 +49,20 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
             probs.append(Problem(key, f"{value!r} is not one of {list(allowed)}{hint}"))
             return None
         return value
+    if origin in (typing.Union, types.UnionType):  # e.g. a file name or a table: picked by the value's type
+        args = typing.get_args(tp)
+        table = next((a for a in args if dataclasses.is_dataclass(a)), None)
+        if isinstance(value, dict) and table is not None:
+            return _convert(table, value, key, probs)
+        if isinstance(value, str) and str in args:
+            return value
+        probs.append(Problem(key, f"expected {_union_noun(args)}, got {type(value).__name__} {_short(value)}"))
+        return None
+    if origin is dict:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            probs.append(Problem(key, f"expected a table of strings, got {_short(value)}"))
+            return None
+        return dict(value)
     if origin is tuple:
         inner = typing.get_args(tp)[0]
         if not isinstance(value, list):
@@ -56,13 +70,10 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
             return None
         return tuple(_convert(inner, v, f"{key}[{i}]", probs) for i, v in enumerate(value))
     if tp is Fraction:
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            probs.append(Problem(key, f"expected a number or an exact 'p/q' string, got {value!r}"))
-            return None
         try:
-            return Fraction(value) if not isinstance(value, str) else Fraction(value.strip())
-        except (ValueError, ZeroDivisionError, OverflowError):
-            probs.append(Problem(key, f"{value!r} is not a finite number or 'p/q' rational"))
+            return exact_number(value)
+        except NumberRefused as e:
+            probs.append(Problem(key, str(e)))
             return None
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -82,16 +93,15 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
     raise TypeError(f"unsupported spec field type {tp!r}")  # programming error, not bad input
 
 
-def _convert_union(options: tuple[Any, ...], value: Any, key: str, probs: list[Problem]) -> Any:
-    """``str | <table>``: the option matching the TOML value's type (a table picks the dataclass)."""
-    wanted = dict if isinstance(value, dict) else type(value)
-    for tp in options:
-        if (dataclasses.is_dataclass(tp) and wanted is dict) or tp is wanted:
-            return _convert(tp, value, key, probs)
-    nouns = {str: "a string", int: "an integer", float: "a number", Fraction: "a number"}
-    names = " or ".join("a table" if dataclasses.is_dataclass(t) else nouns.get(t, str(t)) for t in options)
-    probs.append(Problem(key, f"expected {names}, got {type(value).__name__} {value!r}"))
-    return None
+def _union_noun(args: tuple[Any, ...]) -> str:
+    return " or ".join(
+        "a table" if dataclasses.is_dataclass(a) else f"a {a.__name__}" for a in args if a is not type(None)
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _build_mechanism(value: Any, key: str, probs: list[Problem]) -> Any:
@@ -158,6 +168,8 @@ def loads(text: str, path: str = "<string>") -> Spec:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InvalidSpec(path, [f"not valid TOML: {e}"]) from None
+    except ValueError as e:  # an integer of more than 4300 digits (Python's int_max_str_digits)
+        raise InvalidSpec(path, [f"not valid TOML: {str(e)[:120]}"]) from None
     probs: list[Problem] = []
     spec = _build(Spec, raw, "", probs)
     if spec is not None and spec.data is not None:
@@ -194,11 +206,10 @@ def load(path: str | Path) -> Spec:
     >>> s.mechanism.guarantee.zcdp
     Fraction(1, 2)
     """
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InvalidSpec(str(path), [f"cannot read the file: {e.strerror}"]) from None
+        text = decode_text(read_regular(Path(path), "spec", str(path)), "spec", str(path))
+    except SpecFileRefused as e:
+        raise InvalidSpec(str(path), [f"cannot read the file: {e.why}"]) from None
     return loads(text, str(path))
 
 

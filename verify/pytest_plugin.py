@@ -32,6 +32,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--semidp-time-limit", type=float, default=60.0, metavar="SECONDS", help="budget per spec")
     group.addoption("--semidp-seed", type=int, default=None, metavar="N", help="seed of sampling-based checks")
     group.addoption("--semidp-allow-code", action="store_true", help="specs may import the code they name")
+    group.addoption("--semidp-files-root", metavar="DIR", help="files named by specs may lie anywhere under DIR")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -43,6 +44,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def _looks_like_spec(path: Path) -> bool:
+    if not path.is_file():  # a FIFO or a device named *.toml: never opened (opening a FIFO blocks)
+        return False
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -80,6 +83,7 @@ class SpecItem(pytest.Item):
             seed=cfg.getoption("--semidp-seed"),
             time_limit=cfg.getoption("--semidp-time-limit"),
             allow_code=bool(cfg.getoption("--semidp-allow-code")),
+            files_root=cfg.getoption("--semidp-files-root"),
         )
         baseline_opt = cfg.getoption("--semidp-baseline")
         base: dict[str, Any] | None = None

@@ -28,12 +28,14 @@ def _type_schema(tp: Any) -> dict[str, Any]:
     origin = typing.get_origin(tp)
     if tp is MechanismSpec:
         return _mechanism_schema()
-    if origin in (typing.Union, types.UnionType):
-        return {"anyOf": [_type_schema(t) for t in typing.get_args(tp)]}
     if dataclasses.is_dataclass(tp):
         return _object_schema(tp)
     if origin is Literal:
         return {"enum": list(typing.get_args(tp))}
+    if origin in (typing.Union, types.UnionType):
+        return {"anyOf": [_type_schema(a) for a in typing.get_args(tp) if a is not type(None)]}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": _type_schema(typing.get_args(tp)[1])}
     if origin is tuple:
         return {"type": "array", "items": _type_schema(typing.get_args(tp)[0])}
     if tp is Fraction:

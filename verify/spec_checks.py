@@ -9,8 +9,15 @@ from __future__ import annotations
 import difflib
 import re
 
+from semidp.accountant.errors import format_size
 from semidp.verify.registry import Problem
 from semidp.verify.spec import SPEC_VERSION, GuaranteeSpec, Spec, cell_count
+
+#: The most cells a data space may have (the product of the features' levels): 2^53, an array index and an exact
+#: float. A kind that builds arrays over the cells checks its own, smaller, size first.
+MAX_CELLS = 2**53
+#: The largest count in ``data.table`` and ``data.records`` (2^53: exact as a float, and an int64).
+MAX_COUNT = 2**53
 
 
 def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
@@ -64,13 +71,23 @@ def data_problems(spec: Spec) -> list[Problem]:
     if dup:
         probs.append(Problem("data.features", f"feature names must be unique; repeated {dup}"))
     cells = cell_count(spec)
-    if d.records is not None and d.records < 0:
-        probs.append(Problem("data.records", f"must be >= 0, got {d.records}"))
+    if cells > MAX_CELLS:
+        probs.append(
+            Problem(
+                "data.features",
+                f"the data space has {format_size(cells)} cells (the product of the levels); at most 2^53 = "
+                f"{format_size(MAX_CELLS)} (an array index and an exact float)",
+            )
+        )
+    if d.records is not None and not 0 <= d.records <= MAX_COUNT:
+        probs.append(Problem("data.records", f"must be in [0, 2^53], got {format_size(d.records)}"))
     if d.table is not None:
         if len(d.table) != cells:
             probs.append(Problem("data.table", f"has {len(d.table)} counts; the feature product has {cells} cells"))
         if any(c < 0 for c in d.table):
             probs.append(Problem("data.table", "counts must be >= 0"))
+        if any(c > MAX_COUNT for c in d.table):
+            probs.append(Problem("data.table", f"counts must be at most 2^53 = {MAX_COUNT}"))
         if d.records is not None and sum(d.table) != d.records:
             probs.append(Problem("data.records", f"is {d.records} but data.table sums to {sum(d.table)}"))
     return probs

@@ -23,6 +23,7 @@ from semidp.verify.render import render_markdown
 from semidp.verify.report import Report
 from semidp.verify.runner import Audit, audit
 from semidp.verify.spec import Spec
+from semidp.verify.spec_files import files_root
 from semidp.verify.spec_values import guarantee_of
 from semidp.verify.supervisor import Supervised, supervise
 
@@ -39,6 +40,8 @@ class JobOptions:
     """``--allow-code``: a spec may import the code it names."""
     scheduler: str | None = None
     """A Dask scheduler address for the spec's batches (one spec on a cluster)."""
+    files_root: str | None = None
+    """``--files-root DIR``: files named by the spec may lie anywhere under DIR (default: the spec's folder)."""
 
 
 class OutputError(ToolkitError):
@@ -48,11 +51,12 @@ class OutputError(ToolkitError):
 def audit_spec(path: str, opts: JobOptions) -> Report:
     """Load, audit and (with ``opts.out``) write one spec; in the calling process."""
     stage(f"{path}: loading")
-    spec = load(path)
-    stage(f"{spec.name}: auditing (mechanism.kind = {spec.mechanism.kind!r}, --time-limit {opts.time_limit:g} s)")
-    result = audit(
-        spec, seed=opts.seed, time_limit=opts.time_limit, allow_code=opts.allow_code, scheduler=opts.scheduler
-    )
+    with files_root(opts.files_root):  # the files the spec names are read inside it (verify.spec_files)
+        spec = load(path)
+        stage(f"{spec.name}: auditing (mechanism.kind = {spec.mechanism.kind!r}, --time-limit {opts.time_limit:g} s)")
+        result = audit(
+            spec, seed=opts.seed, time_limit=opts.time_limit, allow_code=opts.allow_code, scheduler=opts.scheduler
+        )
     if opts.out is None:
         return result.typed
     stage(f"{spec.name}: writing {opts.out}")

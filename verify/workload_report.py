@@ -41,7 +41,14 @@ from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.display import fmt_up
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
 from semidp.verify.spec import Spec
-from semidp.verify.workload_spec import Measurement, attribute_features, geography_names, read_measurements
+from semidp.verify.workload_spec import (
+    Measurement,
+    MeasurementsKey,
+    attribute_features,
+    geography_names,
+    measurements_file,
+    read_measurements,
+)
 
 JSON = dict[str, Any]
 
@@ -306,7 +313,7 @@ def _breakdowns(
 TIME_SKIP = "not composed: the --time-limit budget ran out first; the zCDP values are upper bounds"
 
 
-def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
+def workload_result(ctx: Context, file: MeasurementsKey, noise: str) -> KindResult:
     """The kind result of a published workload (see the module docstring)."""
     start = time.monotonic()
     spec, rel, inv, deltas = ctx.spec, ctx.relation, ctx.invariant, ctx.deltas
@@ -334,7 +341,7 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
     claim: Outcome | None = None
     claim_bounds: Bounds | None = None
     section: JSON = {
-        "file": file,
+        "file": measurements_file(file),
         "noise": noise,
         "count": len(ms),
         "delta": deltas[0],

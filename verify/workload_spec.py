@@ -23,13 +23,18 @@ from __future__ import annotations
 import csv
 import dataclasses
 import difflib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Optional, Union
 
+from semidp.accountant.errors import MAX_LISTED_PROBLEMS
 from semidp.accountant.workload import GAUSSIAN_NOISES, WorkloadMeasurement
 from semidp.verify.registry import Problem
-from semidp.verify.spec import FeatureSpec, GeolevelSpec, RecodeSpec, Spec
+from semidp.verify.spec import FeatureSpec, GeolevelSpec, RecodeSpec, Spec, documented
+from semidp.verify.spec_files import SpecFileRefused, excerpt, read_text, spec_folder
+from semidp.verify.spec_numbers import NumberRefused, exact_number
 
 #: Levels of the stand-in feature of a geolevel named by the invariant: a(t) under a partition
 #: invariant does not depend on the number of its parts once there are two.
@@ -37,6 +42,9 @@ GEOLEVEL_STANDIN_LEVELS = 2
 
 KEY = "mechanism.measurements"
 VALUE_COLUMNS = ("rho", "sigma2", "scale")
+#: How many distinct value cells one read remembers (a published file repeats a few values; a hostile one
+#: of a million distinct cells must not hold them all).
+VALUE_CACHE = 10_000
 #: Accepted range of a noise parameter (sigma^2, or the Laplace scale): its float must be normal and finite.
 SCALE_RANGE = (1e-300, 1e300)
 
@@ -259,7 +267,7 @@ def _splits(spec: Spec, query: str) -> frozenset[str] | str:
         elif n in recodes:
             out.add(recodes[n])
         else:
-            return f"unknown feature or recode {n!r} (known: total, detailed, {sorted([*feats, *recodes])})"
+            return f"unknown feature or recode {excerpt(n)} (known: total, detailed, {sorted([*feats, *recodes])})"
     return frozenset(out)
 
 
@@ -343,16 +351,19 @@ def order_problems(spec: Spec, ms: list[Measurement]) -> list[Problem]:
 
 
 def _parse_value(text: str, column: str, noise: str) -> tuple[Fraction, Fraction | None] | str:
-    """``(scale, rho)`` from a value cell, or the problem text."""
+    """``(scale, rho)`` from a value cell, or the problem text (the cell shown as a short escaped excerpt)."""
     try:
-        v = Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        return f"{text!r} is not a number or an exact 'p/q' rational"
+        v = exact_number(text)  # length and exponent checked before any arithmetic
+    except NumberRefused as e:
+        if e.syntax:
+            return f"{excerpt(text)} is not a number or an exact 'p/q' rational"
+        return str(e)  # shows at most a short escaped excerpt
     if v <= 0:
-        return f"must be > 0, got {text!r}"
-    if not SCALE_RANGE[0] <= (1 / v if column == "rho" else v) <= SCALE_RANGE[1]:
+        return f"must be > 0, got {excerpt(text)}"
+    fv = float(v)  # within [1e-300, 1e300] (exact_number): a float compare is enough and fast
+    if not SCALE_RANGE[0] <= (1 / fv if column == "rho" else fv) <= SCALE_RANGE[1]:
         noun = "sigma^2 = 1/rho" if column == "rho" else column
-        return f"{text!r} is out of range: {noun} must lie in [{SCALE_RANGE[0]:g}, {SCALE_RANGE[1]:g}]"
+        return f"{excerpt(text)} is out of range: {noun} must lie in [{SCALE_RANGE[0]:g}, {SCALE_RANGE[1]:g}]"
     if column == "rho":
         if noise not in GAUSSIAN_NOISES:
             return f"a rho column needs Gaussian noise; with noise = {noise!r} give the scale (column 'scale')"
@@ -364,79 +375,200 @@ def _parse_value(text: str, column: str, noise: str) -> tuple[Fraction, Fraction
     return v, None
 
 
+@dataclass(frozen=True)
+class MeasurementColumns:
+    """``columns`` of a measurements table: which of the file's columns hold what (the others are ignored)."""
+
+    geolevel: str = documented("The column of geolevel names.", default="geolevel")
+    query: str = documented("The column of queries.", default="query")
+    rho: Optional[str] = documented(
+        "The column of rho (zCDP per query; Gaussian noise), e.g. 'rho(exact)'.", default=None
+    )
+    sigma2: Optional[str] = documented("The column of the Gaussian noise variance per cell.", default=None)
+    scale: Optional[str] = documented("The column of the Laplace scale per cell.", default=None)
+
+
+@dataclass(frozen=True)
+class MeasurementsTable:
+    """``measurements`` as a table: the publisher's CSV file as it is, its columns named, its rows filtered."""
+
+    file: str = documented("The CSV file, relative to the spec (inside its folder).")
+    columns: MeasurementColumns = documented(
+        "Which columns hold geolevel, query and the noise (exactly one of rho, sigma2, scale; without one, the "
+        "column literally named rho, sigma2 or scale). Columns not named are ignored.",
+        default_factory=MeasurementColumns,
+    )
+    where: Optional[dict[str, str]] = documented(
+        "Keep only the rows whose named columns equal these values, e.g. { strategy = '...' }.", default=None
+    )
+
+
+MeasurementsKey = Union[str, MeasurementsTable]
+"""``mechanism.measurements``: a file name (string form) or a :class:`MeasurementsTable`."""
+
+
+def measurements_file(measurements: MeasurementsKey) -> str:
+    """The file name of either form of ``mechanism.measurements``."""
+    return measurements if isinstance(measurements, str) else measurements.file
+
+
 def measurements_path(spec: Spec, file: str) -> Path:
-    """The measurements file, relative to the spec's directory."""
-    base = Path(spec.path).parent if spec.path not in ("", "<string>") else Path(".")
-    return base / file
+    """The measurements file as shown in messages: relative to the spec's folder (read by :mod:`verify.spec_files`)."""
+    return spec_folder(spec.path) / file
 
 
-def read_measurements(spec: Spec, file: str, noise: str) -> tuple[list[Measurement], list[Problem]]:
-    """Read and check the measurements file; every problem names the file, line and column."""
-    path = measurements_path(spec, file)
+def _rows(text: str) -> Iterator[tuple[int, list[str] | None]]:
+    """Every row with its line number (a row the CSV reader refuses: ``None``); blank and ``#`` lines skipped.
+    A generator: a file of a million rows is never held as a million lists."""
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            yield n, next(csv.reader([line]))
+        except csv.Error:  # a NUL byte, a field beyond the reader's size limit
+            yield n, None
+
+
+def _columns(header: list[str], measurements: MeasurementsKey, where: str) -> tuple[dict[str, int], str, list[Problem]]:
+    """``({role: index}, value column role, problems)`` of the header row, in either form."""
     probs: list[Problem] = []
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Excel's "CSV UTF-8") is not a column
-    except OSError as e:
-        return [], [Problem(KEY, f"cannot read {str(path)!r}: {e.strerror}")]
-    lines = text.splitlines()
-    # every row with its line number; blank rows and '#' comment lines are skipped
-    rows = [
-        (n, next(csv.reader([line])))
-        for n, line in enumerate(lines, start=1)
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not rows:
-        return [], [Problem(KEY, f"{path}: empty file; expected a header geolevel,query,rho")]
-    head_line, head_row = rows[0]
-    header = [h.strip() for h in head_row]
-    value_cols = [c for c in header if c in VALUE_COLUMNS]
-    unknown = [c for c in header if c not in ("geolevel", "query", *VALUE_COLUMNS)]
-    where = f"{path}, line {head_line}"
-    if unknown:
-        probs.append(
-            Problem(
-                KEY, f"{where}: unknown column(s) {unknown}; expected geolevel, query and one of rho, sigma2, scale"
+    if isinstance(measurements, str):
+        value_cols = [c for c in header if c in VALUE_COLUMNS]
+        unknown = [excerpt(c) for c in header if c not in ("geolevel", "query", *VALUE_COLUMNS)]
+        if unknown:
+            probs.append(
+                Problem(
+                    KEY,
+                    f"{where}: unknown column(s) {', '.join(unknown[:MAX_LISTED_PROBLEMS])}; expected geolevel, "
+                    "query and one of rho, sigma2, scale (the table form { file, columns } ignores other columns)",
+                )
             )
-        )
-    for c in ("geolevel", "query"):
-        if c not in header:
-            probs.append(Problem(KEY, f"{where}: missing column {c!r}"))
-    if len(value_cols) != 1:
-        probs.append(Problem(KEY, f"{where}: needs exactly one of the columns rho, sigma2, scale; got {value_cols}"))
+        names = {"geolevel": "geolevel", "query": "query"}
+        if len(value_cols) != 1:
+            probs.append(
+                Problem(KEY, f"{where}: needs exactly one of the columns rho, sigma2, scale; got {value_cols}")
+            )
+        else:
+            names[value_cols[0]] = value_cols[0]
+    else:
+        c = measurements.columns
+        names = {"geolevel": c.geolevel, "query": c.query}
+        given = [r for r in VALUE_COLUMNS if getattr(c, r) is not None]
+        if len(given) > 1:
+            probs.append(Problem(f"{KEY}.columns", f"name exactly one of rho, sigma2, scale; got {given}"))
+        elif given:
+            names[given[0]] = str(getattr(c, given[0]))
+        else:
+            present = [r for r in VALUE_COLUMNS if r in header]
+            if len(present) != 1:
+                probs.append(
+                    Problem(
+                        f"{KEY}.columns",
+                        f"{where}: name the noise column (rho, sigma2 or scale); the header has {present or 'none'}",
+                    )
+                )
+            else:
+                names[present[0]] = present[0]
+    col: dict[str, int] = {}
+    for role, name in names.items():
+        if name in header:
+            col[role] = header.index(name)
+        else:
+            probs.append(Problem(KEY, f"{where}, column {excerpt(name)}: missing column (the {role} column)"))
+    value_role = next((r for r in names if r in VALUE_COLUMNS), "")
+    return col, value_role, probs
+
+
+def read_measurements(spec: Spec, measurements: MeasurementsKey, noise: str) -> tuple[list[Measurement], list[Problem]]:
+    """Read and check the measurements file (either form); every problem names the file, line and column.
+
+    The file is read by :mod:`verify.spec_files` (inside the spec's folder, a regular file, size-capped); a
+    message shows at most a short escaped excerpt of a cell; after :data:`MAX_LISTED_PROBLEMS` problems the
+    rest are counted, not listed.
+    """
+    file = measurements_file(measurements)
+    path = measurements_path(spec, file)
+    key = KEY if isinstance(measurements, str) else f"{KEY}.file"
+    try:
+        text = read_text(spec.path, key, file)  # a byte-order mark (Excel's "CSV UTF-8") is not a column
+    except SpecFileRefused as e:
+        return [], [Problem(e.key, f"file {excerpt(file)}: {e.why}")]
+    rows = _rows(text)
+    first = next(rows, None)
+    if first is None:
+        return [], [Problem(KEY, f"{path}: empty file; expected a header geolevel,query,rho")]
+    head_line, head_row = first
+    where = f"{path}, line {head_line}"
+    if head_row is None:
+        return [], [Problem(KEY, f"{where}: not a CSV row (a NUL byte or an oversized field)")]
+    header = [h.strip() for h in head_row]
+    col, value_col, probs = _columns(header, measurements, where)
+    filters = dict(measurements.where or {}) if isinstance(measurements, MeasurementsTable) else {}
+    filter_col: dict[str, int] = {}
+    for name in filters:
+        if name in header:
+            filter_col[name] = header.index(name)
+        else:
+            probs.append(Problem(f"{KEY}.where", f"{where}, column {excerpt(name)}: missing column"))
     if probs:
         return [], probs
-    col = {c: header.index(c) for c in ("geolevel", "query", value_cols[0])}
-    geo = geography_names(spec)
+    geo = list(geography_names(spec))
     out: list[Measurement] = []
     seen: dict[tuple[str, frozenset[str], str], int] = {}
-    for lineno, row in rows[1:]:
-        if len(row) != len(header):
-            probs.append(Problem(KEY, f"{path}, line {lineno}: has {len(row)} fields; the header has {len(header)}"))
+    more = 0  # problems beyond MAX_LISTED_PROBLEMS: counted, not listed
+
+    def problem(text: str) -> None:
+        nonlocal more
+        if len(probs) < MAX_LISTED_PROBLEMS:
+            probs.append(Problem(KEY, text))
+        else:
+            more += 1
+
+    split_of: dict[str, frozenset[str] | str] = {}  # the file repeats its queries and values: parse each once
+    value_of: dict[str, tuple[Fraction, Fraction | None] | str] = {}
+
+    selected = 0
+    for lineno, row in rows:
+        at = f"{path}, line {lineno}"
+        if row is None:
+            problem(f"{at}: not a CSV row (a NUL byte or an oversized field)")
             continue
+        if len(row) != len(header):
+            problem(f"{at}: has {len(row)} fields; the header has {len(header)}")
+            continue
+        if any(row[i].strip() != filters[n].strip() for n, i in filter_col.items()):
+            continue
+        selected += 1
         level = row[col["geolevel"]].strip()
         query = row[col["query"]].strip()
-        bad = len(probs)
+        bad = False
         if level not in geo:
-            probs.append(
-                Problem(KEY, f"{path}, line {lineno}, column geolevel: {level!r} is not in data.geography {list(geo)}")
-            )
-        splits = _splits(spec, query)
+            problem(f"{at}, column {_shown(measurements, 'geolevel')}: {excerpt(level)} is not in data.geography {geo}")
+            bad = True
+        splits = split_of.get(query)
+        if splits is None:
+            splits = split_of[query] = _splits(spec, query)
         if isinstance(splits, str):
-            probs.append(Problem(KEY, f"{path}, line {lineno}, column query: {splits}"))
-        value = _parse_value(row[col[value_cols[0]]], value_cols[0], noise)
+            problem(f"{at}, column {_shown(measurements, 'query')}: {splits}")
+        cell = row[col[value_col]]
+        value = value_of.get(cell)
+        if value is None:
+            value = _parse_value(cell, value_col, noise)
+            if len(value_of) < VALUE_CACHE:
+                value_of[cell] = value
         if isinstance(value, str):
-            probs.append(Problem(KEY, f"{path}, line {lineno}, column {value_cols[0]}: {value}"))
-        if len(probs) > bad or isinstance(splits, str) or isinstance(value, str):
+            problem(f"{at}, column {_shown(measurements, value_col)}: {value}")
+        if bad or isinstance(splits, str) or isinstance(value, str):
             continue
         ident = (level, splits, _histogram_name(spec, query))
         if ident in seen:
-            probs.append(
-                Problem(KEY, f"{path}, line {lineno}, column query: {level} {query!r} repeats line {seen[ident]}")
+            problem(
+                f"{at}, column {_shown(measurements, 'query')}: {level} {excerpt(query)} repeats line {seen[ident]}"
             )
             continue
         seen[ident] = lineno
         fixing = _fixing(spec, level, splits)
-        why = fixing.reason(level, geography_units(spec), geo) if fixing is not None else ""
+        why = fixing.reason(level, geography_units(spec), tuple(geo)) if fixing is not None else ""
         out.append(
             Measurement(
                 lineno,
@@ -450,20 +582,36 @@ def read_measurements(spec: Spec, file: str, noise: str) -> tuple[list[Measureme
                 fixed_by_order=fixing.by_order if fixing else "",
             )
         )
-    if not out and not probs:
+    if more:
+        probs.append(Problem(KEY, f"{path}: {more} more problem(s) not listed (the first {MAX_LISTED_PROBLEMS} are)"))
+    if filters and not selected:
+        shown = ", ".join(f"{excerpt(k)} = {excerpt(v)}" for k, v in filters.items())
+        probs.append(Problem(f"{KEY}.where", f"{where}, column(s) {list(filters)}: no row has {shown}"))
+    elif not out and not probs:
         probs.append(Problem(KEY, f"{path}: no measurements"))
     return out, probs + order_problems(spec, out)
+
+
+def _shown(measurements: MeasurementsKey, role: str) -> str:
+    """The file's name of the column playing ``role`` (escaped), as messages show it."""
+    if isinstance(measurements, str):
+        return role
+    return excerpt(getattr(measurements.columns, role) or role)
 
 
 __all__ = [
     "GEOLEVEL_STANDIN_LEVELS",
     "Fixing",
     "Measurement",
+    "MeasurementColumns",
+    "MeasurementsKey",
+    "MeasurementsTable",
     "attribute_features",
     "clash_problems",
     "data_problems",
     "geography_names",
     "geography_units",
+    "measurements_file",
     "measurements_path",
     "omitted_key_problems",
     "order_problems",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import io
 import sys
 import time
 from collections.abc import Callable
@@ -47,6 +48,7 @@ from semidp.verify.dask_client import run_tasks
 from semidp.verify.registry import Problem
 from semidp.verify.report import Check
 from semidp.verify.spec import MechanismSpec, Spec, cell_count, documented
+from semidp.verify.spec_files import SpecFileRefused, excerpt, read_bytes
 from semidp.verify.spec_values import guarantee_of
 from semidp.verify.threshold_audit import (
     Candidate,
@@ -268,13 +270,12 @@ def exact_invariant_check(a_mat: NDArray[np.int64], hist: tuple[int, ...], draws
 
 def load_samples(spec_path: str, key: str, file: str, cells: int) -> NDArray[Any]:
     """A pre-recorded ``.npy`` of releases, ``(draws, cells)``; :class:`InvalidSpec` naming ``key`` otherwise."""
-    p = Path(file)
-    if not p.is_absolute():
-        p = Path(spec_path).parent / p
-    try:
-        arr: NDArray[Any] = np.asarray(np.load(p, allow_pickle=False))
-    except (OSError, ValueError) as e:
-        raise InvalidSpec(spec_path, [f"{key} = {file!r}: cannot be read: {e}"]) from None
+    try:  # inside the spec's folder, a regular file, size-capped (verify.spec_files)
+        arr: NDArray[Any] = np.asarray(np.load(io.BytesIO(read_bytes(spec_path, key, file)), allow_pickle=False))
+    except SpecFileRefused as e:
+        raise InvalidSpec(spec_path, [str(e)]) from None
+    except (OSError, ValueError, EOFError) as e:
+        raise InvalidSpec(spec_path, [f"{key} = {excerpt(file)}: not a readable .npy array: {str(e)[:120]}"]) from None
     if arr.ndim != 2 or arr.shape[1] != cells or arr.shape[0] < 2:
         raise InvalidSpec(spec_path, [f"{key} = {file!r}: shape {arr.shape}; expected (draws >= 2, {cells})"])
     if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):

@@ -26,8 +26,8 @@ from semidp.verify.spec import GuaranteeSpec, MechanismSpec, Spec, documented
 from semidp.verify.spec_checks import guarantee_problems
 from semidp.verify.spec_values import compose_parts, guarantee_of
 from semidp.verify.workload_report import workload_result
+from semidp.verify.workload_spec import MeasurementsKey, read_measurements
 from semidp.verify.workload_spec import data_problems as workload_data_problems
-from semidp.verify.workload_spec import read_measurements
 
 
 @dataclass(frozen=True)
@@ -42,10 +42,11 @@ class PublishedSpec(MechanismSpec):
         "then reported both ways (Cho & Awan Prop. 21).",
         default=None,
     )
-    measurements: Optional[str] = documented(
-        "A CSV file of the release's measurements (extension), relative to the spec: columns geolevel, query "
-        "and one of rho, sigma2 (Gaussian noise) or scale (Laplace noise); instead of guarantee. Needs "
-        "data.geography and noise.",
+    measurements: Optional[MeasurementsKey] = documented(
+        "The release's measurements (extension), instead of guarantee; needs data.geography and noise. A CSV "
+        "file inside the spec's folder with columns geolevel, query and one of rho, sigma2 (Gaussian noise) or "
+        "scale (Laplace noise), or a table { file, columns, where } naming the columns of the publisher's own "
+        "file and the rows to keep.",
         default=None,
     )
     noise: Optional[Literal["discrete-gaussian", "gaussian", "discrete-laplace", "laplace"]] = documented(
