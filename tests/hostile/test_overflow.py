@@ -119,7 +119,7 @@ def test_invariant_beyond_the_exact_range_exits_2_naming_the_entry(
         ("[[inf, 0, 0]]", "query.matrix[0][0]"),
         ("[[-inf, 0, 0]]", "query.matrix[0][0]"),
         ("[[nan, 0, 0]]", "query.matrix[0][0]"),
-        ("[[1e308, 0, 0]]", "query.matrix[0][0]: is 10000000"),
+        ("[[1e308, 0, 0]]", "query.matrix[0][0]"),  # refused here, or earlier by the number limits
         (f"[[{2**64}, 0, 0]]", "query.matrix[0][0]"),
         ("[[0.5, 0, 0]]", "query.matrix[0][0]: 1/2 is not an integer"),
         ('[["1/3", 0, 0]]', "query.matrix[0][0]: 1/3 is not an integer"),
