@@ -11,7 +11,7 @@ import re
 
 from semidp.verify.registry import Problem
 from semidp.verify.spec import SPEC_VERSION, GuaranteeSpec, Spec, cell_count
-from semidp.verify.spec_matrices import invariant_matrix_problems, query_matrix_problems
+from semidp.verify.spec_matrices import invariant_matrix_problems, query_matrix_problems, records_problems
 
 
 def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
@@ -100,7 +100,7 @@ def invariant_problems(spec: Spec) -> list[Problem]:
     for r, row in enumerate(inv.matrix or ()):
         if len(row) != cells:
             probs.append(Problem(f"invariant.matrix[{r}]", f"has {len(row)} entries; expected {cells} (one per cell)"))
-    probs += invariant_matrix_problems(spec)
+    probs += records_problems(spec) + invariant_matrix_problems(spec)
     for r, s in enumerate(inv.sets or ()):
         bad = [c for c in s if not (0 <= c < cells)]
         if bad:

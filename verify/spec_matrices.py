@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from semidp.accountant.exact_matrices import primitive_row, query_entry_problem, row_value_problem, shown
+from semidp.accountant.exact_matrices import (
+    ROW_VALUE_LIMIT,
+    primitive_row,
+    query_entry_problem,
+    row_value_problem,
+    shown,
+)
 from semidp.verify.registry import Problem
 from semidp.verify.spec import Spec
 
@@ -20,8 +26,10 @@ LISTED_ROWS = 20
 
 
 def _records(spec: Spec) -> int | None:
-    if spec.data.table is not None:
-        return sum(spec.data.table)
+    """n: the sum of ``data.table`` when given (and every entry parsed), else ``data.records``."""
+    t = spec.data.table
+    if t is not None and all(isinstance(c, int) for c in t):
+        return sum(t)
     return spec.data.records
 
 
@@ -29,6 +37,17 @@ def _capped(key: str, probs: list[Problem]) -> list[Problem]:
     if len(probs) <= LISTED_ROWS:
         return probs
     return probs[:LISTED_ROWS] + [Problem(key, f"{len(probs) - LISTED_ROWS} more rows with problems not listed")]
+
+
+def records_problems(spec: Spec) -> list[Problem]:
+    """``data.records`` and the sum of ``data.table`` at most 2**53: counts and sums stay exact in int64 and float64."""
+    probs: list[Problem] = []
+    if spec.data.records is not None and spec.data.records > ROW_VALUE_LIMIT:
+        probs.append(Problem("data.records", f"is {shown(spec.data.records)}; at most 2**53 records are supported"))
+    n = _records(spec)
+    if spec.data.table is not None and n is not None and n > ROW_VALUE_LIMIT:
+        probs.append(Problem("data.table", f"sums to {shown(n)} records; at most 2**53 are supported"))
+    return probs
 
 
 def invariant_matrix_problems(spec: Spec) -> list[Problem]:
@@ -80,4 +99,4 @@ def query_matrix_problems(spec: Spec, cells: int) -> list[Problem]:
     return _capped("query.matrix", probs)
 
 
-__all__ = ["LISTED_ROWS", "invariant_matrix_problems", "query_matrix_problems"]
+__all__ = ["LISTED_ROWS", "invariant_matrix_problems", "query_matrix_problems", "records_problems"]

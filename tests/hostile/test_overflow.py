@@ -146,3 +146,19 @@ def test_integral_float_query_entries_are_read_exactly(tmp_path: Path) -> None:
     code, rep, _ = _run(tmp_path, _spec(query='kind = "linear"\nmatrix = [[4.0, 0, 0], ["6/2", 1, 0]]'))
     assert code == 0 and rep is not None
     assert (rep["sensitivity"]["l1"], rep["sensitivity"]["linf"]) == (7, 4)  # columns (4, 3), (0, 1), (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("invariant", "table", "key"),
+    [
+        ('[invariant]\nkind = "margins"\nmargins = [["A"]]', f"[{2**70}, 0, 1]", "data.table: sums to "),
+        ('[invariant]\nkind = "total"', f"[{2**63}, 0, 0]", "data.table: sums to "),
+    ],
+)
+def test_counts_beyond_the_exact_range_exit_2_naming_the_key(
+    tmp_path: Path, invariant: str, table: str, key: str
+) -> None:
+    """Counts that int64 cannot hold were an internal error (OverflowError) before."""
+    code, rep, err = _run(tmp_path, _spec(invariant, table=table))
+    assert code == 2 and rep is None
+    assert key in err and "internal error" not in err
