@@ -43,6 +43,7 @@ from semidp.accountant.arguments import check_int
 from semidp.accountant.callable_invariant import CallableInvariant, freeze_value
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, format_size
+from semidp.accountant.exact_matrices import ROW_VALUE_LIMIT, check_rows_with_n
 from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 
 AnyInvariant = Invariant | CallableInvariant
@@ -348,9 +349,13 @@ def conforming_fiber(
             raise InvalidArgument("Give either `table` or the published value `t`.")
         return Fiber(space, invariant, freeze_value(t), n, None, None)
     a = np.asarray(invariant.matrix(space), dtype=np.int64)
+    # Every value a row takes on n records (and every partial sum the searches form) must be exact in int64
+    # and float64: refuse beyond the stated range rather than wrap (accountant.exact_matrices).
+    check_rows_with_n("invariant.matrix", a, n)
+    if k * n > ROW_VALUE_LIMIT:  # the total row: cell bounds sum to at most k * n
+        raise InvalidArgument(f"n = {n} records over {k} cells: k * n exceeds 2**53, the exact range of the searches.")
     if hist is not None:
-        tv_arr = a @ np.array(hist, dtype=np.int64)
-        tv_tuple = tuple(int(v) for v in tv_arr)
+        tv_tuple = tuple(sum(c * h for c, h in zip(row, hist) if c and h) for row in a.tolist())  # exact
         if t is not None and _int_tuple("t", t) != tv_tuple:
             raise InvalidArgument(f"t={t!r} disagrees with the table, whose value is {tv_tuple}.")
         t = tv_tuple
@@ -361,6 +366,9 @@ def conforming_fiber(
         raise InvalidArgument(
             f"t has {len(tt)} entries but the {invariant.describe()} has {a.shape[0]} rows over {k} cells."
         )
+    for r, (row, tv) in enumerate(zip(a.tolist(), tt)):
+        if abs(tv) > sum(abs(c) for c in row) * n:
+            raise InvalidArgument(f"t[{r}] = {tv} is beyond every value row {r} of the invariant takes on {n} records.")
     full = np.vstack([a, np.ones((1, k), dtype=np.int64)])
     rhs = np.array(tt + (n,), dtype=np.int64)
     return Fiber(space, invariant, tt, n, full, rhs)

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.exact_matrices import invariant_int64
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +98,15 @@ class Linear:
     """A general integer linear invariant ``T(X) = A h(X)`` over histogram cells."""
 
     matrix_rows: tuple[tuple[int, ...], ...]
-    """The rows of ``A`` (each of length ``cells``), integers."""
+    """The rows of ``A`` (each of length ``cells``), integers. The spec loader divides each row by the gcd
+    of its entries (:func:`accountant.exact_matrices.primitive_row`: the same constraint)."""
     kind = "linear"
 
     def matrix(self, space: DataSpace) -> NDArray[np.int64]:
-        a = np.array(self.matrix_rows, dtype=np.int64)
-        if a.ndim != 2 or a.shape[1] != space.n_cells:
-            raise InvalidArgument(f"linear invariant matrix has shape {a.shape}; expected (rows, {space.n_cells}).")
-        return a
+        """``A`` as int64, its rows as given; refused (:class:`InvalidArgument` naming ``invariant.matrix[r][c]``)
+        unless every entry is an integer and each row's absolute sum is at most 2**53
+        (:data:`accountant.exact_matrices.ROW_VALUE_LIMIT`; the searches also check it times ``n``)."""
+        return invariant_int64("invariant.matrix", self.matrix_rows, space.n_cells)
 
     def describe(self) -> str:
         return f"linear invariant ({len(self.matrix_rows)} rows)"

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from semidp.accountant.arguments import check_int
 from semidp.accountant.directed import sqrt_up
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.exact_matrices import INT64_PRODUCT_LIMIT, exact_image, query_int64
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,9 @@ class SensitivitySpace:
 
     @property
     def array(self) -> NDArray[np.int64]:
-        """The vectors as an ``(m, d)`` integer array."""
+        """The vectors as an ``(m, d)`` integer array (refused beyond int64, never wrapped)."""
+        if self.linf >= 2**63:
+            raise InvalidArgument(f"a sensitivity vector has an entry of magnitude {self.linf}, beyond int64.")
         return np.array(self.vectors, dtype=np.int64)
 
     @property
@@ -92,15 +95,24 @@ class SensitivitySpace:
         """Number of distinct vectors (including 0)."""
         return len(self.vectors)
 
+    @cached_property
+    def _int64_sums_exact(self) -> bool:
+        """Whether every sum of squares (hence of absolute values) of a vector fits int64 (else Python ints)."""
+        return self.linf**2 * self.dimension < INT64_PRODUCT_LIMIT
+
     @property
     def l1(self) -> int:
         """L1 sensitivity (exact integer)."""
-        return int(np.abs(self.array).sum(axis=1).max())
+        if self._int64_sums_exact:
+            return int(np.abs(self.array).sum(axis=1).max())
+        return max(sum(abs(x) for x in v) for v in self.vectors)
 
     @property
     def l2_squared(self) -> int:
         """Squared L2 sensitivity (exact integer)."""
-        return int((self.array**2).sum(axis=1).max())
+        if self._int64_sums_exact:
+            return int((self.array**2).sum(axis=1).max())
+        return max(sum(x * x for x in v) for v in self.vectors)
 
     @property
     def l2(self) -> float:
@@ -109,10 +121,10 @@ class SensitivitySpace:
 
         return sqrt_up(Fraction(self.l2_squared))
 
-    @property
+    @cached_property
     def linf(self) -> int:
-        """L-infinity sensitivity (exact integer)."""
-        return int(np.abs(self.array).max())
+        """L-infinity sensitivity (exact integer; Python ints, so no int64 wrap at any size)."""
+        return max(abs(x) for v in self.vectors for x in v)
 
     @cached_property
     def rank(self) -> int:
@@ -127,8 +139,8 @@ class SensitivitySpace:
         """
         if self.rank == 0:
             return sympy.zeros(self.dimension, self.dimension)
-        v = self.array.astype(np.int64)
-        gram = sympy.Matrix((v.T @ v).tolist())
+        v = self.array if self.size * self.linf**2 < INT64_PRODUCT_LIMIT else self.array.astype(object)
+        gram = sympy.Matrix((v.T @ v).tolist())  # exact: int64 only where no sum can wrap
         b = sympy.Matrix.hstack(*gram.columnspace())
         return b * (b.T * b).inv() * b.T
 
@@ -145,10 +157,11 @@ class SensitivitySpace:
 
     def image(self, matrix: NDArray[np.int64] | Sequence[Sequence[int]], label: str) -> "SensitivitySpace":
         """The space of the linear query ``Q h``: ``{Q u : u in S}``."""
-        q = np.asarray(matrix, dtype=np.int64)
-        if q.ndim != 2 or q.shape[1] != self.dimension:
-            raise InvalidArgument(f"query matrix shape {q.shape}; expected (k, {self.dimension}).")
-        return SensitivitySpace.from_vectors((self.array @ q.T).tolist(), label)
+        shape = np.shape(matrix)
+        if len(shape) != 2 or shape[1] != self.dimension:
+            raise InvalidArgument(f"query matrix shape {shape}; expected (k, {self.dimension}).")
+        q = query_int64("query matrix", matrix, self.dimension)
+        return SensitivitySpace.from_vectors(exact_image(self.array, q).tolist(), label)
 
     def norms(self) -> dict[str, float | int]:
         """The report's ``sensitivity`` object: l1, l2, linf, rank, dimension."""

@@ -17,6 +17,7 @@ from semidp.accountant.arguments import check_int
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.directed import sqrt_up
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.exact_matrices import exact_image
 from semidp.accountant.kernel_moves import kernel_moves
 from semidp.accountant.sensitivity import (
     SensitivitySpace,
@@ -103,7 +104,7 @@ def naive_spaces(
     e1[np.arange(ii.shape[0]), jj] = -1  # e_i - e_j: one record changes cell
     qtxt = "" if qmat is None else f"; image under the linear query ({qmat.shape[0]} x {k})"
     s1 = space_from_array(
-        e1 if qmat is None else e1 @ qmat.T,
+        e1 if qmat is None else exact_image(e1, qmat),
         "S^{D,A_1}: histogram, replace-one, no invariant (Cho & Awan Prop. 24)" + qtxt,
     )
     notes = [
@@ -123,7 +124,7 @@ def naive_spaces(
             multiset_limit=multiset_limit,
             what="enumerating S^{D,A_a}",
         )
-        sa = space_from_array(u if qmat is None else u @ qmat.T, label)
+        sa = space_from_array(u if qmat is None else exact_image(u, qmat), label)
         sa_norms = space_norms(sa)
         notes.append(f"S^{{D,A_a}}: enumerated exactly ({sa.size} vectors)")
     except SearchTooLarge as exc:

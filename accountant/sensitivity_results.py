@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.exact_matrices import query_int64
 from semidp.accountant.fiber import (
     AnyInvariant,
 )
@@ -181,18 +182,20 @@ class ClosedFormComparison:
 
 
 def query_matrix(space: DataSpace, query: Query | None) -> NDArray[np.int64] | None:
+    """The query's integer matrix as int64, checked: integers within
+    :data:`accountant.exact_matrices.QUERY_ENTRY_LIMIT` (never a silent cast)."""
     if query is None:
         return None
     if isinstance(query, MATRIX_INVARIANTS):
-        return np.asarray(query.matrix(space), dtype=np.int64)
+        return query_int64("query", query.matrix(space), space.n_cells)
     arr = np.asarray(query)
     if arr.ndim != 2 or arr.shape[1] != space.n_cells:
         raise InvalidArgument(
             f"query has shape {arr.shape}; expected (rows, {space.n_cells}) over the row-major cells."
         )
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+    if arr.dtype == bool or arr.dtype.kind not in "iuO":
         raise InvalidArgument(f"query={arr.tolist()!r} must be an integer matrix.")
-    return arr.astype(np.int64)
+    return query_int64("query", arr, space.n_cells)
 
 
 def one_way_table(space: DataSpace, invariant: AnyInvariant) -> tuple[int, int] | None:

@@ -88,6 +88,7 @@ from semidp.accountant.arguments import check_int, check_positive
 from semidp.accountant.callable_invariant import CallableInvariant
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.exact_matrices import check_rows_with_n, exact_image
 from semidp.accountant.fiber import (
     AnyInvariant,
     Fiber,
@@ -284,6 +285,7 @@ def semi_sensitivity_search(
         ncand = int(found_u.shape[0])
     else:
         amat = np.asarray(invariant.matrix(space), dtype=np.int64)
+        check_rows_with_n("invariant.matrix", amat, max(a, 1))  # sums of up to a columns stay exact
         cand: NDArray[np.int64] | None = None
         cand_from = "enumeration"
         if method != "closed-form":
@@ -379,7 +381,8 @@ def semi_sensitivity_search(
     out_space = cell
     if qmat is not None:
         out_space = space_from_array(
-            np.vstack([found_u, undec]) @ qmat.T, label + f"; image under the linear query ({qmat.shape[0]} x {k})"
+            exact_image(np.vstack([found_u, undec]), qmat),
+            label + f"; image under the linear query ({qmat.shape[0]} x {k})",
         )
     witnesses = dict(zip(map(tuple, found_u.tolist()), map(tuple, found_h.tolist())))
     undecided = tuple(map(tuple, undec.tolist()))

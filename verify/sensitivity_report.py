@@ -15,6 +15,7 @@ import numpy as np
 
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import ToolkitError
+from semidp.accountant.exact_matrices import query_int64
 from semidp.accountant.invariants import Invariant, Margins
 from semidp.accountant.outcome import Outcome, Unknown, Verified
 from semidp.accountant.semiadjacent import SemiAdjacentParameter
@@ -30,10 +31,8 @@ def _query_matrix(spec: Spec, space: DataSpace) -> np.ndarray | None:
         return None
     if q.kind == "linear":
         assert q.matrix is not None
-        m = np.array(q.matrix, dtype=np.float64)
-        if not np.array_equal(m, np.round(m)):
-            raise ToolkitError("query.matrix: only integer linear queries are enumerated exactly")
-        return m.astype(np.int64)
+        # exact: Fractions from the loader, integers within the stated range or refused naming the entry
+        return query_int64("query.matrix", q.matrix, space.n_cells)
     assert q.margins is not None
     return Margins(tuple(tuple(x) for x in q.margins)).matrix(space)
 

@@ -95,7 +95,9 @@ class InvariantSpec:
         "kind = margins: each entry a set of feature names.", default=None
     )
     matrix: Optional[tuple[tuple[int, ...], ...]] = documented(
-        "kind = linear: integer rows over histogram cells (row-major).", default=None
+        "kind = linear: integer rows over histogram cells (row-major); each row is divided by its gcd, then "
+        "its absolute sum times the number of records must be at most 2**53.",
+        default=None,
     )
     sets: Optional[tuple[tuple[int, ...], ...]] = documented(
         "kind = counting: cell-index subsets whose sums are fixed.", default=None
@@ -107,8 +109,10 @@ class QuerySpec:
     """``[query]``: what the mechanism answers."""
 
     kind: Literal["histogram", "linear", "margins"] = documented("Query kind.")
-    matrix: Optional[tuple[tuple[float, ...], ...]] = documented(
-        "kind = linear: rows over histogram cells.", default=None
+    matrix: Optional[tuple[tuple[Fraction, ...], ...]] = documented(
+        "kind = linear: integer rows over histogram cells (|entry| <= 2**31 - 1; numbers or exact 'p/q' strings, "
+        "read exactly).",
+        default=None,
     )
     margins: Optional[tuple[tuple[str, ...], ...]] = documented(
         "kind = margins: feature sets whose counts are answered.", default=None

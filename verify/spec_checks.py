@@ -12,6 +12,7 @@ import re
 from semidp.accountant.errors import format_size
 from semidp.verify.registry import Problem
 from semidp.verify.spec import SPEC_VERSION, GuaranteeSpec, Spec, cell_count
+from semidp.verify.spec_matrices import invariant_matrix_problems, query_matrix_problems, records_problems
 
 #: The most cells a data space may have (the product of the features' levels): 2^53, an array index and an exact
 #: float. A kind that builds arrays over the cells checks its own, smaller, size first.
@@ -116,6 +117,7 @@ def invariant_problems(spec: Spec) -> list[Problem]:
     for r, row in enumerate(inv.matrix or ()):
         if len(row) != cells:
             probs.append(Problem(f"invariant.matrix[{r}]", f"has {len(row)} entries; expected {cells} (one per cell)"))
+    probs += records_problems(spec) + invariant_matrix_problems(spec)
     for r, s in enumerate(inv.sets or ()):
         bad = [c for c in s if not (0 <= c < cells)]
         if bad:
@@ -124,8 +126,8 @@ def invariant_problems(spec: Spec) -> list[Problem]:
 
 
 def rest_problems(spec: Spec) -> list[Problem]:
-    """``[claim]``, ``[report]`` and ``[audit]``."""
-    probs: list[Problem] = []
+    """``[query]``, ``[claim]``, ``[report]`` and ``[audit]``."""
+    probs: list[Problem] = query_matrix_problems(spec, cell_count(spec))
     if spec.claim is not None:
         probs += guarantee_problems(spec.claim.guarantee, "claim.guarantee")
     for i, dl in enumerate(spec.report.deltas):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from semidp.accountant.composition import compose, compose_as_zcdp, compose_tradeoffs
 from semidp.accountant.dataspace import DataSpace, Feature
 from semidp.accountant.errors import UnsupportedRelease
+from semidp.accountant.exact_matrices import primitive_row
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 from semidp.accountant.relations import AddRemove, BaseRelation, Relation, Replace
@@ -26,7 +27,8 @@ def relation_of(spec: Spec) -> BaseRelation:
 
 
 def invariant_of(spec: Spec) -> Invariant:
-    """The invariant of ``[invariant]`` (the loader checked that each kind has its key)."""
+    """The invariant of ``[invariant]`` (the loader checked that each kind has its key); the rows of a linear
+    invariant divided by their gcd (the same conforming datasets)."""
     inv = spec.invariant
     if inv.kind == "none":
         return NoInvariant()
@@ -35,7 +37,9 @@ def invariant_of(spec: Spec) -> Invariant:
     if inv.kind == "margins" and inv.margins is not None:
         return Margins(tuple(tuple(m) for m in inv.margins))
     if inv.kind == "linear" and inv.matrix is not None:
-        return Linear(tuple(tuple(r) for r in inv.matrix))
+        # Each row divided by the gcd of its entries: the same constraint, in the exact range the searches,
+        # solvers and Z3 use (accountant.exact_matrices; the loader refused rows still beyond it).
+        return Linear(tuple(primitive_row(r) for r in inv.matrix))
     if inv.kind == "counting" and inv.sets is not None:
         return Counting(tuple(tuple(s) for s in inv.sets))
     raise UnsupportedRelease(f"{spec.path}: invariant.kind = {inv.kind!r} lacks its key")

@@ -96,8 +96,9 @@ class WitnessCheck:
 def _value(space: DataSpace, invariant: object, h: Sequence[int]) -> Hashable:
     if isinstance(invariant, CallableInvariant):
         return invariant.value(tuple(h))
-    a = np.asarray(invariant.matrix(space), dtype=np.int64)  # type: ignore[attr-defined]
-    return tuple(int(v) for v in a @ np.asarray(h, dtype=np.int64))
+    rows = np.asarray(invariant.matrix(space), dtype=np.int64).tolist()  # type: ignore[attr-defined]
+    hv = [int(v) for v in h]
+    return tuple(sum(c * v for c, v in zip(row, hv) if c and v) for row in rows)  # Python ints: never wraps
 
 
 def _same_value(space: DataSpace, invariant: object, h: Sequence[int], t: Hashable) -> bool:

@@ -36,6 +36,7 @@ import z3
 from numpy.typing import NDArray
 
 from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.exact_matrices import check_rows_with_n
 from semidp.accountant.invariants import Invariant
 from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
 
@@ -43,9 +44,24 @@ from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
 MOVE_BUDGET = 2_000_000
 
 
-def _fiber_constraints(a: NDArray[np.int64], t: NDArray[np.int64], n: int, h: list[z3.ArithRef]) -> list[z3.BoolRef]:
+def _exact_system(
+    space: DataSpace, invariant: Invariant, table: Sequence[int]
+) -> tuple[NDArray[np.int64], list[int], int]:
+    """``A`` (int64, checked within the exact range for ``n`` records), ``t = A h`` in Python ints, and ``n``.
+
+    Z3 receives the rows and ``t`` as Python ints: the numbers the report states (the loader's gcd-reduced
+    rows), never values that went through a wrapping int64 product."""
+    h = [int(v) for v in table]
+    n = sum(h)
+    a = invariant.matrix(space)
+    check_rows_with_n("invariant.matrix", a, n)
+    t = [sum(c * v for c, v in zip(row, h) if c and v) for row in a.tolist()]
+    return a, t, n
+
+
+def _fiber_constraints(a: NDArray[np.int64], t: Sequence[int], n: int, h: list[z3.ArithRef]) -> list[z3.BoolRef]:
     cons = [v >= 0 for v in h] + [z3.Sum(h) == n]
-    for row, tv in zip(a.tolist(), t.tolist()):
+    for row, tv in zip(a.tolist(), list(t)):
         terms = [c * v for c, v in zip(row, h) if c != 0]
         cons.append((z3.Sum(terms) if terms else z3.IntVal(0)) == tv)
     return cons
@@ -61,8 +77,8 @@ def support(
     space: DataSpace, invariant: Invariant, table: Sequence[int], *, timeout_ms: int = 10_000
 ) -> list[int] | None:
     """Cells held by some record of some conforming dataset (:math:`X_t`), decided by Z3; None if unknown."""
-    a, h0 = invariant.matrix(space), np.asarray(table, dtype=np.int64)
-    t, n = a @ h0, int(h0.sum())
+    a, t, n = _exact_system(space, invariant, table)
+    h0 = [int(v) for v in table]
     out = []
     for c in range(space.n_cells):
         if h0[c] > 0:
@@ -124,8 +140,7 @@ def certify_upper_bound(
 ) -> Outcome:
     """Prove :math:`a(t) \\le r` exactly with Z3 (see the module docstring); ``Unknown`` once ``deadline``
     (``time.monotonic()``) passes."""
-    a, h0 = invariant.matrix(space), np.asarray(table, dtype=np.int64)
-    t, n = a @ h0, int(h0.sum())
+    a, t, n = _exact_system(space, invariant, table)
     xt = support(space, invariant, table, timeout_ms=_ms_left(deadline, timeout_ms))
     if xt is None:
         return Unknown("z3 could not decide which cells are plausible (timeout)")
@@ -143,7 +158,7 @@ def certify_upper_bound(
         g = [z3.Int(f"g{i}") for i in range(space.n_cells)]
         s = _solver(_ms_left(deadline, timeout_ms))
         # g + e_x is conforming: A(g + e_x) = t, sum g = n - 1, g >= 0
-        s.add(*_fiber_constraints(a, t - a[:, x], n - 1, g))
+        s.add(*_fiber_constraints(a, [tv - int(c) for tv, c in zip(t, a[:, x].tolist())], n - 1, g))
         for m in moves:
             s.add(z3.Or(*[g[c] < cnt for c, cnt in m.items()]) if m else z3.BoolVal(False))
         res = s.check()
@@ -172,13 +187,13 @@ def certify_lower_bound(
     timeout_ms: int = 20_000,
 ) -> Outcome:
     """Prove that the witness needs ``distance`` replacements: no conforming completion is closer."""
-    a, h0 = invariant.matrix(space), np.asarray(dataset, dtype=np.int64)
-    t, n = a @ h0, int(h0.sum())
+    a, t, n = _exact_system(space, invariant, dataset)
+    h0 = [int(v) for v in dataset]
     if h0[record] < 1:
         return Refuted(f"the witness dataset holds no record in cell {record}")
     if distance <= 0:
         return Verified("distance 0 needs no proof")
-    g = (h0 - np.eye(space.n_cells, dtype=np.int64)[record]).tolist()
+    g = [v - (1 if c == record else 0) for c, v in enumerate(h0)]
     h2 = [z3.Int(f"k{i}") for i in range(space.n_cells)]
     s = _solver(timeout_ms)
     s.add(*_fiber_constraints(a, t, n, h2), h2[target] >= 1)
