@@ -166,8 +166,8 @@ def test_google_symptoms_week() -> None:
 
 def test_google_vaccination_week() -> None:
     """Seven days of (2.19, 1e-5): basic composition (15.33, 7e-5); at delta = 1e-4 and 1e-3 the reported
-    epsilon is sound and within 2e-3 of the optimal composition [KOV15] (15.3280 at 1e-3; the numerical f-DP
-    composition reports 15.3291, conservative by its grid)."""
+    epsilon is sound and within 2e-3 of the optimal composition [KOV15] (15.3280 at 1e-3; semidp reports 15.3291,
+    the profile of the basic composition (15.33, 7e-5) as one (epsilon, delta) pair)."""
     code, report = _audit("google-vaccination-search-week")
     assert code == 0
     adv = report["advertised"]
@@ -182,8 +182,8 @@ def test_google_vaccination_week() -> None:
 def test_wikimedia_historical_year() -> None:
     """The historical release's first year, 365 days of epsilon = 1 (Laplace scale 30 for a 30-pageview
     contribution): semidp reports the closed-form sum, 365, at delta = 1e-7. Sound, since the optimal composition
-    gives 250.95 there [KOV15]; the gap is semidp's (all-pure parts are not composed as f-DP), and the README
-    table quotes both figures."""
+    gives 250.95 there [KOV15]; the gap is semidp's (parts of one kind are composed in closed form, not as f-DP),
+    and the README table quotes both figures."""
     code, report = _audit("wikimedia-pageviews-historical-year")
     assert code == 0 and report["claim"] is None
     adv = report["advertised"]
