@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from semidp.verify.display import fmt_up
+from semidp.verify.display import fmt_delta, fmt_down, fmt_up
 from semidp.verify.report import Report
 
 
@@ -17,15 +17,16 @@ def _guarantee_line(obj: dict[str, Any]) -> str:
     parts = []
     for key, label in (("zcdp", "rho"), ("mu", "mu"), ("epsilon", "epsilon"), ("delta", "delta")):
         if key in obj:
-            parts.append(f"{label} = {fmt_up(obj[key])}" if key != "delta" else f"delta = {obj[key]:.3g}")
-    if "rdp" in obj:
-        parts.append("RDP " + ", ".join(f"({p['alpha']:g}, {fmt_up(p['epsilon'])})" for p in obj["rdp"]))
+            parts.append(f"{label} = {fmt_up(obj[key])}" if key != "delta" else f"delta = {fmt_delta(obj[key])}")
+    if "rdp" in obj:  # a list of (alpha, epsilon) points, or one point (a spec's guarantee table)
+        points = obj["rdp"] if isinstance(obj["rdp"], list) else [obj["rdp"]]
+        parts.append("RDP " + ", ".join(f"({float(p['alpha']):g}, {fmt_up(p['epsilon'])})" for p in points))
     return ", ".join(parts) if parts else "(f-DP curve)"
 
 
 def _ed_lines(obj: dict[str, Any], indent: str) -> list[str]:
     return [
-        f"{indent}epsilon = {fmt_up(e['epsilon']):>9} at delta = {e['delta']:.3g}  [{e['method']}]"
+        f"{indent}epsilon = {fmt_up(e['epsilon']):>9} at delta = {fmt_delta(e['delta'])}  [{e['method']}]"
         + ("" if e["epsilon"] is not None else f"  ({_why_none(e)})")
         for e in obj.get("epsilon_delta", [])
     ]
@@ -56,7 +57,7 @@ def _why_none(e: dict[str, Any]) -> str:
     """Why an epsilon is ``none``: no finite guarantee at all, or no finite epsilon at this delta."""
     if e["method"] == "none":
         return "no finite guarantee: see the reason below"
-    return f"no finite epsilon at delta = {e['delta']:.3g} by this route"
+    return f"no finite epsilon at delta = {fmt_delta(e['delta'])} by this route"
 
 
 def _a_text(a: dict[str, Any], bold: bool = False) -> str:
@@ -109,7 +110,7 @@ def render_text(r: Report) -> str:
         lines.append(f"  [{c.status.upper():4}] {c.name}: {c.detail}")
         if "bounds" in c.extra:
             b = c.extra["bounds"]
-            lines.append(f"         epsilon bounds: lower {b['lower']:.6g}, upper {fmt_up(b['upper'])}")
+            lines.append(f"         epsilon bounds: lower {fmt_down(b['lower'])}, upper {fmt_up(b['upper'])}")
     lines += ["", f"verdict: {r.verdict.upper()}"]
     if r.plots:
         lines.append("plots: " + ", ".join(r.plots))
@@ -134,7 +135,7 @@ def render_markdown(r: Report) -> str:
             rows.append(f"| {label} | {_md_cell(_guarantee_line(obj))} | | | |")
         for e in eds:
             rows.append(
-                f"| {label} | {_md_cell(_guarantee_line(obj))} | {e['delta']:.3g} | "
+                f"| {label} | {_md_cell(_guarantee_line(obj))} | {fmt_delta(e['delta'])} | "
                 f"{fmt_up(e['epsilon'])}{'' if e['epsilon'] is not None else ' (' + _why_none(e) + ')'} | "
                 f"{e['method']} |"
             )

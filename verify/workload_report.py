@@ -38,7 +38,7 @@ from semidp.accountant.workload import (
     workload_rho,
 )
 from semidp.verify.context import Context, KindResult, Plot
-from semidp.verify.display import fmt_up
+from semidp.verify.display import fmt_delta, fmt_down, fmt_up
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
 from semidp.verify.spec import Spec
 from semidp.verify.workload_spec import Measurement, attribute_features, geography_names, read_measurements
@@ -167,7 +167,7 @@ class WorkloadSection:
         eff_ok = "per_attribute" in eff
         head = f"{'':28} {'rho':>8} {'CKS':>9} {'exact':>9}"
         head += f" | {'semi rho':>8} {'semi CKS':>9} {'semi PLD':>9}" if eff_ok else ""
-        lines = [f"  breakdown, epsilon at delta = {delta:.3g} (certificate: CKS on summed rho):", "  " + head]
+        lines = [f"  breakdown, epsilon at delta = {fmt_delta(delta)} (certificate: CKS on summed rho):", "  " + head]
         finest = self.data.get("finest", "Block")
         for kind, label in (("per_attribute", "attribute {}"), ("per_geolevel", finest + "-within-{}")):
             for name, a in adv[kind].items():
@@ -244,23 +244,27 @@ def _claim(ctx: Context, eff: Accounted) -> tuple[Outcome | None, Bounds | None]
         bounds = Bounds(0.0, upper, upper)
         if e >= upper:
             return Verified(
-                f"query-level Semi-DP epsilon <= {upper:.6g} <= claimed {e} at delta = {d:g} (zCDP)"
+                f"query-level Semi-DP epsilon <= {fmt_up(upper)} <= claimed {e} at delta = {d:g} (zCDP)"
             ), bounds
         return Unknown(
-            f"the PLD was not composed ({eff.pld_unavailable}); zCDP gives only epsilon <= {upper:.6g}"
+            f"the PLD was not composed ({eff.pld_unavailable}); zCDP gives only epsilon <= {fmt_up(upper)}"
         ), bounds
     if bracket is None:
         return Verified("no measurement changes on a semi-adjacent pair: 0-DP"), Bounds(0.0, 0.0, 0.0)
     b = bracket.epsilon(d)
     bounds = Bounds(b.lower, b.upper, b.upper)
     if e >= b.upper:
-        return Verified(f"query-level Semi-DP epsilon <= {b.upper:.6g} <= claimed {e} at delta = {d:g} (pld)"), bounds
+        return Verified(
+            f"query-level Semi-DP epsilon <= {fmt_up(b.upper)} <= claimed {e} at delta = {d:g} (pld)"
+        ), bounds
     if e < b.lower:
         return Refuted(
-            f"query-level Semi-DP epsilon >= {b.lower:.6g} > claimed {e} at delta = {d:g} (pld lower bound, "
+            f"query-level Semi-DP epsilon >= {fmt_down(b.lower)} > claimed {e} at delta = {d:g} (pld lower bound, "
             f"attained by the worst pair: {WORST_PAIR})"
         ), bounds
-    return Unknown(f"claimed {e} lies in the pld bracket [{b.lower:.6g}, {b.upper:.6g}] at delta = {d:g}"), bounds
+    return Unknown(
+        f"claimed {e} lies in the pld bracket [{fmt_down(b.lower)}, {fmt_up(b.upper)}] at delta = {d:g}"
+    ), bounds
 
 
 #: Share of the remaining ``--time-limit`` budget the breakdowns' PLDs may use; later groups report
