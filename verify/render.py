@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
+from semidp.verify.plain_summary import plain_summary
 from semidp.verify.report import Report
 
 
@@ -86,6 +87,8 @@ def render_text(r: Report) -> str:
     a = r.semi_adjacent_parameter
     adv, eff = r.advertised.to_json(), r.effective.to_json()
     lines = [
+        plain_summary(r),
+        "",
         f"semidp {r.tool['version']} audit: {r.name}" + (f" -- {r.title}" if r.title else ""),
         f"spec {r.spec['path']} (sha256 {r.spec['sha256'][:12]}), relation {r.relation}, "
         f"invariant: {r.invariant['description']}",
@@ -148,10 +151,18 @@ def render_markdown(r: Report) -> str:
     out = [
         f"# Audit: {r.name}",
         "",
+        f"**{plain_summary(r)}**",
+        "",
         r.title or "",
         "",
         f"- spec: `{r.spec['path']}` (sha256 `{r.spec['sha256']}`)",
-        f"- tool: semidp {r.tool['version']}; seed: {r.seed}",
+        f"- tool: semidp {r.tool['version']}; "
+        + (f"seed: {r.seed}" if r.seed is not None else "no randomness was used (nothing is drawn)"),
+        *(
+            [f"- claim ({r.claim['framework']}): {_md_cell(_guarantee_line(r.claim['guarantee']))}"]
+            if r.claim
+            else ["- claim: none (nothing to decide)"]
+        ),
         f"- relation: {r.relation}; invariant: {r.invariant['description']}",
         f"- semi-adjacent parameter {_a_text(a, bold=True)} ({a['method']}, "
         f"{'exact' if a['exact'] else 'upper bound'}, {a['scope']}): {a['witness']}",

@@ -352,7 +352,7 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
         }
         section["worst_pair"] = WORST_PAIR if a.value == 2 else "one record changes within its invariant cell"
         claim, claim_bounds = _claim(ctx, eff)
-        curves = _curves(adv, eff, advertised, coarse)
+        curves = _curves(adv, eff, advertised, coarse, ctx, claim, claim_bounds)
     elif ctx.framework == "semi-dp":
         effective = coarse
         section["worst_pair"] = (
@@ -376,7 +376,7 @@ def workload_result(ctx: Context, file: str, noise: str) -> KindResult:
     return KindResult(
         advertised=advertised,
         effective=effective,
-        seed=ctx.seed,
+        seed=None,  # nothing is drawn: no randomness to report
         advertised_summary=adv_summary,
         effective_extra=extra,
         claim_override=claim,
@@ -403,8 +403,31 @@ def _row(m: Measurement) -> JSON:
     }
 
 
-def _curves(adv: Accounted, eff: Accounted, advertised: ZCDP, coarse: Any) -> Any:
+def _curves(
+    adv: Accounted,
+    eff: Accounted,
+    advertised: ZCDP,
+    coarse: Any,
+    ctx: Context,
+    claim: Outcome | None,
+    bounds: Bounds | None,
+) -> Any:
+    from semidp.verify.privacy_view import ProvenPoint
+    from semidp.verify.spec_values import guarantee_of
     from semidp.verify.workload_plot import draw_workload_plot
+
+    c = ctx.spec.claim
+    shown = None
+    proven = None
+    if c is not None:
+        g = c.guarantee
+        text = ", ".join(
+            f"{k} = {float(v):g}" for k in ("epsilon", "delta", "mu", "zcdp") if (v := getattr(g, k)) is not None
+        )
+        shown = (f"{c.framework}, {text or 'rdp'}", guarantee_of(g, advertised.relation))
+        if bounds is not None and g.epsilon is not None and g.delta:
+            proven = ProvenPoint(bounds.lower, float(g.delta))
+    verdict = {Refuted: "fails", Verified: "holds", Unknown: "inconclusive"}.get(type(claim)) if claim else None
 
     def draw(path: Any, title: str) -> Any:
         return draw_workload_plot(
@@ -416,6 +439,9 @@ def _curves(adv: Accounted, eff: Accounted, advertised: ZCDP, coarse: Any) -> An
                 ("coarse Semi-DP a^2 rho (CKS)", coarse),
                 ("query-level Semi-DP (pld)", eff.pld),
             ],
+            claim=shown,
+            verdict=verdict,
+            proven=proven,
         )
 
     return draw
