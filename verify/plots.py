@@ -5,6 +5,7 @@ What is shown (ranges, violation, marks, verdict) is chosen by :mod:`verify.priv
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 from semidp.accountant.conversion_routes import AnyGuarantee, delta_at, epsilon_delta
 from semidp.accountant.conversions import gdp_to_delta
 from semidp.accountant.guarantees import GDP
+from semidp.accountant.progress import stage
 from semidp.accountant.semidp import NoFiniteGuarantee
 from semidp.verify.display import fmt_delta, fmt_down
 from semidp.verify.plain_summary import proven_lower
@@ -55,15 +57,17 @@ def draw_view(
     if view.gap_alpha is not None:
         i = int(np.argmin(np.abs(view.alpha - view.gap_alpha)))
         top = float(view.powers[view.subject][i])
+        span = math.log10(view.alpha[-1] / view.alpha[0]) or 1.0
+        left = math.log10(view.gap_alpha / view.alpha[0]) / span > 0.35  # annotate on the side with room
         ax_power.plot([view.gap_alpha], [max(top, floor)], "rx", ms=10, mew=2)
         ax_power.annotate(
             f"largest gap to the claim\nalpha = {view.gap_alpha:.1e}",
             (view.gap_alpha, max(top, floor)),
             textcoords="offset points",
-            xytext=(-10, 10),
+            xytext=(-10, 10) if left else (10, 10),
             fontsize=8,
             color="red",
-            ha="right",
+            ha="right" if left else "left",
         )
     if view.proven is not None:
         pr = view.proven
@@ -196,6 +200,7 @@ def plot_privacy(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    stage(f"drawing {Path(path).name}")
     view, labels, styles = privacy_view(curves, claim=claim, deltas=deltas, report=report)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
     draw_view(ax1, ax2, view, labels, styles)

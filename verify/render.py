@@ -7,6 +7,7 @@ the JSON report carries full precision.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
@@ -17,7 +18,9 @@ from semidp.verify.report import Report
 def _guarantee_line(obj: dict[str, Any]) -> str:
     parts = []
     for key, label in (("zcdp", "rho"), ("mu", "mu"), ("epsilon", "epsilon"), ("delta", "delta")):
-        if key in obj:
+        if key == "zcdp" and "rho_exact" in obj:  # a workload's exact rational sum, not its float rounded up
+            parts.append(f"rho = {fmt_up(Fraction(obj['rho_exact']))}")
+        elif key in obj:
             parts.append(f"{label} = {fmt_up(obj[key])}" if key != "delta" else f"delta = {fmt_delta(obj[key])}")
     if "rdp" in obj:  # a list of (alpha, epsilon) points, or one point (a spec's guarantee table)
         points = obj["rdp"] if isinstance(obj["rdp"], list) else [obj["rdp"]]
@@ -25,10 +28,17 @@ def _guarantee_line(obj: dict[str, Any]) -> str:
     return ", ".join(parts) if parts else "(f-DP curve)"
 
 
+def bracket_text(e: dict[str, Any]) -> str:
+    """``bracket [lower, upper]`` of a PLD entry (lower rounded down, upper up), or "" when it has none."""
+    b = e.get("bracket")
+    return "" if not b else f"bracket [{fmt_down(b['lower'])}, {fmt_up(b['upper'])}]"
+
+
 def _ed_lines(obj: dict[str, Any], indent: str) -> list[str]:
     return [
         f"{indent}epsilon = {fmt_up(e['epsilon']):>9} at delta = {fmt_delta(e['delta'])}  [{e['method']}]"
         + ("" if e["epsilon"] is not None else f"  ({_why_none(e)})")
+        + (f"  {bracket_text(e)}" if bracket_text(e) else "")
         for e in obj.get("epsilon_delta", [])
     ]
 
@@ -140,7 +150,7 @@ def render_markdown(r: Report) -> str:
             rows.append(
                 f"| {label} | {_md_cell(_guarantee_line(obj))} | {fmt_delta(e['delta'])} | "
                 f"{fmt_up(e['epsilon'])}{'' if e['epsilon'] is not None else ' (' + _why_none(e) + ')'} | "
-                f"{e['method']} |"
+                f"{e['method']}{' ' + bracket_text(e) if bracket_text(e) else ''} |"
             )
     checks = [f"| {c.name} | {c.status} | {_md_cell(c.detail)} |" for c in r.checks]
     extra: list[str] = []
@@ -186,4 +196,4 @@ def render_markdown(r: Report) -> str:
     return "\n".join(out)
 
 
-__all__ = ["render_markdown", "render_text"]
+__all__ = ["bracket_text", "render_markdown", "render_text"]

@@ -11,6 +11,7 @@ from typing import Any, Union
 
 from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.pld_engine import PLDBracket
+from semidp.accountant.progress import stage
 from semidp.accountant.workload import SetAsideBracket, WorkloadBracket
 from semidp.verify.plots import STYLES, draw_view, guarantee_profile, label_privacy_axes, save_figure
 from semidp.verify.privacy_view import ClaimPoint, Profile, ProvenPoint, choose_view
@@ -45,6 +46,7 @@ def draw_workload_plot(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    stage(f"drawing {Path(path).name}")
     profiles: list[Profile] = []
     labels: list[str] = []
     styles: list[dict[str, Any]] = []
