@@ -128,3 +128,13 @@ def test_power_bound_is_the_gaussian_tradeoff() -> None:
     mid = (v.alpha > 1e-10) & (v.alpha < 0.5)
     assert np.all(v.powers[0] >= exact * (1 - 1e-9))  # an upper bound
     assert np.all(v.powers[0][mid] <= exact[mid] * 1.5)  # and a close one
+
+
+@pytest.mark.parametrize("g", [ZCDP(1e-300, R), ZCDP(1e24, R), ZCDP(1e300, R), GDP(1e-300, R), GDP(1e6, R)])
+def test_extreme_guarantees_give_a_view(tmp_path: Path, g: object) -> None:
+    """``--out`` with ``zcdp = 1e-300`` was an internal error (the tradeoff curve's root finding did not converge)."""
+    from semidp.verify.plots import plot_privacy
+
+    view, _, _ = privacy_view([("advertised", g), ("effective", g)], claim=("c", g))  # type: ignore[list-item]
+    assert view.violation is None and all(np.all((p >= 0) & (p <= 1)) for p in view.powers)
+    assert plot_privacy([("a", g)], tmp_path / "p.png", "t").exists()  # type: ignore[list-item]
