@@ -21,19 +21,21 @@ _quiet = False
 _t0 = time.monotonic()
 
 
-def report_stages(stream: TextIO | None, *, quiet: bool = False) -> None:
+def report_stages(stream: TextIO | None, *, quiet: bool = False, since: float = 0.0) -> None:
     """Send :func:`stage` lines to ``stream`` (``None``: nowhere); ``quiet`` also silences :class:`Progress`.
 
-    ``sys.stderr`` is resolved at each write, so a replaced or captured ``stderr`` is always the one used.
+    ``since``: seconds already spent before this call (the CLI passes the process's age, so the clock counts
+    from process start, start-up included). ``sys.stderr`` is resolved at each write, so a replaced or
+    captured ``stderr`` is always the one used.
     """
     global _stages, _to_stderr, _quiet, _t0
     _to_stderr = stream is sys.stderr and not quiet
     _stages = None if quiet or _to_stderr else stream
-    _quiet, _t0 = quiet, time.monotonic()
+    _quiet, _t0 = quiet, time.monotonic() - max(since, 0.0)
 
 
 def stage(what: str) -> None:
-    """One line for the start of a stage of long work, with the seconds since :func:`report_stages`."""
+    """One line for the start of a stage of long work, with the seconds since :func:`report_stages` (plus its ``since``)."""
     out = sys.stderr if _to_stderr else _stages
     if out is None:
         return

@@ -16,16 +16,72 @@ The three layers are subpackages: :mod:`semidp.accountant` (the mathematics),
 (specs, the runner, reports, certificates, the CLI).
 """
 
-from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-from semidp.accountant.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
-from semidp.accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
-from semidp.accountant.semidp import semi_dp
-from semidp.verify.claim_api import ClaimResult, PrivacyClaim, check_claim
-from semidp.verify.load import load, loads
-from semidp.verify.registry import register
-from semidp.verify.report import Report
-from semidp.verify.runner import Audit, audit
-from semidp.verify.version import __version__
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from semidp.version import __version__
+
+if TYPE_CHECKING:  # the names below are imported on first use (PEP 562): `semidp --version` stays light
+    from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+    from semidp.accountant.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
+    from semidp.accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
+    from semidp.accountant.semidp import semi_dp
+    from semidp.verify.claim_api import ClaimResult, PrivacyClaim, check_claim
+    from semidp.verify.load import load, loads
+    from semidp.verify.registry import register
+    from semidp.verify.report import Report
+    from semidp.verify.runner import Audit, audit
+
+#: Public name -> the module that defines it (imported on first access).
+_EXPORTS = {
+    "GDP": "semidp.accountant.guarantees",
+    "RDP": "semidp.accountant.guarantees",
+    "ZCDP": "semidp.accountant.guarantees",
+    "ApproxDP": "semidp.accountant.guarantees",
+    "Guarantee": "semidp.accountant.guarantees",
+    "PureDP": "semidp.accountant.guarantees",
+    "TradeOff": "semidp.accountant.guarantees",
+    "Bounds": "semidp.accountant.outcome",
+    "NotApplicable": "semidp.accountant.outcome",
+    "Refuted": "semidp.accountant.outcome",
+    "Skipped": "semidp.accountant.outcome",
+    "Unknown": "semidp.accountant.outcome",
+    "Verified": "semidp.accountant.outcome",
+    "AddRemove": "semidp.accountant.relations",
+    "Relation": "semidp.accountant.relations",
+    "Replace": "semidp.accountant.relations",
+    "SemiAdjacent": "semidp.accountant.relations",
+    "semi_dp": "semidp.accountant.semidp",
+    "ClaimResult": "semidp.verify.claim_api",
+    "PrivacyClaim": "semidp.verify.claim_api",
+    "check_claim": "semidp.verify.claim_api",
+    "load": "semidp.verify.load",
+    "loads": "semidp.verify.load",
+    "register": "semidp.verify.registry",
+    "Report": "semidp.verify.report",
+    "Audit": "semidp.verify.runner",
+    "audit": "semidp.verify.runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562), so importing ``semidp`` does not import the mathematics."""
+    if name in ("accountant", "mechanisms", "verify"):  # the layers, as attributes of the package
+        return importlib.import_module(f"{__name__}.{name}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazily imported ones included."""
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "GDP",

@@ -170,7 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "schema":
         print(json.dumps(schema(), indent=2))
         return EXIT_OK
-    report_stages(sys.stderr, quiet=args.quiet)  # one line per stage on stderr (a live line on a terminal)
+    # one line per stage on stderr (a live line on a terminal), timed from process start
+    report_stages(sys.stderr, quiet=args.quiet, since=process_age() if argv is None else 0.0)
     try:
         if args.command == "check":
             return run_check(args, _options(args), _cluster(args))

@@ -7,26 +7,38 @@ the JSON report carries full precision.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
-from semidp.verify.display import fmt_up
+from semidp.verify.display import fmt_delta, fmt_down, fmt_up
+from semidp.verify.plain_summary import plain_summary
 from semidp.verify.report import Report
 
 
 def _guarantee_line(obj: dict[str, Any]) -> str:
     parts = []
     for key, label in (("zcdp", "rho"), ("mu", "mu"), ("epsilon", "epsilon"), ("delta", "delta")):
-        if key in obj:
-            parts.append(f"{label} = {fmt_up(obj[key])}" if key != "delta" else f"delta = {obj[key]:.3g}")
-    if "rdp" in obj:
-        parts.append("RDP " + ", ".join(f"({p['alpha']:g}, {fmt_up(p['epsilon'])})" for p in obj["rdp"]))
+        if key == "zcdp" and "rho_exact" in obj:  # a workload's exact rational sum, not its float rounded up
+            parts.append(f"rho = {fmt_up(Fraction(obj['rho_exact']))}")
+        elif key in obj:
+            parts.append(f"{label} = {fmt_up(obj[key])}" if key != "delta" else f"delta = {fmt_delta(obj[key])}")
+    if "rdp" in obj:  # a list of (alpha, epsilon) points, or one point (a spec's guarantee table)
+        points = obj["rdp"] if isinstance(obj["rdp"], list) else [obj["rdp"]]
+        parts.append("RDP " + ", ".join(f"({float(p['alpha']):g}, {fmt_up(p['epsilon'])})" for p in points))
     return ", ".join(parts) if parts else "(f-DP curve)"
+
+
+def bracket_text(e: dict[str, Any]) -> str:
+    """``bracket [lower, upper]`` of a PLD entry (lower rounded down, upper up), or "" when it has none."""
+    b = e.get("bracket")
+    return "" if not b else f"bracket [{fmt_down(b['lower'])}, {fmt_up(b['upper'])}]"
 
 
 def _ed_lines(obj: dict[str, Any], indent: str) -> list[str]:
     return [
-        f"{indent}epsilon = {fmt_up(e['epsilon']):>9} at delta = {e['delta']:.3g}  [{e['method']}]"
+        f"{indent}epsilon = {fmt_up(e['epsilon']):>9} at delta = {fmt_delta(e['delta'])}  [{e['method']}]"
         + ("" if e["epsilon"] is not None else f"  ({_why_none(e)})")
+        + (f"  {bracket_text(e)}" if bracket_text(e) else "")
         for e in obj.get("epsilon_delta", [])
     ]
 
@@ -56,7 +68,7 @@ def _why_none(e: dict[str, Any]) -> str:
     """Why an epsilon is ``none``: no finite guarantee at all, or no finite epsilon at this delta."""
     if e["method"] == "none":
         return "no finite guarantee: see the reason below"
-    return f"no finite epsilon at delta = {e['delta']:.3g} by this route"
+    return f"no finite epsilon at delta = {fmt_delta(e['delta'])} by this route"
 
 
 def _a_text(a: dict[str, Any], bold: bool = False) -> str:
@@ -85,6 +97,8 @@ def render_text(r: Report) -> str:
     a = r.semi_adjacent_parameter
     adv, eff = r.advertised.to_json(), r.effective.to_json()
     lines = [
+        plain_summary(r),
+        "",
         f"semidp {r.tool['version']} audit: {r.name}" + (f" -- {r.title}" if r.title else ""),
         f"spec {r.spec['path']} (sha256 {r.spec['sha256'][:12]}), relation {r.relation}, "
         f"invariant: {r.invariant['description']}",
@@ -109,7 +123,7 @@ def render_text(r: Report) -> str:
         lines.append(f"  [{c.status.upper():4}] {c.name}: {c.detail}")
         if "bounds" in c.extra:
             b = c.extra["bounds"]
-            lines.append(f"         epsilon bounds: lower {b['lower']:.6g}, upper {fmt_up(b['upper'])}")
+            lines.append(f"         epsilon bounds: lower {fmt_down(b['lower'])}, upper {fmt_up(b['upper'])}")
     lines += ["", f"verdict: {r.verdict.upper()}"]
     if r.plots:
         lines.append("plots: " + ", ".join(r.plots))
@@ -134,9 +148,9 @@ def render_markdown(r: Report) -> str:
             rows.append(f"| {label} | {_md_cell(_guarantee_line(obj))} | | | |")
         for e in eds:
             rows.append(
-                f"| {label} | {_md_cell(_guarantee_line(obj))} | {e['delta']:.3g} | "
+                f"| {label} | {_md_cell(_guarantee_line(obj))} | {fmt_delta(e['delta'])} | "
                 f"{fmt_up(e['epsilon'])}{'' if e['epsilon'] is not None else ' (' + _why_none(e) + ')'} | "
-                f"{e['method']} |"
+                f"{e['method']}{' ' + bracket_text(e) if bracket_text(e) else ''} |"
             )
     checks = [f"| {c.name} | {c.status} | {_md_cell(c.detail)} |" for c in r.checks]
     extra: list[str] = []
@@ -147,10 +161,18 @@ def render_markdown(r: Report) -> str:
     out = [
         f"# Audit: {r.name}",
         "",
+        f"**{plain_summary(r)}**",
+        "",
         r.title or "",
         "",
         f"- spec: `{r.spec['path']}` (sha256 `{r.spec['sha256']}`)",
-        f"- tool: semidp {r.tool['version']}; seed: {r.seed}",
+        f"- tool: semidp {r.tool['version']}; "
+        + (f"seed: {r.seed}" if r.seed is not None else "no randomness was used (nothing is drawn)"),
+        *(
+            [f"- claim ({r.claim['framework']}): {_md_cell(_guarantee_line(r.claim['guarantee']))}"]
+            if r.claim
+            else ["- claim: none (nothing to decide)"]
+        ),
         f"- relation: {r.relation}; invariant: {r.invariant['description']}",
         f"- semi-adjacent parameter {_a_text(a, bold=True)} ({a['method']}, "
         f"{'exact' if a['exact'] else 'upper bound'}, {a['scope']}): {a['witness']}",
@@ -174,4 +196,4 @@ def render_markdown(r: Report) -> str:
     return "\n".join(out)
 
 
-__all__ = ["render_markdown", "render_text"]
+__all__ = ["bracket_text", "render_markdown", "render_text"]

@@ -93,14 +93,15 @@ def decide_claim(
     composed = None if parts is None or isinstance(outcome, Verified) else check_composed_claim(claim, parts)
     if composed is None:
         return outcome, bounds
+    # composed[1] bounds delta at the claim's epsilon, not epsilon: never reported as the claim's epsilon bounds
     if not isinstance(composed[0], Unknown):  # the bracket decides
-        return composed[0], bounds or composed[1]
+        return composed[0], bounds
     if not isinstance(outcome, Refuted) or (parts is not None and all(isinstance(p, GDP) for p in parts)):
         return outcome, bounds
     return Unknown(
         f"{composed[0].reason}; the closed-form composition ({outcome.counterexample}) is not tight for these "
         "parts, so it does not refute"
-    ), bounds or composed[1]
+    ), bounds
 
 
 def composed_parts(ctx: Context, radius: int) -> list[Guarantee] | None:

@@ -129,6 +129,7 @@ def _write_files(out: Path, result: Audit, spec: Spec) -> Report:
         f"{name}: advertised vs effective privacy",
         claim=claim,
         deltas=tuple(float(d) for d in spec.report.deltas),
+        report=r,
     )
     plots = [png.name]
     for plot in result.plots:

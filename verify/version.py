@@ -1,10 +1,5 @@
-"""The installed version of semidp (reported in every audit report)."""
+"""The installed version of semidp (reported in every audit report); defined in :mod:`semidp.version`."""
 
-from importlib import metadata
-
-try:
-    __version__ = metadata.version("semidp")
-except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-    __version__ = "0.1.0"
+from semidp.version import __version__
 
 __all__ = ["__version__"]

@@ -1,67 +1,90 @@
-"""The workload plot: tradeoff curves and privacy profiles of zCDP guarantees and PLD compositions (PNG)."""
+"""The workload plot: privacy profiles and test power of zCDP guarantees and PLD compositions (PNG).
+
+Ranges, the claim's violation and the marks are chosen by :func:`verify.privacy_view.choose_view`, as for
+the privacy plot.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Union
+from typing import Any, Union
 
-import numpy as np
-from numpy.typing import NDArray
-
-from semidp.accountant.conversion_routes import AnyGuarantee, delta_at, to_tradeoff
+from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.pld_engine import PLDBracket
+from semidp.accountant.progress import stage
 from semidp.accountant.workload import SetAsideBracket, WorkloadBracket
-from semidp.verify.plots import STYLES, label_privacy_axes, save_figure
+from semidp.verify.plots import STYLES, draw_view, guarantee_profile, label_privacy_axes, save_figure
+from semidp.verify.privacy_view import ClaimPoint, Profile, ProvenPoint, choose_view
 
 Curve = Union[AnyGuarantee, WorkloadBracket, None]
 
+#: Epsilons sampled per curve (each costs a PLD bracket query, about 0.03 s on a census workload).
+POINTS = 40
 
-def _pld_profile(b: WorkloadBracket, eps: NDArray[np.float64]) -> NDArray[np.float64]:
+
+def _pld_profile(b: WorkloadBracket) -> Profile:
     """Upper bounds of delta(eps) from the certified bracket."""
-    return np.array([b.delta(float(e)).upper for e in eps], dtype=np.float64)
+    return lambda e: b.delta(e).upper
 
 
-def _pld_tradeoff(
-    eps: NDArray[np.float64], delta: NDArray[np.float64], alpha: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """A tradeoff lower bound from upper bounds of the profile: ``max_eps (1 - delta(eps) - e^eps alpha)_+``
-    [DRS22, Prop. 2.12] (any subset of epsilons gives a valid lower bound)."""
-    vals = 1.0 - delta[None, :] - np.exp(eps)[None, :] * alpha[:, None]
-    return np.asarray(np.maximum(vals.max(axis=1), 0.0), dtype=np.float64)
+def draw_workload_plot(
+    path: Path,
+    title: str,
+    curves: list[tuple[str, Curve]],
+    *,
+    claim: tuple[str, AnyGuarantee] | None = None,
+    verdict: str | None = None,
+    proven: ProvenPoint | None = None,
+) -> Path:
+    """Write a two-panel PNG: delta(epsilon) upper bounds and the power bound of each curve, against ``claim``.
 
-
-def draw_workload_plot(path: Path, title: str, curves: list[tuple[str, Curve]]) -> Path:
-    """Write a two-panel PNG: tradeoff lower bounds and delta(epsilon) upper bounds of each curve."""
+    ``verdict`` (the claim check's: ``holds``, ``fails`` or ``inconclusive``) and ``proven`` (the claim check's
+    lower bound of epsilon at the claim's delta) go to the title and the marks.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
-    alpha = np.concatenate([np.logspace(-14, -1, 300), np.linspace(0.1, 1.0, 100)[1:]])
-    ax1.semilogx(alpha, 1 - alpha, color="0.7", ls=":", label="perfect privacy")
-    eps_max = 1.0
-    for _, g in curves:
-        if isinstance(g, (PLDBracket, SetAsideBracket)):
-            eps_max = max(eps_max, g.epsilon(1e-12).upper)
-    eps = np.linspace(0.0, min(eps_max * 1.4, 200.0), 80)
+    stage(f"drawing {Path(path).name}")
+    profiles: list[Profile] = []
+    labels: list[str] = []
+    styles: list[dict[str, Any]] = []
+    epsilons: list[float] = []
     for i, (label, g) in enumerate(curves):
-        ls, lw = STYLES[i % len(STYLES)]
         if g is None:
             continue
         if isinstance(g, (PLDBracket, SetAsideBracket)):
-            d = _pld_profile(g, eps)
-            ax1.semilogx(alpha, _pld_tradeoff(eps, d, alpha), label=label, ls=ls, lw=lw)
+            prof: Profile | None = _pld_profile(g)
+            epsilons.append(g.epsilon(1e-12).upper)
         else:
-            t = to_tradeoff(g)
-            if t is None:
-                continue
-            ax1.semilogx(alpha, t.curve.std(alpha), label=label, ls=ls, lw=lw)
-            d = np.array([delta_at(g, float(e)) or 1.0 for e in eps], dtype=np.float64)
-        ax2.semilogy(eps, np.maximum(d, 1e-300), label=label, ls=ls, lw=lw)
-    ax2.axhline(1e-10, color="0.6", lw=0.8, ls=":")
+            prof = guarantee_profile(g)
+        if prof is None:
+            continue
+        profiles.append(prof)
+        labels.append(label)
+        ls, lw = STYLES[i % len(STYLES)]
+        styles.append({"ls": ls, "lw": lw})
+    claim_point = None
+    if claim is not None and (cp := guarantee_profile(claim[1])) is not None:
+        eps_c = getattr(claim[1], "epsilon", None)
+        claim_point = ClaimPoint(claim[0], cp, eps_c, getattr(claim[1], "delta", None))
+        labels.append(f"claim: {claim[0]}")
+        styles.append({"ls": (0, (5, 2, 1, 2)), "lw": 1.2, "color": "black"})
+    view = choose_view(
+        profiles,
+        claim=claim_point,
+        epsilons=[min(e, 200.0) for e in epsilons],
+        verdict=verdict,
+        proven=proven,
+        points=POINTS,
+        reach=1.5,
+    )
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
+    draw_view(ax1, ax2, view, labels, styles)
+    ax1.axhline(1e-10, color="0.6", lw=0.8, ls=":")
     label_privacy_axes(ax1, ax2)
-    return save_figure(fig, path, title)
+    return save_figure(fig, path, title + (f"\n{view.headline}" if view.headline else ""))
 
 
 __all__ = ["draw_workload_plot"]

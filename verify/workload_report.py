@@ -38,7 +38,7 @@ from semidp.accountant.workload import (
     workload_rho,
 )
 from semidp.verify.context import Context, KindResult, Plot
-from semidp.verify.display import fmt_up
+from semidp.verify.display import fmt_delta, fmt_down, fmt_up
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
 from semidp.verify.spec import Spec
 from semidp.verify.workload_spec import (
@@ -175,19 +175,31 @@ class WorkloadSection:
             e = next((x for x in obj["epsilon_delta"] if x["method"] == method and x["delta"] == delta), None)
             return fmt_up(e["epsilon"]) if e else "-"
 
+        def rho(obj: JSON) -> str:
+            return fmt_up(Fraction(obj["rho_exact"])) if "rho_exact" in obj else fmt_up(obj["rho"])
+
         eff_ok = "per_attribute" in eff
-        head = f"{'':28} {'rho':>8} {'CKS':>9} {'exact':>9}"
-        head += f" | {'semi rho':>8} {'semi CKS':>9} {'semi PLD':>9}" if eff_ok else ""
-        lines = [f"  breakdown, epsilon at delta = {delta:.3g} (certificate: CKS on summed rho):", "  " + head]
         finest = self.data.get("finest", "Block")
+        head = ["", "rho", "CKS", "exact"] + (["semi rho", "semi CKS", "semi PLD"] if eff_ok else [])
+        rows = []
         for kind, label in (("per_attribute", "attribute {}"), ("per_geolevel", finest + "-within-{}")):
             for name, a in adv[kind].items():
-                row = f"{label.format(name):28} {fmt_up(a['rho']):>8} {eps(a, 'canonne-kamath-steinke'):>9} "
-                row += f"{eps(a, 'pld'):>9}"
+                row = [label.format(name), rho(a), eps(a, "canonne-kamath-steinke"), eps(a, "pld")]
                 if eff_ok:
                     e = eff[kind][name]
-                    row += f" | {fmt_up(e['rho']):>8} {eps(e, 'canonne-kamath-steinke'):>9} {eps(e, 'pld'):>9}"
-                lines.append("  " + row)
+                    row += [rho(e), eps(e, "canonne-kamath-steinke"), eps(e, "pld")]
+                rows.append(row)
+        # every column as wide as its widest cell (any geolevel name, any number), at least the usual widths
+        widths = [
+            max([w, *(len(r[i]) for r in [head, *rows])]) for i, w in enumerate((28, 8, 9, 9, 8, 9, 9)[: len(head)])
+        ]
+
+        def line(cells: list[str]) -> str:
+            out = [cells[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
+            return "  " + " ".join(out[:4]) + (" | " + " ".join(out[4:]) if len(out) > 4 else "")
+
+        lines = [f"  breakdown, epsilon at delta = {fmt_delta(delta)} (certificate: CKS on summed rho):", line(head)]
+        lines += [line(r) for r in rows]
         return lines
 
     def text_lines(self, report: Report) -> list[str]:
@@ -229,7 +241,19 @@ class WorkloadSection:
         if skipped:
             lines.append(f"  breakdown groups without a PLD ('-'): {len(skipped)}, see pld_unavailable in the JSON")
         lines += self._table(report)
-        lines.append(f"  (PLD brackets in the JSON; computed in {d['seconds']:.2f} s)")
+        gaps = [
+            e["bracket"]["upper"] - e["bracket"]["lower"]
+            for summary in (report.advertised.to_json(), report.effective.to_json())
+            for kind in ("per_attribute", "per_geolevel")
+            for group in summary.get(kind, {}).values()
+            for e in group["epsilon_delta"]
+            if "bracket" in e
+        ]
+        width = f", each within {fmt_up(max(gaps))} of its proven lower end" if gaps else ""
+        lines.append(
+            f"  (exact and semi PLD: upper ends of certified brackets{width}; brackets in the JSON; computed in "
+            f"{d['seconds']:.2f} s)"
+        )
         return lines
 
     def markdown_lines(self, report: Report) -> list[str]:
@@ -259,23 +283,27 @@ def _claim(ctx: Context, eff: Accounted) -> tuple[Outcome | None, Bounds | None]
         bounds = Bounds(0.0, upper, upper)
         if e >= upper:
             return Verified(
-                f"query-level Semi-DP epsilon <= {upper:.6g} <= claimed {e} at delta = {d:g} (zCDP)"
+                f"query-level Semi-DP epsilon <= {fmt_up(upper)} <= claimed {e} at delta = {d:g} (zCDP)"
             ), bounds
         return Unknown(
-            f"the PLD was not composed ({eff.pld_unavailable}); zCDP gives only epsilon <= {upper:.6g}"
+            f"the PLD was not composed ({eff.pld_unavailable}); zCDP gives only epsilon <= {fmt_up(upper)}"
         ), bounds
     if bracket is None:
         return Verified("no measurement changes on a semi-adjacent pair: 0-DP"), Bounds(0.0, 0.0, 0.0)
     b = bracket.epsilon(d)
     bounds = Bounds(b.lower, b.upper, b.upper)
     if e >= b.upper:
-        return Verified(f"query-level Semi-DP epsilon <= {b.upper:.6g} <= claimed {e} at delta = {d:g} (pld)"), bounds
+        return Verified(
+            f"query-level Semi-DP epsilon <= {fmt_up(b.upper)} <= claimed {e} at delta = {d:g} (pld)"
+        ), bounds
     if e < b.lower:
         return Refuted(
-            f"query-level Semi-DP epsilon >= {b.lower:.6g} > claimed {e} at delta = {d:g} (pld lower bound, "
+            f"query-level Semi-DP epsilon >= {fmt_down(b.lower)} > claimed {e} at delta = {d:g} (pld lower bound, "
             f"attained by the worst pair: {WORST_PAIR})"
         ), bounds
-    return Unknown(f"claimed {e} lies in the pld bracket [{b.lower:.6g}, {b.upper:.6g}] at delta = {d:g}"), bounds
+    return Unknown(
+        f"claimed {e} lies in the pld bracket [{fmt_down(b.lower)}, {fmt_up(b.upper)}] at delta = {d:g}"
+    ), bounds
 
 
 #: Share of the remaining ``--time-limit`` budget the breakdowns' PLDs may use; later groups report
@@ -364,7 +392,7 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str) -> KindResu
         }
         section["worst_pair"] = WORST_PAIR if a.value == 2 else "one record changes within its invariant cell"
         claim, claim_bounds = _claim(ctx, eff)
-        curves = _curves(adv, eff, advertised, coarse)
+        curves = _curves(adv, eff, advertised, coarse, ctx, claim, claim_bounds)
     elif ctx.framework == "semi-dp":
         effective = coarse
         section["worst_pair"] = (
@@ -388,7 +416,7 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str) -> KindResu
     return KindResult(
         advertised=advertised,
         effective=effective,
-        seed=ctx.seed,
+        seed=None,  # nothing is drawn: no randomness to report
         advertised_summary=adv_summary,
         effective_extra=extra,
         claim_override=claim,
@@ -415,8 +443,31 @@ def _row(m: Measurement) -> JSON:
     }
 
 
-def _curves(adv: Accounted, eff: Accounted, advertised: ZCDP, coarse: Any) -> Any:
+def _curves(
+    adv: Accounted,
+    eff: Accounted,
+    advertised: ZCDP,
+    coarse: Any,
+    ctx: Context,
+    claim: Outcome | None,
+    bounds: Bounds | None,
+) -> Any:
+    from semidp.verify.privacy_view import ProvenPoint
+    from semidp.verify.spec_values import guarantee_of
     from semidp.verify.workload_plot import draw_workload_plot
+
+    c = ctx.spec.claim
+    shown = None
+    proven = None
+    if c is not None:
+        g = c.guarantee
+        text = ", ".join(
+            f"{k} = {float(v):g}" for k in ("epsilon", "delta", "mu", "zcdp") if (v := getattr(g, k)) is not None
+        )
+        shown = (f"{c.framework}, {text or 'rdp'}", guarantee_of(g, advertised.relation))
+        if bounds is not None and g.epsilon is not None and g.delta:
+            proven = ProvenPoint(bounds.lower, float(g.delta))
+    verdict = {Refuted: "fails", Verified: "holds", Unknown: "inconclusive"}.get(type(claim)) if claim else None
 
     def draw(path: Any, title: str) -> Any:
         return draw_workload_plot(
@@ -428,6 +479,9 @@ def _curves(adv: Accounted, eff: Accounted, advertised: ZCDP, coarse: Any) -> An
                 ("coarse Semi-DP a^2 rho (CKS)", coarse),
                 ("query-level Semi-DP (pld)", eff.pld),
             ],
+            claim=shown,
+            verdict=verdict,
+            proven=proven,
         )
 
     return draw

@@ -163,7 +163,7 @@ class PublishedKind:
             advertised=advertised,
             effective=effective,
             effective_at_lower=at_lower,
-            seed=ctx.seed,
+            seed=None,  # nothing is drawn: no randomness to report
             effective_extra=extra,
             sections=(JsonSection("plain_dp", GuaranteeSummary.of(plain, ctx.deltas).to_json()),),
             final_checks=(
