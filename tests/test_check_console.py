@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from semidp.verify.cli import main
-from semidp.verify.regression import InvalidBaseline, entry_problems, load_baseline
+from semidp.verify import regression
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 TOTAL, PERSONS = "census-2020-total.toml", "census-2020-persons.toml"
@@ -113,10 +113,10 @@ def test_a_baseline_value_of_the_wrong_type_is_an_invalid_baseline(
 
 def test_an_entry_that_is_not_an_object_is_named(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text(json.dumps({"version": 1, "specs": {"a.toml": [], "b.toml": {"checks": {}}}}))
-    with pytest.raises(InvalidBaseline, match=r"spec 'a.toml': \(entry\): expected an object, got \[\]"):
-        load_baseline(tmp_path / "b.json")
-    assert entry_problems("b.toml", {"checks": {}}) == []
-    assert entry_problems("c", {"effective": {"params": {"mu": None, "epsilon": float("inf")}}}) == []
+    with pytest.raises(regression.InvalidBaseline, match=r"spec 'a.toml': \(entry\): expected an object, got \[\]"):
+        regression.load_baseline(tmp_path / "b.json")
+    assert regression.entry_problems("b.toml", {"checks": {}}) == []
+    assert regression.entry_problems("c", {"effective": {"params": {"mu": None, "epsilon": float("inf")}}}) == []
 
 
 def test_the_pytest_plugin_names_its_own_baseline_option(repo: Path) -> None:
