@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from semidp.verify.cli import main
 from semidp.verify import regression
+from semidp.verify.cli import main
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 TOTAL, PERSONS = "census-2020-total.toml", "census-2020-persons.toml"

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from semidp.verify.contract import contract_hint
 from semidp.verify.junit import CaseResult, write_junit
 from semidp.verify.regression import RTOL, InvalidBaseline, compare, load_baseline, spec_key, summarize, write_baseline
 from semidp.verify.report import Report
@@ -46,7 +47,9 @@ EXIT_OK, EXIT_FAILS, EXIT_INVALID = 0, 1, 2
 
 def add_check_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Register ``semidp check`` on the CLI's subparsers (``common`` adds --seed, --time-limit, ...)."""
-    c = sub.add_parser("check", help="privacy regression tests: audit specs and compare with a stored baseline")
+    c = sub.add_parser(
+        "check", help="privacy regression tests: audit specs and compare with a stored baseline", epilog=contract_hint()
+    )
     c.add_argument("paths", nargs="+", metavar="SPEC_OR_DIR", help="spec files, or folders of *.toml specs")
     c.add_argument("--baseline", metavar="FILE", help="JSON baseline to compare with (semidp check --update-baseline)")
     c.add_argument("--update-baseline", action="store_true", help="record the current results in --baseline")

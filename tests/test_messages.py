@@ -1,0 +1,59 @@
+"""No message contradicts another, and user input never reads as "internal error ... please report it"
+(issue Step 18.5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from semidp.accountant.errors import InvalidSpec
+from semidp.verify.cli import main
+from semidp.verify.load import loads
+
+WORKLOAD = """
+version = 1
+name = "x"
+[data]
+features = [{ name = "state", levels = 3 }]
+[invariant]
+kind = "margins"
+margins = [["state"]]
+[mechanism]
+kind = "published"
+nosie = "gaussian"
+measurements = "m.csv"
+"""
+
+
+def _problems(text: str) -> list[str]:
+    with pytest.raises(InvalidSpec) as e:
+        loads(text)
+    return list(e.value.problems)
+
+
+def test_a_mistyped_required_key_is_reported_once_as_the_typo() -> None:
+    probs = _problems(WORKLOAD)
+    assert "mechanism.nosie: unknown key; did you mean 'noise'?" in probs
+    assert not any(p.startswith("mechanism.noise:") for p in probs), probs  # not also "required"
+    assert any(p.startswith("data.geography: required") for p in probs)  # other problems stay
+
+
+def test_a_required_key_without_a_typo_is_still_required() -> None:
+    probs = _problems(WORKLOAD.replace('nosie = "gaussian"\n', ""))
+    assert "mechanism.noise: required with mechanism.measurements" in probs
+
+
+def test_a_mistyped_required_field_of_a_table_is_reported_once() -> None:
+    text = WORKLOAD.replace('nosie = "gaussian"\nmeasurements = "m.csv"\n', "guarantee = { zcdp = 1 }\n")
+    probs = _problems(text.replace('kind = "margins"', 'knid = "margins"'))
+    assert "invariant.knid: unknown key; did you mean 'kind'?" in probs
+    assert not any(p.startswith("invariant.kind:") for p in probs), probs
+
+
+def test_the_cli_prints_only_the_typo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "x.toml"
+    spec.write_text(WORKLOAD)
+    assert main(["audit", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'noise'?" in err and "mechanism.noise: required" not in err
