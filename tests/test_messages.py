@@ -57,3 +57,22 @@ def test_the_cli_prints_only_the_typo(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["audit", str(spec)]) == 2
     err = capsys.readouterr().err
     assert "did you mean 'noise'?" in err and "mechanism.noise: required" not in err
+
+
+CENSUS_TOTAL = Path(__file__).resolve().parents[1] / "specs" / "census-2020-total.toml"
+
+
+def test_a_data_space_too_large_to_index_is_a_located_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Levels multiplying past what numpy can index were an "internal error ... please report it"."""
+    text = CENSUS_TOTAL.read_text(encoding="utf-8")
+    assert '{ name = "state", levels = 52 }' in text
+    spec = tmp_path / "huge.toml"
+    spec.write_text(text.replace('{ name = "state", levels = 52 }', '{ name = "state", levels = 1000000000000000000 }'))
+    assert main(["audit", str(spec), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "data.features: the levels multiply to 2.02e+21 cells; at most 2^40" in err and "internal" not in err
+
+
+def test_too_many_draws_is_a_located_error() -> None:
+    text = CENSUS_TOTAL.read_text(encoding="utf-8") + "\n[audit]\nsamples = 1000000000000000000000000000000\n"
+    assert any(p.startswith("audit.samples: must be in [1, 2^40]") for p in _problems(text))

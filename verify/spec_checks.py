@@ -12,6 +12,11 @@ import re
 from semidp.verify.registry import Problem
 from semidp.verify.spec import SPEC_VERSION, GuaranteeSpec, Spec, cell_count
 
+#: The most cells (product of the features' levels) and the most draws (``audit.samples``) a spec may ask for.
+#: Per-cell and per-draw arrays are materialized; far below this the memory limit stops an audit honestly
+#: (inconclusive), beyond it numpy cannot even index the array (it would be an internal error, not a located one).
+MAX_CELLS = MAX_SAMPLES = 2**40
+
 
 def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
     """Problems of a guarantee table: exactly one form, delta only with epsilon, values in range."""
@@ -64,6 +69,13 @@ def data_problems(spec: Spec) -> list[Problem]:
     if dup:
         probs.append(Problem("data.features", f"feature names must be unique; repeated {dup}"))
     cells = cell_count(spec)
+    if cells > MAX_CELLS:
+        probs.append(
+            Problem(
+                "data.features",
+                f"the levels multiply to {cells:.3g} cells; at most 2^40 ({MAX_CELLS:.3g}) are supported",
+            )
+        )
     if d.records is not None and d.records < 0:
         probs.append(Problem("data.records", f"must be >= 0, got {d.records}"))
     if d.table is not None:
@@ -114,8 +126,8 @@ def rest_problems(spec: Spec) -> list[Problem]:
     for i, dl in enumerate(spec.report.deltas):
         if not (0 < dl < 1):
             probs.append(Problem(f"report.deltas[{i}]", f"must be in (0, 1), got {float(dl)!r}"))
-    if spec.audit is not None and spec.audit.samples < 1:
-        probs.append(Problem("audit.samples", f"must be >= 1, got {spec.audit.samples}"))
+    if spec.audit is not None and not 1 <= spec.audit.samples <= MAX_SAMPLES:
+        probs.append(Problem("audit.samples", f"must be in [1, 2^40], got {spec.audit.samples}"))
     return probs
 
 
@@ -130,6 +142,8 @@ SHARED_CHECKS = (top_problems, data_problems, invariant_problems, rest_problems)
 """The shared validators, in the order their problems are listed."""
 
 __all__ = [
+    "MAX_CELLS",
+    "MAX_SAMPLES",
     "SHARED_CHECKS",
     "data_problems",
     "guarantee_problems",
