@@ -128,3 +128,13 @@ def test_the_pytest_plugin_names_its_own_baseline_option(repo: Path) -> None:
     )
     assert got.returncode == 1, got.stdout + got.stderr
     assert "--semidp-baseline 'typo.json': no such file" in got.stdout and "2 failed" in got.stdout
+
+
+def test_an_unwritable_junit_or_baseline_names_the_option(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "out").mkdir()
+    assert main([*BASE, "--junit", "out"]) == 2
+    assert "semidp: check: --junit 'out': cannot write: Is a directory" in capsys.readouterr().err
+    (repo / "plain").write_text("")
+    assert main(["check", "specs", "--baseline", "plain/b.json", "--update-baseline"]) == 2
+    err = capsys.readouterr().err
+    assert "semidp: check: --baseline 'plain" in err and "cannot write" in err and "Traceback" not in err

@@ -76,3 +76,11 @@ def test_a_data_space_too_large_to_index_is_a_located_error(tmp_path: Path, caps
 def test_too_many_draws_is_a_located_error() -> None:
     text = CENSUS_TOTAL.read_text(encoding="utf-8") + "\n[audit]\nsamples = 1000000000000000000000000000000\n"
     assert any(p.startswith("audit.samples: must be in [1, 2^40]") for p in _problems(text))
+
+
+def test_a_spec_that_is_not_utf8_is_a_located_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "latin1.toml"
+    spec.write_bytes(CENSUS_TOTAL.read_bytes().replace(b"# ", "# é ".encode("latin-1"), 1))
+    assert main(["audit", str(spec), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "not UTF-8 text (TOML is UTF-8)" in err and "internal" not in err

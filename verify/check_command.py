@@ -123,11 +123,12 @@ def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | Non
         print(_line(case))
     if args.update_baseline and baseline_path is not None:
         kept = {k: v for k, v in baseline.items() if k not in gone}
-        write_baseline(baseline_path, {**kept, **summaries})
+        if not _written("--baseline", lambda: write_baseline(baseline_path, {**kept, **summaries})):
+            return EXIT_INVALID
         dropped = f"; {len(gone)} missing spec(s) dropped" if gone else ""
         print(f"baseline: {len(summaries)} spec(s) recorded in {baseline_path}{dropped}")
-    if args.junit:
-        write_junit(Path(args.junit), cases)
+    if args.junit and not _written("--junit", lambda: write_junit(Path(args.junit), cases)):
+        return EXIT_INVALID
     counts = {r: sum(c.result == r for c in cases) for r in ("passed", "failed", "error")}
     print(
         f"{counts['passed']} passed, {counts['failed']} failed"
@@ -137,6 +138,16 @@ def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | Non
     if counts["error"]:
         return EXIT_INVALID
     return EXIT_FAILS if counts["failed"] else EXIT_OK
+
+
+def _written(option: str, write: Callable[[], None]) -> bool:
+    """Run ``write``; on an OS error print one line naming ``option`` and the path (e.g. a folder), not a traceback."""
+    try:
+        write()
+    except OSError as e:
+        print(f"semidp: check: {option} {str(e.filename)!r}: cannot write: {e.strerror}", file=sys.stderr)
+        return False
+    return True
 
 
 def missing_specs(paths: list[str], baseline_path: Path | None, baseline: dict[str, Any], seen: set[str]) -> list[str]:

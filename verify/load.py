@@ -211,6 +211,8 @@ def load(path: str | Path) -> Spec:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise InvalidSpec(str(path), [f"cannot read the file: {e.strerror}"]) from None
+    except UnicodeDecodeError as e:
+        raise InvalidSpec(str(path), [f"not UTF-8 text (TOML is UTF-8): byte {e.start}: {e.reason}"]) from None
     return loads(text, str(path))
 
 
