@@ -126,8 +126,10 @@ def rest_problems(spec: Spec) -> list[Problem]:
     for i, dl in enumerate(spec.report.deltas):
         if not (0 < dl < 1):
             probs.append(Problem(f"report.deltas[{i}]", f"must be in (0, 1), got {float(dl)!r}"))
-    if spec.audit is not None and not 1 <= spec.audit.samples <= MAX_SAMPLES:
-        probs.append(Problem("audit.samples", f"must be in [1, 2^40], got {spec.audit.samples}"))
+    if spec.audit is not None and spec.audit.samples < 1:
+        probs.append(Problem("audit.samples", f"must be >= 1, got {spec.audit.samples}"))
+    elif spec.audit is not None and spec.audit.samples > MAX_SAMPLES:
+        probs.append(Problem("audit.samples", f"must be at most 2^40, got {spec.audit.samples:.3g}"))
     return probs
 
 
