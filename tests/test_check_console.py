@@ -138,3 +138,22 @@ def test_an_unwritable_junit_or_baseline_names_the_option(repo: Path, capsys: py
     assert main(["check", "specs", "--baseline", "plain/b.json", "--update-baseline"]) == 2
     err = capsys.readouterr().err
     assert "semidp: check: --baseline 'plain" in err and "cannot write" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--semidp-time-limit", "nan", "must be a finite number of seconds > 0"),
+        ("--semidp-time-limit", "-1", "must be a finite number of seconds > 0"),
+        ("--semidp-seed", "-3", "a seed is an integer >= 0"),
+    ],
+)
+def test_the_pytest_plugin_validates_its_options_like_the_cli(repo: Path, option: str, value: str, said: str) -> None:
+    got = subprocess.run(
+        [sys.executable, "-m", "pytest", "specs", "-p", "no:cacheprovider", "-q", f"{option}={value}"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    assert got.returncode == 4, got.stdout + got.stderr  # pytest's usage error, before any spec runs
+    assert f"argument {option}: {value} " in got.stderr and said in got.stderr

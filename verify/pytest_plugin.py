@@ -19,6 +19,8 @@ imported only when a spec is collected.
 
 from __future__ import annotations
 
+import argparse
+import math
 import re
 import time
 import tomllib
@@ -46,9 +48,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     """The plugin's command-line options."""
     group = parser.getgroup("semidp", "semidp privacy regression tests (spec files as tests)")
     group.addoption("--semidp-baseline", metavar="FILE", help="compare every spec with this baseline")
-    group.addoption("--semidp-time-limit", type=float, default=60.0, metavar="SECONDS", help="budget per spec")
-    group.addoption("--semidp-seed", type=int, default=None, metavar="N", help="seed of sampling-based checks")
+    group.addoption("--semidp-time-limit", type=_seconds, default=60.0, metavar="SECONDS", help="budget per spec")
+    group.addoption("--semidp-seed", type=_seed, default=None, metavar="N", help="seed of sampling-based checks")
     group.addoption("--semidp-allow-code", action="store_true", help="specs may import the code they name")
+
+
+def _seconds(text: str) -> float:
+    """``--semidp-time-limit``: a finite number of seconds > 0 (as the CLI's ``--time-limit``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (0 < value < math.inf):
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number of seconds > 0")
+    return value
+
+
+def _seed(text: str) -> int:
+    """``--semidp-seed``: an integer >= 0 (as the CLI's ``--seed``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; a seed is an integer >= 0")
+    return value
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
