@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+from typing import Any
+
 import pytest
 
 import semidp
@@ -37,3 +41,41 @@ def test_bad_claims_name_what_is_wrong() -> None:
         PrivacyClaim.epsilon_delta(1.0, 2.0)
     with pytest.raises(InvalidArgument, match="not a claim form"):
         PrivacyClaim.of(RDP((2.0, 3.0), (1.0, 1.0)))
+
+
+def test_exact_rational_strings_and_fractions_are_claims() -> None:
+    """The docstring promises rationals: "1/2" and Fraction(1, 2) are read exactly (issue Step 18, API)."""
+    assert PrivacyClaim.zcdp("1/2").rho == Fraction(1, 2)
+    assert PrivacyClaim.epsilon_delta(" 21/2 ", "1/10000000000").delta == Fraction(1, 10**10)
+    # exact, not through a float: the double 2.56 is 2.56000000000000005329..., just above 64/25
+    assert Fraction(2.56) > Fraction(64, 25)
+    assert check_claim(ZCDP(2.56), PrivacyClaim.zcdp("64/25")).holds is False
+    assert check_claim(ZCDP(2.56), PrivacyClaim.zcdp(Fraction(2.56))).holds is True
+    assert check_claim(ZCDP(1 / 3), PrivacyClaim.zcdp("1/3")).holds is (Fraction(1 / 3) <= Fraction(1, 3))
+    assert check_claim(GDP(1.0), PrivacyClaim.gdp(Fraction(1))).holds is True
+    assert check_claim(ZCDP(0.5), PrivacyClaim.rdp("2", "1/1")).holds is True
+    assert check_claim(GDP(1.0), PrivacyClaim.epsilon_delta("21/2", "1/100000")).holds is True
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, "1e400", 10**400, Fraction(10**400)])
+@pytest.mark.parametrize("form", [PrivacyClaim.epsilon_delta, PrivacyClaim.zcdp, PrivacyClaim.gdp])
+def test_an_infinite_claim_is_refused_with_our_error(form: Any, bad: object) -> None:
+    with pytest.raises(InvalidArgument, match="infinite or too large"):
+        form(bad)
+
+
+@pytest.mark.parametrize(
+    ("bad", "match"), [(math.nan, "nan"), ("abc", "not a number"), ("1/0", "not a number"), (True, "a number")]
+)
+def test_non_numbers_are_refused_with_our_error(bad: object, match: str) -> None:
+    with pytest.raises(InvalidArgument, match=match):
+        PrivacyClaim.epsilon_delta(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgument, match=match):
+        PrivacyClaim.rdp(2.0, bad)  # type: ignore[arg-type]
+
+
+def test_an_infinite_claim_never_reaches_the_decision_as_a_bare_overflow() -> None:
+    for eff in (ZCDP(2.56), GDP(1.0), PureDP(1.0), ApproxDP(1.0, 1e-6), RDP((2.0,), (1.0,))):
+        for make in (lambda: PrivacyClaim.zcdp(math.inf), lambda: PrivacyClaim.rdp(math.inf, 1.0)):
+            with pytest.raises(InvalidArgument):
+                check_claim(eff, make())

@@ -56,3 +56,23 @@ def test_wheel_installs_only_semidp_at_the_top_level(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for sub in ("accountant/guarantees.py", "mechanisms/protocol.py", "verify/kinds/published.py", "py.typed"):
         assert f"semidp/{sub}" in names
+    # the contract that `semidp audit --help` points to ships as a file, not as a dangling link
+    shipped = zipfile.ZipFile(wheel).read("semidp/verify/contract.md").decode()
+    assert shipped == (ROOT / "specs" / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_contract_is_installed_and_help_points_to_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from semidp.verify.cli import main
+    from semidp.verify.contract import contract_path, contract_text
+
+    assert contract_text() == (ROOT / "specs" / "README.md").read_text(encoding="utf-8")
+    assert contract_path().name == "contract.md" and contract_path().is_file()
+    assert main(["contract"]) == 0
+    assert capsys.readouterr().out.startswith("# Spec files and audit reports (contract v1)\n")
+    assert main(["contract", "--path"]) == 0
+    assert capsys.readouterr().out.strip() == str(contract_path())
+    for cmd in ("audit", "check"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "`semidp contract` prints them" in text and "specs/README.md" not in text

@@ -9,6 +9,8 @@
     regression, 2 on an invalid spec.
 ``semidp schema``
     Print the JSON schema of spec files (generated from the dataclasses).
+``semidp contract [--path]``
+    Print the spec/report/exit-code contract installed with semidp (:mod:`verify.contract`), or its path.
 
 An unexpected error is reported in one line with exit status 2 (``--debug``
 prints its traceback); exit status 1 always means a refuted claim or a failed check.
@@ -24,6 +26,7 @@ from typing import Any, Sequence
 
 from semidp.accountant.progress import report_stages
 from semidp.verify.check_command import add_check_parser, run_check
+from semidp.verify.contract import contract_hint, contract_path, contract_text
 from semidp.verify.render import render_text
 from semidp.verify.report import Report
 from semidp.verify.runner import exit_code
@@ -40,16 +43,19 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="semidp",
         description="Privacy accounting and verification for releases published with exact invariants.",
+        epilog=contract_hint(),
     )
     p.add_argument("--version", action="version", version=f"semidp {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    a = sub.add_parser("audit", help="audit spec files and check their claims")
-    a.add_argument("specs", nargs="+", metavar="SPEC", help="spec file(s) (TOML, contract: specs/README.md)")
+    a = sub.add_parser("audit", help="audit spec files and check their claims", epilog=contract_hint())
+    a.add_argument("specs", nargs="+", metavar="SPEC", help="spec file(s) (TOML; keys: `semidp contract`)")
     a.add_argument("--json", action="store_true", help="print JSON (an array for several specs)")
     a.add_argument("--out", metavar="DIR", help="also write DIR/<name>.json, .md and plots (PNG)")
     _common(a)
     add_check_parser(sub, _common)
     sub.add_parser("schema", help="print the JSON schema of spec files")
+    c = sub.add_parser("contract", help="print the spec/report/exit-code contract (Markdown) installed with semidp")
+    c.add_argument("--path", action="store_true", help="print where the contract file is installed instead")
     return p
 
 
@@ -169,6 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "schema":
         print(json.dumps(schema(), indent=2))
+        return EXIT_OK
+    if args.command == "contract":
+        print(contract_path() if args.path else contract_text().rstrip("\n"))
         return EXIT_OK
     # one line per stage on stderr (a live line on a terminal), timed from process start
     report_stages(sys.stderr, quiet=args.quiet, since=process_age() if argv is None else 0.0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import re
 import tomllib
 import types
 import typing
@@ -141,6 +142,31 @@ def _build(cls: Any, table: dict[str, Any], prefix: str, probs: list[Problem]) -
         return None
 
 
+_DID_YOU_MEAN = re.compile(r"^unknown key; did you mean '([^']+)'\?$")
+
+
+def without_contradictions(probs: list[Problem]) -> list[Problem]:
+    """``probs`` less each "required" problem of a key that an unknown key's did-you-mean already names.
+
+    A typo such as ``nosie = ...`` under ``[mechanism]`` is reported once, as
+    ``mechanism.nosie: unknown key; did you mean 'noise'?``, not also as ``mechanism.noise: required``
+    (which would contradict the line the user just read).
+    """
+    meant = set()
+    for p in probs:
+        m = _DID_YOU_MEAN.match(p.message)
+        if m:
+            meant.add(_join(p.key.rpartition(".")[0], m.group(1)))
+    if not meant:
+        return probs
+
+    def contradicted(p: Problem) -> bool:
+        named = p.key in meant or any(p.key.startswith(k + ".") for k in meant)
+        return named and "required" in p.message
+
+    return [p for p in probs if not contradicted(p)]
+
+
 def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
@@ -179,6 +205,7 @@ def loads(text: str, path: str = "<string>") -> Spec:
         spec = with_geography_features(dataclasses.replace(spec, path=path))
     if spec is not None:
         probs += validate(spec)
+    probs = without_contradictions(probs)
     if probs or spec is None:
         raise InvalidSpec(path, [str(p) for p in probs] or ["could not be read"])
     digest = hashlib.sha256(text.encode()).hexdigest()

@@ -11,12 +11,17 @@ collected as one test item named after the spec; the item audits it (the same jo
 
 The failure lists every check of the report as a sub-result (``[PASS]``/``[FAIL]``/``[SKIP]`` with its
 detail). Options: ``--semidp-baseline FILE``, ``--semidp-time-limit SECONDS`` (default 60),
-``--semidp-seed N``, ``--semidp-allow-code`` (specs may run the code they name). Importing this
-module is cheap: the toolkit is imported only when a spec is collected.
+``--semidp-seed N``, ``--semidp-allow-code`` (specs may run the code they name). Messages name these
+options, not the command line's (``--allow-code`` reads ``--semidp-allow-code`` here). A missing or
+invalid baseline fails every item with the reason. Importing this module is cheap: the toolkit is
+imported only when a spec is collected.
 """
 
 from __future__ import annotations
 
+import argparse
+import math
+import re
 import time
 import tomllib
 from pathlib import Path
@@ -24,15 +29,51 @@ from typing import Any
 
 import pytest
 
+#: Command-line options as the plugin spells them (the toolkit's messages name the ``semidp`` CLI's).
+_OPTION_NAMES = {
+    "--allow-code": "--semidp-allow-code",
+    "--seed": "--semidp-seed",
+    "--time-limit": "--semidp-time-limit",
+}
+_CLI_OPTION = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, _OPTION_NAMES)) + r")(?![\w-])")
+
+
+def plugin_wording(text: str) -> str:
+    """``text`` with the ``semidp`` CLI's option names replaced by the plugin's (``--allow-code`` ->
+    ``--semidp-allow-code``), so a message names the option of the interface in use."""
+    return _CLI_OPTION.sub(lambda m: _OPTION_NAMES[m.group(1)], text)
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """The plugin's command-line options."""
     group = parser.getgroup("semidp", "semidp privacy regression tests (spec files as tests)")
     group.addoption("--semidp-baseline", metavar="FILE", help="compare every spec with this baseline")
-    group.addoption("--semidp-time-limit", type=float, default=60.0, metavar="SECONDS", help="budget per spec")
-    group.addoption("--semidp-seed", type=int, default=None, metavar="N", help="seed of sampling-based checks")
+    group.addoption("--semidp-time-limit", type=_seconds, default=60.0, metavar="SECONDS", help="budget per spec")
+    group.addoption("--semidp-seed", type=_seed, default=None, metavar="N", help="seed of sampling-based checks")
     group.addoption("--semidp-allow-code", action="store_true", help="specs may import the code they name")
     group.addoption("--semidp-files-root", metavar="DIR", help="files named by specs may lie anywhere under DIR")
+
+
+def _seconds(text: str) -> float:
+    """``--semidp-time-limit``: a finite number of seconds > 0 (as the CLI's ``--time-limit``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (0 < value < math.inf):
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number of seconds > 0")
+    return value
+
+
+def _seed(text: str) -> int:
+    """``--semidp-seed``: an integer >= 0 (as the CLI's ``--seed``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; a seed is an integer >= 0")
+    return value
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -75,7 +116,7 @@ class SpecItem(pytest.Item):
     def runtest(self) -> None:
         """Audit, then fail on a regression, a refuted claim (no baseline) or an invalid spec."""
         from semidp.verify.check_command import judge
-        from semidp.verify.regression import load_baseline, spec_key
+        from semidp.verify.regression import InvalidBaseline, load_baseline, spec_key
         from semidp.verify.spec_job import JobOptions, run_spec
 
         cfg = self.config
@@ -91,20 +132,22 @@ class SpecItem(pytest.Item):
         if baseline_opt:
             baseline_path = Path(baseline_opt)
             key = spec_key(self.path, baseline_path)
-            base = load_baseline(baseline_path).get(key)
+            try:
+                base = load_baseline(baseline_path, option="--semidp-baseline").get(key)
+            except InvalidBaseline as e:
+                raise SpecFailure(str(e), "\n".join(e.problems[1:])) from None
         t0 = time.monotonic()
         got = run_spec(str(self.path), opts)
         case = judge(key, got, base, seconds=time.monotonic() - t0)
-        self.user_properties.append(("semidp", case.message))
+        self.user_properties.append(("semidp", plugin_wording(case.message)))
         if case.result in ("failed", "error"):
             subs = ""
             if got.value is not None:
                 subs = "\n".join(
                     f"  [{c['status'].upper()}] {c['name']}: {c['detail']}" for c in got.value.to_json()["checks"]
                 )
-            raise SpecFailure(
-                case.message, "\n".join(x for x in (case.details, "checks:\n" + subs if subs else "") if x)
-            )
+            details = "\n".join(x for x in (case.details, "checks:\n" + subs if subs else "") if x)
+            raise SpecFailure(plugin_wording(case.message), plugin_wording(details))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """The case's message, then the regressions and every check as a sub-result."""
@@ -117,4 +160,4 @@ class SpecItem(pytest.Item):
         return self.path, 0, f"semidp spec {self.name}"
 
 
-__all__ = ["SpecFailure", "SpecFile", "SpecItem", "pytest_addoption", "pytest_collect_file"]
+__all__ = ["SpecFailure", "SpecFile", "SpecItem", "plugin_wording", "pytest_addoption", "pytest_collect_file"]

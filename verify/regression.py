@@ -144,20 +144,110 @@ def _numbers(c: Comparison, what: str, before: object, after: object, *, rtol: f
         c.improvements.append(f"{what}: {b!r} -> {a!r}")
 
 
-def load_baseline(path: Path) -> dict[str, JSON]:
-    """The summaries of a baseline file (``{}`` if it does not exist); a malformed file is refused."""
+def load_baseline(path: Path, *, missing_ok: bool = False, option: str = "--baseline") -> dict[str, JSON]:
+    """The summaries of a baseline file, each entry checked for the types :func:`compare` reads.
+
+    A missing file is refused unless ``missing_ok`` (``--update-baseline`` creates it: ``{}``); a malformed
+    file, or an entry whose value has the wrong type (a string where a number is expected, a list where an
+    object is), raises :class:`InvalidBaseline` naming the spec and the key. ``option`` is the option
+    that named the file (``--baseline``, or the pytest plugin's ``--semidp-baseline``), for the message.
+    """
+    where = f"{option} {str(path)!r}"
     if not path.exists():
-        return {}
+        if missing_ok:
+            return {}
+        raise InvalidBaseline(
+            f"{where}: no such file (record one first with semidp check ... --baseline FILE --update-baseline)"
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise InvalidArgument(f"--baseline {str(path)!r}: not a readable JSON baseline: {e}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InvalidBaseline(f"{where}: not a readable JSON baseline: {e}") from None
     if not isinstance(data, dict) or data.get("version") != BASELINE_VERSION or not isinstance(data.get("specs"), dict):
-        raise InvalidArgument(
-            f"--baseline {str(path)!r}: expected {{'version': {BASELINE_VERSION}, 'specs': {{...}}}} "
+        raise InvalidBaseline(
+            f"{where}: expected {{'version': {BASELINE_VERSION}, 'specs': {{...}}}} "
             "(written by semidp check --update-baseline)"
         )
-    return {str(k): v for k, v in data["specs"].items()}
+    specs = {str(k): v for k, v in data["specs"].items()}
+    problems = [p for key, entry in specs.items() for p in entry_problems(key, entry)]
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        valid = {k: v for k, v in specs.items() if not entry_problems(k, v)}
+        raise InvalidBaseline(
+            f"{where}: invalid baseline: {problems[0]}{more}; rewrite it with --update-baseline",
+            problems=problems,
+            valid=valid,
+        )
+    return specs
+
+
+class InvalidBaseline(InvalidArgument):
+    """A baseline file that is missing, unreadable, or holds a value of the wrong type.
+
+    ``problems`` lists each bad value (spec and key); ``valid`` holds the well-formed entries when the file
+    itself is a baseline and only some entries are bad (``--update-baseline`` rewrites those), else None.
+    """
+
+    def __init__(self, message: str, problems: list[str] | None = None, valid: dict[str, JSON] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or []
+        self.valid = valid
+
+
+def entry_problems(spec: str, entry: object) -> list[str]:
+    """What is wrong with one baseline entry (``[]`` if it has the layout :func:`summarize` writes).
+
+    Each problem names the spec and the key, e.g. ``spec 'a.toml': effective.params.epsilon: expected a
+    number or null, got 'abc'``. Keys the comparison does not read are ignored.
+    """
+    out: list[str] = []
+
+    def bad(key: str, want: str, got: object) -> None:
+        out.append(f"spec {spec!r}: {key}: expected {want}, got {_short(got)}")
+
+    if not isinstance(entry, dict):
+        bad("(entry)", "an object", entry)
+        return out
+    verdict = entry.get("verdict")
+    if verdict is not None and verdict not in VERDICT_ORDER:
+        bad("verdict", f"one of {sorted(VERDICT_ORDER)}", verdict)
+    checks = entry.get("checks", {})
+    if not isinstance(checks, dict):
+        bad("checks", "an object", checks)
+    else:
+        for name, status in checks.items():
+            if not isinstance(status, str):
+                bad(f"checks.{name}", "a status string", status)
+    a = entry.get("semi_adjacent_parameter", {})
+    if not isinstance(a, dict):
+        bad("semi_adjacent_parameter", "an object", a)
+    elif not _number_or_none(a.get("value")):
+        bad("semi_adjacent_parameter.value", "a number or null", a.get("value"))
+    for key in GUARANTEE_KEYS:
+        g = entry.get(key)
+        if g is None:
+            continue
+        if not isinstance(g, dict):
+            bad(key, "an object", g)
+            continue
+        for part in ("params", "epsilon_delta"):
+            values = g.get(part, {})
+            if not isinstance(values, dict):
+                bad(f"{key}.{part}", "an object", values)
+                continue
+            for k, v in values.items():
+                if not _number_or_none(v):
+                    bad(f"{key}.{part}.{k}", "a number or null", v)
+    return out
+
+
+def _number_or_none(v: object) -> bool:
+    return v is None or _is_num(v)
+
+
+def _short(v: object) -> str:
+    text = json.dumps(v) if not isinstance(v, float) else repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def write_baseline(path: Path, summaries: dict[str, JSON]) -> None:
@@ -179,8 +269,10 @@ __all__ = [
     "ATOL",
     "BASELINE_VERSION",
     "Comparison",
+    "InvalidBaseline",
     "RTOL",
     "compare",
+    "entry_problems",
     "load_baseline",
     "spec_key",
     "summarize",

@@ -14,11 +14,13 @@ from semidp.verify.registry import Problem
 from semidp.verify.spec import SPEC_VERSION, GuaranteeSpec, Spec, cell_count
 from semidp.verify.spec_matrices import invariant_matrix_problems, query_matrix_problems, records_problems
 
-#: The most cells a data space may have (the product of the features' levels): 2^53, an array index and an exact
-#: float. A kind that builds arrays over the cells checks its own, smaller, size first.
-MAX_CELLS = 2**53
 #: The largest count in ``data.table`` and ``data.records`` (2^53: exact as a float, and an int64).
 MAX_COUNT = 2**53
+
+#: The most cells (product of the features' levels) and the most draws (``audit.samples``) a spec may ask for.
+#: Per-cell and per-draw arrays are materialized; far below this the memory limit stops an audit honestly
+#: (inconclusive), beyond it numpy cannot even index the array (it would be an internal error, not a located one).
+MAX_CELLS = MAX_SAMPLES = 2**40
 
 
 def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
@@ -76,8 +78,8 @@ def data_problems(spec: Spec) -> list[Problem]:
         probs.append(
             Problem(
                 "data.features",
-                f"the data space has {format_size(cells)} cells (the product of the levels); at most 2^53 = "
-                f"{format_size(MAX_CELLS)} (an array index and an exact float)",
+                f"the data space has {format_size(cells)} cells (the product of the levels); at most 2^40 = "
+                f"{format_size(MAX_CELLS)} are supported (per-cell arrays are materialized)",
             )
         )
     if d.records is not None and not 0 <= d.records <= MAX_COUNT:
@@ -135,6 +137,8 @@ def rest_problems(spec: Spec) -> list[Problem]:
             probs.append(Problem(f"report.deltas[{i}]", f"must be in (0, 1), got {float(dl)!r}"))
     if spec.audit is not None and spec.audit.samples < 1:
         probs.append(Problem("audit.samples", f"must be >= 1, got {spec.audit.samples}"))
+    elif spec.audit is not None and spec.audit.samples > MAX_SAMPLES:
+        probs.append(Problem("audit.samples", f"must be at most 2^40, got {spec.audit.samples:.3g}"))
     return probs
 
 
@@ -149,6 +153,8 @@ SHARED_CHECKS = (top_problems, data_problems, invariant_problems, rest_problems)
 """The shared validators, in the order their problems are listed."""
 
 __all__ = [
+    "MAX_CELLS",
+    "MAX_SAMPLES",
     "SHARED_CHECKS",
     "data_problems",
     "guarantee_problems",

@@ -107,6 +107,13 @@ class PublishedKind:
             probs.append(Problem("mechanism.noise", "required with mechanism.measurements"))
         if not spec.data.geography:
             probs.append(Problem("data.geography", "required with mechanism.measurements (the measured levels)"))
+        if not spec.report.deltas:
+            probs.append(
+                Problem(
+                    "report.deltas",
+                    "needs at least one delta with mechanism.measurements (the workload is reported at the first)",
+                )
+            )
         if spec.data.adjacency != "replace-one":
             probs.append(
                 Problem("data.adjacency", "measurement workloads are accounted under replace-one only (rho per query)")
