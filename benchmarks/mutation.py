@@ -7,14 +7,14 @@ one at a time to a private copy of the work tree; the module's targeted fast tes
 with a per-mutant timeout, and a mutant is *killed* when they fail (or time out), *survived* when they pass.
 Scores are printed per module; ``--out`` writes every survivor (module, line, mutation) as JSON.
 
-Why our own driver and not mutmut 3 or cosmic-ray: mutmut 3 starts with a clean run and a stats run of the
-whole test suite (tens of minutes on this 2-core machine) before the first mutant, has no per-module test
-map, and rewrites every function of the package into a trampoline in a copied tree that it takes from
-``paths_to_mutate`` -- our package ``semidp/`` is symlinks to the top-level folders, so the copy and the
-imported module differ; cosmic-ray needs a session database and its own config per module and is not
-installed. The operators here are the ones that change a privacy result (directed rounding, bracket
-ends, error terms), the test map keeps one mutant under a minute, and the run is reproducible from the
-repository alone.
+Why our own driver and not mutmut 3 (installed in the dev venv) or cosmic-ray: mutmut 3 starts every run with a
+clean run and a stats run of the whole test suite (tens of minutes on this shared 2-core machine) before the first
+mutant, picks tests by coverage rather than by a map we choose, and works on a copy of ``paths_to_mutate`` -- our
+package ``semidp/`` is symlinks to the top-level folders, which its copying would have to follow (not tried here).
+cosmic-ray needs a session database and a config per module and is not installed. The operators here are the
+ones that change a privacy result (directed rounding, bracket ends, error terms); the test map keeps one mutant
+to seconds (the package is imported once and each mutant is judged in a forked child); the run needs nothing but
+the repository.
 
 Run (from the repository root)::
 
@@ -58,8 +58,8 @@ TARGETS: dict[str, list[str]] = {
     "verify/claims.py": ["tests/bites/test_claim_bites.py", "tests/test_claims_matrix.py"],
     "accountant/conversions.py": ["tests/test_conversions.py", "tests/test_conversion_edges.py"],
     "accountant/conversion_routes.py": ["tests/test_certify.py", "tests/test_conversions.py"],
-    "accountant/pld_parts.py": ["tests/test_pld_engine.py"],
-    "accountant/pld_engine.py": ["tests/test_pld_engine.py"],
+    "accountant/pld_parts.py": ["tests/bites/test_pld_bites.py", "tests/test_pld_engine.py"],
+    "accountant/pld_engine.py": ["tests/bites/test_pld_bites.py", "tests/test_pld_engine.py"],
     "accountant/pld.py": ["tests/test_pld.py"],
     "mechanisms/projection_bias.py": ["tests/test_projection_bias.py"],
 }
@@ -528,6 +528,8 @@ def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant]
     for n, mu in enumerate(judged, 1):
         _, outcome, seconds = _fork_judge(mu, args.timeout, args.tests or TARGETS[mu.module])
         results.append({**asdict(mu), "outcome": outcome, "seconds": round(seconds, 1)})
+        if args.out:  # after every mutant, so a stopped run keeps what it judged
+            Path(args.out).write_text(json.dumps(results, indent=1))
         if outcome == "survived":
             print(f"[{n}/{len(judged)}] SURVIVED {mu.key}", flush=True)
         elif n % 25 == 0:
