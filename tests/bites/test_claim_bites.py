@@ -25,8 +25,9 @@ from semidp.accountant.claim_certificate import (
     tradeoff_profile_enclosure,
     zcdp_delta_upper,
 )
-from semidp.accountant.conversions import approx_dp_to_tradeoff
+from semidp.accountant.conversions import approx_dp_to_tradeoff, zcdp_to_approx_dp
 from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.gaussian import gdp_epsilon, gdp_epsilon_lower
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP
 from semidp.accountant.outcome import Refuted, Unknown, Verified
 from semidp.accountant.pld_engine import compose_plds
@@ -298,3 +299,50 @@ def test_enclosure_clamp_and_order() -> None:
     with pytest.raises(InvalidArgument):
         Enclosure(1.0, 0.5, "m")
     assert Enclosure(0.5, 0.5, "m").text() == "[0.5, 0.5]"
+
+
+def test_trivial_delta_one_claims_hold_even_where_the_bound_exceeds_one() -> None:
+    # rho = 50 at eps = 0: the CKS bound is far above 1 and the Gaussian's lower end is below 1, so only the
+    # trivial rule (every mechanism satisfies delta >= 1) verifies it
+    assert zcdp_delta_upper(50.0, 0.0)[0].upper > 1.0
+    assert verdict(check_claim(("epsilon", F(0), F(1)), ZCDP(50.0))[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(0), F(1)), RDP((2.0,), (100.0,)))[0]) is Verified
+
+
+def test_tradeoff_claims_verified_only_from_the_upper_end_of_the_profile() -> None:
+    t = approx_dp_to_tradeoff(ApproxDP(1.0, 0.0))
+    enc = tradeoff_profile_enclosure(t.curve.alphas, t.curve.betas, 0.5)
+    assert enc.lower < enc.upper
+    assert verdict(check_claim(("epsilon", F(1, 2), F(enc.upper)), t)[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(1, 2), F(enc.lower)), t)[0]) is Unknown
+    assert verdict(check_claim(("epsilon", F(1, 2), F(below(enc.lower))), t)[0]) is Unknown  # never refuted
+
+
+def test_zcdp_at_small_epsilon_uses_the_cks_bound() -> None:
+    # eps = 0 and eps = 0.5 are on the CKS side (only eps < 0 falls back to delta <= 1)
+    assert verdict(check_claim(("epsilon", F(0), F(1, 2)), ZCDP(0.001))[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(1, 2), F(1, 10**20)), ZCDP(0.001))[0]) is Verified
+
+
+def test_zcdp_epsilon_bounds() -> None:
+    rho, delta = 0.125, 1e-6
+    out, b = check_claim(("epsilon", F(1), F(delta)), ZCDP(rho))
+    assert verdict(out) is Refuted and b is not None
+    assert b.lower == gdp_epsilon_lower(sqrt_lower(2 * rho), delta) > 2.25
+    assert b.upper == b.estimate == zcdp_to_approx_dp(ZCDP(rho), delta).epsilon
+    assert check_claim(("epsilon", F(1), F(0)), ZCDP(rho))[1] is None  # a pure claim: no epsilon(delta) bounds
+    out, b = check_claim(("epsilon", F(1), F(delta)), ZCDP(0.0))
+    assert verdict(out) is Verified and b is not None and b.lower == 0.0 == b.upper
+
+
+def test_gdp_bounds_only_for_a_delta_strictly_inside_zero_one() -> None:
+    assert check_claim(("epsilon", F(1), F(1)), GDP(1.0))[1] is None
+    assert check_claim(("epsilon", F(1), F(0)), GDP(1.0))[1] is None
+    b = check_claim(("epsilon", F(1), F(1, 10)), GDP(1.0))[1]
+    assert b is not None and b.upper == gdp_epsilon(1.0, 0.1) and b.lower == gdp_epsilon_lower(1.0, 0.1)
+
+
+def test_pure_claims_on_approximate_dp_need_a_zero_delta() -> None:
+    # (1, 1e-3)-DP never implies (2, 0)-DP: its profile is 1e-3 at every epsilon >= 1
+    assert verdict(check_claim(("epsilon", F(2), F(0)), ApproxDP(1.0, 1e-3))[0]) is Refuted
+    assert verdict(check_claim(("epsilon", F(2), F(0)), PureDP(1.0))[0]) is Verified
