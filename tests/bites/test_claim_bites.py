@@ -95,6 +95,7 @@ def test_composed_claim_decided_from_the_right_end(parts: list[object]) -> None:
 def test_composed_claim_trivial_and_not_applicable() -> None:
     res = check_composed_claim(("epsilon", F(1), F(1)), [GDP(1.0), PureDP(0.5)])
     assert res is not None and verdict(res[0]) is Verified
+    assert (res[1].lower, res[1].estimate, res[1].upper) == (0.0, 1.0, 1.0)  # delta in [0, 1], reported as 1
     assert check_composed_claim(("mu", F(1)), [GDP(1.0)]) is None
     assert check_composed_claim(("epsilon", F(1), F(1, 10)), []) is None
     assert check_composed_claim(("epsilon", F(1), F(1, 10)), [GDP(1.0), ZCDP(0.5)]) is None
@@ -346,3 +347,13 @@ def test_pure_claims_on_approximate_dp_need_a_zero_delta() -> None:
     # (1, 1e-3)-DP never implies (2, 0)-DP: its profile is 1e-3 at every epsilon >= 1
     assert verdict(check_claim(("epsilon", F(2), F(0)), ApproxDP(1.0, 1e-3))[0]) is Refuted
     assert verdict(check_claim(("epsilon", F(2), F(0)), PureDP(1.0))[0]) is Verified
+
+
+def test_pure_dp_gives_half_epsilon_squared_zcdp() -> None:
+    assert verdict(check_claim(("zcdp", F(1, 8)), PureDP(0.5))[0]) is Verified  # [BS16, Prop. 1.4]
+    assert verdict(check_claim(("zcdp", F(1, 8) - F(1, 10**12)), PureDP(0.5))[0]) is Unknown
+
+
+def test_the_exact_pure_comparison_only_for_two_zero_deltas() -> None:
+    assert verdict(check_claim(("epsilon", F(1), F(1)), PureDP(2.0))[0]) is Verified  # delta = 1 always holds
+    assert verdict(check_claim(("epsilon", F(1), F(0)), ApproxDP(0.5, 1.0))[0]) is Refuted
