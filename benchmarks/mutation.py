@@ -398,6 +398,9 @@ def main(argv: list[str] | None = None) -> int:
         help="judge each mutant in a fresh interpreter on a copy of the tree (slower; the default forks this "
         "process after importing the package once and swaps the mutated module in)",
     )
+    ap.add_argument(
+        "--rerun", help="judge again only the mutants that survived in this earlier --out file (after adding tests)"
+    )
     ap.add_argument("--list", action="store_true", help="print the mutants and stop")
     ap.add_argument("--out", help="write the results (every mutant's outcome) as JSON to this file")
     ap.add_argument("--target", type=float, default=95.0, help="score (percent) a module must reach")
@@ -414,6 +417,13 @@ def main(argv: list[str] | None = None) -> int:
         for mu in mutants_of(m):
             if lines is None or lines[0] <= mu.line <= lines[1]:
                 todo.append(mu)
+    if args.rerun:
+        survived = {
+            f"{r['module']}:{r['line']}:{r['col']}:{r['description']}"
+            for r in json.loads(Path(args.rerun).read_text())
+            if r["outcome"] == "survived"
+        }
+        todo = [mu for mu in todo if mu.key in survived]
     if args.list:
         for mu in todo:
             print(mu.key + ("   [equivalent]" if mu.key in equivalents else ""))

@@ -357,3 +357,5 @@ def test_pure_dp_gives_half_epsilon_squared_zcdp() -> None:
 def test_the_exact_pure_comparison_only_for_two_zero_deltas() -> None:
     assert verdict(check_claim(("epsilon", F(1), F(1)), PureDP(2.0))[0]) is Verified  # delta = 1 always holds
     assert verdict(check_claim(("epsilon", F(1), F(0)), ApproxDP(0.5, 1.0))[0]) is Refuted
+    # (1/8, 1/8)-DP at eps = 0: 1/8 + 7/8 tanh(1/16) = 0.18 > 1/8 (epsilon compared with epsilon, not delta)
+    assert verdict(check_claim(("epsilon", F(0), F(1, 8)), ApproxDP(0.125, 0.125))[0]) is Refuted

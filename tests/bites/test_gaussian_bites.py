@@ -150,3 +150,10 @@ def test_calibrated_mu_is_certified_and_tight(eps: float, delta: float) -> None:
 def test_calibration_that_needs_an_unusable_mu_is_refused() -> None:
     with pytest.raises(InvalidArgument, match="mu < 1e-12"):
         gdp_mu_for(1e-20, 1e-300)
+
+
+def test_far_tails_with_a_huge_mu_subtract_the_second_term() -> None:
+    # mu = 3e6 at eps = 0: a = 1.5e6, b = a - mu = -1.5e6; delta = Phi(a) - Phi(b) is within 1e-40 of 1, and the
+    # lower end must subtract e^eps Phi(b) (Mills' bound at b), not a bound at a + mu (which would be 1)
+    lo, hi = delta_interval(3e6, 0.0)
+    assert REF.mpf(1) - REF.mpf(10) ** -40 < REF.mpf(lo) <= ref_delta(3e6, 0.0) <= REF.mpf(hi)
