@@ -157,3 +157,11 @@ def test_far_tails_with_a_huge_mu_subtract_the_second_term() -> None:
     # lower end must subtract e^eps Phi(b) (Mills' bound at b), not a bound at a + mu (which would be 1)
     lo, hi = delta_interval(3e6, 0.0)
     assert REF.mpf(1) - REF.mpf(10) ** -40 < REF.mpf(lo) <= ref_delta(3e6, 0.0) <= REF.mpf(hi)
+
+
+def test_epsilon_zero_needs_the_certified_check_not_only_the_float_one() -> None:
+    # delta 1e-7 (relative) below delta_mu(0): the float test passes within its 1e-6 slack, the 50-digit one
+    # does not, so epsilon must be positive
+    d = float(ref_delta(0.1, 0.0)) * (1 - 1e-7)
+    eps = gdp_epsilon(0.1, d)
+    assert eps > 0 and ref_delta(0.1, eps) <= d
