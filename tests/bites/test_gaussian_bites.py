@@ -74,12 +74,13 @@ def test_cancelling_terms_need_more_digits() -> None:
 
 
 def test_far_tails_use_mills_bounds_on_the_right_sides() -> None:
-    for mu, eps in [(1.0, 2e6), (0.001, 1500.0)]:  # a far below zero: delta is tiny but positive
+    for mu, eps in [(1.0, 2e6), (0.001, 1500.0), (0.5, 3e6)]:  # a far below zero: delta is tiny but positive
         lo, hi = delta_interval(mu, eps)
         ref = ref_delta(mu, eps)
         assert lo == 0 or REF.mpf(lo) <= ref
         # the upper end is twice Mills' bound on Phi(a) (within 1 + 1/a^2 of Phi(a)), far above delta itself
-        assert ref <= REF.mpf(hi) <= REF.mpf("2.01") * REF.ncdf(REF.mpf(mu) / 2 - REF.mpf(eps) / mu)
+        phi_a = REF.ncdf(REF.mpf(mu) / 2 - REF.mpf(eps) / mu)
+        assert ref <= REF.mpf(hi) <= REF.mpf("2.01") * phi_a and REF.mpf(hi) >= REF.mpf("1.99") * phi_a
     lo, hi = delta_interval(1.0, -2e6)  # a far above zero: delta = 1 - e^eps Phi(b) within 1e-800000 of 1
     ref = ref_delta(1.0, -2e6)
     assert REF.mpf(lo) <= ref <= REF.mpf(hi) <= 1 and lo > 1 - REF.mpf(10) ** -40
@@ -96,6 +97,7 @@ def test_zero_mu_is_the_exact_profile_of_no_noise_protection() -> None:
 
 
 def test_scalar_bounds_are_clipped_to_the_unit_interval() -> None:
+    assert gdp_delta(1.0, -200.0) == 1.0  # 1 - 1e-87 plus the 1e-44 error bound: clipped back to 1
     assert gdp_delta(1.0, -60.0) == 1.0 and gdp_delta_lower(1.0, -60.0) == math.nextafter(1.0, 0.0)
     assert gdp_delta(1.0, 200.0) > 0.0 and gdp_delta_lower(1.0, 200.0) >= 0.0
 
@@ -107,7 +109,9 @@ def test_array_profile_is_padded_up_by_its_budget(mu: float) -> None:
     for x, e in zip(arr, eps):
         ref = ref_delta(mu, float(e))
         assert REF.mpf(float(x)) >= ref
-        assert REF.mpf(float(x)) <= ref * (1 + 2 * REF.mpf(ARRAY_REL_PAD)) + 2 * REF.mpf(ARRAY_ABS_PAD) or x == 1.0
+        assert REF.mpf(float(x)) <= ref * (1 + 2 * REF.mpf(ARRAY_REL_PAD)) + 2 * REF.mpf(ARRAY_ABS_PAD) or (
+            x == 1.0 and ref > 0.99
+        )
         assert REF.mpf(float(x)) >= ref * (1 + REF.mpf(ARRAY_REL_PAD) / 2)  # the pad is applied, not lost
     assert ARRAY_REL_PAD == 1e-9 and ARRAY_ABS_PAD == 1e-300
 
@@ -165,3 +169,16 @@ def test_epsilon_zero_needs_the_certified_check_not_only_the_float_one() -> None
     d = float(ref_delta(0.1, 0.0)) * (1 - 1e-7)
     eps = gdp_epsilon(0.1, d)
     assert eps > 0 and ref_delta(0.1, eps) <= d
+
+
+def test_array_profile_pad_and_clip_at_the_ends() -> None:
+    far = gdp_delta_array(1.0, [-60.0, 40.0])  # about 1 (padded above 1, clipped) and 1e-342 (the absolute pad)
+    assert far[0] == 1.0 and far[1] == ARRAY_ABS_PAD
+    flat = gdp_delta_array(0.0, [0.0, 1.0, -1.0])  # no noise: (1 - e^eps)_+ padded
+    assert flat[0] == flat[1] == ARRAY_ABS_PAD and REF.mpf(float(flat[2])) >= 1 - REF.exp(-1)
+
+
+def test_delta_outside_the_unit_interval_is_refused() -> None:
+    for bad in (1.5, 0.0, -0.1):
+        with pytest.raises(InvalidArgument, match="delta"):
+            gdp_epsilon(1.0, bad)
