@@ -90,7 +90,7 @@ def test_far_tails_use_mills_bounds_on_the_right_sides() -> None:
 
 
 def test_zero_mu_is_the_exact_profile_of_no_noise_protection() -> None:
-    assert delta_interval(0.0, 1.0) == (0, 0)
+    assert delta_interval(0.0, 1.0) == (0, 0) and delta_interval(0.0, 0.5) == (0, 0)
     lo, hi = delta_interval(0.0, -1.0)
     assert lo == hi and abs(REF.mpf(lo) - (1 - REF.exp(-1))) < REF.mpf(10) ** -45
     assert gdp_delta(0.0, 0.0) == 0.0 and gdp_delta(0.0, -1.0) >= float(1 - REF.exp(-1))
@@ -174,11 +174,13 @@ def test_epsilon_zero_needs_the_certified_check_not_only_the_float_one() -> None
 def test_array_profile_pad_and_clip_at_the_ends() -> None:
     far = gdp_delta_array(1.0, [-60.0, 40.0])  # about 1 (padded above 1, clipped) and 1e-342 (the absolute pad)
     assert far[0] == 1.0 and far[1] == ARRAY_ABS_PAD
-    flat = gdp_delta_array(0.0, [0.0, 1.0, -1.0])  # no noise: (1 - e^eps)_+ padded
-    assert flat[0] == flat[1] == ARRAY_ABS_PAD and REF.mpf(float(flat[2])) >= 1 - REF.exp(-1)
+    flat = gdp_delta_array(0.0, [0.0, 1.0, -1.0, -60.0])  # no noise: (1 - e^eps)_+ padded, clipped at 1
+    assert flat[0] == flat[1] == ARRAY_ABS_PAD and REF.mpf(float(flat[2])) >= 1 - REF.exp(-1) and flat[3] == 1.0
 
 
 def test_delta_outside_the_unit_interval_is_refused() -> None:
     for bad in (1.5, 0.0, -0.1):
         with pytest.raises(InvalidArgument, match="delta"):
             gdp_epsilon(1.0, bad)
+        with pytest.raises(InvalidArgument, match="delta"):
+            gdp_epsilon_lower(1.0, bad)
