@@ -60,7 +60,8 @@ def up(x: float | mpmath.mpf) -> float:
     if x == 0:  # an exact zero (e.g. from max(0, .)) carries no evaluation error
         return 0.0
     f = float(x)
-    if math.isinf(f) or MP.mpf(f) > x + abs(x) * MP_REL_ERROR:
+    # +inf is >= anything; -inf (x below the float range) is not >= x: the next float up is -max
+    if f == math.inf or MP.mpf(f) > x + abs(x) * MP_REL_ERROR:
         return f
     return math.nextafter(f, math.inf)
 
@@ -78,7 +79,7 @@ def down(x: float | mpmath.mpf) -> float:
     if x == 0:
         return 0.0
     f = float(x)
-    if math.isinf(f) or MP.mpf(f) < x - abs(x) * MP_REL_ERROR:
+    if f == -math.inf or MP.mpf(f) < x - abs(x) * MP_REL_ERROR:
         return f
     return math.nextafter(f, -math.inf)
 

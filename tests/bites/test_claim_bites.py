@@ -1,0 +1,361 @@
+"""Verdict direction for every claim form and bracket type (verify/claims.py, accountant/claim_certificate.py).
+
+The rule: a claim is *verified* only from a certified upper end, *refuted* only from a certified lower end, and
+is *unknown* whenever the claimed value lies inside the bracket. Each effective guarantee here is probed at the
+bracket's own ends: at the upper end (verified), strictly inside (unknown), at the lower end (unknown: the lower
+end must exceed the claim to refute) and one float below it (refuted). A verdict taken from the wrong end, or a
+comparison shifted by its boundary, fails a test (issue Step 16).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+import mpmath
+import pytest
+
+from semidp.accountant.claim_certificate import (
+    Enclosure,
+    approx_dp_profile_enclosure,
+    erfc_enclosure,
+    gdp_delta_enclosure,
+    rdp_epsilon_upper,
+    sqrt_lower,
+    tradeoff_profile_enclosure,
+    zcdp_delta_upper,
+)
+from semidp.accountant.conversions import approx_dp_to_tradeoff, zcdp_to_approx_dp
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.gaussian import gdp_epsilon, gdp_epsilon_lower
+from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP
+from semidp.accountant.outcome import Refuted, Unknown, Verified
+from semidp.accountant.pld_engine import compose_plds
+from semidp.accountant.relations import Replace
+from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.verify.claims import check_claim, check_composed_claim, dominating_part
+
+REF = mpmath.MPContext()
+REF.dps = 80
+
+
+def below(x: float) -> float:
+    return math.nextafter(x, -math.inf)
+
+
+def inside(lo: float, hi: float) -> float | None:
+    """A float strictly between ``lo`` and ``hi``, if there is one."""
+    mid = lo + (hi - lo) / 2
+    return mid if lo < mid < hi else None
+
+
+def verdict(out: object) -> type:
+    assert isinstance(out, (Verified, Refuted, Unknown)), out
+    return type(out)
+
+
+def probe(decide: object, lower: float, upper: float) -> None:
+    """At the upper end: verified; inside: unknown; at the lower end: unknown; below it: refuted."""
+    assert verdict(decide(upper)) is Verified  # type: ignore[operator]
+    mid = inside(lower, upper)
+    if mid is not None:
+        assert verdict(decide(mid)) is Unknown  # type: ignore[operator]
+    if lower < upper:
+        assert verdict(decide(lower)) is Unknown  # type: ignore[operator]
+    assert verdict(decide(below(lower))) is Refuted  # type: ignore[operator]
+
+
+# --- composed claims: the PLD bracket (grid), the Gaussian closed form, one Laplace mechanism
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        [GDP(1.0), PureDP(0.5)],  # a grid bracket (mixed laws)
+        [GDP(1.0), GDP(0.5)],  # all Gaussian: closed form
+        [PureDP(1.0), PureDP(0.3), ApproxDP(0.2, 1e-9)],  # a grid bracket with a delta atom
+    ],
+)
+def test_composed_claim_decided_from_the_right_end(parts: list[object]) -> None:
+    eps = 1.0
+    pld = [dominating_part(p) for p in parts]  # type: ignore[arg-type]
+    iv = compose_plds(pld).delta(eps)  # type: ignore[arg-type]
+    assert 0 < iv.lower < iv.upper < 1
+
+    def decide(delta: float) -> object:
+        res = check_composed_claim(("epsilon", F(eps), F(delta)), parts)  # type: ignore[arg-type]
+        assert res is not None
+        out, b = res
+        assert b.lower == iv.lower and b.upper == iv.upper and b.estimate == iv.upper
+        return out
+
+    probe(decide, iv.lower, iv.upper)
+
+
+def test_composed_claim_trivial_and_not_applicable() -> None:
+    res = check_composed_claim(("epsilon", F(1), F(1)), [GDP(1.0), PureDP(0.5)])
+    assert res is not None and verdict(res[0]) is Verified
+    assert (res[1].lower, res[1].estimate, res[1].upper) == (0.0, 1.0, 1.0)  # delta in [0, 1], reported as 1
+    assert check_composed_claim(("mu", F(1)), [GDP(1.0)]) is None
+    assert check_composed_claim(("epsilon", F(1), F(1, 10)), []) is None
+    assert check_composed_claim(("epsilon", F(1), F(1, 10)), [GDP(1.0), ZCDP(0.5)]) is None
+
+
+def test_dominating_parts() -> None:
+    g = dominating_part(GDP(2.0))
+    assert g is not None and g.sigma == 1.0 and g.sensitivity == 2.0  # type: ignore[attr-defined]
+    z = dominating_part(GDP(0.0))
+    assert z is not None and (z.epsilon, z.delta) == (0.0, 0.0)  # type: ignore[attr-defined]
+    p = dominating_part(PureDP(0.7))
+    assert p is not None and (p.epsilon, p.delta) == (0.7, 0.0)  # type: ignore[attr-defined]
+    a = dominating_part(ApproxDP(0.7, 1e-6))
+    assert a is not None and (a.epsilon, a.delta) == (0.7, 1e-6)  # type: ignore[attr-defined]
+    assert dominating_part(ZCDP(1.0)) is None
+
+
+# --- single guarantees: profile comparisons
+
+
+def test_gdp_epsilon_claims() -> None:
+    enc = gdp_delta_enclosure(1.0, 1.0)
+    probe(lambda d: check_claim(("epsilon", F(1), F(d)), GDP(1.0))[0], enc.lower, enc.upper)
+    out, b = check_claim(("epsilon", F(1), F(1, 10**5)), GDP(1.0))
+    assert b is not None and b.lower < b.upper == b.estimate and b.lower > 4.377 and b.upper < 4.3772
+    assert check_claim(("epsilon", F(1), F(0)), GDP(1.0))[1] is None
+
+
+def test_zcdp_epsilon_claims_upper_from_cks_lower_from_the_gaussian() -> None:
+    rho, eps = 0.5, 1.0
+    upper = zcdp_delta_upper(rho, eps)[0].upper
+    lower = gdp_delta_enclosure(sqrt_lower(2 * rho), eps).lower
+    assert lower < upper
+    probe(lambda d: check_claim(("epsilon", F(eps), F(d)), ZCDP(rho))[0], lower, upper)
+    out, b = check_claim(("epsilon", F(eps), F(1, 10**6)), ZCDP(rho))
+    assert b is not None and b.lower < b.upper
+    # below eps = 0 the upper end is the trivial delta <= 1; the Gaussian's 0.6788 still refutes below it
+    assert verdict(check_claim(("epsilon", F(-1), F(9, 10)), ZCDP(rho))[0]) is Unknown
+    assert verdict(check_claim(("epsilon", F(-1), F(1, 2)), ZCDP(rho))[0]) is Refuted
+    assert verdict(check_claim(("epsilon", F(1), F(1)), ZCDP(rho))[0]) is Verified
+
+
+def test_approx_dp_epsilon_claims() -> None:
+    enc = approx_dp_profile_enclosure(1.0, 1e-3, 0.5)
+    probe(lambda d: check_claim(("epsilon", F(1, 2), F(d)), ApproxDP(1.0, 1e-3))[0], enc.lower, enc.upper)
+    assert verdict(check_claim(("epsilon", F(1), F(1, 10**3)), ApproxDP(1.0, 1e-3))[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(1), F(1, 10**3) - F(1, 10**12)), ApproxDP(1.0, 1e-3))[0]) is Refuted
+    assert verdict(check_claim(("epsilon", F(1), F(0)), PureDP(1.0))[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(1) - F(1, 10**9), F(0)), PureDP(1.0))[0]) is Refuted
+    assert verdict(check_claim(("zcdp", F(1, 2)), PureDP(1.0))[0]) is Verified
+    assert verdict(check_claim(("zcdp", F(1, 2) - F(1, 10**9)), PureDP(1.0))[0]) is Unknown
+    assert verdict(check_claim(("zcdp", F(100)), ApproxDP(1.0, 1e-9))[0]) is Refuted
+    assert verdict(check_claim(("mu", F(100)), PureDP(1.0))[0]) is Unknown
+
+
+def test_tradeoff_claims_are_never_refuted() -> None:
+    t = approx_dp_to_tradeoff(ApproxDP(1.0, 0.0))
+    out = check_claim(("epsilon", F(1, 2), F(1, 10**9)), t)[0]
+    assert verdict(out) is Unknown
+    out = check_claim(("epsilon", F(1), F(1, 10**9)), t)[0]
+    assert verdict(out) is Verified
+    assert verdict(check_claim(("epsilon", F(0), F(1)), t)[0]) is Verified
+
+
+def test_rdp_epsilon_claims_verified_from_the_upper_end_only() -> None:
+    g = RDP((2.0, 8.0), (1.0, 3.0))
+    enc = rdp_epsilon_upper(g.orders, g.epsilons, 1e-6)
+    assert verdict(check_claim(("epsilon", F(enc.upper), F(1, 10**6)), g)[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(below(enc.upper)), F(1, 10**6)), g)[0]) is Unknown
+    assert verdict(check_claim(("epsilon", F(1), F(1)), g)[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(100), F(0)), g)[0]) is Unknown
+    assert verdict(check_claim(("rdp", F(2), F(1)), g)[0]) is Verified
+    assert verdict(check_claim(("rdp", F(2), F(1) - F(1, 10**9)), g)[0]) is Unknown
+    assert verdict(check_claim(("rdp", F(3), F(100)), g)[0]) is Unknown
+    assert verdict(check_claim(("mu", F(100)), g)[0]) is Unknown
+
+
+# --- exact comparisons: the boundary belongs to the claim
+
+
+@pytest.mark.parametrize(
+    ("effective", "form", "value"),
+    [
+        (GDP(1.5), "mu", (F(3, 2),)),
+        (GDP(1.5), "zcdp", (F(9, 8),)),
+        (GDP(1.5), "rdp", (F(3), F(27, 8))),
+        (ZCDP(0.75), "zcdp", (F(3, 4),)),
+        (ZCDP(0.75), "rdp", (F(4), F(3))),
+    ],
+)
+def test_exact_claims_hold_at_equality_and_fail_just_below(effective: object, form: str, value: tuple[F, ...]) -> None:
+    assert verdict(check_claim((form, *value), effective)[0]) is Verified  # type: ignore[arg-type]
+    lowered = (*value[:-1], value[-1] - F(1, 10**12))
+    assert verdict(check_claim((form, *lowered), effective)[0]) is Refuted  # type: ignore[arg-type]
+
+
+def test_zcdp_mu_claims_refute_only_below_the_gaussian() -> None:
+    assert verdict(check_claim(("mu", F(99, 100)), ZCDP(0.5))[0]) is Refuted  # sqrt(2 rho) = 1
+    assert verdict(check_claim(("mu", F(1)), ZCDP(0.5))[0]) is Unknown
+    assert verdict(check_claim(("mu", F(5)), ZCDP(0.5))[0]) is Unknown
+
+
+def test_no_finite_guarantee() -> None:
+    none = NoFiniteGuarantee("the invariant differs", Replace())
+    assert verdict(check_claim(("epsilon", F(1), F(1)), none)[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(100), F(1) - F(1, 10**9)), none)[0]) is Refuted
+    assert verdict(check_claim(("mu", F(100)), none)[0]) is Refuted
+
+
+# --- the enclosures themselves: each end on its side of a reference, and tight
+
+
+@pytest.mark.parametrize("z", [0.0, 0.3, 1.0, 2.5, 3.999, 4.0, 4.001, 6.0, 12.0, 30.0, -0.7, -5.0])
+def test_erfc_enclosure_contains_erfc_and_is_tight(z: float) -> None:
+    enc = erfc_enclosure(z)
+    ref = REF.erfc(REF.mpf(z))
+    assert REF.mpf(enc.lower) <= ref <= REF.mpf(enc.upper)
+    assert enc.upper <= math.nextafter(math.nextafter(float(ref), math.inf), math.inf)
+    assert enc.lower >= math.nextafter(math.nextafter(float(ref), -math.inf), -math.inf)
+
+
+def test_erfc_on_an_interval_straddling_zero_and_the_switch() -> None:
+    from mpmath.ctx_iv import MPIntervalContext
+
+    from semidp.accountant.claim_certificate import erfc_iv
+
+    c = MPIntervalContext()
+    c.dps = 40
+    for lo, hi, tight in [(-0.5, 0.25, True), (-3.0, -2.0, False), (3.5, 4.5, False)]:
+        v = erfc_iv(c, c.mpf([lo, hi]))
+        assert REF.mpf(v.a) <= REF.erfc(hi) and REF.erfc(lo) <= REF.mpf(v.b)
+        if tight:  # ends evaluated at the ends (erfc is monotone); the series on a wide interval is loose
+            assert REF.mpf(v.b) - REF.mpf(v.a) <= (REF.erfc(lo) - REF.erfc(hi)) * (1 + REF.mpf(10) ** -20)
+
+
+@pytest.mark.parametrize(("mu", "eps"), [(1.0, 1.0), (0.2, 3.0), (3.0, -1.0), (0.5, 0.0), (2.0, 9.0)])
+def test_gdp_enclosure_brackets_the_profile(mu: float, eps: float) -> None:
+    enc = gdp_delta_enclosure(mu, eps)
+    m, e = REF.mpf(mu), REF.mpf(eps)
+    ref = REF.ncdf(m / 2 - e / m) - REF.exp(e) * REF.ncdf(-m / 2 - e / m)
+    assert REF.mpf(enc.lower) <= ref <= REF.mpf(enc.upper)
+    assert enc.upper - enc.lower <= 4 * math.ulp(float(ref))
+
+
+def test_gdp_enclosure_without_noise() -> None:
+    assert gdp_delta_enclosure(0.0, 0.5) == Enclosure(0.0, 0.0, "exact (mu = 0)")
+    enc = gdp_delta_enclosure(0.0, -1.0)
+    ref = 1 - REF.exp(-1)
+    assert REF.mpf(enc.lower) <= ref <= REF.mpf(enc.upper) and enc.upper - enc.lower <= 2 * math.ulp(0.63)
+
+
+def test_approx_dp_profile_enclosure() -> None:
+    enc = approx_dp_profile_enclosure(1.0, 0.01, 0.25)
+    ref = REF.mpf(0.01) + (1 - REF.mpf(0.01)) * (REF.e - REF.exp(0.25)) / (1 + REF.e)
+    assert REF.mpf(enc.lower) <= ref <= REF.mpf(enc.upper) and enc.upper - enc.lower <= 2 * math.ulp(float(ref))
+    assert approx_dp_profile_enclosure(1.0, 0.01, 1.0).upper == 0.01 == approx_dp_profile_enclosure(1.0, 0.01, 2).lower
+
+
+def test_zcdp_profile_bound_at_a_given_order() -> None:
+    rho, eps, alpha = 0.5, 2.0, F(3)
+    enc, al = zcdp_delta_upper(rho, eps, alpha)
+    a = REF.mpf(3)
+    ref = REF.exp((a - 1) * (a * REF.mpf(rho) - eps) + a * REF.log(1 - 1 / a)) / (a - 1)
+    assert al == alpha and REF.mpf(enc.lower) <= ref <= REF.mpf(enc.upper)
+    assert enc.upper - enc.lower <= 2 * math.ulp(float(ref))
+    assert zcdp_delta_upper(0.0, 1.0)[0].upper == 0.0
+    with pytest.raises(InvalidArgument, match="alpha"):
+        zcdp_delta_upper(rho, eps, F(1))
+
+
+def test_tradeoff_profile_enclosure_is_the_max_over_vertices() -> None:
+    enc = tradeoff_profile_enclosure([0.0, 0.2, 1.0], [1.0, 0.3, 0.0], 0.5)
+    ref = 1 - REF.mpf(0.3) - REF.exp(0.5) * REF.mpf(0.2)
+    assert REF.mpf(enc.lower) <= ref <= REF.mpf(enc.upper) and enc.upper - enc.lower <= 2 * math.ulp(float(ref))
+    assert tradeoff_profile_enclosure([0.5], [0.6], 0.0) == Enclosure(0.0, 0.0, "mpmath.iv at 1 vertices")
+    with pytest.raises(InvalidArgument):
+        tradeoff_profile_enclosure([], [], 0.0)
+
+
+def test_rdp_conversion_picks_the_best_order() -> None:
+    enc = rdp_epsilon_upper([2.0, 8.0, 0.5], [1.0, 3.0, 0.0], 1e-6)
+    d = REF.mpf(1e-6)
+
+    def bound(a: float, e: float) -> mpmath.mpf:
+        a_ = REF.mpf(a)
+        return e + (-REF.log(d) + (a_ - 1) * REF.log(1 - 1 / a_) - REF.log(a_)) / (a_ - 1)
+
+    ref = min(bound(2.0, 1.0), bound(8.0, 3.0))
+    assert REF.mpf(enc.lower) <= ref <= REF.mpf(enc.upper) and enc.upper - enc.lower <= 2 * math.ulp(float(ref))
+    with pytest.raises(InvalidArgument):
+        rdp_epsilon_upper([0.5], [1.0], 1e-6)
+
+
+def test_sqrt_lower_is_below() -> None:
+    assert sqrt_lower(4.0) == 2.0
+    assert F(sqrt_lower(2.0)) ** 2 <= 2 and F(math.nextafter(sqrt_lower(2.0), 3.0)) ** 2 > 2
+
+
+def test_enclosure_clamp_and_order() -> None:
+    assert Enclosure(-0.5, 1.5, "m").clamp() == Enclosure(0.0, 1.0, "m")
+    assert Enclosure(2.0, 3.0, "m").clamp() == Enclosure(1.0, 1.0, "m")
+    with pytest.raises(InvalidArgument):
+        Enclosure(1.0, 0.5, "m")
+    assert Enclosure(0.5, 0.5, "m").text() == "[0.5, 0.5]"
+
+
+def test_trivial_delta_one_claims_hold_even_where_the_bound_exceeds_one() -> None:
+    # rho = 50 at eps = 0: the CKS bound is far above 1 and the Gaussian's lower end is below 1, so only the
+    # trivial rule (every mechanism satisfies delta >= 1) verifies it
+    assert zcdp_delta_upper(50.0, 0.0)[0].upper > 1.0
+    assert verdict(check_claim(("epsilon", F(0), F(1)), ZCDP(50.0))[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(0), F(1)), RDP((2.0,), (100.0,)))[0]) is Verified
+
+
+def test_tradeoff_claims_verified_only_from_the_upper_end_of_the_profile() -> None:
+    t = approx_dp_to_tradeoff(ApproxDP(1.0, 0.0))
+    enc = tradeoff_profile_enclosure(t.curve.alphas, t.curve.betas, 0.5)
+    assert enc.lower < enc.upper
+    assert verdict(check_claim(("epsilon", F(1, 2), F(enc.upper)), t)[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(1, 2), F(enc.lower)), t)[0]) is Unknown
+    assert verdict(check_claim(("epsilon", F(1, 2), F(below(enc.lower))), t)[0]) is Unknown  # never refuted
+
+
+def test_zcdp_at_small_epsilon_uses_the_cks_bound() -> None:
+    # eps = 0 and eps = 0.5 are on the CKS side (only eps < 0 falls back to delta <= 1)
+    assert verdict(check_claim(("epsilon", F(0), F(1, 2)), ZCDP(0.001))[0]) is Verified
+    assert verdict(check_claim(("epsilon", F(1, 2), F(1, 10**20)), ZCDP(0.001))[0]) is Verified
+
+
+def test_zcdp_epsilon_bounds() -> None:
+    rho, delta = 0.125, 1e-6
+    out, b = check_claim(("epsilon", F(1), F(delta)), ZCDP(rho))
+    assert verdict(out) is Refuted and b is not None
+    assert b.lower == gdp_epsilon_lower(sqrt_lower(2 * rho), delta) > 2.25
+    assert b.upper == b.estimate == zcdp_to_approx_dp(ZCDP(rho), delta).epsilon
+    assert check_claim(("epsilon", F(1), F(0)), ZCDP(rho))[1] is None  # a pure claim: no epsilon(delta) bounds
+    out, b = check_claim(("epsilon", F(1), F(delta)), ZCDP(0.0))
+    assert verdict(out) is Verified and b is not None and b.lower == 0.0 == b.upper
+
+
+def test_gdp_bounds_only_for_a_delta_strictly_inside_zero_one() -> None:
+    assert check_claim(("epsilon", F(1), F(1)), GDP(1.0))[1] is None
+    assert check_claim(("epsilon", F(1), F(0)), GDP(1.0))[1] is None
+    b = check_claim(("epsilon", F(1), F(1, 10)), GDP(1.0))[1]
+    assert b is not None and b.upper == gdp_epsilon(1.0, 0.1) and b.lower == gdp_epsilon_lower(1.0, 0.1)
+
+
+def test_pure_claims_on_approximate_dp_need_a_zero_delta() -> None:
+    # (1, 1e-3)-DP never implies (2, 0)-DP: its profile is 1e-3 at every epsilon >= 1
+    assert verdict(check_claim(("epsilon", F(2), F(0)), ApproxDP(1.0, 1e-3))[0]) is Refuted
+    assert verdict(check_claim(("epsilon", F(2), F(0)), PureDP(1.0))[0]) is Verified
+
+
+def test_pure_dp_gives_half_epsilon_squared_zcdp() -> None:
+    assert verdict(check_claim(("zcdp", F(1, 8)), PureDP(0.5))[0]) is Verified  # [BS16, Prop. 1.4]
+    assert verdict(check_claim(("zcdp", F(1, 8) - F(1, 10**12)), PureDP(0.5))[0]) is Unknown
+
+
+def test_the_exact_pure_comparison_only_for_two_zero_deltas() -> None:
+    assert verdict(check_claim(("epsilon", F(1), F(1)), PureDP(2.0))[0]) is Verified  # delta = 1 always holds
+    assert verdict(check_claim(("epsilon", F(1), F(0)), ApproxDP(0.5, 1.0))[0]) is Refuted
+    # (1/8, 1/8)-DP at eps = 0: 1/8 + 7/8 tanh(1/16) = 0.18 > 1/8 (epsilon compared with epsilon, not delta)
+    assert verdict(check_claim(("epsilon", F(0), F(1, 8)), ApproxDP(0.125, 0.125))[0]) is Refuted
