@@ -13,6 +13,14 @@ low-dimensional statistics chosen on one half of the draws and measured on the o
 bounds [CP34] with a Bonferroni correction. The claim is **refuted** when a measured point lies below the
 claimed tradeoff curve; otherwise it is *not refuted at this sample size* (unknown: a statistical audit never
 verifies). Every audited release is also checked to keep the invariant (exactly for integer releases).
+
+Anytime and sequential: the draws come in rounds (10**4 per side, then x4, up to ``draws``), with the tests
+chosen and measured after each round and the error ``1 - confidence`` spent across the looks (linear
+alpha-spending [LD83] with a Bonferroni bound over the looks; :mod:`verify.threshold_audit`). The audit stops
+at the first refutation (``refuted``), when the planned draws are made (``samples``), or when the budget
+runs out (``budget``: ``--time-limit`` less a reserve for measuring and reporting), and then measures what
+it has; ``memory`` when the function ran out of memory. The release function runs only in worker processes
+(:mod:`verify.release_pool`); its failures are invalid specs naming it (exit 2).
 """
 
 from __future__ import annotations
@@ -79,8 +87,8 @@ DEFAULT_SELECTION = Fraction(1, 2)
 DEFAULT_TOLERANCE = Fraction(1, 10**9)
 #: The draws stop this long before the spec's deadline (at least :data:`RESERVE_SECONDS`, else this share of
 #: ``--time-limit``), leaving the time to measure what was drawn and write the report.
-RESERVE_SECONDS = 2.0
-RESERVE_SHARE = 0.1
+RESERVE_SECONDS = 3.0
+RESERVE_SHARE = 0.15
 
 
 @dataclass(frozen=True)
@@ -448,6 +456,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     start = time.perf_counter()
     draw_seconds = 0.0
     rounds: list[dict[str, Any]] = []
+    history: list[list[Measured]] = []
     stop, note = "samples", ""
     look = _Look([], [], per_bound_level(conf, m.tests))
     batch_no = 0
@@ -482,6 +491,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
                 drawn[t.key[0]].add(t.key[1], y, sel)
         draw_seconds += time.perf_counter() - t0
         look = _look(drawn, stats_of, curve, m.tests, alphas[r], cells)
+        history.append(look.measured)
         refuted = any(p.refutes for p in look.measured)
         rounds.append(
             {
@@ -562,7 +572,6 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             "seconds": seconds,
             "draw_seconds": draw_seconds,
             "per_second": total / draw_seconds if draw_seconds > 0 else None,
-            "processes": pool.processes if pool is not None else None,
         },
         "pairs": pair_rows,
         "candidates": [
@@ -582,7 +591,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
         claim_override=outcome,
         certify_advertised=False,
         effective_extra={"source": "the claim: a black box has no certified guarantee; the audit bounds it below"},
-        plots=(audit_plot(curve, measured, conf),),
+        plots=(audit_plot(curve, measured, conf, history),),
     )
 
 
