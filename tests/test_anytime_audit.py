@@ -106,7 +106,9 @@ def _alive(pid: int) -> bool:
 HEADER = "import os, sys, time\nimport numpy as np\nfrom tests.planted_bugs import gaussian_loop_only as G\n"
 
 
-def _hostile(tmp_path: Path, body: str, *, time_limit: float = 20.0, draws: int = 400) -> tuple[int, str, float]:
+def _hostile(
+    tmp_path: Path, body: str, *, time_limit: float = 20.0, draws: int = 400, extra: str = ""
+) -> tuple[int, str, float]:
     (tmp_path / "f.py").write_text(
         "import os, sys, time\nimport numpy as np\nfrom tests.planted_bugs import gaussian_loop_only as G\nPIDS = "
         + repr(str(tmp_path / "pids"))
@@ -114,6 +116,7 @@ def _hostile(tmp_path: Path, body: str, *, time_limit: float = 20.0, draws: int 
         + body
     )
     text = spec_text("x", draws=draws, max_pairs=1).replace('"tests.planted_bugs:x"', '"f.py:f"')
+    text = text.replace("[claim]", extra + "[claim]")
     (tmp_path / "s.toml").write_text(text)
     t = time.monotonic()
     code = main(["audit", "--allow-code", "--json", "--time-limit", str(time_limit), str(tmp_path / "s.toml")])
@@ -208,3 +211,28 @@ def test_no_fork_fallback_spawns_script_workers(monkeypatch: pytest.MonkeyPatch)
     assert sec["stop"] == "samples" and sec["pairs"][0]["draws"] == [300, 300]  # type: ignore[index]
     same = _section("gaussian_loop_only", draws=300, extra="processes = 2", time_limit=60)
     assert same["tradeoff_points"] == sec["tradeoff_points"]
+
+
+def test_a_stalled_worker_is_replaced_and_its_batch_run_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = "CALLS = []\n"
+    stall = (
+        "def f(h, rng):\n"
+        "    CALLS.append(1)\n"
+        "    flag = PIDS + '.stalled'\n"
+        "    if len(CALLS) == 250 and not os.path.exists(flag):\n"  # once, in one worker, mid-run
+        "        open(flag, 'w').close()\n"
+        "        time.sleep(1000)\n"
+        "    return G(h, rng)\n"
+    )
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    extra = "batch = 100\n"
+    code, _, _ = _hostile(tmp_path / "a", calls + stall, draws=1_200, extra=extra)
+    stalled = json.loads(capsys.readouterr().out)["audit_lower_bound"]
+    assert (tmp_path / "a" / "pids.stalled").exists()  # the stall happened ...
+    assert code == 3 and stalled["stop"] == "samples" and stalled["pairs"][0]["draws"] == [1_200, 1_200]
+    code, _, _ = _hostile(tmp_path / "b", "def f(h, rng):\n    return G(h, rng)\n", draws=1_200, extra=extra)
+    plain = json.loads(capsys.readouterr().out)["audit_lower_bound"]
+    assert stalled["tradeoff_points"] == plain["tradeoff_points"]  # ... and the batch was drawn again, identically

@@ -14,7 +14,9 @@ What becomes of a hostile function:
 * it **raises** or returns a **bad shape/dtype/non-finite value**: :class:`ReleaseFailure` naming the exception
   and where it was raised (the audit reports it as an invalid spec, exit 2);
 * it **hangs**: the parent stops waiting at the draw deadline, kills the worker's process group and the audit
-  measures what it has (inconclusive within the budget);
+  measures what it has (inconclusive within the budget); a task that stalls long after others finished
+  (:data:`STALL_SECONDS`, :data:`STALL_FACTOR`) gets a fresh worker and runs again from its own seed, so a
+  worker stuck for reasons of its own costs seconds, not the budget, and the draws stay the same;
 * it **allocates without bound**: the worker's ``MemoryError`` under the limit (or its death) stops the draws;
 * it **forks**: a forked copy returning into the worker loop exits at once (its pid is not the worker's), and
   every process of the worker's group is killed when the pool closes; a worker whose parent dies kills its
@@ -45,6 +47,12 @@ from numpy.typing import NDArray
 
 #: Seconds a worker gets to start and import the audited function before it counts as hung.
 START_SECONDS = 30.0
+#: A task taking more than max(STALL_SECONDS, STALL_FACTOR x the median finished task) once some task has
+#: finished counts as stalled (a worker stuck after its fork): its worker is replaced and the task run again
+#: (same seed: same draws), at most MAX_RESTARTS times per run.
+STALL_SECONDS = 10.0
+STALL_FACTOR = 20.0
+MAX_RESTARTS = 2
 
 
 class ReleaseFailure(Exception):
@@ -244,6 +252,8 @@ class _Worker:
     proc: subprocess.Popen[bytes] | None = None
     task: int | None = None
     ready: bool = False
+    since: float = 0.0
+    """``time.monotonic()`` when its task was sent."""
 
 
 def _fork_worker(others: Sequence[_Worker]) -> _Worker:
@@ -343,29 +353,34 @@ class ReleasePool:
     def close(self) -> None:
         """Kill every worker's process group (the audited function's forks with it) and reap the workers."""
         for w in self.workers:
-            try:
-                os.killpg(w.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            if w.proc is not None:
-                for f in (w.proc.stdin, w.proc.stdout):
-                    if f is not None:
-                        try:
-                            f.close()
-                        except OSError:
-                            pass
-                w.proc.wait()
-            else:
-                for fd in (w.to_worker, w.from_worker):
+            self._end(w)
+        self.workers = []
+
+    @staticmethod
+    def _end(w: _Worker) -> None:
+        """Kill one worker's process group and reap the worker."""
+        try:
+            os.killpg(w.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if w.proc is not None:
+            for f in (w.proc.stdin, w.proc.stdout):
+                if f is not None:
                     try:
-                        os.close(fd)
+                        f.close()
                     except OSError:
                         pass
+            w.proc.wait()
+        else:
+            for fd in (w.to_worker, w.from_worker):
                 try:
-                    os.waitpid(w.pid, 0)
-                except ChildProcessError:
+                    os.close(fd)
+                except OSError:
                     pass
-        self.workers = []
+            try:
+                os.waitpid(w.pid, 0)
+            except ChildProcessError:
+                pass
 
     @staticmethod
     def _message(w: _Worker) -> tuple[dict[str, Any], bytes] | None:
@@ -398,10 +413,13 @@ class ReleasePool:
             for w in self.workers:
                 sel.register(w.from_worker, selectors.EVENT_READ, w)
             started = time.monotonic()
+            took: list[float] = []
+            restarts = 0
 
             def assign(w: _Worker) -> None:
                 if w.ready and w.task is None and todo:
                     w.task = todo.pop()
+                    w.since = time.monotonic()
                     t = tasks[w.task]
                     msg = {"key": list(t.key), "histogram": list(t.histogram), "n": t.n}
                     _write_all(w.to_worker, (json.dumps(msg) + "\n").encode())
@@ -430,6 +448,7 @@ class ReleasePool:
                             arr = np.load(io.BytesIO(payload), allow_pickle=False)
                             done[w.task] = arr
                             w.task = None
+                            took.append(time.monotonic() - w.since)
                         elif status == "memory":
                             self.close()
                             return PoolResult(done, "memory", str(head.get("message", "")))
@@ -439,6 +458,16 @@ class ReleasePool:
                                 k = tasks[w.task].key
                                 where = f" (pair {k[0]}, side {'x' if k[1] == 0 else 'x_prime'}, batch {k[2]})"
                             raise ReleaseFailure(str(head.get("message", "failed")) + where)
+                if took and restarts < MAX_RESTARTS:
+                    limit = max(STALL_SECONDS, STALL_FACTOR * float(np.median(took)))
+                    for w in [w for w in self.workers if w.task is not None and now - w.since > limit]:
+                        restarts += 1
+                        todo.append(w.task)  # type: ignore[arg-type]
+                        sel.unregister(w.from_worker)
+                        self.workers.remove(w)
+                        self._end(w)
+                        self.start()
+                        sel.register(self.workers[-1].from_worker, selectors.EVENT_READ, self.workers[-1])
                 for w in self.workers:
                     assign(w)
             return PoolResult(done, None)
@@ -469,6 +498,9 @@ __all__ = [
     "PoolResult",
     "ReleaseFailure",
     "ReleasePool",
+    "MAX_RESTARTS",
+    "STALL_FACTOR",
+    "STALL_SECONDS",
     "START_SECONDS",
     "Task",
     "call_release",
