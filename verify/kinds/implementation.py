@@ -249,7 +249,9 @@ def exact_invariant_check(a_mat: NDArray[np.int64], hist: tuple[int, ...], draws
     else Python ints)."""
     if a_mat.shape[0] == 0:
         return Verified(f"no invariant rows; {len(draws)} releases trivially keep it")
-    big = max(int(np.abs(draws).max(initial=0)), max(hist, default=0)) if draws.size else max(hist, default=0)
+    big = max(hist, default=0)
+    if draws.size:  # Python ints: abs(int64 min) overflows in numpy
+        big = max(big, int(draws.max()), -int(draws.min()))
     if big * int(np.abs(a_mat).sum(axis=1).max()) < 2**62:  # every partial sum fits in int64
         target64 = a_mat @ np.array(hist, dtype=np.int64)
         got64 = draws.astype(np.int64) @ a_mat.T
