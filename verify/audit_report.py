@@ -50,9 +50,15 @@ class AuditSection:
         lines = [
             "",
             f"statistical audit of {d['callable'] or 'pre-recorded releases'}: {len(d['pairs'])} pairs, "
-            f"{dr['per_side']} draws per side ({dr['total']} in all, {dr['seconds']:.2f} s{rate}), "
+            f"{dr['per_side']} draws per side planned ({dr['total']} drawn in all, {dr['seconds']:.2f} s{rate}), "
             f"{d['tests']} tests at joint confidence {d['confidence']:g}",
         ]
+        if d.get("rounds"):
+            last = d["rounds"][-1]
+            lines.append(
+                f"    {len(d['rounds'])} round(s), stopped: {d.get('stop')} at {last['draws_per_side']} draws per side "
+                f"of {dr['per_side']} planned (error spent per round: {d['spending']['rule'].split(':')[0]})"
+            )
         for i, p in enumerate(d["pairs"]):
             lines.append(f"    pair {i}: {p['origin']}, distance {p['distance']}, |x - x'|_2^2 = {p['l2_squared']}")
         for t in d["tradeoff_points"]:
@@ -73,7 +79,8 @@ class AuditSection:
             "## Statistical audit",
             "",
             f"- callable: `{d['callable']}`; confidence {d['confidence']:g}; {d['tests']} tests; "
-            f"{d['draws']['per_side']} draws per side; refuted: {d['refuted']}",
+            f"{d['draws']['per_side']} draws per side planned, {d['draws'].get('drawn_per_side')} drawn; "
+            f"stopped: {d.get('stop')}; refuted: {d['refuted']}",
             "",
             "| delta | epsilon lower (empirical) | epsilon upper (claim) | gap |",
             "|---|---|---|---|",
