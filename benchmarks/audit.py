@@ -2,22 +2,26 @@
 
 Prints
 
-* **rate**: draws per second of the audit loop (calls of the release function, batched with ``size=``, and
-  the vectorised statistics), for the correct 1-GDP Gaussian of a 3 x 3 table under one-way margins;
-* **power**: over ``--seeds`` seeds, the share of audits that refute a Gaussian whose noise is 20% too small
-  for a claim mu = 1 (``tests.planted_bugs:gaussian_20pct_small``), with the draws per side and the seconds
-  per audit (target: power >= 0.95 with <= 10**6 draws per side in <= 60 s on 2 cores);
+* **rate**: draws per second of the release function in the audit's worker processes, per-call
+  (``f(histogram, rng)``, one release per call) and batched (``size=``), on one process and on all cores
+  (``mechanism.processes``), for the correct 1-GDP Gaussian of a 3 x 3 table under one-way margins;
+* **per-call refutation**: over ``--seeds`` seeds, the 20%-too-small Gaussian written per call
+  (``tests.planted_bugs:gaussian_20pct_small_loop``) at the default settings a user gets (``samples`` =
+  10**6 per side, ``--time-limit 60``): share refuted (target >= 0.95), wall seconds and draws per side
+  until the refutation (target <= 60 s on 2 cores), and the round it came in;
 * **false alarms**: over the same seeds, the share of audits that refute a correct twin (Gaussian, DP
-  histogram, K-norm); each must be <= 1 - confidence = 0.05 (a refutation of a correct mechanism is a
-  false alarm, which the Clopper-Pearson/Bonferroni bounds make rarer than 1 - confidence).
+  histogram, K-norm; batched, ``--draws`` per side); each must be <= 1 - confidence = 0.05;
+* **per-call twin**: the correct Gaussian written per call at the default settings: it runs to the budget and
+  ends "not refuted at this sample size" with its draws and its empirical lower bound.
 
-Run: ``python benchmarks/audit.py`` (about two minutes), ``--seeds 5`` for a quick look.
+Run: ``python benchmarks/audit.py`` (about 25 minutes on 2 cores), ``--seeds 3`` for a quick look.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -37,39 +41,68 @@ TWINS = (
 )
 
 
-def run(function: str, framework: str, claim: str, draws: int, seed: int) -> tuple[bool, float, int, float]:
-    """``(refuted, seconds, total draws, audit-loop draws per second)`` of one audit."""
+def run(
+    function: str, framework: str, claim: str, draws: int, seed: int, *, processes: int | None = None
+) -> tuple[dict[str, object], float]:
+    """The ``audit_lower_bound`` section of one audit (``--time-limit 60``) and its wall seconds."""
+    text = spec_text(function, framework=framework, claim=claim, draws=draws, seed=seed)
+    if processes is not None:
+        text = text.replace("[claim]", f"processes = {processes}\n[claim]")
     t = time.perf_counter()
-    r = audit(loads(spec_text(function, framework=framework, claim=claim, draws=draws, seed=seed)), allow_code=True)
-    sec = r.report["audit_lower_bound"]
-    return bool(sec["refuted"]), time.perf_counter() - t, int(sec["draws"]["total"]), float(sec["draws"]["per_second"])
+    r = audit(loads(text), allow_code=True, time_limit=60.0)
+    sec: dict[str, object] = r.report["audit_lower_bound"]
+    return sec, time.perf_counter() - t
+
+
+def rate(function: str, draws: int, processes: int | None) -> float:
+    """Draws per second of the release function in the workers (the twin runs to its samples)."""
+    sec, _ = run(function, "semi-dp", "{ mu = 1.0 }", draws, 0, processes=processes)
+    d = sec["draws"]
+    assert isinstance(d, dict)
+    return float(d["total"]) / float(d["draw_seconds"])
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, default=20)
-    p.add_argument("--draws", type=int, default=20_000, help="draws per side of each pair")
+    p.add_argument("--draws", type=int, default=20_000, help="draws per side of each pair for the batched twins")
     args = p.parse_args()
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}")
     seeds = range(1, args.seeds + 1)
 
-    _, secs, total, rate = run("gaussian_exact", "semi-dp", "{ mu = 1.0 }", 250_000, 0)
-    print(f"rate: {rate:,.0f} draws/s of the release loop; whole audit {total:,} draws in {secs:.2f} s")
+    for fn, n in (("gaussian_loop_only", 40_000), ("gaussian_exact", 1_000_000)):
+        one, every = rate(fn, n, 1), rate(fn, n, None)
+        kind = "per-call" if fn.endswith("loop_only") else "batched"
+        print(f"rate ({kind}): {one:,.0f} draws/s on 1 process, {every:,.0f} on all cores ({every / one:.2f}x)")
 
-    hits, times, totals = 0, [], []
+    hits, times, sides, rounds = 0, [], [], []
     for s in seeds:
-        ref, secs, total, _ = run("gaussian_20pct_small", "semi-dp", "{ mu = 1.0 }", args.draws, s)
-        hits += ref
+        sec, secs = run("gaussian_20pct_small_loop", "semi-dp", "{ mu = 1.0 }", 1_000_000, s)
+        hits += bool(sec["refuted"])
         times.append(secs)
-        totals.append(total)
+        d = sec["draws"]
+        assert isinstance(d, dict) and isinstance(sec["rounds"], list)
+        sides.append(int(d["drawn_per_side"]))
+        rounds.append(len(sec["rounds"]))
     print(
-        f"power: Gaussian with sigma 20% too small vs claim mu = 1: refuted {hits}/{len(times)} "
-        f"= {hits / len(times):.2f}; {args.draws:,} draws per side per pair ({max(totals) // 2:,} per side in all "
-        f"pairs), {sum(times) / len(times):.2f} s per audit (max {max(times):.2f} s)"
+        f"per-call refutation: Gaussian sigma 20% too small vs mu = 1, samples 10**6, --time-limit 60: refuted "
+        f"{hits}/{len(times)} = {hits / len(times):.2f}; wall median {statistics.median(times):.1f} s (max "
+        f"{max(times):.1f} s); draws per side median {statistics.median(sides):,.0f} (max {max(sides):,}); "
+        f"rounds median {statistics.median(rounds):g} (max {max(rounds)})"
     )
     for fn, fw, cl in TWINS:
-        alarms = sum(run(fn, fw, cl, args.draws, s)[0] for s in seeds)
+        alarms = sum(bool(run(fn, fw, cl, args.draws, s)[0]["refuted"]) for s in seeds)
         print(f"false alarms: {fn} ({fw}, {cl}): {alarms}/{len(seeds)} = {alarms / len(seeds):.2f} (<= 0.05 stated)")
+
+    sec, secs = run("gaussian_loop_only", "semi-dp", "{ mu = 1.0 }", 1_000_000, 1)
+    eps = sec["epsilon_delta"]
+    d = sec["draws"]
+    assert isinstance(eps, list) and isinstance(d, dict)
+    print(
+        f"per-call twin, samples 10**6, --time-limit 60: refuted {sec['refuted']}, stopped by {sec['stop']} after "
+        f"{secs:.1f} s with {d['drawn_per_side']:,} draws per side; epsilon lower bound "
+        f"{eps[0]['epsilon_lower']:.3f} vs claimed {eps[0]['epsilon_upper']:.3f} at delta {eps[0]['delta']:g}"
+    )
 
 
 if __name__ == "__main__":

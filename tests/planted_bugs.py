@@ -118,6 +118,11 @@ def gaussian_loop_only(h: ArrayLike, rng: np.random.Generator) -> FloatArray:
     return gaussian_exact(h, rng)
 
 
+def gaussian_20pct_small_loop(h: ArrayLike, rng: np.random.Generator) -> FloatArray:
+    """Bug without ``size=``: the 20%-small Gaussian, one release per call (as people write it)."""
+    return gaussian_20pct_small(h, rng)
+
+
 def spec_text(
     function: str,
     *,

@@ -155,3 +155,11 @@ def test_exact_invariant_check_on_integer_releases() -> None:
     bad = good.copy()
     bad[1, 2] += 1  # one count off: caught exactly
     assert isinstance(exact_invariant_check(a, (1, 1, 0), bad), Refuted)
+
+
+def test_exact_invariant_check_does_not_overflow_at_int64_extremes() -> None:
+    a = np.array([[1, 1]], dtype=np.int64)
+    lo = np.iinfo(np.int64).min
+    # (min, min) sums to -2^64 exactly, which int64 arithmetic would wrap to 0 = A (0, 0): not a keeper
+    assert isinstance(exact_invariant_check(a, (0, 0), np.array([[lo, lo]], dtype=np.int64)), Refuted)
+    assert isinstance(exact_invariant_check(a, (0, 0), np.array([[lo + 1, -(lo + 1)]], dtype=np.int64)), Verified)

@@ -70,7 +70,9 @@ def test_a_data_space_too_large_to_index_is_a_located_error(tmp_path: Path, caps
     spec.write_text(text.replace('{ name = "state", levels = 52 }', '{ name = "state", levels = 1000000000000000000 }'))
     assert main(["audit", str(spec), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "data.features: the data space has 2.016e+21 cells" in err and "at most 2^40" in err and "internal" not in err
+    assert (
+        "data.features: the data space has 2.016e+21 cells" in err and "at most 2^40" in err and "internal" not in err
+    )
 
 
 def test_too_many_draws_is_a_located_error() -> None:

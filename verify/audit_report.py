@@ -50,9 +50,15 @@ class AuditSection:
         lines = [
             "",
             f"statistical audit of {d['callable'] or 'pre-recorded releases'}: {len(d['pairs'])} pairs, "
-            f"{dr['per_side']} draws per side ({dr['total']} in all, {dr['seconds']:.2f} s{rate}), "
+            f"{dr['per_side']} draws per side planned ({dr['total']} drawn in all, {dr['seconds']:.2f} s{rate}), "
             f"{d['tests']} tests at joint confidence {d['confidence']:g}",
         ]
+        if d.get("rounds"):
+            last = d["rounds"][-1]
+            lines.append(
+                f"    {len(d['rounds'])} round(s), stopped: {d.get('stop')} at {last['draws_per_side']} draws per side "
+                f"of {dr['per_side']} planned (error spent per round: {d['spending']['rule'].split(':')[0]})"
+            )
         for i, p in enumerate(d["pairs"]):
             lines.append(f"    pair {i}: {p['origin']}, distance {p['distance']}, |x - x'|_2^2 = {p['l2_squared']}")
         for t in d["tradeoff_points"]:
@@ -73,7 +79,8 @@ class AuditSection:
             "## Statistical audit",
             "",
             f"- callable: `{d['callable']}`; confidence {d['confidence']:g}; {d['tests']} tests; "
-            f"{d['draws']['per_side']} draws per side; refuted: {d['refuted']}",
+            f"{d['draws']['per_side']} draws per side planned, {d['draws'].get('drawn_per_side')} drawn; "
+            f"stopped: {d.get('stop')}; refuted: {d['refuted']}",
             "",
             "| delta | epsilon lower (empirical) | epsilon upper (claim) | gap |",
             "|---|---|---|---|",
@@ -82,35 +89,74 @@ class AuditSection:
         return lines + [""]
 
 
-def audit_plot(curve: TradeoffCurve, points: Sequence[Measured], confidence: float) -> Plot:
-    """The claimed tradeoff curve with the measured points (each an upper bound on the true curve there)."""
+#: Floor of the log axes of the audit plot (a proportion 0 is drawn there).
+PLOT_FLOOR = 1e-9
+
+
+def audit_plot(
+    curve: TradeoffCurve, points: Sequence[Measured], confidence: float, history: Sequence[Sequence[Measured]] = ()
+) -> Plot:
+    """The claimed tradeoff curve with the measured tests, on log axes, with their confidence boxes and rounds.
+
+    Two panels, so that both tails show: ``alpha`` against ``1 - beta`` (tests that rarely reject ``x``) and
+    ``1 - alpha`` against ``beta`` (tests that rarely accept ``x'``, such as a tail test at alpha = 0.997,
+    beta = 3e-4), both log-log. Each test of the last look is a box from its estimate ``(alpha_hat,
+    beta_hat)`` to its upper bounds ``(alpha_U, beta_U)``, marked at the bound corner (the point on or above
+    the mechanism's curve at the stated confidence; a triangle when it lies below the claim); the tests of
+    earlier looks (``history``, one list per round) are small grey dots.
+    """
 
     def draw(path: Path, title: str) -> Path:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.patches import Rectangle
 
-        fig, ax = plt.subplots(figsize=(6, 5))
-        alpha = np.linspace(0.0, 1.0, 501)
-        ax.plot(alpha, 1 - alpha, color="0.7", ls=":", label="perfect privacy")
-        ax.plot(alpha, curve.std(alpha), color="black", lw=1.6, label="claimed tradeoff (certified upper bound)")
-        for p in points:
-            ax.plot(
-                [p.alpha_upper],
-                [p.beta_upper],
-                marker="v" if p.refutes else "o",
-                color="tab:red" if p.refutes else "tab:blue",
-                ls="none",
-                label=f"pair {p.candidate.pair}, {p.candidate.statistic} ({'below' if p.refutes else 'above'})",
-            )
-        ax.set_xlabel("type I error alpha")
-        ax.set_ylabel("type II error beta")
-        ax.set_title(f"empirical points at confidence {confidence:g} vs the claim", fontsize=9)
-        ax.legend(fontsize=7)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 5))
+        grid = np.unique(np.concatenate([np.logspace(-12, 0, 300), 1 - np.logspace(-12, -0.3, 300)]))
+        grid = grid[(grid >= 0) & (grid <= 1)]
+        f = curve.std(grid)
+        lo = PLOT_FLOOR
+
+        def tx(a: float | np.ndarray, b: float | np.ndarray, panel: int) -> tuple[object, object]:
+            if panel == 0:
+                return np.maximum(a, lo), np.maximum(1 - np.asarray(b), lo)
+            return np.maximum(1 - np.asarray(a), lo), np.maximum(b, lo)
+
+        for panel, ax in enumerate(axes):
+            ax.loglog(*tx(grid, 1 - grid, panel), color="0.7", ls=":", label="perfect privacy")
+            ax.loglog(*tx(grid, f, panel), color="black", lw=1.6, label="claimed tradeoff (lower bound f)")
+            for k, look in enumerate(history[:-1] if history else ()):
+                for p in look:
+                    ax.plot(*tx(p.alpha_upper, p.beta_upper, panel), marker=".", color="0.55", ls="none", ms=5,
+                            label=f"earlier rounds ({len(history) - 1})" if k == 0 and p is look[0] else None)  # fmt: skip
+            for p in points:
+                color = "tab:red" if p.refutes else "tab:blue"
+                (x0, y0), (x1, y1) = tx(p.alpha_hat, p.beta_hat, panel), tx(p.alpha_upper, p.beta_upper, panel)
+                x_lo, x_hi = sorted((float(x0), float(x1)))  # type: ignore[arg-type]
+                y_lo, y_hi = sorted((float(y0), float(y1)))  # type: ignore[arg-type]
+                ax.add_patch(Rectangle((x_lo, y_lo), x_hi - x_lo, y_hi - y_lo, fill=False, ec=color, lw=0.8))
+                ax.plot([x1], [y1], marker="v" if p.refutes else "o", color=color, ls="none",
+                        label=f"pair {p.candidate.pair}, {p.candidate.statistic} "
+                        f"({'below' if p.refutes else 'above'} the claim)")  # fmt: skip
+            ax.set_xlim(lo, 1.5)
+            ax.set_ylim(lo, 1.5)
+        axes[0].set_xlabel("type I error alpha (log)")
+        axes[0].set_ylabel("1 - type II error, 1 - beta (log)")
+        axes[0].set_title("tests that rarely reject x (refuting: above the curve)", fontsize=9)
+        axes[1].set_xlabel("1 - type I error, 1 - alpha (log)")
+        axes[1].set_ylabel("type II error beta (log)")
+        axes[1].set_title("tests that rarely accept x' (refuting: below the curve)", fontsize=9)
+        axes[1].legend(fontsize=7, loc="lower right")
+        rounds = f"; {len(history)} rounds" if history else ""
+        fig.text(
+            0.5, 0.01, f"boxes: estimate to upper bound, jointly at confidence {confidence:g}{rounds}",
+            ha="center", fontsize=8,
+        )  # fmt: skip
         return save_figure(fig, path, title, fontsize=9)
 
-    return Plot("audit", "empirical lower bound vs claimed curve", draw)
+    return Plot("audit", "empirical lower bound vs claimed curve (log axes)", draw)
 
 
-__all__ = ["AuditSection", "audit_plot"]
+__all__ = ["PLOT_FLOOR", "AuditSection", "audit_plot"]

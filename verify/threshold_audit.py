@@ -31,6 +31,20 @@ at confidence ``c`` (Bonferroni: level :math:`(1-c)/(2M)` for each of the
   :math:`\varepsilon \ge \max\{\log\frac{1-\delta-\beta_U}{\alpha_U},\log\frac{1-\delta-\alpha_U}{\beta_U}\}`
   (``epsilon_lower``, rounded down).
 
+**Sequential rounds.** The draws come in rounds of growing size (:func:`round_sizes`: ``FIRST_ROUND`` draws
+per side, then ``GROWTH`` times as many in all after each round, up to the planned ``n``), and the tests are
+chosen and measured after every round on all draws so far. The error budget ``1 - c`` is spent across the
+rounds by the linear alpha-spending function of Lan and DeMets [LD83], ``alpha(t) = (1 - c) t`` at information
+``t = N_k / n`` (:func:`spending`), with a Bonferroni (union) bound over the looks instead of their
+correlation: look ``k`` gets ``alpha_k = (1 - c)(N_k - N_{k-1}) / n`` and each of its ``2M`` bounds
+``alpha_k / (2M)``. Every look is valid on its own: its thresholds come from the selection rows, its bounds
+from the measurement rows, and a row never changes role (each batch's first share selects,
+:func:`batch_split`). The events "some bound of look ``k`` fails" have probabilities summing to at most
+``sum_k alpha_k = 1 - c`` over every look that could happen, whatever the stopping, so stopping at the first
+refutation is valid and all bounds of all looks hold jointly at confidence ``c``. A look cut short by the
+budget uses the level of its round (a round has one look); the time at which it is cut depends on the clock,
+not on the values drawn.
+
 Everything here is vectorised over draws and thresholds; nothing draws.
 """
 
@@ -50,6 +64,9 @@ FloatArray = NDArray[np.float64]
 Curve = Callable[[FloatArray], FloatArray]
 """A lower bound of the claimed tradeoff function (standard convention), vectorised over alpha."""
 
+#: Draws per side of each pair in the first round of a sequential audit, and the growth of the rounds.
+FIRST_ROUND = 10_000
+GROWTH = 4
 #: Thresholds tried per statistic on the selection half (quantiles of the pooled scores).
 THRESHOLDS = 256
 
@@ -222,6 +239,49 @@ def choose(candidates: Sequence[Candidate], tests: int) -> list[Candidate]:
     return ranked[: max(1, tests)]
 
 
+def round_sizes(n: int, first: int = FIRST_ROUND, growth: int = GROWTH) -> list[int]:
+    """Cumulative draws per side after each round: ``first``, ``growth * first``, ... capped at ``n`` (the last).
+
+    Examples
+    --------
+    >>> round_sizes(1_000_000)
+    [10000, 40000, 160000, 640000, 1000000]
+    >>> round_sizes(500)
+    [500]
+    """
+    if n < 1 or first < 1 or growth < 2:
+        raise InvalidArgument(f"round_sizes needs n, first >= 1 and growth >= 2; got {n}, {first}, {growth}.")
+    sizes = [min(n, first)]
+    while sizes[-1] < n:
+        sizes.append(min(n, sizes[-1] * growth))
+    return sizes
+
+
+def spending(total: float, sizes: Sequence[int]) -> list[float]:
+    r"""The error spent at each look: linear alpha-spending [LD83], ``total * (N_k - N_{k-1}) / N_K``.
+
+    They sum to ``total`` (up to rounding, which is downward: each share is rounded to the float below).
+
+    Examples
+    --------
+    >>> [round(a, 6) for a in spending(0.05, [10000, 40000, 160000, 640000, 1000000])]
+    [0.0005, 0.0015, 0.006, 0.024, 0.018]
+    """
+    last = sizes[-1]
+    prev = 0
+    out = []
+    for s in sizes:
+        out.append(math.nextafter(total * (s - prev) / last, 0.0))
+        prev = s
+    return out
+
+
+def batch_split(b: int, selection: float) -> int:
+    """Rows of a batch of ``b`` draws that select (its first rows; the rest measure): at least one of each when
+    ``b >= 2``; a single draw measures."""
+    return min(b - 1, max(1, int(b * selection))) if b >= 2 else 0
+
+
 def per_bound_level(confidence: float, tests: int) -> float:
     """Bonferroni: each of the ``2 * tests`` one-sided bounds at level ``(1 - confidence) / (2 tests)``."""
     return (1.0 - confidence) / (2 * max(1, tests))
@@ -232,12 +292,17 @@ __all__ = [
     "Curve",
     "Measured",
     "Statistic",
+    "FIRST_ROUND",
+    "GROWTH",
     "THRESHOLDS",
+    "batch_split",
     "choose",
     "cp_upper",
     "epsilon_lower",
     "measure",
     "per_bound_level",
+    "round_sizes",
     "select",
+    "spending",
     "split_sizes",
 ]

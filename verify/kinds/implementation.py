@@ -13,20 +13,23 @@ low-dimensional statistics chosen on one half of the draws and measured on the o
 bounds [CP34] with a Bonferroni correction. The claim is **refuted** when a measured point lies below the
 claimed tradeoff curve; otherwise it is *not refuted at this sample size* (unknown: a statistical audit never
 verifies). Every audited release is also checked to keep the invariant (exactly for integer releases).
+
+Anytime and sequential: the draws come in rounds (10**4 per side, then x4, up to ``draws``), with the tests
+chosen and measured after each round and the error ``1 - confidence`` spent across the looks (linear
+alpha-spending [LD83] with a Bonferroni bound over the looks; :mod:`verify.threshold_audit`). The audit stops
+at the first refutation (``refuted``), when the planned draws are made (``samples``), or when the budget
+runs out (``budget``: ``--time-limit`` less a reserve for measuring and reporting), and then measures what
+it has; ``memory`` when the function ran out of memory. The release function runs only in worker processes
+(:mod:`verify.release_pool`); its failures are invalid specs naming it (exit 2).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import inspect
 import io
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
@@ -46,19 +49,34 @@ from semidp.verify.audit_report import AuditSection, audit_plot
 from semidp.verify.context import Context, KindResult
 from semidp.verify.dask_client import run_tasks
 from semidp.verify.registry import Problem
+from semidp.verify.release_pool import (
+    ReleaseFailure,
+    ReleasePool,
+    Task,
+    call_release,
+    default_processes,
+    load_function,
+    stream,
+    takes_size,
+)
 from semidp.verify.report import Check
 from semidp.verify.spec import MechanismSpec, Spec, cell_count, documented
 from semidp.verify.spec_files import SpecFileRefused, excerpt, read_bytes
 from semidp.verify.spec_values import guarantee_of
+from semidp.verify.supervisor import memory_limit
 from semidp.verify.threshold_audit import (
+    GROWTH,
     Candidate,
     Measured,
+    Statistic,
+    batch_split,
     choose,
     epsilon_lower,
     measure,
     per_bound_level,
+    round_sizes,
     select,
-    split_sizes,
+    spending,
 )
 
 FloatArray = NDArray[np.float64]
@@ -68,6 +86,10 @@ Release = Callable[..., Any]
 DEFAULT_CONFIDENCE = Fraction(95, 100)
 DEFAULT_SELECTION = Fraction(1, 2)
 DEFAULT_TOLERANCE = Fraction(1, 10**9)
+#: The draws stop this long before the spec's deadline (at least :data:`RESERVE_SECONDS`, else this share of
+#: ``--time-limit``), leaving the time to measure what was drawn and write the report.
+RESERVE_SECONDS = 3.0
+RESERVE_SHARE = 0.15
 
 
 @dataclass(frozen=True)
@@ -104,6 +126,9 @@ class ImplementationSpec(MechanismSpec):
         "Share of the draws that chooses the tests; the rest measures them (default 1/2).", default=None
     )
     batch: int = documented("Draws per call when the callable takes size= (default 10000).", default=10_000)
+    processes: Optional[int] = documented(
+        "Worker processes that run the callable (default: all cores); the draws do not depend on it.", default=None
+    )
     invariant_tolerance: Optional[Fraction] = documented(
         "Relative tolerance of the invariant check for float releases (default 1e-9; integers: exact).",
         default=None,
@@ -156,7 +181,13 @@ class ImplementationKind:
                 probs.append(Problem(f"mechanism.{key}", f"must be in (0, 1), got {float(val)!r}"))
         if m.invariant_tolerance is not None and not m.invariant_tolerance >= 0:
             probs.append(Problem("mechanism.invariant_tolerance", "must be >= 0"))
-        for name, count, low in (("draws", m.draws, 2), ("max_pairs", m.max_pairs, 1), ("tests", m.tests, 1)):
+        counts = (
+            ("draws", m.draws, 2),
+            ("max_pairs", m.max_pairs, 1),
+            ("tests", m.tests, 1),
+            ("processes", m.processes, 1),
+        )
+        for name, count, low in counts:
             if count is not None and count < low:
                 probs.append(Problem(f"mechanism.{name}", f"must be >= {low}, got {count}"))
         if m.batch < 1:
@@ -174,7 +205,19 @@ class ImplementationKind:
 
 
 def load_callable(name: str, spec_path: str, allow_code: bool) -> Release:
-    """Import ``mechanism.callable``; without ``--allow-code`` raise :class:`InvalidSpec` naming key and flag."""
+    """Import ``mechanism.callable`` here; without ``--allow-code`` raise :class:`InvalidSpec` naming key and flag.
+
+    The audit itself never imports it in its own process (:mod:`verify.release_pool` runs it in workers); this
+    is for callers that want the function.
+    """
+    _need_code(name, spec_path, allow_code)
+    try:
+        return load_function(name, spec_path)
+    except ReleaseFailure as e:
+        raise _failure(spec_path, name, e) from None
+
+
+def _need_code(name: str, spec_path: str, allow_code: bool) -> None:
     if not allow_code:
         raise InvalidSpec(
             spec_path,
@@ -183,86 +226,41 @@ def load_callable(name: str, spec_path: str, allow_code: bool) -> Release:
                 "trust it (a spec never runs code without it)"
             ],
         )
-    mod_name, _, fn_name = name.rpartition(":")
-    try:
-        if mod_name.endswith(".py"):
-            file = Path(mod_name)
-            if not file.is_absolute():
-                file = Path(spec_path).parent / file
-            loader_spec = importlib.util.spec_from_file_location(f"semidp_audited_{file.stem}", file)
-            if loader_spec is None or loader_spec.loader is None:
-                raise ImportError(f"cannot load {file}")
-            module = importlib.util.module_from_spec(loader_spec)
-            loader_spec.loader.exec_module(module)
-        else:
-            if "" not in sys.path and str(Path.cwd()) not in sys.path:  # like `python -m`: the working directory
-                sys.path.append(str(Path.cwd()))
-            module = importlib.import_module(mod_name)
-        fn = getattr(module, fn_name)
-    except (ImportError, AttributeError, OSError) as e:
-        raise InvalidSpec(spec_path, [f"mechanism.callable = {name!r} cannot be imported: {e}"]) from None
-    if not callable(fn):
-        raise InvalidSpec(spec_path, [f"mechanism.callable = {name!r} is not callable"])
-    return fn  # type: ignore[no-any-return]
 
 
-def takes_size(fn: Release) -> bool:
-    """Whether ``fn`` accepts a ``size=`` keyword (then it is called in batches)."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return "size" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
-def draw(
-    fn: Release, histogram: tuple[int, ...], rng: np.random.Generator, n: int, *, batch: int, path: str, name: str
-) -> NDArray[Any]:
-    """``n`` releases at ``histogram`` as an ``(n, cells)`` array (batched when ``fn`` takes ``size=``)."""
-    h = np.array(histogram, dtype=np.int64)
-    h.flags.writeable = False
-    d = h.size
-
-    def bad(what: str) -> InvalidSpec:
-        return InvalidSpec(path, [f"mechanism.callable = {name!r} {what}"])
-
-    if takes_size(fn):
-        parts = []
-        for start in range(0, n, batch):
-            b = min(batch, n - start)
-            out = np.asarray(fn(h, rng, size=b))
-            if out.shape != (b, d):
-                raise bad(f"returned shape {out.shape} for size={b}; expected ({b}, {d})")
-            parts.append(out)
-        res = np.concatenate(parts) if parts else np.empty((0, d))
-    else:
-        rows = [np.asarray(fn(h, rng)) for _ in range(n)]
-        if rows and any(r.shape != (d,) for r in rows):
-            raise bad(f"returned shape {next(r.shape for r in rows if r.shape != (d,))}; expected ({d},)")
-        res = np.stack(rows) if rows else np.empty((0, d))
-    if not (np.issubdtype(res.dtype, np.integer) or np.issubdtype(res.dtype, np.floating)):
-        raise bad(f"returned dtype {res.dtype}; expected integers or floats")
-    if np.issubdtype(res.dtype, np.floating) and not np.all(np.isfinite(res)):
-        raise bad("returned a non-finite value")
-    return res
+def _failure(spec_path: str, name: str, e: ReleaseFailure) -> InvalidSpec:
+    """The audited function's own failure as an invalid spec naming it (exit 2; never an internal error)."""
+    return InvalidSpec(spec_path, [f"mechanism.callable = {name!r} {e.message}"])
 
 
 def draw_task(
-    callable_name: str, spec_path: str, histogram: tuple[int, ...], seed: tuple[int, ...], n: int, batch: int
+    callable_name: str, spec_path: str, histogram: tuple[int, ...], seed: int, key: tuple[int, ...], n: int
 ) -> NDArray[Any]:
-    """``n`` releases of the named callable at ``histogram`` from ``default_rng(seed)`` (module level: a Dask
-    task; the parent checked ``--allow-code`` before any task was made)."""
-    fn = load_callable(callable_name, spec_path, True)
-    return draw(fn, histogram, np.random.default_rng(list(seed)), n, batch=batch, path=spec_path, name=callable_name)
+    """``n`` releases of the named callable at ``histogram`` from ``SeedSequence(seed, spawn_key=key)`` (module
+    level: a Dask task; the parent checked ``--allow-code`` before any task was made). The same stream as a
+    :class:`verify.release_pool.ReleasePool` worker's, so the draws do not depend on where they ran."""
+    try:
+        return call_release(load_function(callable_name, spec_path), histogram, stream(seed, key), n)
+    except ReleaseFailure as e:
+        raise _failure(spec_path, callable_name, e) from None
 
 
 def exact_invariant_check(a_mat: NDArray[np.int64], hist: tuple[int, ...], draws: NDArray[Any]) -> Outcome:
-    """A y = A x for every integer release, in exact integer arithmetic (Python ints: no overflow)."""
+    """A y = A x for every integer release, in exact integer arithmetic (int64 when no sum can overflow it,
+    else Python ints)."""
     if a_mat.shape[0] == 0:
         return Verified(f"no invariant rows; {len(draws)} releases trivially keep it")
-    target = a_mat.astype(object) @ np.array(hist, dtype=object)
-    got = draws.astype(object) @ a_mat.T.astype(object)
-    bad = int(sum(1 for row in got if any(g != t for g, t in zip(row, target))))
+    big = max(hist, default=0)
+    if draws.size:  # Python ints: abs(int64 min) overflows in numpy
+        big = max(big, int(draws.max()), -int(draws.min()))
+    if big * int(np.abs(a_mat).sum(axis=1).max()) < 2**62:  # every partial sum fits in int64
+        target64 = a_mat @ np.array(hist, dtype=np.int64)
+        got64 = draws.astype(np.int64) @ a_mat.T
+        bad = int(np.count_nonzero((got64 != target64[None, :]).any(axis=1)))
+    else:
+        target = a_mat.astype(object) @ np.array(hist, dtype=object)
+        got = draws.astype(object) @ a_mat.T.astype(object)
+        bad = int(sum(1 for row in got if any(g != t for g, t in zip(row, target))))
     if bad:
         return Refuted(f"{bad} of {len(draws)} integer releases have A y != A x (exact integer arithmetic)")
     return Verified(f"A y = A x exactly for all {len(draws)} integer releases")
@@ -307,8 +305,101 @@ def _ball(ctx: Context, res: object) -> KNormBall | None:
     return ball if ball.symmetry is None or len(ball.facets) == ball.facet_count else None
 
 
+@dataclass
+class _Drawn:
+    """The releases of one pair so far, by side: the selection rows and the measurement rows (float64)."""
+
+    sel: list[list[FloatArray]]
+    meas: list[list[FloatArray]]
+    raw: list[list[NDArray[Any]]]
+    """As released (for the invariant check: integer releases are checked exactly)."""
+
+    @staticmethod
+    def empty() -> _Drawn:
+        return _Drawn([[], []], [[], []], [[], []])
+
+    def add(self, side: int, y: NDArray[Any], selection: float) -> None:
+        s = batch_split(len(y), selection)
+        f = y.astype(np.float64)
+        self.sel[side].append(f[:s])
+        self.meas[side].append(f[s:])
+        self.raw[side].append(y)
+
+    @staticmethod
+    def _cat(parts: list[FloatArray], cells: int) -> FloatArray:
+        if len(parts) > 1:  # keep one array: a look concatenates each side once
+            parts[:] = [np.concatenate(parts)]
+        return parts[0] if parts else np.empty((0, cells))
+
+    def selection(self, side: int, cells: int) -> FloatArray:
+        return self._cat(self.sel[side], cells)
+
+    def measurement(self, side: int, cells: int) -> FloatArray:
+        return self._cat(self.meas[side], cells)
+
+    def releases(self, side: int, cells: int) -> NDArray[Any]:
+        parts = self.raw[side]
+        if len(parts) > 1:
+            parts[:] = [np.concatenate(parts)]
+        return parts[0] if parts else np.empty((0, cells))
+
+    def count(self, side: int) -> int:
+        return sum(len(p) for p in self.raw[side])
+
+
+@dataclass(frozen=True)
+class _Look:
+    candidates: list[Candidate]
+    measured: list[Measured]
+    level: float
+
+
+def _look(
+    drawn: list[_Drawn], stats_of: list[list[Statistic]], curve: TradeoffCurve, tests: int, alpha: float, cells: int
+) -> _Look:
+    """Choose the tests on the selection rows, measure them on the measurement rows, each bound at
+    ``alpha / (2 tests)`` (pairs without a selection and a measurement row on each side wait)."""
+    level = per_bound_level(1.0 - alpha, tests)
+    cands: list[Candidate] = []
+    for k, d in enumerate(drawn):
+        s0, s1 = d.selection(0, cells), d.selection(1, cells)
+        m0, m1 = d.measurement(0, cells), d.measurement(1, cells)
+        if min(len(s0), len(s1), len(m0), len(m1)) == 0:
+            continue
+        cands += select(k, stats_of[k], s0, s1, curve.std, n_measure=min(len(m0), len(m1)), level=level)
+    chosen = choose(cands, tests) if cands else []
+    measured = []
+    for c in chosen:
+        stat = next(s for s in stats_of[c.pair] if s.name == c.statistic)
+        d = drawn[c.pair]
+        measured.append(measure(c, stat, d.measurement(0, cells), d.measurement(1, cells), curve.std, level=level))
+    return _Look(cands, measured, level)
+
+
+def _draw_reserve(ctx: Context) -> float:
+    """Seconds of the budget kept for measuring what was drawn, the invariant check and the report."""
+    return max(RESERVE_SECONDS, RESERVE_SHARE * ctx.time_limit)
+
+
 def run_audit(ctx: Context) -> KindResult:
-    """The ``implementation`` kind's run (module docstring)."""
+    """The ``implementation`` kind's run (module docstring): the release function's workers start first (they
+    import it while the pairs are built) and are ended, with everything they forked, however the run ends."""
+    m = ctx.mechanism(ImplementationSpec)
+    if m.callable is not None:
+        _need_code(m.callable, ctx.spec.path, ctx.allow_code)
+    pool = None
+    if m.callable is not None and ctx.scheduler is None:
+        processes = m.processes if m.processes is not None else default_processes()
+        pool = ReleasePool(m.callable, ctx.spec.path, ctx.draw_seed(), processes, memory_limit=memory_limit())
+        pool.start()
+    try:
+        return _run_audit(ctx, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     m = ctx.mechanism(ImplementationSpec)
     spec = ctx.spec
     if spec.claim is None:  # validate() requires it
@@ -317,7 +408,6 @@ def run_audit(ctx: Context) -> KindResult:
     a_mat = ctx.invariant.matrix(ctx.space)
     cells = ctx.space.n_cells
     radius = ctx.a.value if ctx.a.exact else ctx.a.lower
-    fn = load_callable(m.callable, spec.path, ctx.allow_code) if m.callable is not None else None
     pairs: list[AuditPair] = []
     recorded: dict[int, tuple[NDArray[Any], NDArray[Any]]] = {}
     for i, p in enumerate(m.pairs):
@@ -333,7 +423,7 @@ def run_audit(ctx: Context) -> KindResult:
         pairs.append(AuditPair(p.x, p.x_prime, "spec", distance_of(p.x, p.x_prime, ctx.relation)))
     res: object = None
     table = ctx.table
-    if fn is not None and table is not None:
+    if m.callable is not None and table is not None:
         if semi:
             built, radius, res = semi_pairs(
                 ctx.space, ctx.invariant, ctx.relation, ctx.a, table, max_pairs=m.max_pairs, time_limit=ctx.remaining()
@@ -353,43 +443,86 @@ def run_audit(ctx: Context) -> KindResult:
     conf = float(m.confidence if m.confidence is not None else DEFAULT_CONFIDENCE)
     sel = float(m.selection if m.selection is not None else DEFAULT_SELECTION)
     tol = float(m.invariant_tolerance if m.invariant_tolerance is not None else DEFAULT_TOLERANCE)
-    level = per_bound_level(conf, m.tests)
+    todo = [k for k in range(len(pairs)) if k not in recorded]
+    if todo and m.callable is None:  # pairs without samples exist only with a callable (validate)
+        raise TypeError("a pair without samples and no callable passed validation")
+    sizes = round_sizes(n) if todo else [0]  # recorded releases only: one look
+    alphas = spending(1.0 - conf, sizes) if todo else [1.0 - conf]
+    stats_of = [pair_statistics(p, ball) for p in pairs]
+    drawn = [_Drawn.empty() for _ in pairs]
+    for k, (yx, yxp) in recorded.items():
+        drawn[k].add(0, yx, sel)
+        drawn[k].add(1, yxp, sel)
+    draw_deadline = ctx.deadline - _draw_reserve(ctx)
 
     start = time.perf_counter()
-    todo = [k for k in range(len(pairs)) if k not in recorded]
-    if todo and (fn is None or m.callable is None):  # pairs without samples exist only with a callable (validate)
-        raise TypeError("a pair without samples and no callable passed validation")
-    # one task per (pair, side), seeded [seed, pair, side]: the draws do not depend on where they run
-    tasks = [
-        (m.callable, spec.path, h, (seed, k, side), n, m.batch)
-        for k in todo
-        for side, h in enumerate((pairs[k].x, pairs[k].x_prime))
-    ]
-    drawn = iter(run_tasks(draw_task, tasks, ctx.scheduler))
-    samples: list[tuple[NDArray[Any], NDArray[Any]]] = [
-        recorded[k] if k in recorded else (next(drawn), next(drawn)) for k in range(len(pairs))
-    ]
-    draw_seconds = time.perf_counter() - start
-
+    draw_seconds = 0.0
+    rounds: list[dict[str, Any]] = []
+    history: list[list[Measured]] = []
+    stop, note = "samples", ""
+    look = _Look([], [], per_bound_level(conf, m.tests))
+    batch_no = 0
+    for r, target in enumerate(sizes):
+        before = sizes[r - 1] if r else 0
+        spans = [(lo, min(lo + m.batch, target)) for lo in range(before, target, m.batch)]
+        tasks = [
+            Task((k, side, batch_no + j), pairs[k].x if side == 0 else pairs[k].x_prime, hi - lo)
+            for j, (lo, hi) in enumerate(spans)
+            for k in todo
+            for side in (0, 1)
+        ]
+        batch_no += len(spans)
+        t0 = time.perf_counter()
+        stopped: str | None = None
+        if tasks and time.monotonic() >= draw_deadline:
+            stopped = "budget"
+        elif tasks and pool is not None:
+            try:
+                got = pool.run(tasks, draw_deadline)
+            except ReleaseFailure as e:
+                raise _failure(spec.path, m.callable or "", e) from None
+            stopped, note = got.stopped, got.note
+            for i, t in enumerate(tasks):
+                if i in got.done:
+                    drawn[t.key[0]].add(t.key[1], got.done[i], sel)
+        elif tasks:
+            outs = run_tasks(
+                draw_task, [(m.callable, spec.path, t.histogram, seed, t.key, t.n) for t in tasks], ctx.scheduler
+            )
+            for t, y in zip(tasks, outs):
+                drawn[t.key[0]].add(t.key[1], y, sel)
+        draw_seconds += time.perf_counter() - t0
+        look = _look(drawn, stats_of, curve, m.tests, alphas[r], cells)
+        history.append(look.measured)
+        refuted = any(p.refutes for p in look.measured)
+        rounds.append(
+            {
+                "round": r + 1,
+                "planned_per_side": target,
+                "draws_per_side": min((drawn[k].count(s) for k in todo for s in (0, 1)), default=target),
+                "alpha": alphas[r],
+                "per_bound_level": look.level,
+                "refuted": refuted,
+                "seconds": time.perf_counter() - start,
+            }
+        )
+        if refuted:
+            stop = "refuted"
+            break
+        if stopped is not None:
+            stop = stopped
+            break
+        if r + 1 < len(sizes) and time.monotonic() >= draw_deadline:
+            stop = "budget"
+            break
+    if pool is not None:
+        pool.close()  # nothing of the audited code runs past the draws
+    measured, cands = look.measured, look.candidates
+    seconds = time.perf_counter() - start
+    samples = [(d.releases(0, cells), d.releases(1, cells)) for d in drawn]
     inv_outcome = _invariant_outcome(a_mat, pairs, samples, tol)
 
-    cands: list[Candidate] = []
-    stats_of = [pair_statistics(p, ball) for p in pairs]
-    splits = []
-    for k, (yx, yxp) in enumerate(samples):
-        fx, fxp = yx.astype(np.float64), yxp.astype(np.float64)
-        s0, m0 = split_sizes(len(fx), sel)
-        s1, m1 = split_sizes(len(fxp), sel)
-        splits.append((fx[s0:], fxp[s1:]))
-        cands += select(k, stats_of[k], fx[:s0], fxp[:s1], curve.std, n_measure=min(m0, m1), level=level)
-    chosen = choose(cands, m.tests)
-    measured: list[Measured] = []
-    for c in chosen:
-        stat = next(s for s in stats_of[c.pair] if s.name == c.statistic)
-        measured.append(measure(c, stat, splits[c.pair][0], splits[c.pair][1], curve.std, level=level))
-    seconds = time.perf_counter() - start
-
-    outcome = _decide(measured, conf, len(chosen))
+    outcome = _decide(measured, conf, m.tests, stop, note)
     total = sum(len(a) + len(b) for a, b in samples)
     eps_rows = []
     for d in ctx.deltas:
@@ -405,27 +538,44 @@ def run_audit(ctx: Context) -> KindResult:
                 "upper_source": "claim (certified conversion of the claimed guarantee)",
             }
         )
+    pair_rows = []
+    for k, ap in enumerate(pairs):
+        row = ap.to_json()
+        row["draws"] = [len(samples[k][0]), len(samples[k][1])]
+        row["stop"] = "recorded" if k in recorded else stop
+        pair_rows.append(row)
     section = {
         "method": (
             "threshold tests on a selection/measurement split, one-sided Clopper-Pearson bounds with a "
-            "Bonferroni correction over the measured tests [CP34, JUO20, NST21]"
+            "Bonferroni correction over the measured tests and the sequential looks [CP34, JUO20, NST21, LD83]"
         ),
         "callable": m.callable,
         "refuted": isinstance(outcome, Refuted),
+        "stop": stop,
         "confidence": conf,
-        "tests": len(chosen),
-        "per_bound_level": level,
+        "tests": len(measured),
+        "per_bound_level": look.level,
+        "rounds": rounds,
+        "spending": {
+            "rule": "linear alpha-spending (Lan-DeMets) with a Bonferroni bound over the looks: round k spends "
+            "(1 - confidence) (N_k - N_(k-1)) / N of the error, each of its 2 x tests bounds a share of it",
+            "first_round": sizes[0],
+            "growth": GROWTH,
+            "planned_per_side": sizes,
+            "alphas": alphas,
+        },
         "tradeoff_points": [p.to_json() for p in measured],
         "epsilon_delta": eps_rows,
         "draws": {
             "per_side": n,
+            "drawn_per_side": min((min(len(a), len(b)) for a, b in samples), default=0),
             "selection_share": sel,
             "total": total,
             "seconds": seconds,
             "draw_seconds": draw_seconds,
             "per_second": total / draw_seconds if draw_seconds > 0 else None,
         },
-        "pairs": [p.to_json() for p in pairs],
+        "pairs": pair_rows,
         "candidates": [
             {"pair": c.pair, "statistic": c.statistic, "threshold": c.threshold, "predicted_gap": c.predicted_gap}
             for c in cands
@@ -443,7 +593,7 @@ def run_audit(ctx: Context) -> KindResult:
         claim_override=outcome,
         certify_advertised=False,
         effective_extra={"source": "the claim: a black box has no certified guarantee; the audit bounds it below"},
-        plots=(audit_plot(curve, measured, conf),),
+        plots=(audit_plot(curve, measured, conf, history),),
     )
 
 
@@ -482,7 +632,16 @@ def _float_check(a_mat: NDArray[np.int64], h: tuple[int, ...], y: NDArray[Any], 
     return Verified(head)
 
 
-def _decide(measured: list[Measured], conf: float, tests: int) -> Outcome:
+STOPS = {
+    "refuted": "a measured test refuted the claim",
+    "samples": "every planned draw was made",
+    "budget": "the time budget (--time-limit) ran out first",
+    "memory": "the release function ran out of memory",
+}
+"""Why the draws stopped (``audit_lower_bound.stop`` and ``pairs[].stop``; recorded pairs: ``recorded``)."""
+
+
+def _decide(measured: list[Measured], conf: float, tests: int, stop: str, note: str = "") -> Outcome:
     """Refuted when a measured point lies below the claimed curve; else not refuted at this sample size."""
     below = [p for p in measured if p.refutes]
     if below:
@@ -490,14 +649,21 @@ def _decide(measured: list[Measured], conf: float, tests: int) -> Outcome:
         return Refuted(
             f"a threshold test on pair {p.candidate.pair} ({p.candidate.statistic}, {p.draws} measured draws per "
             f"side) has alpha <= {p.alpha_upper:.4g} and beta <= {p.beta_upper:.4g} < {p.claimed_beta:.4g}, the "
-            f"least type-II error the claim allows there; jointly at confidence {conf:g} over {tests} tests "
-            "(Clopper-Pearson, Bonferroni)"
+            f"least type-II error the claim allows there; jointly at confidence {conf:g} over all tests and "
+            "sequential looks (Clopper-Pearson, Bonferroni, linear alpha-spending)"
+        )
+    why = STOPS.get(stop, stop) + (f" ({note})" if note else "")
+    if not measured:
+        return Unknown(
+            f"not refuted: no test could be measured (stopped: {why}; a pair needs draws on both sides); a "
+            "statistical audit never verifies"
         )
     best = max(measured, key=lambda q: q.claimed_beta - q.beta_upper)
     return Unknown(
-        f"not refuted at this sample size: no measured test lies below the claimed curve at confidence {conf:g} "
-        f"(closest: pair {best.candidate.pair}, {best.candidate.statistic}: beta <= {best.beta_upper:.4g} vs "
-        f"claimed {best.claimed_beta:.4g} at alpha <= {best.alpha_upper:.4g}); a statistical audit never verifies"
+        f"not refuted at this sample size ({best.draws} measured draws per side; stopped: {why}): no measured test "
+        f"lies below the claimed curve at confidence {conf:g} (closest: pair {best.candidate.pair}, "
+        f"{best.candidate.statistic}: beta <= {best.beta_upper:.4g} vs claimed {best.claimed_beta:.4g} at "
+        f"alpha <= {best.alpha_upper:.4g}); a statistical audit never verifies"
     )
 
 
@@ -509,8 +675,9 @@ __all__ = [
     "ImplementationSpec",
     "PairSpec",
     "SamplesSpec",
+    "STOPS",
     "claimed_curve",
-    "draw",
+    "draw_task",
     "exact_invariant_check",
     "load_callable",
     "run_audit",
