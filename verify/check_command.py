@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from semidp.verify.atomic_write import WriteError
 from semidp.verify.junit import CaseResult, write_junit
 from semidp.verify.regression import RTOL, compare, load_baseline, spec_key, summarize, write_baseline
 from semidp.verify.report import Report
@@ -57,8 +58,9 @@ def expand(paths: list[str]) -> list[Path]:
     return out
 
 
-def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | None = None) -> int:
-    """Run ``semidp check`` (see the module docstring); returns the exit status (``cluster``: serial if None)."""
+def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | None = None, startup: float = 0.0) -> int:
+    """Run ``semidp check`` (see the module docstring); returns the exit status (``cluster``: serial if None;
+    ``startup``: seconds of the first spec's budget already spent starting the process)."""
     cluster = cluster if cluster is not None else Cluster()
     if args.update_baseline and not args.baseline:
         print("semidp: check: --update-baseline needs --baseline FILE", file=sys.stderr)
@@ -76,7 +78,7 @@ def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | Non
     cases: list[CaseResult] = []
     summaries: dict[str, dict[str, Any]] = {}
     t0 = time.monotonic()
-    for spec, got in zip(specs, map_specs([str(s) for s in specs], opts, cluster)):
+    for spec, got in zip(specs, map_specs([str(s) for s in specs], opts, cluster, startup=startup)):
         key = spec_key(spec, baseline_path) if baseline_path is not None else spec.as_posix()
         dt, t0 = time.monotonic() - t0, time.monotonic()
         case = judge(key, got, baseline.get(key), rtol=args.rtol, updating=args.update_baseline, seconds=dt)
@@ -86,11 +88,15 @@ def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | Non
         print(_line(case))
         if case.details and case.result != "passed":
             print("    " + case.details.replace("\n", "\n    "))
-    if args.update_baseline and baseline_path is not None:
-        write_baseline(baseline_path, {**baseline, **summaries})
-        print(f"baseline: {len(summaries)} spec(s) recorded in {baseline_path}")
-    if args.junit:
-        write_junit(Path(args.junit), cases)
+    try:  # atomic writes: a failure keeps the previous file and is exit 2 naming the option and path
+        if args.update_baseline and baseline_path is not None:
+            write_baseline(baseline_path, {**baseline, **summaries})
+            print(f"baseline: {len(summaries)} spec(s) recorded in {baseline_path}")
+        if args.junit:
+            write_junit(Path(args.junit), cases)
+    except WriteError as e:
+        print(f"semidp: check: {e}", file=sys.stderr)
+        return EXIT_INVALID
     counts = {r: sum(c.result == r for c in cases) for r in ("passed", "failed", "error")}
     print(
         f"{counts['passed']} passed, {counts['failed']} failed"

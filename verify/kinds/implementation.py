@@ -364,7 +364,7 @@ def run_audit(ctx: Context) -> KindResult:
         for k in todo
         for side, h in enumerate((pairs[k].x, pairs[k].x_prime))
     ]
-    drawn = iter(run_tasks(draw_task, tasks, ctx.scheduler))
+    drawn = iter(run_tasks(draw_task, tasks, ctx.scheduler, deadline=ctx.deadline))
     samples: list[tuple[NDArray[Any], NDArray[Any]]] = [
         recorded[k] if k in recorded else (next(drawn), next(drawn)) for k in range(len(pairs))
     ]
