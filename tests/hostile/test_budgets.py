@@ -27,7 +27,7 @@ from semidp.verify.supervisor import hard_deadline
 ROOT = Path(__file__).resolve().parents[2]
 TOTAL = str(ROOT / "specs" / "census-2020-total.toml")
 
-HOSTILE = '''
+HOSTILE = """
 import os, subprocess, time
 import numpy as np
 
@@ -56,7 +56,7 @@ def fork_once(h, rng):
     if not os.path.exists(PIDS):
         _note(subprocess.Popen(["sleep", "300"]).pid)
     return np.asarray(h, dtype=float) + rng.normal(0.0, 3.0, size=len(h))
-'''
+"""
 
 SPEC = """version = 1
 name = "{name}"
@@ -136,7 +136,7 @@ def cleanup(tmp_path: Path) -> Iterator[Path]:
 def test_hanging_callable_on_one_local_worker_is_stopped(cleanup: Path) -> None:
     # was: --workers 1 with a hanging callable never ended (the spec ran in-process, no hard stop)
     spec = _spec(cleanup, "hang")
-    rc, err, dt = _semidp("audit", "--allow-code", "--workers", "1", "--time-limit", "8", str(spec), timeout=240)
+    rc, err, dt = _semidp("audit", "--allow-code", "--workers", "1", "--time-limit", "15", str(spec), timeout=240)
     assert rc == 3, err
     assert "inconclusive" in err and "Traceback" not in err
     assert dt < 180
@@ -170,7 +170,9 @@ def test_silent_scheduler_ends_within_the_budget(tmp_path: Path, specs: int) -> 
         paths.append(str(p))
     with _silent_listener() as s:
         port = s.getsockname()[1]
-        rc, err, dt = _semidp("audit", "--scheduler", f"tcp://127.0.0.1:{port}", "--time-limit", "3", *paths, timeout=120)
+        rc, err, dt = _semidp(
+            "audit", "--scheduler", f"tcp://127.0.0.1:{port}", "--time-limit", "3", *paths, timeout=120
+        )
     assert rc in (2, 3), err
     assert "Traceback" not in err
     if rc == 2:
