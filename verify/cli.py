@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
 import tomllib
 from pathlib import Path
@@ -219,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Started as the console script (no argv): the first spec's budget, cooperative and hard, includes starting
     # Python and importing semidp (at most MAX_STARTUP s).
     startup = min(process_age(), MAX_STARTUP) if argv is None else 0.0
+    if argv is None:  # a SIGTERM (CI timeout, kill) unwinds, so each spec's session is killed on the way out
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         memory_limit()  # SEMIDP_MEMORY_LIMIT_GB is checked like an option: exit 2 naming it
         if args.command == "check":
@@ -227,6 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ScaleOutError, InvalidEnvironment) as e:
         print(f"semidp: {e}", file=sys.stderr)
         return EXIT_INVALID
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 #: The most start-up seconds counted against the first spec's budget (a stalled start is not the spec's fault).

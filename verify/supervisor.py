@@ -202,6 +202,19 @@ def post_interim(value: Any) -> None:
 _INTERIM: Connection | None = None
 
 
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel kills this child if the guarding parent dies (a session of its own is out of reach of
+    a kill aimed at the parent's process group); elsewhere a no-op."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
 def _cut_short(interim: Supervised[T], why: str) -> Supervised[T]:
     return Supervised("ok", interim.value, message=f"{why} after the result was ready: what followed it was cut short")
 
@@ -234,10 +247,12 @@ def _child(call: Callable[[], T], classify: Classify, send: Connection, limit: i
     """The child's side: a session of its own, the memory limit, run, send the outcome (its value's text if
     unpicklable)."""
     global _INTERIM
+    parent = os.getppid()
     try:
         os.setsid()
     except OSError:  # pragma: no cover - already a group leader
         pass
+    _die_with_parent(parent)
     _INTERIM = send
     if limit is not None:
         try:

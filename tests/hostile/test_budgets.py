@@ -183,9 +183,10 @@ def test_silent_scheduler_ends_within_the_budget(tmp_path: Path, specs: int) -> 
 def test_callable_children_do_not_outlive_the_hard_stop(cleanup: Path) -> None:
     # was: a forked `sleep` held the piped stdout open after the hard stop: the run took 50 s instead of 7
     spec = _spec(cleanup, "fork_and_hang")
-    rc, err, dt = _semidp("audit", "--allow-code", "--time-limit", "2", str(spec), timeout=200)
+    rc, err, dt = _semidp("audit", "--allow-code", "--time-limit", "8", str(spec), timeout=200)
     assert rc == 3, err
     assert dt < 100  # the sleep lasts 300 s: a run that waited for it would time out
+    assert len((cleanup / "pids").read_text().split()) == 2  # the callable ran and started its child
     assert _left_behind(cleanup) == []
 
 
@@ -279,3 +280,28 @@ def test_a_decided_verdict_survives_plots_that_overrun(tmp_path: Path, monkeypat
     assert report["verdict"] == "holds"
     assert "plots" not in report and "not drawn" in report["plots_note"]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left
+
+
+def test_a_terminated_run_leaves_no_process_behind(cleanup: Path) -> None:
+    # each spec's child has a session of its own (out of reach of a kill aimed at the caller's process group):
+    # a SIGTERM to semidp (a CI timeout) must still take the child and what its callable started
+    spec = _spec(cleanup, "fork_and_hang")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "semidp.verify.cli", "audit", "--allow-code", "--time-limit", "120", str(spec)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        pids = cleanup / "pids"
+        deadline = time.monotonic() + 100
+        while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pids.exists() and len(pids.read_text().split()) == 2, "the callable never started its child"
+        p.terminate()
+        assert p.wait(30) == 128 + 15
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert _left_behind(cleanup) == []
