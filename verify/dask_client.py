@@ -100,7 +100,12 @@ def client_for(cluster: Cluster, *, timeout: float = float("inf")) -> tuple[Any,
     # for their results, counted from before the start).
     t0 = time.monotonic()
     local = LocalCluster(  # type: ignore[no-untyped-call]
-        n_workers=cluster.workers, threads_per_worker=1, processes=True, dashboard_address=None
+        # a free loopback port: with None, Dask still tries 8787 and warns (an error under pytest) when another
+        # cluster on the machine holds it
+        n_workers=cluster.workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address="127.0.0.1:0",
     )
     client = Client(local)  # type: ignore[no-untyped-call]
     if time.monotonic() - t0 > timeout:
