@@ -38,7 +38,6 @@ report labels it so.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, Optional
@@ -75,7 +74,6 @@ from semidp.verify.report import Check, GuaranteeSummary, JsonSection
 from semidp.verify.sections import MechanismSection
 from semidp.verify.spec import MechanismSpec, Spec, documented
 from semidp.verify.spec_checks import table_required
-from semidp.verify.supervisor import GRACE_SECONDS, GRACE_SHARE
 
 
 @dataclass(frozen=True)
@@ -255,8 +253,7 @@ def _coupled_pairs(
     sizes = [len(b) for b in np.array_split(np.arange(smp.pairs), smp.batches)]
     each = budget if scheduler is not None else budget / smp.batches
     args = [(sampler, smp.lag, size, child, each) for size, child in zip(sizes, children)]
-    deadline = time.monotonic() + budget * (1 + GRACE_SHARE) + GRACE_SECONDS  # a batch's own budget, + the guard's
-    return MeetingTimes.concatenate(run_tasks(meeting_times_batch, args, scheduler, deadline=deadline))
+    return MeetingTimes.concatenate(run_tasks(meeting_times_batch, args, scheduler))
 
 
 def meeting_times_batch(
