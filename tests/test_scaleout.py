@@ -78,6 +78,7 @@ def test_one_spec_sends_its_coupled_chain_batches_to_the_cluster(
 
 def test_one_implementation_audit_sends_its_draws_to_the_cluster(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["audit", str(SPECS / "implementation-gaussian-3x3.toml"), "--allow-code", "--json", "--quiet"]
+    args += ["--time-limit", "600"]  # the cluster's start and the draws are inside the budget: room on a busy machine
     assert main([*args, "--seed", "4"]) == 3  # not refuted at this sample size (a correct implementation)
     serial = json.loads(capsys.readouterr().out)
     assert main([*args, "--seed", "4", "--workers", "2"]) == 3

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from semidp.verify.atomic_write import WriteError
 from semidp.verify.contract import contract_hint
 from semidp.verify.junit import CaseResult, write_junit
 from semidp.verify.regression import RTOL, InvalidBaseline, compare, load_baseline, spec_key, summarize, write_baseline
@@ -82,8 +83,9 @@ def expand(paths: list[str]) -> list[Path]:
     return out
 
 
-def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | None = None) -> int:
-    """Run ``semidp check`` (see the module docstring); returns the exit status (``cluster``: serial if None)."""
+def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | None = None, startup: float = 0.0) -> int:
+    """Run ``semidp check`` (see the module docstring); returns the exit status (``cluster``: serial if None;
+    ``startup``: seconds of the first spec's budget already spent starting the process)."""
     cluster = cluster if cluster is not None else Cluster()
     if args.update_baseline and not args.baseline:
         print("semidp: check: --update-baseline needs --baseline FILE", file=sys.stderr)
@@ -106,7 +108,7 @@ def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | Non
     cases: list[CaseResult] = []
     summaries: dict[str, dict[str, Any]] = {}
     t0 = time.monotonic()
-    for spec, got in zip(specs, map_specs([str(s) for s in specs], opts, cluster)):
+    for spec, got in zip(specs, map_specs([str(s) for s in specs], opts, cluster, startup=startup)):
         key = spec_key(spec, baseline_path) if baseline_path is not None else spec.as_posix()
         dt, t0 = time.monotonic() - t0, time.monotonic()
         case = judge(key, got, baseline.get(key), rtol=args.rtol, updating=args.update_baseline, seconds=dt)
@@ -144,6 +146,9 @@ def _written(option: str, write: Callable[[], None]) -> bool:
     """Run ``write``; on an OS error print one line naming ``option`` and the path (e.g. a folder), not a traceback."""
     try:
         write()
+    except WriteError as e:  # atomic writes: the previous file is intact
+        print(f"semidp: check: {e}", file=sys.stderr)
+        return False
     except OSError as e:
         print(f"semidp: check: {option} {str(e.filename)!r}: cannot write: {e.strerror}", file=sys.stderr)
         return False

@@ -20,7 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import signal
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -33,7 +37,7 @@ from semidp.verify.runner import exit_code
 from semidp.verify.scaleout import Cluster, ScaleOutError, map_specs
 from semidp.verify.schema import schema
 from semidp.verify.spec_job import JobOptions, problem_line
-from semidp.verify.supervisor import process_age
+from semidp.verify.supervisor import InvalidEnvironment, memory_limit, process_age
 from semidp.verify.version import __version__
 
 EXIT_OK, EXIT_FAILS, EXIT_INVALID, EXIT_INCONCLUSIVE = 0, 1, 2, 3
@@ -84,10 +88,20 @@ def _common(a: argparse.ArgumentParser) -> None:
     )
     a.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     a.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    a.add_argument(
-        "--workers", type=_workers, default=None, metavar="N", help="audit specs on N local Dask workers (semidp[dask])"
+    where = a.add_mutually_exclusive_group()  # --workers with --scheduler: exit 2 (which cluster is meant?)
+    where.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        metavar="N",
+        help=f"audit specs on N local Dask workers (semidp[dask]; at most 4 per CPU, here {MAX_WORKERS})",
     )
-    a.add_argument("--scheduler", metavar="ADDRESS", help="audit specs on a running Dask scheduler (semidp[dask])")
+    where.add_argument(
+        "--scheduler",
+        type=_address,
+        metavar="ADDRESS",
+        help="audit specs on a running Dask scheduler, [tcp://]HOST:PORT (semidp[dask])",
+    )
 
 
 def _integer(text: str, minimum: int, why: str) -> int:
@@ -101,9 +115,25 @@ def _integer(text: str, minimum: int, why: str) -> int:
     return value
 
 
+#: The most local Dask workers ``--workers`` may start: four per CPU (more only thrash, and each is a process).
+MAX_WORKERS = 4 * (os.cpu_count() or 1)
+
+_ADDRESS = re.compile(r"^(?:(?:tcp|tls|ucx|ws|wss)://)?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$")
+
+
 def _workers(text: str) -> int:
-    """``--workers``: an integer >= 1."""
-    return _integer(text, 1, "workers: at least one worker")
+    """``--workers``: an integer from 1 to :data:`MAX_WORKERS`."""
+    n = _integer(text, 1, "workers: at least one worker")
+    if n > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"{n} workers: at most {MAX_WORKERS} (4 per CPU) on this machine")
+    return n
+
+
+def _address(text: str) -> str:
+    """``--scheduler``: a Dask scheduler address, ``[tcp://]HOST:PORT`` (also ``tls://``, ``ucx://``, ``ws://``)."""
+    if not _ADDRESS.match(text) or not 0 < int(text.rsplit(":", 1)[1]) < 65536:
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} is not a scheduler address such as tcp://127.0.0.1:8786")
+    return text
 
 
 def _cluster(args: argparse.Namespace) -> Cluster:
@@ -138,7 +168,28 @@ def _options(args: argparse.Namespace) -> JobOptions:
     )
 
 
+def duplicate_outputs(paths: Sequence[str]) -> str | None:
+    """Why ``--out`` cannot take these specs (two with the same ``name`` would write the same files), or None.
+
+    Reads only the ``name`` key; a spec that cannot be read is left to the audit to report.
+    """
+    seen: dict[str, str] = {}
+    for p in paths:
+        try:
+            name = tomllib.loads(Path(p).read_text(encoding="utf-8")).get("name")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(name, str):
+            if name in seen:
+                return f"{seen[name]} and {p} have the same name = {name!r}: they would write the same --out files"
+            seen[name] = p
+    return None
+
+
 def _audit(args: argparse.Namespace, startup: float = 0.0) -> int:
+    if args.out and (clash := duplicate_outputs(args.specs)):  # before any work is done
+        print(f"semidp: {clash}", file=sys.stderr)
+        return EXIT_INVALID
     reports: list[Report] = []
     stopped: list[dict[str, str]] = []  # specs the hard guard stopped: inconclusive, nothing proven
     invalid = False
@@ -155,6 +206,8 @@ def _audit(args: argparse.Namespace, startup: float = 0.0) -> int:
             continue
         report = got.value
         reports.append(report)
+        if got.message:  # stopped after the verdict (e.g. while plotting): the verdict stands
+            print(f"semidp: {path}: {got.message}", file=sys.stderr)
         if not args.json:
             sys.stdout.write(render_text(report))
             if len(args.specs) > 1:
@@ -181,14 +234,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     # one line per stage on stderr (a live line on a terminal), timed from process start
     report_stages(sys.stderr, quiet=args.quiet, since=process_age() if argv is None else 0.0)
+    # Started as the console script (no argv): the first spec's budget, cooperative and hard, includes starting
+    # Python and importing semidp (at most MAX_STARTUP s).
+    startup = min(process_age(), MAX_STARTUP) if argv is None else 0.0
+    if argv is None:  # a SIGTERM (CI timeout, kill) unwinds, so each spec's session is killed on the way out
+        signal.signal(signal.SIGTERM, _terminated)
     try:
+        memory_limit()  # SEMIDP_MEMORY_LIMIT_GB is checked like an option: exit 2 naming it
         if args.command == "check":
-            return run_check(args, _options(args), _cluster(args))
-        # Started as the console script (no argv): the first spec's budget includes starting Python (at most 5 s).
-        return _audit(args, startup=min(process_age(), 5.0) if argv is None else 0.0)
-    except ScaleOutError as e:
+            return run_check(args, _options(args), _cluster(args), startup=startup)
+        return _audit(args, startup=startup)
+    except (ScaleOutError, InvalidEnvironment) as e:
         print(f"semidp: {e}", file=sys.stderr)
         return EXIT_INVALID
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+#: The most start-up seconds counted against the first spec's budget (a stalled start is not the spec's fault).
+MAX_STARTUP = 5.0
 
 
 if __name__ == "__main__":  # pragma: no cover

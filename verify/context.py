@@ -147,4 +147,4 @@ class KindResult:
     """Plots besides the shared privacy plot."""
 
 
-__all__ = ["Context", "DEFAULT_SAMPLES", "KindResult", "Plot"]
+__all__ = ["Context", "DEFAULT_SAMPLES", "KindResult", "MIN_STEP_SECONDS", "Plot"]

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from semidp.verify.atomic_write import write_text
+
 Result = Literal["passed", "failed", "error", "skipped"]
 
 
@@ -59,9 +61,8 @@ def junit_xml(cases: list[CaseResult], suite: str = "semidp check") -> str:
 
 
 def write_junit(path: Path, cases: list[CaseResult]) -> None:
-    """Write :func:`junit_xml` to ``path`` (creating its folder)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(junit_xml(cases), encoding="utf-8")
+    """Write :func:`junit_xml` to ``path`` (creating its folder), atomically (:mod:`verify.atomic_write`)."""
+    write_text(path, junit_xml(cases), what="--junit", parents=True)
 
 
 __all__ = ["CaseResult", "junit_xml", "write_junit"]

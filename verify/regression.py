@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from semidp.accountant.errors import InvalidArgument
+from semidp.verify.atomic_write import write_text
 
 #: Baseline file format version.
 BASELINE_VERSION = 1
@@ -251,10 +252,10 @@ def _short(v: object) -> str:
 
 
 def write_baseline(path: Path, summaries: dict[str, JSON]) -> None:
-    """Write summaries as a baseline file (sorted keys, one stable layout for code review)."""
+    """Write summaries as a baseline file (sorted keys, one stable layout for code review), atomically
+    (:mod:`verify.atomic_write`: a failed write raises ``WriteError`` and keeps the previous baseline)."""
     payload = {"version": BASELINE_VERSION, "tool": "semidp", "specs": dict(sorted(summaries.items()))}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(payload, indent=2, sort_keys=True) + "\n", what="--baseline", parents=True)
 
 
 def spec_key(spec: Path, baseline: Path) -> str:

@@ -187,6 +187,16 @@ def serve() -> None:
     _serve_fds(os.dup(0), os.dup(1), os.getppid())
 
 
+def _inherited_bytes() -> int:
+    """The address space this worker inherited from its parent (0 where /proc is not there): the memory limit
+    counts from there, so a parent holding much virtual memory does not leave the worker none."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _serve_fds(in_fd: int, out_fd: int, parent: int) -> None:
     """The worker's main loop: an init line, then one answer per task line (module docstring)."""
     me = os.getpid()
@@ -204,7 +214,8 @@ def _serve_fds(in_fd: int, out_fd: int, parent: int) -> None:
             import resource
 
             _, hard = resource.getrlimit(resource.RLIMIT_AS)
-            cap = int(limit) if hard == resource.RLIM_INFINITY else min(int(limit), hard)
+            want = int(limit) + _inherited_bytes()  # as verify.supervisor.address_space_cap (stdlib only here)
+            cap = want if hard == resource.RLIM_INFINITY else min(want, hard)
             resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
         except (ImportError, ValueError, OSError):  # pragma: no cover - a platform without RLIMIT_AS
             pass

@@ -127,6 +127,8 @@ def render_text(r: Report) -> str:
     lines += ["", f"verdict: {r.verdict.upper()}"]
     if r.plots:
         lines.append("plots: " + ", ".join(r.plots))
+    if r.plots_note:
+        lines.append(f"plots: {r.plots_note}")
     return "\n".join(lines) + "\n"
 
 
@@ -191,6 +193,8 @@ def render_markdown(r: Report) -> str:
     ]
     for p in r.plots:
         out += [f"![{p}]({p})", ""]
+    if r.plots_note:
+        out += [f"Plots: {r.plots_note}", ""]
     if r.references:
         out += ["References: " + "; ".join(r.references), ""]
     return "\n".join(out)

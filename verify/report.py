@@ -189,6 +189,8 @@ class Report:
     """PNG file names written next to the JSON by ``--out``."""
     samples_file: str | None = None
     """``<name>.samples.npy`` when ``--out`` wrote the draws."""
+    plots_note: str | None = None
+    """Why plots of ``--out`` are missing (the budget ran out after the verdict; the verdict stands)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -225,6 +227,8 @@ class Report:
             out["plots"] = list(self.plots)
         if self.samples_file is not None:
             out["samples_file"] = self.samples_file
+        if self.plots_note is not None:
+            out["plots_note"] = self.plots_note
         return out
 
 

@@ -31,7 +31,7 @@ from semidp.accountant.semidp import NoFiniteGuarantee, joint_release_dp, semi_d
 from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.verify.certify import certify_summary
 from semidp.verify.claims import Claim, check_claim, check_composed_claim
-from semidp.verify.context import Context, KindResult, Plot
+from semidp.verify.context import MIN_STEP_SECONDS, Context, KindResult, Plot
 from semidp.verify.load import validate
 from semidp.verify.registry import lookup
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
@@ -132,14 +132,23 @@ SEMI_ADJACENT_SHARE = 0.5
 
 
 def build_context(
-    spec: Spec, *, seed: int | None, time_limit: float, allow_code: bool = False, scheduler: str | None = None
+    spec: Spec,
+    *,
+    seed: int | None,
+    time_limit: float,
+    allow_code: bool = False,
+    scheduler: str | None = None,
+    deadline: float | None = None,
 ) -> Context:
     """The shared part of an audit: accountant values of the spec and a(t) at its table.
 
-    ``time_limit`` is the whole spec's budget: a(t) may use :data:`SEMI_ADJACENT_SHARE` of it, and
-    every later step is given what remains (:meth:`Context.remaining`).
+    ``time_limit`` is the whole spec's budget, due at ``deadline`` (``time.monotonic()``; default
+    ``time_limit`` from now): a(t) may use :data:`SEMI_ADJACENT_SHARE` of what is left, and every later step is
+    given what remains (:meth:`Context.remaining`).
     """
-    deadline = time.monotonic() + time_limit
+    now = time.monotonic()
+    deadline = now + time_limit if deadline is None else deadline
+    left = max(deadline - now, MIN_STEP_SECONDS)
     kind = lookup(spec.mechanism.kind, spec.path)
     framework = spec.claim.framework if spec.claim else kind.default_framework(spec)
     if framework not in kind.frameworks:
@@ -156,7 +165,7 @@ def build_context(
         rel,
         table=table,
         records=spec.data.records,
-        time_limit=SEMI_ADJACENT_SHARE * time_limit,
+        time_limit=SEMI_ADJACENT_SHARE * left,
         method="closed-form" if method == "closed-form" else "auto",
     )
     return Context(
@@ -308,13 +317,15 @@ def audit(
     time_limit: float = 60.0,
     allow_code: bool = False,
     scheduler: str | None = None,
+    deadline: float | None = None,
 ) -> Audit:
     """Audit one spec: the shared part, the kind's part (looked up by ``mechanism.kind``), the verdict.
 
     ``time_limit`` (seconds) is one budget for the whole spec: each step gets what is left, and a step
     that runs out degrades to its proven bounds (the report says so; the verdict is then inconclusive
     unless the bounds decide the claim). ``allow_code`` (``--allow-code``) lets a kind import code the spec
-    names (``implementation``). ``scheduler``: a Dask scheduler for the kind's batches. Raises
+    names (``implementation``). ``scheduler``: a Dask scheduler for the kind's batches. ``deadline``
+    (``time.monotonic()``): when the budget ends, if it started before this call (e.g. at process start). Raises
     :class:`~accountant.errors.UnsupportedRelease` when the spec cannot be evaluated.
 
     Examples
@@ -328,7 +339,9 @@ def audit(
     problems = validate(spec)  # a spec built or edited in Python has not been through the loader
     if problems:
         raise InvalidSpec(spec.path, [str(p) for p in problems])
-    ctx = build_context(spec, seed=seed, time_limit=time_limit, allow_code=allow_code, scheduler=scheduler)
+    ctx = build_context(
+        spec, seed=seed, time_limit=time_limit, allow_code=allow_code, scheduler=scheduler, deadline=deadline
+    )
     part = kind.run(ctx)
     report = assemble(ctx, part, reports_sensitivity=kind.reports_sensitivity)
     return Audit(

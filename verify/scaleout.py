@@ -4,13 +4,15 @@ The unit of work is one spec's audit (:func:`verify.spec_job.run_spec`, with its
 guard). Specs are independent and each draws from its own seed (``--seed``, else the spec's
 ``[audit] seed``), so a report computed on a worker is the same as the serial one; :func:`map_specs`
 yields results in the order of the specs either way. A Dask worker runs the audit in its own process
-(:func:`verify.supervisor.can_fork` is false in a daemonic worker: the cooperative budgets hold, the
-worker's own memory limit replaces ours).
+(:func:`verify.supervisor.can_fork` is false in a daemonic worker: the cooperative budgets hold, counted
+from the task's start, and the worker's own memory limit replaces ours). This process waits for the specs
+at most :func:`cluster_deadline`; specs still running then are cancelled and reported stopped (exit 3).
 
-With one spec, the spec itself runs in this process (no forked child: a process holding a Dask client
-must not fork; the cooperative budgets still hold) and sends its independent, seeded batches to the
+With one spec, a guarded child (its own session, forked before any Dask client exists) starts the local
+cluster or connects to the scheduler, within the budget, and sends its independent, seeded batches to the
 cluster through :func:`verify.dask_client.run_tasks` (``Context.scheduler``): an ``implementation``
-audit's draws and a lattice sampler's coupled-chain batches.
+audit's draws and a lattice sampler's coupled-chain batches. The hard stop kills the child's session, local
+workers included.
 
 Without ``--workers``/``--scheduler`` nothing here imports Dask and the audits run one after the other
 in this process's children, as before.
@@ -18,13 +20,14 @@ in this process's children, as before.
 
 from __future__ import annotations
 
-import dataclasses
+import math
+import time
 from collections.abc import Iterator, Sequence
 
-from semidp.verify.dask_client import Cluster, ScaleOutError, client_for
+from semidp.verify.dask_client import Cluster, ScaleOutError, client_for, close_client
 from semidp.verify.report import Report
 from semidp.verify.spec_job import JobOptions, run_spec
-from semidp.verify.supervisor import Supervised
+from semidp.verify.supervisor import OutOfTime, Supervised, hard_deadline
 
 
 def map_specs(
@@ -35,20 +38,47 @@ def map_specs(
         for i, p in enumerate(paths):
             yield run_spec(p, opts, startup=startup if i == 0 else 0.0)
         return
-    client, owned = client_for(cluster)
+    if len(paths) == 1:  # one spec: a guarded child starts/connects the cluster and sends its batches there
+        yield run_spec(paths[0], opts, startup=startup, cluster=cluster)
+        return
+    yield from _map_on_cluster(paths, opts, cluster, startup)
+
+
+def cluster_deadline(specs: int, slots: int, time_limit: float) -> float:
+    """Seconds the specs may take on ``slots`` workers: ``ceil(specs / slots)`` hard deadlines in a row, plus one
+    for starting the cluster (each spec's own budget is counted on its worker, from the task's start)."""
+    return (math.ceil(specs / max(slots, 1)) + 1) * hard_deadline(time_limit)
+
+
+def _map_on_cluster(
+    paths: Sequence[str], opts: JobOptions, cluster: Cluster, startup: float
+) -> Iterator[Supervised[Report]]:
+    t0 = time.monotonic() - startup
+    start_budget = hard_deadline(opts.time_limit) - startup
     try:
-        if len(paths) == 1:  # one spec: it runs here and sends its independent batches to the cluster
-            yield run_spec(paths[0], dataclasses.replace(opts, scheduler=client.scheduler.address), startup=startup)
-            return
+        client, owned = client_for(cluster, timeout=start_budget)
+    except OutOfTime as e:
+        for _ in paths:
+            yield Supervised("timeout", message=str(e))
+        return
+    try:
+        slots = sum(client.nthreads().values()) or 1
+        stop_at = t0 + cluster_deadline(len(paths), slots, opts.time_limit)
         futures = client.map(run_spec, list(paths), [opts] * len(paths), pure=False)
-        for f in futures:
-            yield f.result()
+        for i, f in enumerate(futures):
+            try:
+                yield f.result(timeout=max(stop_at - time.monotonic(), 0.05))
+            except TimeoutError:
+                client.cancel(futures[i:])
+                why = (
+                    f"stopped: the {len(paths)} specs did not finish on {slots} Dask worker(s) within "
+                    f"{stop_at - t0:.3g} s (--time-limit {opts.time_limit:g} s each)"
+                )
+                for _ in futures[i:]:
+                    yield Supervised("timeout", message=why)
+                return
     finally:
-        if owned:
-            cluster_obj = client.cluster
-            client.close()
-            if cluster_obj is not None:
-                cluster_obj.close()
+        close_client(client, owned)
 
 
-__all__ = ["Cluster", "ScaleOutError", "map_specs"]
+__all__ = ["Cluster", "ScaleOutError", "cluster_deadline", "map_specs"]

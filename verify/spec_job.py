@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +19,8 @@ import numpy as np
 
 from semidp.accountant.errors import InvalidSpec, SearchTooLarge, ToolkitError
 from semidp.accountant.progress import stage
+from semidp.verify.atomic_write import WriteError, atomic_path, remove_stale_temporaries, write_text, write_with
+from semidp.verify.dask_client import Cluster, client_for, close_client
 from semidp.verify.load import load
 from semidp.verify.plots import plot_privacy
 from semidp.verify.render import render_markdown
@@ -25,7 +29,7 @@ from semidp.verify.runner import Audit, audit
 from semidp.verify.spec import Spec
 from semidp.verify.spec_files import files_root
 from semidp.verify.spec_values import guarantee_of
-from semidp.verify.supervisor import Supervised, supervise
+from semidp.verify.supervisor import Supervised, hard_deadline, post_interim, supervise
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,15 @@ class JobOptions:
     """A Dask scheduler address for the spec's batches (one spec on a cluster)."""
     files_root: str | None = None
     """``--files-root DIR``: files named by the spec may lie anywhere under DIR (default: the spec's folder)."""
+    deadline: float | None = None
+    """``time.monotonic()`` by which the verdict is due (set by :func:`run_spec`: ``--time-limit`` counted from
+    the process start, so start-up is inside the budget); ``None``: ``time_limit`` from the audit's start."""
+    stop_at: float | None = None
+    """``time.monotonic()`` of the hard stop: plots are drawn only while it is ahead (:data:`PLOT_SECONDS`)."""
+
+
+#: Seconds a plot is assumed to take: a plot is not started closer to the hard stop than this.
+PLOT_SECONDS = 1.0
 
 
 class OutputError(ToolkitError):
@@ -55,27 +68,56 @@ def audit_spec(path: str, opts: JobOptions) -> Report:
         spec = load(path)
         stage(f"{spec.name}: auditing (mechanism.kind = {spec.mechanism.kind!r}, --time-limit {opts.time_limit:g} s)")
         result = audit(
-            spec, seed=opts.seed, time_limit=opts.time_limit, allow_code=opts.allow_code, scheduler=opts.scheduler
+            spec,
+            seed=opts.seed,
+            time_limit=opts.time_limit,
+            allow_code=opts.allow_code,
+            scheduler=opts.scheduler,
+            deadline=opts.deadline,
         )
     if opts.out is None:
         return result.typed
     stage(f"{spec.name}: writing {opts.out}")
-    return write_outputs(opts.out, result, spec)
+    return write_outputs(opts.out, result, spec, stop_at=opts.stop_at)
 
 
-def run_spec(path: str, opts: JobOptions, *, startup: float = 0.0) -> Supervised[Report]:
-    """:func:`audit_spec` under the hard time and memory guard; ``startup`` seconds are already spent.
+def run_spec(
+    path: str, opts: JobOptions, *, startup: float = 0.0, cluster: Cluster | None = None
+) -> Supervised[Report]:
+    """:func:`audit_spec` under the hard time and memory guard; ``startup`` seconds are already spent (they count
+    against the cooperative budget too: ``opts.deadline``).
 
-    With ``opts.scheduler`` the audit runs in this process (it talks to the Dask cluster; a forked child of a
-    process with a Dask client is unsafe), under the cooperative budgets only.
+    ``cluster`` (one spec on Dask): the guarded child starts or connects to the cluster itself (inside the
+    budget, and killed with the child's session at the hard stop) and sends the spec's batches there.
     """
-    return supervise(
-        functools.partial(audit_spec, path, opts),
-        time_limit=opts.time_limit,
-        classify=classify,
-        already=startup,
-        in_process=opts.scheduler is not None,
+    now = time.monotonic()
+    opts = dataclasses.replace(
+        opts,
+        deadline=now + opts.time_limit - startup,
+        stop_at=now + hard_deadline(opts.time_limit) - startup,
     )
+    on_cluster = cluster is not None and not cluster.serial
+    call = (
+        functools.partial(_audit_on_cluster, path, opts, cluster)
+        if on_cluster
+        else functools.partial(audit_spec, path, opts)
+    )
+    got = supervise(call, time_limit=opts.time_limit, classify=classify, already=startup, memory_cap=not on_cluster)
+    if opts.out is not None:
+        remove_stale_temporaries(opts.out)  # of a child stopped mid-write
+    return got
+
+
+def _audit_on_cluster(path: str, opts: JobOptions, cluster: Cluster | None) -> Report:
+    """:func:`audit_spec` with the spec's batches on ``cluster`` (started or connected here, then closed)."""
+    assert cluster is not None
+    left = (opts.deadline - time.monotonic()) if opts.deadline is not None else opts.time_limit
+    stage(f"{path}: starting Dask ({'--scheduler' if cluster.address else '--workers'})")
+    client, owned = client_for(cluster, timeout=left)
+    try:
+        return audit_spec(path, dataclasses.replace(opts, scheduler=client.scheduler.address))
+    finally:
+        close_client(client, owned)
 
 
 def classify(e: BaseException) -> tuple[str, str]:
@@ -103,45 +145,79 @@ def problem_line(path: str, got: Supervised[Report]) -> str:
     return f"semidp: {path}: internal error: {got.message} (rerun with --debug for the traceback, and please report it)"
 
 
-def write_outputs(out: Path, result: Audit, spec: Spec) -> Report:
-    """Write the report's files under ``out``; return the report with its plots and samples file named."""
+def write_outputs(out: Path, result: Audit, spec: Spec, *, stop_at: float | None = None) -> Report:
+    """Write the report's files under ``out``; return the report with its plots and samples file named.
+
+    Every file is written atomically (:mod:`verify.atomic_write`). The verdict comes first: the samples, the
+    JSON and the Markdown report are written (saying the plots are not drawn) and posted to the guard
+    (:func:`verify.supervisor.post_interim`) before any plot; plots are then drawn while the hard stop
+    ``stop_at`` is :data:`PLOT_SECONDS` ahead, and the reports rewritten with them. Plots that run out of time
+    are skipped with a note (``plots_note``); they never turn a decided verdict into "inconclusive".
+    """
     try:
-        return _write_files(out, result, spec)
-    except OSError as e:
-        why = e.strerror or type(e).__name__
-        raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or out}: {why}") from None
+        return _write_files(out, result, spec, stop_at)
+    except (OSError, WriteError) as e:
+        why = str(e) if isinstance(e, WriteError) else f"cannot write {e.filename or out}: {e.strerror or e}"
+        raise OutputError(f"--out {str(out)!r}: {why}") from None
 
 
-def _write_files(out: Path, result: Audit, spec: Spec) -> Report:
+def _write_files(out: Path, result: Audit, spec: Spec, stop_at: float | None) -> Report:
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(20, "exists and is not a directory", str(out))
     out.mkdir(parents=True, exist_ok=True)
     r = result.typed
     name = r.name
-    png = out / f"{name}.privacy.png"
+    samples_file = None
+    if result.samples is not None:  # contract: float64, shape (samples, cells), row-major cells
+        draws = np.ascontiguousarray(result.samples, dtype=np.float64)
+        write_with(out / f"{name}.samples.npy", lambda f: np.save(f, draws))
+        samples_file = f"{name}.samples.npy"
+    draw = _plots(out, result, spec)
+    pending = f"not drawn: the budget ran out before the {len(draw)} plot(s) (the verdict does not depend on them)"
+    r = dataclasses.replace(r, plots=(), samples_file=samples_file, plots_note=pending)
+    _write_reports(out, r)
+    post_interim(r)
+    drawn: list[str] = []
+    for path, plot in draw:
+        if stop_at is not None and time.monotonic() > stop_at - PLOT_SECONDS:
+            break
+        with atomic_path(path) as tmp:
+            plot(tmp)
+        drawn.append(path.name)
+    note = None if len(drawn) == len(draw) else pending.replace("before the", f"before {len(draw) - len(drawn)} of")
+    r = dataclasses.replace(r, plots=tuple(drawn), plots_note=note)
+    _write_reports(out, r)
+    return r
+
+
+def _write_reports(out: Path, r: Report) -> None:
+    write_text(out / f"{r.name}.json", json.dumps(r.to_json(), indent=2) + "\n")
+    write_text(out / f"{r.name}.md", render_markdown(r))
+
+
+def _plots(out: Path, result: Audit, spec: Spec) -> list[tuple[Path, Callable[[Path], object]]]:
+    """The PNGs of ``--out``: their paths and how each is drawn (to a given file name)."""
+    r = result.typed
+    name = r.name
     claim = None
     if spec.claim is not None:
         claimed = guarantee_of(spec.claim.guarantee, result.effective.relation)
         claim = (f"{spec.claim.framework}, {_claim_text(spec)}", claimed)
-    plot_privacy(
-        [("advertised", result.advertised), (f"effective ({r.effective.framework})", result.effective)],
-        png,
-        f"{name}: advertised vs effective privacy",
-        claim=claim,
-        deltas=tuple(float(d) for d in spec.report.deltas),
-        report=r,
-    )
-    plots = [png.name]
+    curves = [("advertised", result.advertised), (f"effective ({r.effective.framework})", result.effective)]
+    deltas = tuple(float(d) for d in spec.report.deltas)
+    title = f"{name}: advertised vs effective privacy"
+    out_plots: list[tuple[Path, Callable[[Path], object]]] = [
+        (out / f"{name}.privacy.png", lambda p: plot_privacy(curves, p, title, claim=claim, deltas=deltas, report=r))
+    ]
     for plot in result.plots:
-        plots.append(plot.draw(out / f"{name}.{plot.suffix}.png", f"{name}: {plot.title}").name)
-    samples_file = None
-    if result.samples is not None:  # contract: float64, shape (samples, cells), row-major cells
-        np.save(out / f"{name}.samples.npy", np.ascontiguousarray(result.samples, dtype=np.float64))
-        samples_file = f"{name}.samples.npy"
-    r = dataclasses.replace(r, plots=tuple(plots), samples_file=samples_file)
-    (out / f"{name}.json").write_text(json.dumps(r.to_json(), indent=2) + "\n", encoding="utf-8")
-    (out / f"{name}.md").write_text(render_markdown(r), encoding="utf-8")
-    return r
+        out_plots.append(
+            (out / f"{name}.{plot.suffix}.png", functools.partial(_draw, plot.draw, f"{name}: {plot.title}"))
+        )
+    return out_plots
+
+
+def _draw(draw: Callable[[Path, str], Path], title: str, path: Path) -> Path:
+    return draw(path, title)
 
 
 def _claim_text(spec: Spec) -> str:
@@ -154,4 +230,13 @@ def _claim_text(spec: Spec) -> str:
     )
 
 
-__all__ = ["JobOptions", "OutputError", "audit_spec", "classify", "problem_line", "run_spec", "write_outputs"]
+__all__ = [
+    "PLOT_SECONDS",
+    "JobOptions",
+    "OutputError",
+    "audit_spec",
+    "classify",
+    "problem_line",
+    "run_spec",
+    "write_outputs",
+]

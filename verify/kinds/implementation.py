@@ -487,7 +487,10 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
                     drawn[t.key[0]].add(t.key[1], got.done[i], sel)
         elif tasks:
             outs = run_tasks(
-                draw_task, [(m.callable, spec.path, t.histogram, seed, t.key, t.n) for t in tasks], ctx.scheduler
+                draw_task,
+                [(m.callable, spec.path, t.histogram, seed, t.key, t.n) for t in tasks],
+                ctx.scheduler,
+                deadline=draw_deadline,
             )
             for t, y in zip(tasks, outs):
                 drawn[t.key[0]].add(t.key[1], y, sel)

@@ -1,0 +1,310 @@
+"""Hostile budgets (issue 21, Step 17.3): one wall-clock budget bounds every path, and nothing is left behind.
+
+Each case runs the real command line in a subprocess and asserts its exit code, a generous time bound (the
+machine is shared: bounds are several times the hard deadline, while the defects they catch never ended or
+took minutes) and that no process it started is still alive. Hostile callables are plain files next to the
+spec (``mechanism.callable = "hostile.py:NAME"``, run only with ``--allow-code``); each appends its pid (and
+its children's) to ``pids`` so the test can check they are gone.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from semidp.verify import spec_job
+from semidp.verify.cli import MAX_WORKERS, main
+from semidp.verify.spec_job import JobOptions, run_spec
+from semidp.verify.supervisor import hard_deadline
+
+ROOT = Path(__file__).resolve().parents[2]
+TOTAL = str(ROOT / "specs" / "census-2020-total.toml")
+
+HOSTILE = """
+import os, subprocess, time
+import numpy as np
+
+PIDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pids")
+
+
+def _note(pid):
+    with open(PIDS, "a") as f:
+        f.write(f"{pid}\\n")
+
+
+def hang(h, rng):
+    _note(os.getpid())
+    while True:
+        time.sleep(0.2)
+
+
+def fork_and_hang(h, rng):
+    _note(os.getpid())
+    _note(subprocess.Popen(["sleep", "300"]).pid)  # inherits stdout: a piped run waits for it
+    while True:
+        time.sleep(0.2)
+
+
+def fork_once(h, rng):
+    if not os.path.exists(PIDS):
+        _note(subprocess.Popen(["sleep", "300"]).pid)
+    return np.asarray(h, dtype=float) + rng.normal(0.0, 3.0, size=len(h))
+"""
+
+SPEC = """version = 1
+name = "{name}"
+[data]
+features = [{{ name = "A", levels = 3 }}, {{ name = "B", levels = 3 }}]
+adjacency = "replace-one"
+table = [1, 1, 0, 0, 0, 1, 1, 0, 0]
+[invariant]
+kind = "margins"
+margins = [["A"], ["B"]]
+[mechanism]
+kind = "implementation"
+callable = "hostile.py:{fn}"
+draws = 200
+confidence = 0.95
+max_pairs = 1
+tests = 1
+[claim]
+framework = "semi-dp"
+guarantee = {{ mu = 1.0 }}
+[report]
+deltas = [1e-6]
+[audit]
+seed = 7
+"""
+
+
+def _spec(folder: Path, fn: str, name: str = "hostile") -> Path:
+    (folder / "hostile.py").write_text(HOSTILE)
+    p = folder / f"{name}.toml"
+    p.write_text(SPEC.format(name=name, fn=fn))
+    return p
+
+
+def _semidp(*args: str, timeout: float, env: dict[str, str] | None = None) -> tuple[int, str, float]:
+    """Run the CLI with piped stdout/stderr (a piped run waits for every holder of the pipe); (rc, stderr, s)."""
+    t0 = time.monotonic()
+    p = subprocess.run(
+        [sys.executable, "-m", "semidp.verify.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        cwd=ROOT,
+    )
+    return p.returncode, p.stderr, time.monotonic() - t0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is dead, waiting for its reaper
+    except (OSError, IndexError):
+        return False
+
+
+def _left_behind(folder: Path) -> list[int]:
+    """The noted pids still alive, after a short grace for the kernel to deliver the kills."""
+    f = folder / "pids"
+    pids = [int(x) for x in f.read_text().split()] if f.exists() else []
+    deadline = time.monotonic() + 5.0
+    while (alive := [p for p in pids if _alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return alive
+
+
+@pytest.fixture
+def cleanup(tmp_path: Path) -> Iterator[Path]:
+    """``tmp_path``; afterwards any noted process still alive is killed (the test has failed by then)."""
+    yield tmp_path
+    f = tmp_path / "pids"
+    for pid in [int(x) for x in f.read_text().split()] if f.exists() else []:
+        if _alive(pid):
+            os.kill(pid, 9)
+
+
+def test_hanging_callable_on_one_local_worker_is_stopped(cleanup: Path) -> None:
+    # was: --workers 1 with a hanging callable never ended (the spec ran in-process, no hard stop)
+    spec = _spec(cleanup, "hang")
+    rc, err, dt = _semidp("audit", "--allow-code", "--workers", "1", "--time-limit", "15", str(spec), timeout=240)
+    assert rc == 3, err
+    assert "inconclusive" in err and "Traceback" not in err
+    assert dt < 180
+    assert _left_behind(cleanup) == []
+
+
+def test_hanging_callables_of_several_specs_on_workers_are_stopped(cleanup: Path) -> None:
+    # several specs: each is a task on the cluster; this process waits at most cluster_deadline, then cancels
+    specs = [str(_spec(cleanup, "hang", name=f"hang-{i}")) for i in range(2)]
+    rc, err, dt = _semidp("audit", "--allow-code", "--workers", "1", "--time-limit", "4", *specs, timeout=300)
+    assert rc == 3, err
+    assert err.count("inconclusive") == 2 and "Traceback" not in err
+    assert dt < 240
+    assert _left_behind(cleanup) == []
+
+
+def _silent_listener() -> socket.socket:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))  # loopback only
+    s.listen(8)  # accepts connections (the kernel does) and never answers
+    return s
+
+
+@pytest.mark.parametrize("specs", [1, 2], ids=["one-spec", "two-specs"])
+def test_silent_scheduler_ends_within_the_budget(tmp_path: Path, specs: int) -> None:
+    # was: --scheduler pointed at a listener that never answers hung forever
+    paths = []
+    for i in range(specs):
+        p = tmp_path / f"t{i}.toml"
+        p.write_text(Path(TOTAL).read_text().replace('name = "census-2020-total"', f'name = "t{i}"'))
+        paths.append(str(p))
+    with _silent_listener() as s:
+        port = s.getsockname()[1]
+        rc, err, dt = _semidp(
+            "audit", "--scheduler", f"tcp://127.0.0.1:{port}", "--time-limit", "3", *paths, timeout=120
+        )
+    assert rc in (2, 3), err
+    assert "Traceback" not in err
+    if rc == 2:
+        assert "--scheduler" in err
+    assert dt < 90
+
+
+def test_callable_children_do_not_outlive_the_hard_stop(cleanup: Path) -> None:
+    # was: a forked `sleep` held the piped stdout open after the hard stop: the run took 50 s instead of 7
+    spec = _spec(cleanup, "fork_and_hang")
+    # 20 s: the callable must have started under a loaded machine's slow imports (at 8 s it sometimes had not)
+    rc, err, dt = _semidp("audit", "--allow-code", "--time-limit", "20", str(spec), timeout=250)
+    assert rc == 3, err
+    assert dt < 150  # the sleep lasts 300 s: a run that waited for it would time out
+    pids = (cleanup / "pids").read_text().split()
+    # the callable ran and started its child, once per worker of the release pool (all cores by default)
+    assert len(pids) >= 2 and len(pids) % 2 == 0, pids
+    assert _left_behind(cleanup) == []
+
+
+def test_callable_children_do_not_outlive_a_finished_audit(cleanup: Path) -> None:
+    spec = _spec(cleanup, "fork_once")
+    rc, err, dt = _semidp("audit", "--allow-code", "--time-limit", "60", str(spec), timeout=200)
+    assert rc in (0, 1, 3), err
+    assert "Traceback" not in err
+    assert (cleanup / "pids").exists()  # the callable did start its child
+    assert _left_behind(cleanup) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--workers", "10000"], "--workers"),
+        (["--workers", str(MAX_WORKERS + 1)], "--workers"),
+        (["--workers", "1", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
+        (["--scheduler", "notaurl"], "--scheduler"),
+        (["--scheduler", "tcp://127.0.0.1:99999"], "--scheduler"),
+    ],
+)
+def test_bad_cluster_options_are_exit_2_naming_the_option(
+    args: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for command in ("audit", "check"):
+        with pytest.raises(SystemExit) as e:
+            main([command, *args, TOTAL])
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert named in err and "Traceback" not in err
+
+
+def test_workers_up_to_the_cap_are_accepted() -> None:
+    assert MAX_WORKERS == 4 * (os.cpu_count() or 1)
+    from semidp.verify.cli import _parser
+
+    assert _parser().parse_args(["audit", "--workers", str(MAX_WORKERS), TOTAL]).workers == MAX_WORKERS
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "inf", "nan", "-inf", "1e400"])
+def test_memory_limit_variable_is_validated_like_an_option(
+    value: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # was: abc and 0 silently fell back to 2 GiB; inf gave a traceback
+    monkeypatch.setenv("SEMIDP_MEMORY_LIMIT_GB", value)
+    for command in ("audit", "check"):
+        assert main([command, "--quiet", TOTAL]) == 2
+        err = capsys.readouterr().err
+        assert "SEMIDP_MEMORY_LIMIT_GB" in err and "Traceback" not in err
+
+
+def test_memory_limit_variable_accepts_a_positive_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    from semidp.verify.supervisor import memory_limit
+
+    monkeypatch.setenv("SEMIDP_MEMORY_LIMIT_GB", "1.5")
+    assert memory_limit() == int(1.5 * 2**30)
+
+
+def test_start_up_counts_against_the_cooperative_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # was: the hard stop counted start-up but the steps did not, so they planned past the hard stop
+    seen: list[JobOptions] = []
+
+    def fake(path: str, opts: JobOptions) -> None:
+        seen.append(opts)
+
+    monkeypatch.setenv("SEMIDP_NO_FORK", "1")
+    monkeypatch.setattr(spec_job, "audit_spec", fake)
+    t0 = time.monotonic()
+    run_spec(TOTAL, JobOptions(time_limit=10.0), startup=4.0)
+    (opts,) = seen
+    assert opts.deadline is not None and opts.stop_at is not None
+    assert t0 + 6.0 - 0.5 <= opts.deadline <= time.monotonic() + 6.0
+    assert opts.stop_at - opts.deadline == pytest.approx(hard_deadline(10.0) - 10.0)
+
+
+def test_a_decided_verdict_survives_plots_that_overrun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # was: with --out, a census claim became inconclusive when the plots overran the hard stop
+    def hangs(*args: object, **kwargs: object) -> Path:
+        time.sleep(600)
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(spec_job, "plot_privacy", hangs)
+    t0 = time.monotonic()
+    rc = main(["audit", "--quiet", "--time-limit", "4", "--out", str(tmp_path), TOTAL])
+    assert time.monotonic() - t0 < 60
+    assert rc == 0  # census-2020-total holds; its plot never finishes
+    import json
+
+    report = json.loads((tmp_path / "census-2020-total.json").read_text())
+    assert report["verdict"] == "holds"
+    assert "plots" not in report and "not drawn" in report["plots_note"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left
+
+
+def test_a_terminated_run_leaves_no_process_behind(cleanup: Path) -> None:
+    # each spec's child has a session of its own (out of reach of a kill aimed at the caller's process group):
+    # a SIGTERM to semidp (a CI timeout) must still take the child and what its callable started
+    spec = _spec(cleanup, "fork_and_hang")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "semidp.verify.cli", "audit", "--allow-code", "--time-limit", "120", str(spec)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        pids = cleanup / "pids"
+        deadline = time.monotonic() + 100
+        while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pids.exists() and len(pids.read_text().split()) >= 2, "the callable never started its child"
+        p.terminate()
+        assert p.wait(30) == 128 + 15
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert _left_behind(cleanup) == []
