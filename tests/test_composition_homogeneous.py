@@ -170,3 +170,18 @@ def test_verdict_direction(tmp_path: Path, claimed: float, code: int) -> None:
     assert got == code, report["verdict"]
     reported = _entry(report["advertised"], 1e-7)
     assert reported is not None and (reported <= claimed) == (code == 0)
+
+
+def test_semi_first_keeps_the_parts() -> None:
+    """Cho & Awan Prop. 21, semi-first: four 0.5-DP parts grouped at radius 2 are 1-DP each, so rho = 4 x 1/2 = 2
+    (not 4^2/2 = 8) and the epsilon at 1e-3 is the optimal composition of four 1-DP parts, below the sum 4."""
+    from semidp.accountant.conversion_routes import epsilon_delta, native_forms
+    from semidp.accountant.guarantees import PureDP
+    from semidp.accountant.invariants import Total
+    from semidp.accountant.semidp import semi_dp_composition
+
+    first = semi_dp_composition([PureDP(0.5)] * 4, Total(), 2).semi_first
+    assert native_forms(first) == {"epsilon": 4.0, "zcdp": 2.0}
+    [e] = epsilon_delta(first, 1e-3)
+    ref = _kov_root(1.0, 0.0, 4, 1e-3, (2.0, 3.99))
+    assert e.epsilon is not None and ref <= e.epsilon <= ref + 1e-9
