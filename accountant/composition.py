@@ -17,7 +17,6 @@ r"""Composition of guarantees, including mixes of definitions.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from fractions import Fraction as Q
 from typing import Iterable, Sequence
@@ -184,17 +183,22 @@ class _HomogeneousProfile:
         self.keep = (1 - MP.mpf(delta0)) ** k
         self.a: list[mpmath.mpf] = [MP.mpf(0)]
         self.b: list[mpmath.mpf] = [MP.mpf(0)]
-        for j in range((k + 1) // 2 + 1):  # losses (k - 2j) eps0 > 0 only; the rest never count
+        pj, decay, step = p**k, MP.exp(-k * self.eps0), q / p
+        for j in range((k + 1) // 2):  # losses (k - 2j) eps0 > 0 only; the rest never count
             if k - 2 * j <= 0:
                 break
-            pj = math.comb(k, j) * p ** (k - j) * q**j
             self.a.append(self.a[-1] + pj)
-            self.b.append(self.b[-1] + pj * MP.exp(-(k - 2 * j) * self.eps0))
+            self.b.append(self.b[-1] + pj * decay)
+            # P_{j+1} = P_j (k - j)/(j + 1) (q/p), all factors positive (relative error ~ k 1e-50)
+            pj, decay = pj * (k - j) / (j + 1) * step, decay * e * e
 
     def delta_upper(self, eps: mpmath.mpf) -> mpmath.mpf:
         """An upper bound on :math:`\\delta(\\varepsilon)` (``eps >= 0``): the 50-digit value plus a slack."""
-        m = 0  # parts j < m have loss (k - 2j) eps0 > eps
-        while m < len(self.a) - 1 and (self.k - 2 * m) * self.eps0 > eps:
+        last = len(self.a) - 1  # m = how many j have loss (k - 2j) eps0 > eps: a guess, then exact steps
+        m = last if self.eps0 == 0 else max(0, min(last, int(MP.ceil((self.k - eps / self.eps0) / 2))))
+        while m > 0 and (self.k - 2 * (m - 1)) * self.eps0 <= eps:
+            m -= 1
+        while m < last and (self.k - 2 * m) * self.eps0 > eps:
             m += 1
         rr = self.a[m] - MP.exp(eps) * self.b[m]
         return 1 - self.keep * (1 - rr) + _PROFILE_SLACK
