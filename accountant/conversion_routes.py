@@ -21,6 +21,13 @@ from functools import singledispatch
 from typing import Any
 
 from semidp.accountant import conversions as conv
+from semidp.accountant.composition import (
+    ComposedApproxDP,
+    ComposedPureDP,
+    compose_as_zcdp,
+    homogeneous_epsilon,
+    identical_part,
+)
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from semidp.accountant.semidp import NoFiniteGuarantee
 
@@ -80,6 +87,21 @@ def _(g: PureDP | ApproxDP, delta: float) -> list[EpsilonDelta]:
     return [EpsilonDelta(delta, None if r is None else r.epsilon, "f-dp-profile")]
 
 
+@epsilon_delta.register(ComposedPureDP)
+@epsilon_delta.register(ComposedApproxDP)
+def _(g: ComposedPureDP | ComposedApproxDP, delta: float) -> list[EpsilonDelta]:
+    # The sum's profile, or for identical parts the optimal composition's if smaller [KOV15, Thm. 3.3]: the
+    # exact profile of f_{eps0,delta0}^{(x)k}, hence also labelled f-dp-profile.
+    r = conv.approx_dp_to_approx_dp(g, delta)
+    eps = None if r is None else r.epsilon
+    part = identical_part(g)
+    if part is not None:
+        kov = homogeneous_epsilon(part, len(g.parts), delta)
+        if kov is not None:
+            eps = kov if eps is None else min(eps, kov)
+    return [EpsilonDelta(delta, eps, "f-dp-profile")]
+
+
 @epsilon_delta.register
 def _(g: RDP, delta: float) -> list[EpsilonDelta]:
     return [EpsilonDelta(delta, conv.rdp_to_approx_dp(g, delta, m).epsilon, m) for m in conv.RDP_METHODS]
@@ -123,6 +145,12 @@ def _(g: GDP) -> dict[str, Any]:
 @native_forms.register
 def _(g: PureDP) -> dict[str, Any]:
     return {"epsilon": g.epsilon, "zcdp": conv.pure_dp_to_zcdp(g).rho}
+
+
+@native_forms.register
+def _(g: ComposedPureDP) -> dict[str, Any]:
+    # Each part is eps_i^2/2-zCDP [BS16, Prop. 1.4] and zCDP adds [BS16, Lemma 2.3]: below (sum eps_i)^2/2.
+    return {"epsilon": g.epsilon, "zcdp": compose_as_zcdp(g.parts).rho}
 
 
 @native_forms.register

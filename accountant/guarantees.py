@@ -327,7 +327,7 @@ Guarantee = Union[PureDP, ApproxDP, GDP, ZCDP, RDP, TradeOff]
 
 
 def _check_type(a: object, b: object) -> None:
-    if type(a) is not type(b):
+    if not (isinstance(a, type(b)) or isinstance(b, type(a))):  # a Composed* part record is its base class
         raise InvalidArgument(
             f"Cannot combine {type(a).__name__} with {type(b).__name__} directly; "
             "convert one with accountant.conversions or use accountant.composition.compose_tradeoffs."

@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from semidp.accountant.arguments import check_int
-from semidp.accountant.composition import compose, compose_tradeoffs
+from semidp.accountant.composition import compose, compose_recorded, compose_tradeoffs
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
@@ -116,6 +116,9 @@ def semi_dp_composition(parts: Sequence[Guarantee], invariant: Invariant, radius
     same_kind = len({type(p) for p in parts}) == 1 and not isinstance(parts[0], TradeOff)
 
     def combine(gs: Sequence[Guarantee]) -> Guarantee:
+        kinds = {type(g) for g in gs}
+        if kinds == {PureDP} or kinds == {ApproxDP}:  # keep the parts: zCDP sum, optimal composition [KOV15]
+            return compose_recorded(gs)  # type: ignore[arg-type]
         return compose(gs) if same_kind else compose_tradeoffs(gs)  # type: ignore[arg-type]
 
     first = combine([semi_dp(p, invariant, radius) for p in parts])

@@ -11,7 +11,9 @@ optimisers; this module re-checks each *reported* pair by a different route at
   80 digits and :math:`\delta_\alpha(\varepsilon)=e^{(\alpha-1)(\alpha\rho-\varepsilon)+\alpha\log(1-1/\alpha)}/(\alpha-1)`
   must be :math:`\le\delta` (any :math:`\alpha>1` certifies [CKS20, Prop. 12]);
 * ``balle-wang`` (GDP): the exact profile at the reported epsilon must be :math:`\le\delta`;
-* ``f-dp-profile`` (pure/approximate DP): the exact profile of :math:`f_{\varepsilon,\delta}`;
+* ``f-dp-profile`` (pure/approximate DP): the exact profile of :math:`f_{\varepsilon,\delta}`; for a
+  composition of ``k`` identical parts, else the exact profile of the optimal composition, summed term by term
+  over the binomial [KOV15, Thm. 3.3];
 * ``mironov`` / ``canonne-kamath-steinke`` (RDP): some order of the curve certifies;
 * ``f-dp-profile`` (f-DP): the profile of the piecewise-linear curve at its vertices
   [DRS22, Prop. 2.12] (the curve itself is the accountant's lower bound).
@@ -28,6 +30,7 @@ from functools import singledispatch
 import mpmath
 import sympy
 
+from semidp.accountant.composition import ComposedApproxDP, ComposedPureDP, identical_part
 from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
 from semidp.accountant.outcome import Outcome, Refuted, Skipped, Verified
@@ -126,6 +129,32 @@ def _(g: PureDP, entry: EpsilonDelta) -> bool | None:
 @certify_entry.register
 def _(g: ApproxDP, entry: EpsilonDelta) -> bool | None:
     return None if entry.epsilon is None else _approx_ok(g.epsilon, g.delta, entry.epsilon, entry.delta)
+
+
+def _homogeneous_ok(eps0: float, delta0: float, k: int, eps: float, delta: float) -> bool:
+    e0, e = _MP.mpf(eps0), _MP.mpf(eps)
+    p = _MP.exp(e0) / (1 + _MP.exp(e0))
+    rr = _MP.fsum(
+        _MP.binomial(k, j) * p ** (k - j) * (1 - p) ** j * (1 - _MP.exp(e - (k - 2 * j) * e0))
+        for j in range(k + 1)
+        if (k - 2 * j) * e0 > e
+    )
+    return bool(1 - (1 - _MP.mpf(delta0)) ** k * (1 - rr) <= _MP.mpf(delta))
+
+
+@certify_entry.register(ComposedPureDP)
+@certify_entry.register(ComposedApproxDP)
+def _(g: ComposedPureDP | ComposedApproxDP, entry: EpsilonDelta) -> bool | None:
+    if entry.epsilon is None:
+        return None
+    d0 = g.delta if isinstance(g, ComposedApproxDP) else 0.0
+    if _approx_ok(g.epsilon, d0, entry.epsilon, entry.delta):
+        return True
+    part = identical_part(g)
+    if part is None:
+        return False
+    pd = part.delta if isinstance(part, ApproxDP) else 0.0
+    return _homogeneous_ok(part.epsilon, pd, len(g.parts), entry.epsilon, entry.delta)
 
 
 @certify_entry.register

@@ -6,7 +6,7 @@ values the accountant works on, and nothing else.
 
 from __future__ import annotations
 
-from semidp.accountant.composition import compose, compose_as_zcdp, compose_tradeoffs
+from semidp.accountant.composition import compose, compose_as_zcdp, compose_recorded, compose_tradeoffs
 from semidp.accountant.dataspace import DataSpace, Feature
 from semidp.accountant.errors import UnsupportedRelease
 from semidp.accountant.exact_matrices import primitive_row
@@ -61,9 +61,12 @@ def guarantee_of(g: GuaranteeSpec, relation: Relation) -> Guarantee:
 
 
 def compose_parts(parts: list[Guarantee]) -> Guarantee:
-    """The advertised guarantee of several released parts: closed form if one definition, else
+    """The advertised guarantee of several released parts: closed form if one definition (all pure or all
+    approximate DP keep their parts, for the zCDP sum and the optimal composition of identical parts), else
     numerical f-DP (pure/approx/GDP) or zCDP (pure/GDP/zCDP) composition."""
     kinds = {type(p) for p in parts}
+    if kinds == {PureDP} or kinds == {ApproxDP}:
+        return compose_recorded(parts)  # type: ignore[arg-type]
     if len(kinds) == 1 and RDP not in kinds:
         return compose(parts)
     if kinds <= {PureDP, ApproxDP, GDP, TradeOff}:
