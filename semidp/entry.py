@@ -7,6 +7,7 @@ reads the version and prints it as ``argparse`` would; every other command line 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -21,7 +22,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from semidp.verify.cli import main as cli_main
 
-    return cli_main(argv)
+    try:
+        return cli_main(argv)
+    except BrokenPipeError:  # `semidp contract | head`: the reader left; not an error of ours, no traceback
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit would raise again
+        return 0
 
 
 __all__ = ["main"]

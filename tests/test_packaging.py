@@ -76,3 +76,15 @@ def test_the_contract_is_installed_and_help_points_to_it(capsys: pytest.CaptureF
             main([cmd, "--help"])
         text = " ".join(capsys.readouterr().out.split())
         assert "`semidp contract` prints them" in text and "specs/README.md" not in text
+
+
+def test_a_closed_pipe_is_not_a_traceback() -> None:
+    # `semidp contract | head -1`: the reader leaves early; the rest of the write is not an error (`true` leaves
+    # before semidp has even started, so the write always meets a closed pipe)
+    import subprocess
+    import sys
+
+    cmd = f"{sys.executable} -c 'from semidp.entry import main; raise SystemExit(main())' contract | true"
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr, out.stderr
+    assert out.returncode == 0
