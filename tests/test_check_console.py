@@ -133,7 +133,8 @@ def test_the_pytest_plugin_names_its_own_baseline_option(repo: Path) -> None:
 def test_an_unwritable_junit_or_baseline_names_the_option(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (repo / "out").mkdir()
     assert main([*BASE, "--junit", "out"]) == 2
-    assert "semidp: check: --junit 'out': cannot write: Is a directory" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "semidp: check: --junit 'out': cannot write" in err and "Is a directory" in err
     (repo / "plain").write_text("")
     assert main(["check", "specs", "--baseline", "plain/b.json", "--update-baseline"]) == 2
     err = capsys.readouterr().err
