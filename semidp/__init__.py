@@ -28,8 +28,9 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562): `semid
     from semidp.accountant.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
     from semidp.accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
     from semidp.accountant.semidp import semi_dp
-    from semidp.verify.claim_api import ClaimResult, PrivacyClaim, check_claim
+    from semidp.verify.claim_api import ClaimResult, check_claim
     from semidp.verify.load import load, loads
+    from semidp.verify.privacy_claim import PrivacyClaim
     from semidp.verify.registry import register
     from semidp.verify.report import Report
     from semidp.verify.runner import Audit, audit
@@ -55,7 +56,7 @@ _EXPORTS = {
     "SemiAdjacent": "semidp.accountant.relations",
     "semi_dp": "semidp.accountant.semidp",
     "ClaimResult": "semidp.verify.claim_api",
-    "PrivacyClaim": "semidp.verify.claim_api",
+    "PrivacyClaim": "semidp.verify.privacy_claim",
     "check_claim": "semidp.verify.claim_api",
     "load": "semidp.verify.load",
     "loads": "semidp.verify.load",

@@ -131,3 +131,26 @@ def test_docstrings_cite_with_keys() -> None:
             ):
                 bad.append(f"{name}:{node.lineno}: {OLD_CITATIONS.search(node.value.value).group(0)}")
     assert bad == []
+
+
+def _claim_type_violations(sources: dict[str, str]) -> list[str]:
+    """Modules that define a ``check_claim`` other than the public one, or a tuple claim alias."""
+    bad = []
+    for name, text in sources.items():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef) and node.name == "check_claim" and name != "verify.claim_api":
+                bad.append(f"{name}:{node.lineno}: a second check_claim (the public one is verify.claim_api's)")
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "Claim" for t in node.targets)
+                and "tuple" in ast.unparse(node.value)
+            ):
+                bad.append(f"{name}:{node.lineno}: a tuple claim type (claims are PrivacyClaim values)")
+    return bad
+
+
+def test_one_claim_type_and_one_check_claim() -> None:
+    """Issue 23, item 3: ``PrivacyClaim`` is the only claim type, and there is one public ``check_claim``."""
+    assert _claim_type_violations({n: p.read_text(encoding="utf-8") for n, p in MODULES.items()}) == []
+    planted = {"verify.claims": "Claim = tuple[str, ...]\ndef check_claim(claim, effective): ...\n"}
+    assert len(_claim_type_violations(planted)) == 2  # the rule sees both when they come back

@@ -79,3 +79,56 @@ def test_an_infinite_claim_never_reaches_the_decision_as_a_bare_overflow() -> No
         for make in (lambda: PrivacyClaim.zcdp(math.inf), lambda: PrivacyClaim.rdp(math.inf, 1.0)):
             with pytest.raises(InvalidArgument):
                 check_claim(eff, make())
+
+
+def test_one_public_check_claim_with_one_argument_order() -> None:
+    """Issue 23, item 3: ``semidp.check_claim`` and ``semidp.verify.check_claim`` are one function."""
+    import semidp.verify
+
+    assert semidp.verify.check_claim is semidp.check_claim
+    assert semidp.verify.PrivacyClaim is semidp.PrivacyClaim
+    r = semidp.verify.check_claim(GDP(1.0), PrivacyClaim.gdp(0.99))
+    assert r.status == "refuted" and r.bounds is None
+    # the retired claim-first order (and the tuple claim) is refused with our error, naming the order
+    with pytest.raises(InvalidArgument, match="effective guarantee comes first"):
+        check_claim(PrivacyClaim.gdp(1.0), GDP(1.0))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgument, match="effective guarantee comes first"):
+        check_claim(("mu", 1.0), GDP(1.0))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgument, match="must be a guarantee value"):
+        check_claim(1.0, GDP(1.0))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ('{ zcdp = "1/2" }', PrivacyClaim.zcdp(Fraction(1, 2))),
+        ("{ mu = 1 }", PrivacyClaim.gdp(1)),
+        ('{ rdp = { alpha = 2, epsilon = "3/4" } }', PrivacyClaim.rdp(2, Fraction(3, 4))),
+        ("{ epsilon = 1 }", PrivacyClaim.epsilon_delta(1, 0)),
+        ('{ epsilon = 1, delta = "1/10000000000" }', PrivacyClaim.epsilon_delta(1, Fraction(1, 10**10))),
+    ],
+)
+def test_a_spec_claim_becomes_a_privacy_claim(table: str, expected: PrivacyClaim) -> None:
+    """The loader's validated ``[claim] guarantee`` is decided as the PrivacyClaim it states (no tuple form)."""
+    from semidp.verify.runner import claim_of
+
+    spec = semidp.loads(
+        f"""
+version = 1
+name = "t"
+[data]
+features = [{{ name = "a", levels = 2 }}]
+[invariant]
+kind = "none"
+[mechanism]
+kind = "published"
+guarantee = {{ mu = 0.5 }}
+[claim]
+framework = "dp"
+guarantee = {table}
+"""
+    )
+    assert spec.claim is not None
+    got = claim_of(spec.claim.guarantee)
+    assert got == PrivacyClaim.of_spec(spec.claim.guarantee) == expected
+    assert got.form == expected.form and got.exact("delta") == expected.exact("delta")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import cast
 
 import mpmath
 import pytest
@@ -25,13 +24,8 @@ from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, PureDP
 from semidp.accountant.outcome import Refuted, Unknown, Verified
 from semidp.accountant.relations import Replace
 from semidp.accountant.tradeoff import TradeoffCurve
-from semidp.verify.claims import Claim, check_claim, check_composed_claim
-
-
-def _c(*parts: object) -> Claim:
-    """A claim tuple (the spec forms mix strings and numbers)."""
-    return cast(Claim, parts)
-
+from semidp.verify.claims import check_composed_claim, decide
+from tests.claim_forms import claim
 
 HP = mpmath.MPContext()
 HP.dps = 120
@@ -70,10 +64,10 @@ def test_claim_at_a_float_edge_is_decided_by_the_rounding_direction() -> None:
     enc = gdp_delta_enclosure(1.0, 1.0)
     assert enc.lower <= true <= enc.upper and enc.lower <= below and above <= enc.upper
     g = GDP(1.0, R)
-    assert not isinstance(check_claim(_c("epsilon", 1.0, below), g)[0], Verified)  # upper end rounded up
-    assert not isinstance(check_claim(_c("epsilon", 1.0, above), g)[0], Refuted)  # lower end rounded down
-    assert isinstance(check_claim(_c("epsilon", 1.0, math.nextafter(below, 0.0)), g)[0], Refuted)
-    out = check_claim(_c("epsilon", 1.0, math.nextafter(above, 1.0)), g)[0]
+    assert not isinstance(decide(g, claim("epsilon", 1.0, below))[0], Verified)  # upper end rounded up
+    assert not isinstance(decide(g, claim("epsilon", 1.0, above))[0], Refuted)  # lower end rounded down
+    assert isinstance(decide(g, claim("epsilon", 1.0, math.nextafter(below, 0.0)))[0], Refuted)
+    out = decide(g, claim("epsilon", 1.0, math.nextafter(above, 1.0)))[0]
     assert isinstance(out, Verified) and "certified (interval arithmetic" in out.certificate
 
 
@@ -125,21 +119,21 @@ def _rr2_delta(eps: float, eps_c: float) -> mpmath.mpf:
 def test_composed_claim_is_refuted_and_verified_by_the_pld_bracket() -> None:
     parts = [PureDP(1.0, R), PureDP(1.0, R)]
     true = float(_rr2_delta(1.0, 1.5))
-    refuted = check_composed_claim(_c("epsilon", 1.5, true * 0.9), parts)
-    verified = check_composed_claim(_c("epsilon", 1.5, true * 1.1), parts)
+    refuted = check_composed_claim(parts, claim("epsilon", 1.5, true * 0.9))
+    verified = check_composed_claim(parts, claim("epsilon", 1.5, true * 1.1))
     assert refuted is not None and isinstance(refuted[0], Refuted)
     assert "certified (PLD bracket)" in refuted[0].counterexample
     assert verified is not None and isinstance(verified[0], Verified)
     assert refuted[1].lower <= true <= refuted[1].upper
     # The closed form (2-DP, four-point profile) would refute a claim the composition meets:
-    closed = check_claim(_c("epsilon", 1.5, true * 1.1), PureDP(2.0, R))[0]
+    closed = decide(PureDP(2.0, R), claim("epsilon", 1.5, true * 1.1))[0]
     assert isinstance(closed, Refuted)
 
 
 def test_composed_claim_needs_dominating_pairs() -> None:
-    assert check_composed_claim(_c("epsilon", 1.0, 1e-6), [ZCDP(0.5, R)]) is None
-    assert check_composed_claim(_c("zcdp", 1.0), [PureDP(1.0, R)]) is None
-    out = check_composed_claim(_c("epsilon", 2.0, 1e-3), [GDP(0.5, R), ApproxDP(0.25, 1e-9, R)])
+    assert check_composed_claim([ZCDP(0.5, R)], claim("epsilon", 1.0, 1e-6)) is None
+    assert check_composed_claim([PureDP(1.0, R)], claim("zcdp", 1.0)) is None
+    out = check_composed_claim([GDP(0.5, R), ApproxDP(0.25, 1e-9, R)], claim("epsilon", 2.0, 1e-3))
     assert out is not None and isinstance(out[0], Verified)
     # composing more can only raise the profile: the bracket's upper end is above the Gaussian's alone
     assert out[1].upper >= float(_gdp_true(0.5, 2.0))
@@ -150,11 +144,11 @@ def test_decide_claim_does_not_refute_from_a_loose_closed_form() -> None:
 
     parts = [PureDP(1.0, R), PureDP(1.0, R)]
     true = float(_rr2_delta(1.0, 1.5))
-    out, _ = decide_claim(_c("epsilon", 1.5, true * 1.1), PureDP(2.0, R), parts)
+    out, _ = decide_claim(claim("epsilon", 1.5, true * 1.1), PureDP(2.0, R), parts)
     assert isinstance(out, Verified)
-    out, _ = decide_claim(_c("epsilon", 1.5, true * 0.9), PureDP(2.0, R), parts)
+    out, _ = decide_claim(claim("epsilon", 1.5, true * 0.9), PureDP(2.0, R), parts)
     assert isinstance(out, Refuted)
-    out, _ = decide_claim(_c("epsilon", 1.5, true), PureDP(2.0, R), parts)  # inside the bracket
+    out, _ = decide_claim(claim("epsilon", 1.5, true), PureDP(2.0, R), parts)  # inside the bracket
     assert isinstance(out, (Unknown, Verified, Refuted))
 
 

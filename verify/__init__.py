@@ -2,12 +2,13 @@
 
 Public API: :func:`load` / :func:`loads` (specs), :func:`audit` (spec -> :class:`Audit`,
 whose ``report`` is the contract's JSON and ``typed`` the :class:`Report` value),
-:func:`check_claim`, :func:`register` (add a mechanism kind), and the outcome types
+:func:`check_claim` (the same function as :func:`semidp.check_claim`: effective guarantee first, then a
+:class:`PrivacyClaim`), :func:`register` (add a mechanism kind), and the outcome types
 :class:`Verified`, :class:`Refuted`, :class:`Unknown` and :class:`Bounds`.
 """
 
 from semidp.accountant.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
-from semidp.verify.claims import check_claim
+from semidp.verify.claim_api import ClaimResult, PrivacyClaim, check_claim
 from semidp.verify.load import load, loads
 from semidp.verify.registry import Kind, register
 from semidp.verify.report import Check, Report
@@ -19,8 +20,10 @@ __all__ = [
     "Audit",
     "Bounds",
     "Check",
+    "ClaimResult",
     "Kind",
     "NotApplicable",
+    "PrivacyClaim",
     "Refuted",
     "Report",
     "Skipped",

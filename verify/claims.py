@@ -52,9 +52,7 @@ from semidp.accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verifie
 from semidp.accountant.pld_engine import GaussianBracket, PLDBracket, compose_plds
 from semidp.accountant.pld_parts import ApproxDPPart, GaussianPart, PLDPart
 from semidp.accountant.semidp import NoFiniteGuarantee
-
-#: A claim, in one of the spec forms: ("epsilon", eps, delta) | ("mu", mu) | ("zcdp", rho) | ("rdp", alpha, eps).
-Claim = tuple[str, ...]
+from semidp.verify.privacy_claim import PrivacyClaim
 
 EXACT = "certified (exact rational)"
 INTERVAL = "certified (interval arithmetic, "
@@ -105,38 +103,39 @@ def _profile_compare(
     ), b
 
 
-def check_claim(claim: Claim, effective: Guarantee | NoFiniteGuarantee) -> tuple[Outcome, Bounds | None]:
-    """Decide whether ``claim`` follows from ``effective`` (see module docstring)."""
+def decide(effective: Guarantee | NoFiniteGuarantee, claim: PrivacyClaim) -> tuple[Outcome, Bounds | None]:
+    """Decide whether ``claim`` follows from ``effective`` (see module docstring); the epsilon bounds at the
+    claimed delta when the comparison yields them. The public form is :func:`semidp.check_claim`."""
     return _decide(effective, claim)
 
 
 @singledispatch
-def _decide(effective: Guarantee | NoFiniteGuarantee, claim: Claim) -> tuple[Outcome, Bounds | None]:
+def _decide(effective: Guarantee | NoFiniteGuarantee, claim: PrivacyClaim) -> tuple[Outcome, Bounds | None]:
     raise TypeError(f"unexpected effective guarantee {effective!r}")
 
 
 @_decide.register
-def _(effective: NoFiniteGuarantee, claim: Claim) -> tuple[Outcome, Bounds | None]:
-    if claim[0] == "epsilon" and float(claim[2]) >= 1.0:
+def _(effective: NoFiniteGuarantee, claim: PrivacyClaim) -> tuple[Outcome, Bounds | None]:
+    if claim.form == "epsilon" and claim.exact("delta") >= 1:
         return Verified("certified (trivial): delta >= 1 is satisfied by every mechanism"), None
     return Refuted(f"{EXACT}: no finite guarantee holds: {effective.reason}"), None
 
 
 @_decide.register
-def _(effective: PureDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
+def _(effective: PureDP, claim: PrivacyClaim) -> tuple[Outcome, Bounds | None]:
     return _from_approx(claim, effective.epsilon, 0.0)
 
 
 @_decide.register
-def _(effective: ApproxDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
+def _(effective: ApproxDP, claim: PrivacyClaim) -> tuple[Outcome, Bounds | None]:
     return _from_approx(claim, effective.epsilon, effective.delta)
 
 
 @_decide.register
-def _(effective: TradeOff, claim: Claim) -> tuple[Outcome, Bounds | None]:
-    form = claim[0]
+def _(effective: TradeOff, claim: PrivacyClaim) -> tuple[Outcome, Bounds | None]:
+    form = claim.form
     if form == "epsilon":
-        eps_c, delta_c = float(claim[1]), float(claim[2])
+        eps_c, delta_c = float(claim.exact("epsilon")), float(claim.exact("delta"))
         if delta_c >= 1.0:
             return Verified("certified (trivial): delta >= 1 holds trivially"), None
         up = tradeoff_profile_enclosure(effective.curve.alphas, effective.curve.betas, eps_c)
@@ -154,25 +153,25 @@ def _(effective: TradeOff, claim: Claim) -> tuple[Outcome, Bounds | None]:
 
 
 @_decide.register
-def _from_zcdp(g: ZCDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
+def _from_zcdp(g: ZCDP, claim: PrivacyClaim) -> tuple[Outcome, Bounds | None]:
     rho = Fraction(g.rho)
-    form = claim[0]
+    form = claim.form
     gauss = "the Gaussian mechanism with mu = sqrt(2 rho)"
     if form == "zcdp":
-        return _exact_compare("rho", rho, Fraction(claim[1]), gauss), None
+        return _exact_compare("rho", rho, claim.exact("rho"), gauss), None
     if form == "rdp":
-        alpha = Fraction(claim[1])
-        return _exact_compare(f"RDP epsilon at alpha={_fmt(alpha)}", alpha * rho, Fraction(claim[2]), gauss), None
+        alpha = claim.exact("alpha")
+        return _exact_compare(f"RDP epsilon at alpha={_fmt(alpha)}", alpha * rho, claim.exact("epsilon"), gauss), None
     mu_g = sqrt_lower(2 * rho)  # a Gaussian with mu_g <= sqrt(2 rho) is rho-zCDP: it may refute
     if form == "mu":
-        mu_c = Fraction(claim[1])
+        mu_c = claim.exact("mu")
         if mu_c < Fraction(mu_g):
             return Refuted(f"{INTERVAL}interval square root): {gauss} >= {_fmt(mu_g)} is not {_fmt(mu_c)}-GDP"), None
         return Unknown("rho-zCDP does not imply any mu-GDP bound in general"), None
-    eps_c, delta_c = float(claim[1]), float(claim[2])
+    eps_c, delta_c = float(claim.exact("epsilon")), float(claim.exact("delta"))
     if delta_c >= 1.0:
         return Verified("certified (trivial): delta >= 1 holds trivially"), None
-    up = zcdp_delta_upper(g.rho, eps_c)[0] if eps_c >= 0 else Enclosure(1.0, 1.0, "delta <= 1")
+    up = zcdp_delta_upper(g.rho, eps_c)[0]  # a claim's epsilon is >= 0 (PrivacyClaim)
     low = gdp_delta_enclosure(mu_g, eps_c)
     out, b = _profile_compare(
         eps_c, delta_c, up, low, f"CKS profile (upper) / Gaussian with mu = {mu_g!r} <= sqrt(2 rho) (lower)"
@@ -185,20 +184,20 @@ def _from_zcdp(g: ZCDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
 
 
 @_decide.register
-def _from_gdp(g: GDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
+def _from_gdp(g: GDP, claim: PrivacyClaim) -> tuple[Outcome, Bounds | None]:
     mu = Fraction(g.mu)
-    form = claim[0]
+    form = claim.form
     gauss = "the Gaussian mechanism"
     if form == "mu":
-        return _exact_compare("mu", mu, Fraction(claim[1]), gauss), None
+        return _exact_compare("mu", mu, claim.exact("mu"), gauss), None
     if form == "zcdp":
-        return _exact_compare("rho = mu^2/2", mu * mu / 2, Fraction(claim[1]), gauss), None
+        return _exact_compare("rho = mu^2/2", mu * mu / 2, claim.exact("rho"), gauss), None
     if form == "rdp":
-        alpha = Fraction(claim[1])
+        alpha = claim.exact("alpha")
         return _exact_compare(
-            f"RDP epsilon at alpha={_fmt(alpha)}", alpha * mu * mu / 2, Fraction(claim[2]), gauss
+            f"RDP epsilon at alpha={_fmt(alpha)}", alpha * mu * mu / 2, claim.exact("epsilon"), gauss
         ), None
-    eps_c, delta_c = float(claim[1]), float(claim[2])
+    eps_c, delta_c = float(claim.exact("epsilon")), float(claim.exact("delta"))
     enc = gdp_delta_enclosure(g.mu, eps_c)
     out, _ = _profile_compare(eps_c, delta_c, enc, enc, "exact Balle-Wang profile")
     if not 0 < delta_c < 1:  # a pure claim (delta = 0) has no epsilon(delta) bounds
@@ -207,15 +206,15 @@ def _from_gdp(g: GDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
     return out, Bounds(lower=gdp_epsilon_lower(g.mu, delta_c), estimate=e, upper=e)
 
 
-def _from_approx(claim: Claim, eps_e: float, delta_e: float) -> tuple[Outcome, Bounds | None]:
-    form = claim[0]
+def _from_approx(claim: PrivacyClaim, eps_e: float, delta_e: float) -> tuple[Outcome, Bounds | None]:
+    form = claim.form
     if form == "epsilon":
-        eps_c, delta_c = float(claim[1]), float(claim[2])
+        eps_c, delta_c = float(claim.exact("epsilon")), float(claim.exact("delta"))
         if delta_c == 0 and delta_e == 0:
             return _exact_compare(
-                "epsilon", Fraction(eps_e), Fraction(claim[1]), "randomized response (tight for f_{eps,0})"
+                "epsilon", Fraction(eps_e), claim.exact("epsilon"), "randomized response (tight for f_{eps,0})"
             ), None
-        if Fraction(eps_e) <= Fraction(claim[1]) and Fraction(delta_e) <= Fraction(claim[2]):
+        if Fraction(eps_e) <= claim.exact("epsilon") and Fraction(delta_e) <= claim.exact("delta"):
             return Verified(
                 f"{EXACT}: ({_fmt(eps_e)}, {_fmt(delta_e)})-DP implies ({_fmt(eps_c)}, {_fmt(delta_c)})-DP: "
                 "both parameters are no larger"
@@ -231,26 +230,26 @@ def _from_approx(claim: Claim, eps_e: float, delta_e: float) -> tuple[Outcome, B
         ), None
     if form == "zcdp":
         rho = Fraction(eps_e) ** 2 / 2
-        if rho <= Fraction(claim[1]):
+        if rho <= claim.exact("rho"):
             return Verified(f"{EXACT}: eps-DP implies eps^2/2 = {_fmt(rho)}-zCDP [BS16, Prop. 1.4]"), None
         return Unknown(f"eps-DP gives {_fmt(rho)}-zCDP [BS16], above the claim; not tight"), None
     return Unknown(f"pure DP is not compared with a {form} claim"), None
 
 
 @_decide.register
-def _from_rdp(g: RDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
-    if claim[0] == "rdp":
-        alpha = float(claim[1])
+def _from_rdp(g: RDP, claim: PrivacyClaim) -> tuple[Outcome, Bounds | None]:
+    if claim.form == "rdp":
+        alpha = float(claim.exact("alpha"))
         if alpha in g.orders:
             eps = Fraction(g.epsilons[g.orders.index(alpha)])
-            if eps <= Fraction(claim[2]):
+            if eps <= claim.exact("epsilon"):
                 return Verified(f"{EXACT}: RDP epsilon at alpha={_fmt(alpha)} is {_fmt(eps)}"), None
             return Unknown(
                 f"RDP epsilon at alpha={_fmt(alpha)} is {_fmt(eps)} > claim; RDP bounds are not tight in general"
             ), None
         return Unknown(f"the RDP curve has no order {alpha}"), None
-    if claim[0] == "epsilon":
-        eps_c, delta_c = float(claim[1]), float(claim[2])
+    if claim.form == "epsilon":
+        eps_c, delta_c = float(claim.exact("epsilon")), float(claim.exact("delta"))
         if delta_c >= 1.0:
             return Verified("certified (trivial): delta >= 1 holds trivially"), None
         if delta_c <= 0:
@@ -262,7 +261,7 @@ def _from_rdp(g: RDP, claim: Claim) -> tuple[Outcome, Bounds | None]:
                 f"claimed {_num(eps_c)} [CKS20, Prop. 12]"
             ), None
         return Unknown(f"CKS conversion gives epsilon <= {_num(enc.upper)} > {_num(eps_c)}; not tight"), None
-    return Unknown(f"an RDP curve is not compared with a {claim[0]} claim"), None
+    return Unknown(f"an RDP curve is not compared with a {claim.form} claim"), None
 
 
 def dominating_part(g: Guarantee) -> PLDPart | None:
@@ -277,7 +276,7 @@ def dominating_part(g: Guarantee) -> PLDPart | None:
     return None
 
 
-def check_composed_claim(claim: Claim, parts: Sequence[Guarantee]) -> tuple[Outcome, Bounds] | None:
+def check_composed_claim(parts: Sequence[Guarantee], claim: PrivacyClaim) -> tuple[Outcome, Bounds] | None:
     """Decide an ``(epsilon, delta)`` claim on the composition of ``parts`` from its PLD bracket.
 
     The composition of the parts' dominating pairs satisfies every part and is the worst case of the
@@ -286,12 +285,12 @@ def check_composed_claim(claim: Claim, parts: Sequence[Guarantee]) -> tuple[Outc
     violated by that composed release). ``None`` when the claim is not an ``(epsilon, delta)`` claim or a part
     has no dominating pair here.
     """
-    if claim[0] != "epsilon" or not parts:
+    if claim.form != "epsilon" or not parts:
         return None
     pld_parts = [dominating_part(p) for p in parts]
     if any(p is None for p in pld_parts):
         return None
-    eps_c, delta_c = float(claim[1]), float(claim[2])
+    eps_c, delta_c = float(claim.exact("epsilon")), float(claim.exact("delta"))
     if delta_c >= 1.0:
         return Verified("certified (trivial): delta >= 1 holds trivially"), Bounds(0.0, 1.0, 1.0)
     bracket = compose_plds([p for p in pld_parts if p is not None])
@@ -320,4 +319,4 @@ def check_composed_claim(claim: Claim, parts: Sequence[Guarantee]) -> tuple[Outc
     ), b
 
 
-__all__ = ["Claim", "check_claim", "check_composed_claim", "dominating_part"]
+__all__ = ["check_composed_claim", "decide", "dominating_part"]

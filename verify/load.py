@@ -17,11 +17,12 @@ import re
 import tomllib
 import types
 import typing
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
-from semidp.accountant.errors import InvalidSpec
+from semidp.accountant.errors import InvalidSpec, ToolkitError
 from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
 from semidp.verify.kinds.calibrated import postprocess_problems
 from semidp.verify.registry import REGISTRY, Problem, unknown_kind_problem
@@ -171,20 +172,41 @@ def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
 
-def validate(spec: Spec) -> list[Problem]:
-    """Every problem of a built spec: the shared sections and the kind's own (:meth:`~verify.registry.Kind.validate`)."""
+class ValidatorError(RuntimeError):
+    """A validator raised instead of listing problems: a bug in semidp or in a registered kind, not bad input.
+
+    Reported as an internal error (exit 2, ``semidp: PATH: internal error: ...``; ``--debug`` prints the
+    traceback, which chains the validator's own exception). Never a silently dropped problem.
+    """
+
+
+def validate(spec: Spec, *, parse_problems: Sequence[Problem] = ()) -> list[Problem]:
+    """Every problem of a built spec: the shared sections and the kind's own (:meth:`~verify.registry.Kind.validate`).
+
+    ``parse_problems`` are the problems found while building ``spec`` from its TOML: a section that failed to
+    parse is left out (``None``), so a validator reading it may raise ``TypeError`` or ``AttributeError``; the
+    spec is rejected with those problems either way. Any other exception of a validator -- and any exception
+    at all when the spec was built without problems -- raises :class:`ValidatorError` naming the validator.
+    A :class:`~accountant.errors.ToolkitError` (e.g. a refused size) propagates unchanged.
+    """
     probs: list[Problem] = []
-    checks = [*SHARED_CHECKS[:3]]
+    checks: list[tuple[str, Callable[[Spec], list[Problem]]]] = [(c.__name__, c) for c in SHARED_CHECKS[:3]]
     kind = REGISTRY.get(spec.mechanism.kind) if spec.mechanism is not None else None
     if kind is not None:
-        checks.append(kind.validate)
-    checks.append(SHARED_CHECKS[3])
-    checks.append(postprocess_problems)
-    for check in checks:
+        checks.append((f"{kind.name!r} kind", kind.validate))
+    checks.append((SHARED_CHECKS[3].__name__, SHARED_CHECKS[3]))
+    checks.append(("postprocess_problems", postprocess_problems))
+    for name, check in checks:
         try:
             probs += check(spec)
-        except (TypeError, AttributeError):
-            pass  # a section that failed to parse: its problem is already listed
+        except ToolkitError:
+            raise
+        except (TypeError, AttributeError) as e:
+            if not parse_problems:
+                raise ValidatorError(f"internal error in the {name} validator: {type(e).__name__}: {e}") from e
+            # a section that failed to parse (its problem is listed): this validator's problems wait for it
+        except Exception as e:
+            raise ValidatorError(f"internal error in the {name} validator: {type(e).__name__}: {e}") from e
     return probs
 
 
@@ -204,7 +226,7 @@ def loads(text: str, path: str = "<string>") -> Spec:
         probs += clash_problems(spec) + omitted_key_problems(raw, spec)
         spec = with_geography_features(dataclasses.replace(spec, path=path))
     if spec is not None:
-        probs += validate(spec)
+        probs += validate(spec, parse_problems=probs)
     probs = without_contradictions(probs)
     if probs or spec is None:
         raise InvalidSpec(path, [str(p) for p in probs] or ["could not be read"])
@@ -240,4 +262,4 @@ def load(path: str | Path) -> Spec:
     return loads(text, str(path))
 
 
-__all__ = ["load", "loads", "validate"]
+__all__ = ["ValidatorError", "load", "loads", "validate"]

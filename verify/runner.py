@@ -30,9 +30,10 @@ from semidp.accountant.semiadjacent import semi_adjacent_parameter
 from semidp.accountant.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
 from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.verify.certify import certify_summary
-from semidp.verify.claims import Claim, check_claim, check_composed_claim
+from semidp.verify.claims import check_composed_claim, decide
 from semidp.verify.context import MIN_STEP_SECONDS, Context, KindResult, Plot
 from semidp.verify.load import validate
+from semidp.verify.privacy_claim import PrivacyClaim
 from semidp.verify.registry import lookup
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
 from semidp.verify.semi_adjacent_check import check_semi_adjacent
@@ -69,28 +70,22 @@ class Audit:
         return self.typed.verdict
 
 
-def claim_of(g: GuaranteeSpec) -> Claim:
-    """A spec guarantee table as a claim tuple for :func:`verify.claims.check_claim`."""
-    if g.zcdp is not None:
-        return ("zcdp", g.zcdp)  # type: ignore[return-value]
-    if g.mu is not None:
-        return ("mu", g.mu)  # type: ignore[return-value]
-    if g.rdp is not None:
-        return ("rdp", g.rdp.alpha, g.rdp.epsilon)  # type: ignore[return-value]
-    return ("epsilon", g.epsilon, g.delta if g.delta is not None else 0)  # type: ignore[return-value]
+def claim_of(g: GuaranteeSpec) -> PrivacyClaim:
+    """A spec guarantee table as the claim :func:`verify.claims.decide` takes (:meth:`PrivacyClaim.of_spec`)."""
+    return PrivacyClaim.of_spec(g)
 
 
 def decide_claim(
-    claim: Claim, effective: AnyGuarantee, parts: Sequence[Guarantee] | None = None
+    claim: PrivacyClaim, effective: AnyGuarantee, parts: Sequence[Guarantee] | None = None
 ) -> tuple[Outcome, Bounds | None]:
-    """:func:`verify.claims.check_claim`, and for a composed release (``parts``) its PLD bracket.
+    """:func:`verify.claims.decide`, and for a composed release (``parts``) its PLD bracket.
 
     The closed-form composition of approximate or pure DP parts is not tight, so only the PLD bracket of the
     parts' dominating pairs may refute an ``(epsilon, delta)`` claim on it; either route may verify. GDP parts
     compose exactly in closed form, so their closed-form refutation stands.
     """
-    outcome, bounds = check_claim(claim, effective)
-    composed = None if parts is None or isinstance(outcome, Verified) else check_composed_claim(claim, parts)
+    outcome, bounds = decide(effective, claim)
+    composed = None if parts is None or isinstance(outcome, Verified) else check_composed_claim(parts, claim)
     if composed is None:
         return outcome, bounds
     # composed[1] bounds delta at the claim's epsilon, not epsilon: never reported as the claim's epsilon bounds

@@ -33,7 +33,8 @@ from semidp.accountant.outcome import Refuted, Unknown, Verified
 from semidp.accountant.pld_engine import compose_plds
 from semidp.accountant.relations import Replace
 from semidp.accountant.semidp import NoFiniteGuarantee
-from semidp.verify.claims import check_claim, check_composed_claim, dominating_part
+from semidp.verify.claims import check_composed_claim, decide, dominating_part
+from tests.claim_forms import claim
 
 REF = mpmath.MPContext()
 REF.dps = 80
@@ -83,7 +84,7 @@ def test_composed_claim_decided_from_the_right_end(parts: list[object]) -> None:
     assert 0 < iv.lower < iv.upper < 1
 
     def decide(delta: float) -> object:
-        res = check_composed_claim(("epsilon", F(eps), F(delta)), parts)  # type: ignore[arg-type]
+        res = check_composed_claim(parts, claim("epsilon", F(eps), F(delta)))  # type: ignore[arg-type]
         assert res is not None
         out, b = res
         assert b.lower == iv.lower and b.upper == iv.upper and b.estimate == iv.upper
@@ -93,12 +94,12 @@ def test_composed_claim_decided_from_the_right_end(parts: list[object]) -> None:
 
 
 def test_composed_claim_trivial_and_not_applicable() -> None:
-    res = check_composed_claim(("epsilon", F(1), F(1)), [GDP(1.0), PureDP(0.5)])
+    res = check_composed_claim([GDP(1.0), PureDP(0.5)], claim("epsilon", F(1), F(1)))
     assert res is not None and verdict(res[0]) is Verified
     assert (res[1].lower, res[1].estimate, res[1].upper) == (0.0, 1.0, 1.0)  # delta in [0, 1], reported as 1
-    assert check_composed_claim(("mu", F(1)), [GDP(1.0)]) is None
-    assert check_composed_claim(("epsilon", F(1), F(1, 10)), []) is None
-    assert check_composed_claim(("epsilon", F(1), F(1, 10)), [GDP(1.0), ZCDP(0.5)]) is None
+    assert check_composed_claim([GDP(1.0)], claim("mu", F(1))) is None
+    assert check_composed_claim([], claim("epsilon", F(1), F(1, 10))) is None
+    assert check_composed_claim([GDP(1.0), ZCDP(0.5)], claim("epsilon", F(1), F(1, 10))) is None
 
 
 def test_dominating_parts() -> None:
@@ -118,10 +119,10 @@ def test_dominating_parts() -> None:
 
 def test_gdp_epsilon_claims() -> None:
     enc = gdp_delta_enclosure(1.0, 1.0)
-    probe(lambda d: check_claim(("epsilon", F(1), F(d)), GDP(1.0))[0], enc.lower, enc.upper)
-    out, b = check_claim(("epsilon", F(1), F(1, 10**5)), GDP(1.0))
+    probe(lambda d: decide(GDP(1.0), claim("epsilon", F(1), F(d)))[0], enc.lower, enc.upper)
+    out, b = decide(GDP(1.0), claim("epsilon", F(1), F(1, 10**5)))
     assert b is not None and b.lower < b.upper == b.estimate and b.lower > 4.377 and b.upper < 4.3772
-    assert check_claim(("epsilon", F(1), F(0)), GDP(1.0))[1] is None
+    assert decide(GDP(1.0), claim("epsilon", F(1), F(0)))[1] is None
 
 
 def test_zcdp_epsilon_claims_upper_from_cks_lower_from_the_gaussian() -> None:
@@ -129,48 +130,47 @@ def test_zcdp_epsilon_claims_upper_from_cks_lower_from_the_gaussian() -> None:
     upper = zcdp_delta_upper(rho, eps)[0].upper
     lower = gdp_delta_enclosure(sqrt_lower(2 * rho), eps).lower
     assert lower < upper
-    probe(lambda d: check_claim(("epsilon", F(eps), F(d)), ZCDP(rho))[0], lower, upper)
-    out, b = check_claim(("epsilon", F(eps), F(1, 10**6)), ZCDP(rho))
+    probe(lambda d: decide(ZCDP(rho), claim("epsilon", F(eps), F(d)))[0], lower, upper)
+    out, b = decide(ZCDP(rho), claim("epsilon", F(eps), F(1, 10**6)))
     assert b is not None and b.lower < b.upper
-    # below eps = 0 the upper end is the trivial delta <= 1; the Gaussian's 0.6788 still refutes below it
-    assert verdict(check_claim(("epsilon", F(-1), F(9, 10)), ZCDP(rho))[0]) is Unknown
-    assert verdict(check_claim(("epsilon", F(-1), F(1, 2)), ZCDP(rho))[0]) is Refuted
-    assert verdict(check_claim(("epsilon", F(1), F(1)), ZCDP(rho))[0]) is Verified
+    with pytest.raises(InvalidArgument, match="epsilon >= 0"):  # no claim has a negative epsilon (PrivacyClaim)
+        claim("epsilon", F(-1), F(1, 2))
+    assert verdict(decide(ZCDP(rho), claim("epsilon", F(1), F(1)))[0]) is Verified
 
 
 def test_approx_dp_epsilon_claims() -> None:
     enc = approx_dp_profile_enclosure(1.0, 1e-3, 0.5)
-    probe(lambda d: check_claim(("epsilon", F(1, 2), F(d)), ApproxDP(1.0, 1e-3))[0], enc.lower, enc.upper)
-    assert verdict(check_claim(("epsilon", F(1), F(1, 10**3)), ApproxDP(1.0, 1e-3))[0]) is Verified
-    assert verdict(check_claim(("epsilon", F(1), F(1, 10**3) - F(1, 10**12)), ApproxDP(1.0, 1e-3))[0]) is Refuted
-    assert verdict(check_claim(("epsilon", F(1), F(0)), PureDP(1.0))[0]) is Verified
-    assert verdict(check_claim(("epsilon", F(1) - F(1, 10**9), F(0)), PureDP(1.0))[0]) is Refuted
-    assert verdict(check_claim(("zcdp", F(1, 2)), PureDP(1.0))[0]) is Verified
-    assert verdict(check_claim(("zcdp", F(1, 2) - F(1, 10**9)), PureDP(1.0))[0]) is Unknown
-    assert verdict(check_claim(("zcdp", F(100)), ApproxDP(1.0, 1e-9))[0]) is Refuted
-    assert verdict(check_claim(("mu", F(100)), PureDP(1.0))[0]) is Unknown
+    probe(lambda d: decide(ApproxDP(1.0, 1e-3), claim("epsilon", F(1, 2), F(d)))[0], enc.lower, enc.upper)
+    assert verdict(decide(ApproxDP(1.0, 1e-3), claim("epsilon", F(1), F(1, 10**3)))[0]) is Verified
+    assert verdict(decide(ApproxDP(1.0, 1e-3), claim("epsilon", F(1), F(1, 10**3) - F(1, 10**12)))[0]) is Refuted
+    assert verdict(decide(PureDP(1.0), claim("epsilon", F(1), F(0)))[0]) is Verified
+    assert verdict(decide(PureDP(1.0), claim("epsilon", F(1) - F(1, 10**9), F(0)))[0]) is Refuted
+    assert verdict(decide(PureDP(1.0), claim("zcdp", F(1, 2)))[0]) is Verified
+    assert verdict(decide(PureDP(1.0), claim("zcdp", F(1, 2) - F(1, 10**9)))[0]) is Unknown
+    assert verdict(decide(ApproxDP(1.0, 1e-9), claim("zcdp", F(100)))[0]) is Refuted
+    assert verdict(decide(PureDP(1.0), claim("mu", F(100)))[0]) is Unknown
 
 
 def test_tradeoff_claims_are_never_refuted() -> None:
     t = approx_dp_to_tradeoff(ApproxDP(1.0, 0.0))
-    out = check_claim(("epsilon", F(1, 2), F(1, 10**9)), t)[0]
+    out = decide(t, claim("epsilon", F(1, 2), F(1, 10**9)))[0]
     assert verdict(out) is Unknown
-    out = check_claim(("epsilon", F(1), F(1, 10**9)), t)[0]
+    out = decide(t, claim("epsilon", F(1), F(1, 10**9)))[0]
     assert verdict(out) is Verified
-    assert verdict(check_claim(("epsilon", F(0), F(1)), t)[0]) is Verified
+    assert verdict(decide(t, claim("epsilon", F(0), F(1)))[0]) is Verified
 
 
 def test_rdp_epsilon_claims_verified_from_the_upper_end_only() -> None:
     g = RDP((2.0, 8.0), (1.0, 3.0))
     enc = rdp_epsilon_upper(g.orders, g.epsilons, 1e-6)
-    assert verdict(check_claim(("epsilon", F(enc.upper), F(1, 10**6)), g)[0]) is Verified
-    assert verdict(check_claim(("epsilon", F(below(enc.upper)), F(1, 10**6)), g)[0]) is Unknown
-    assert verdict(check_claim(("epsilon", F(1), F(1)), g)[0]) is Verified
-    assert verdict(check_claim(("epsilon", F(100), F(0)), g)[0]) is Unknown
-    assert verdict(check_claim(("rdp", F(2), F(1)), g)[0]) is Verified
-    assert verdict(check_claim(("rdp", F(2), F(1) - F(1, 10**9)), g)[0]) is Unknown
-    assert verdict(check_claim(("rdp", F(3), F(100)), g)[0]) is Unknown
-    assert verdict(check_claim(("mu", F(100)), g)[0]) is Unknown
+    assert verdict(decide(g, claim("epsilon", F(enc.upper), F(1, 10**6)))[0]) is Verified
+    assert verdict(decide(g, claim("epsilon", F(below(enc.upper)), F(1, 10**6)))[0]) is Unknown
+    assert verdict(decide(g, claim("epsilon", F(1), F(1)))[0]) is Verified
+    assert verdict(decide(g, claim("epsilon", F(100), F(0)))[0]) is Unknown
+    assert verdict(decide(g, claim("rdp", F(2), F(1)))[0]) is Verified
+    assert verdict(decide(g, claim("rdp", F(2), F(1) - F(1, 10**9)))[0]) is Unknown
+    assert verdict(decide(g, claim("rdp", F(3), F(100)))[0]) is Unknown
+    assert verdict(decide(g, claim("mu", F(100)))[0]) is Unknown
 
 
 # --- exact comparisons: the boundary belongs to the claim
@@ -187,22 +187,22 @@ def test_rdp_epsilon_claims_verified_from_the_upper_end_only() -> None:
     ],
 )
 def test_exact_claims_hold_at_equality_and_fail_just_below(effective: object, form: str, value: tuple[F, ...]) -> None:
-    assert verdict(check_claim((form, *value), effective)[0]) is Verified  # type: ignore[arg-type]
+    assert verdict(decide(effective, claim(form, *value))[0]) is Verified  # type: ignore[arg-type]
     lowered = (*value[:-1], value[-1] - F(1, 10**12))
-    assert verdict(check_claim((form, *lowered), effective)[0]) is Refuted  # type: ignore[arg-type]
+    assert verdict(decide(effective, claim(form, *lowered))[0]) is Refuted  # type: ignore[arg-type]
 
 
 def test_zcdp_mu_claims_refute_only_below_the_gaussian() -> None:
-    assert verdict(check_claim(("mu", F(99, 100)), ZCDP(0.5))[0]) is Refuted  # sqrt(2 rho) = 1
-    assert verdict(check_claim(("mu", F(1)), ZCDP(0.5))[0]) is Unknown
-    assert verdict(check_claim(("mu", F(5)), ZCDP(0.5))[0]) is Unknown
+    assert verdict(decide(ZCDP(0.5), claim("mu", F(99, 100)))[0]) is Refuted  # sqrt(2 rho) = 1
+    assert verdict(decide(ZCDP(0.5), claim("mu", F(1)))[0]) is Unknown
+    assert verdict(decide(ZCDP(0.5), claim("mu", F(5)))[0]) is Unknown
 
 
 def test_no_finite_guarantee() -> None:
     none = NoFiniteGuarantee("the invariant differs", Replace())
-    assert verdict(check_claim(("epsilon", F(1), F(1)), none)[0]) is Verified
-    assert verdict(check_claim(("epsilon", F(100), F(1) - F(1, 10**9)), none)[0]) is Refuted
-    assert verdict(check_claim(("mu", F(100)), none)[0]) is Refuted
+    assert verdict(decide(none, claim("epsilon", F(1), F(1)))[0]) is Verified
+    assert verdict(decide(none, claim("epsilon", F(100), F(1) - F(1, 10**9)))[0]) is Refuted
+    assert verdict(decide(none, claim("mu", F(100)))[0]) is Refuted
 
 
 # --- the enclosures themselves: each end on its side of a reference, and tight
@@ -306,56 +306,56 @@ def test_trivial_delta_one_claims_hold_even_where_the_bound_exceeds_one() -> Non
     # rho = 50 at eps = 0: the CKS bound is far above 1 and the Gaussian's lower end is below 1, so only the
     # trivial rule (every mechanism satisfies delta >= 1) verifies it
     assert zcdp_delta_upper(50.0, 0.0)[0].upper > 1.0
-    assert verdict(check_claim(("epsilon", F(0), F(1)), ZCDP(50.0))[0]) is Verified
-    assert verdict(check_claim(("epsilon", F(0), F(1)), RDP((2.0,), (100.0,)))[0]) is Verified
+    assert verdict(decide(ZCDP(50.0), claim("epsilon", F(0), F(1)))[0]) is Verified
+    assert verdict(decide(RDP((2.0,), (100.0,)), claim("epsilon", F(0), F(1)))[0]) is Verified
 
 
 def test_tradeoff_claims_verified_only_from_the_upper_end_of_the_profile() -> None:
     t = approx_dp_to_tradeoff(ApproxDP(1.0, 0.0))
     enc = tradeoff_profile_enclosure(t.curve.alphas, t.curve.betas, 0.5)
     assert enc.lower < enc.upper
-    assert verdict(check_claim(("epsilon", F(1, 2), F(enc.upper)), t)[0]) is Verified
-    assert verdict(check_claim(("epsilon", F(1, 2), F(enc.lower)), t)[0]) is Unknown
-    assert verdict(check_claim(("epsilon", F(1, 2), F(below(enc.lower))), t)[0]) is Unknown  # never refuted
+    assert verdict(decide(t, claim("epsilon", F(1, 2), F(enc.upper)))[0]) is Verified
+    assert verdict(decide(t, claim("epsilon", F(1, 2), F(enc.lower)))[0]) is Unknown
+    assert verdict(decide(t, claim("epsilon", F(1, 2), F(below(enc.lower))))[0]) is Unknown  # never refuted
 
 
 def test_zcdp_at_small_epsilon_uses_the_cks_bound() -> None:
     # eps = 0 and eps = 0.5 are on the CKS side (only eps < 0 falls back to delta <= 1)
-    assert verdict(check_claim(("epsilon", F(0), F(1, 2)), ZCDP(0.001))[0]) is Verified
-    assert verdict(check_claim(("epsilon", F(1, 2), F(1, 10**20)), ZCDP(0.001))[0]) is Verified
+    assert verdict(decide(ZCDP(0.001), claim("epsilon", F(0), F(1, 2)))[0]) is Verified
+    assert verdict(decide(ZCDP(0.001), claim("epsilon", F(1, 2), F(1, 10**20)))[0]) is Verified
 
 
 def test_zcdp_epsilon_bounds() -> None:
     rho, delta = 0.125, 1e-6
-    out, b = check_claim(("epsilon", F(1), F(delta)), ZCDP(rho))
+    out, b = decide(ZCDP(rho), claim("epsilon", F(1), F(delta)))
     assert verdict(out) is Refuted and b is not None
     assert b.lower == gdp_epsilon_lower(sqrt_lower(2 * rho), delta) > 2.25
     assert b.upper == b.estimate == zcdp_to_approx_dp(ZCDP(rho), delta).epsilon
-    assert check_claim(("epsilon", F(1), F(0)), ZCDP(rho))[1] is None  # a pure claim: no epsilon(delta) bounds
-    out, b = check_claim(("epsilon", F(1), F(delta)), ZCDP(0.0))
+    assert decide(ZCDP(rho), claim("epsilon", F(1), F(0)))[1] is None  # a pure claim: no epsilon(delta) bounds
+    out, b = decide(ZCDP(0.0), claim("epsilon", F(1), F(delta)))
     assert verdict(out) is Verified and b is not None and b.lower == 0.0 == b.upper
 
 
 def test_gdp_bounds_only_for_a_delta_strictly_inside_zero_one() -> None:
-    assert check_claim(("epsilon", F(1), F(1)), GDP(1.0))[1] is None
-    assert check_claim(("epsilon", F(1), F(0)), GDP(1.0))[1] is None
-    b = check_claim(("epsilon", F(1), F(1, 10)), GDP(1.0))[1]
+    assert decide(GDP(1.0), claim("epsilon", F(1), F(1)))[1] is None
+    assert decide(GDP(1.0), claim("epsilon", F(1), F(0)))[1] is None
+    b = decide(GDP(1.0), claim("epsilon", F(1), F(1, 10)))[1]
     assert b is not None and b.upper == gdp_epsilon(1.0, 0.1) and b.lower == gdp_epsilon_lower(1.0, 0.1)
 
 
 def test_pure_claims_on_approximate_dp_need_a_zero_delta() -> None:
     # (1, 1e-3)-DP never implies (2, 0)-DP: its profile is 1e-3 at every epsilon >= 1
-    assert verdict(check_claim(("epsilon", F(2), F(0)), ApproxDP(1.0, 1e-3))[0]) is Refuted
-    assert verdict(check_claim(("epsilon", F(2), F(0)), PureDP(1.0))[0]) is Verified
+    assert verdict(decide(ApproxDP(1.0, 1e-3), claim("epsilon", F(2), F(0)))[0]) is Refuted
+    assert verdict(decide(PureDP(1.0), claim("epsilon", F(2), F(0)))[0]) is Verified
 
 
 def test_pure_dp_gives_half_epsilon_squared_zcdp() -> None:
-    assert verdict(check_claim(("zcdp", F(1, 8)), PureDP(0.5))[0]) is Verified  # [BS16, Prop. 1.4]
-    assert verdict(check_claim(("zcdp", F(1, 8) - F(1, 10**12)), PureDP(0.5))[0]) is Unknown
+    assert verdict(decide(PureDP(0.5), claim("zcdp", F(1, 8)))[0]) is Verified  # [BS16, Prop. 1.4]
+    assert verdict(decide(PureDP(0.5), claim("zcdp", F(1, 8) - F(1, 10**12)))[0]) is Unknown
 
 
 def test_the_exact_pure_comparison_only_for_two_zero_deltas() -> None:
-    assert verdict(check_claim(("epsilon", F(1), F(1)), PureDP(2.0))[0]) is Verified  # delta = 1 always holds
-    assert verdict(check_claim(("epsilon", F(1), F(0)), ApproxDP(0.5, 1.0))[0]) is Refuted
+    assert verdict(decide(PureDP(2.0), claim("epsilon", F(1), F(1)))[0]) is Verified  # delta = 1 always holds
+    assert verdict(decide(ApproxDP(0.5, 1.0), claim("epsilon", F(1), F(0)))[0]) is Refuted
     # (1/8, 1/8)-DP at eps = 0: 1/8 + 7/8 tanh(1/16) = 0.18 > 1/8 (epsilon compared with epsilon, not delta)
-    assert verdict(check_claim(("epsilon", F(0), F(1, 8)), ApproxDP(0.125, 0.125))[0]) is Refuted
+    assert verdict(decide(ApproxDP(0.125, 0.125), claim("epsilon", F(0), F(1, 8)))[0]) is Refuted
