@@ -35,7 +35,7 @@ from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
 from semidp.accountant.outcome import Outcome, Refuted, Skipped, Verified
 from semidp.accountant.semidp import NoFiniteGuarantee
-from semidp.verify.report import GuaranteeSummary
+from semidp.verify.report import PLD_CERTIFICATE, GuaranteeSummary
 
 #: Working precision of the re-checks (decimal digits).
 DPS = 80
@@ -174,11 +174,18 @@ def _(g: RDP, entry: EpsilonDelta) -> bool | None:
 
 
 def certify_summary(pairs: list[tuple[GuaranteeSummary, AnyGuarantee]]) -> Outcome:
-    """Re-check every (epsilon, delta) of each report summary against the guarantee it summarises."""
-    checked, failed, unchecked = 0, [], 0
+    """Re-check every (epsilon, delta) of each report summary against the guarantee it summarises.
+
+    Every reported pair is accounted for in the outcome's text: re-certified by an independent route, or
+    labelled with the certificate it has -- a PLD entry's bracket (:data:`verify.report.PLD_CERTIFICATE`;
+    its ends must be ordered and its lower end must not exceed a re-certified upper bound at the same delta),
+    or "the accountant alone" when no route re-checks it.
+    """
+    checked, failed, unchecked, pld = 0, [], 0, 0
     for summary, g in pairs:
         if isinstance(g, NoFiniteGuarantee):
             continue
+        proven: dict[float, float] = {}  # delta -> the least re-certified upper bound of epsilon
         for entry in summary.epsilon_delta:
             ok = certify_entry(g, entry)
             if ok is None:
@@ -187,12 +194,24 @@ def certify_summary(pairs: list[tuple[GuaranteeSummary, AnyGuarantee]]) -> Outco
             checked += 1
             if not ok:
                 failed.append(f"{entry.method} epsilon={entry.epsilon!r} at delta={entry.delta!r}")
+            elif entry.epsilon is not None:
+                proven[entry.delta] = min(proven.get(entry.delta, entry.epsilon), entry.epsilon)
+        for p in summary.pld:
+            pld += 1
+            if not p.lower <= p.upper:
+                failed.append(f"pld bracket [{p.lower!r}, {p.upper!r}] at delta={p.delta!r} is not ordered")
+            if not p.set_aside and p.delta in proven and p.lower > proven[p.delta]:  # lower above a proven upper
+                failed.append(
+                    f"pld lower bound {p.lower!r} at delta={p.delta!r} exceeds the re-certified {proven[p.delta]!r}"
+                )
     if failed:
         return Refuted("BUG: reported epsilon below the certified bound: " + "; ".join(failed))
-    if checked == 0:  # nothing was certified: not a PASS
+    pld_note = f"{pld} PLD value(s) certified by {PLD_CERTIFICATE}, not re-derived by a second route" if pld else ""
+    if checked == 0:  # nothing was re-certified: not a PASS
+        rest = [f"{unchecked} value(s) rest on the accountant alone"] if unchecked else []
         return Skipped(
             "no reported (epsilon, delta) pair has an independent route to re-certify it"
-            + (f" ({unchecked} value(s) rest on the accountant alone)" if unchecked else "")
+            + (f" ({'; '.join([*rest, pld_note] if pld_note else rest)})" if rest or pld_note else "")
         )
     curves = [g for _, g in pairs if isinstance(g, TradeOff)]
     note = (
@@ -201,6 +220,9 @@ def certify_summary(pairs: list[tuple[GuaranteeSummary, AnyGuarantee]]) -> Outco
         else ""
     )
     note += f"; {unchecked} value(s) rest on the accountant alone" if unchecked else ""
+    note += f"; {pld_note}" if pld_note else ""
+    total = checked + unchecked + pld
     return Verified(
-        f"{checked} reported (epsilon, delta) pair(s) re-certified at {DPS} digits by an independent route{note}"
+        f"{total} reported (epsilon, delta) value(s): {checked} re-certified at {DPS} digits by an independent "
+        f"route{note}"
     )

@@ -28,7 +28,7 @@ from semidp.accountant.outcome import Bounds, Outcome
 from semidp.accountant.relations import BaseRelation
 from semidp.accountant.semiadjacent import SemiAdjacentParameter
 from semidp.accountant.sensitivity import SensitivitySpace
-from semidp.verify.report import Check, GuaranteeSummary, Section
+from semidp.verify.report import Check, GuaranteeSummary, PldEntry, Section
 from semidp.verify.spec import MechanismSpec, Spec
 
 M = TypeVar("M", bound=MechanismSpec)
@@ -137,6 +137,8 @@ class KindResult:
     """Replaces the summary of ``advertised`` (e.g. a private test reports its guarantee as both)."""
     effective_extra: dict[str, object] = field(default_factory=dict)
     """Added fields of the effective guarantee's object (e.g. ``prop21``)."""
+    effective_pld: tuple[PldEntry, ...] = ()
+    """The PLD entries of the effective guarantee (a composed release), reported after its conversions."""
     certify_advertised: bool = True
     """Whether the advertised summary is re-certified too (not when it is the effective one)."""
     calibrated_space: SensitivitySpace | None = None

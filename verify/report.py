@@ -97,11 +97,49 @@ def verdict_of(checks: list[Check]) -> Verdict:
 
 
 @dataclass(frozen=True)
+class PldEntry:
+    """One ``method = "pld"`` entry of a guarantee's ``epsilon_delta``: the upper end of a PLD bracket.
+
+    ``epsilon`` (= ``upper``) bounds the privacy loss at ``delta`` from the pessimistic composition of the
+    parts' privacy-loss distributions, ``lower`` from the optimistic one (discretisation and FFT rounding
+    bounded, :mod:`accountant.pld_engine`): that bracket is the entry's certificate (:data:`PLD_CERTIFICATE`).
+    ``set_aside`` lists the CSV lines of measurements bounded through their (eps0, delta0) guarantee.
+    """
+
+    delta: float
+    lower: float
+    upper: float
+    set_aside: tuple[int, ...] = ()
+
+    @property
+    def epsilon(self) -> float:
+        """The reported epsilon: the bracket's upper end."""
+        return self.upper
+
+    def to_json(self) -> JSON:
+        """``{"delta", "epsilon", "method": "pld", "bracket": {"lower", "upper"}[, "set_aside"]}``."""
+        out: JSON = {
+            "delta": self.delta,
+            "epsilon": self.upper,
+            "method": "pld",
+            "bracket": {"lower": self.lower, "upper": self.upper},
+        }
+        if self.set_aside:
+            out["set_aside"] = list(self.set_aside)
+        return out
+
+
+#: How a PLD entry is certified (named by the ``conversions-certified`` check).
+PLD_CERTIFICATE = "the PLD bracket (pessimistic composition, discretisation and FFT rounding bounded)"
+
+
+@dataclass(frozen=True)
 class GuaranteeSummary:
     """A guarantee in every form it converts to: its parameters and labelled ``(epsilon, delta, method)`` entries.
 
-    ``extra`` holds added fields (``framework`` first for an effective guarantee,
-    ``prop21`` for released parts).
+    ``epsilon_delta`` holds the conversion routes' entries, ``pld`` the PLD brackets of a composed release
+    (reported after them, in the same JSON list). ``extra`` holds added fields (``rho_exact``, ``prop21``,
+    ``per_attribute``...); it never names a typed field (:meth:`with_extra` refuses).
     """
 
     relation: str
@@ -110,6 +148,7 @@ class GuaranteeSummary:
     epsilon_delta: tuple[EpsilonDelta, ...]
     framework: str | None = None
     extra: JSON = field(default_factory=dict)
+    pld: tuple[PldEntry, ...] = ()
 
     @classmethod
     def of(cls, g: AnyGuarantee, deltas: list[float], framework: str | None = None) -> GuaranteeSummary:
@@ -117,9 +156,18 @@ class GuaranteeSummary:
         eds = tuple(e for d in deltas for e in epsilon_delta(g, d))
         return cls(g.relation.describe(), native_forms(g), eds, framework)
 
+    def __post_init__(self) -> None:
+        shadowed = sorted(set(self.extra) & {"framework", "relation", "epsilon_delta", *self.forms})
+        if shadowed:  # a programming error: the typed value would be replaced in the JSON
+            raise ValueError(f"extra fields {shadowed} would shadow typed fields of the guarantee summary")
+
     def with_extra(self, **extra: Any) -> GuaranteeSummary:
-        """A copy with more JSON fields."""
+        """A copy with more JSON fields (never a typed field's key: refused with ``ValueError``)."""
         return dataclasses.replace(self, extra={**self.extra, **extra})
+
+    def with_pld(self, entries: tuple[PldEntry, ...]) -> GuaranteeSummary:
+        """A copy with the PLD entries of a composed release."""
+        return dataclasses.replace(self, pld=self.pld + tuple(entries))
 
     def to_json(self) -> JSON:
         """The contract's guarantee object."""
@@ -128,7 +176,7 @@ class GuaranteeSummary:
             **head,
             "relation": self.relation,
             **self.forms,
-            "epsilon_delta": [e.to_json() for e in self.epsilon_delta],
+            "epsilon_delta": [e.to_json() for e in self.epsilon_delta] + [p.to_json() for p in self.pld],
             **self.extra,
         }
 
@@ -236,6 +284,8 @@ __all__ = [
     "Check",
     "GuaranteeSummary",
     "JsonSection",
+    "PLD_CERTIFICATE",
+    "PldEntry",
     "Report",
     "Section",
     "Status",

@@ -232,7 +232,7 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     """The report of a kind's result: shared header, checks and verdict around the kind's sections."""
     spec, a = ctx.spec, ctx.a
     adv = part.advertised_summary or GuaranteeSummary.of(part.advertised, ctx.deltas)
-    eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework)
+    eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework).with_pld(part.effective_pld)
     if part.effective_extra:
         eff = eff.with_extra(**part.effective_extra)
     a_outcome = part.semi_adjacent_check or check_semi_adjacent(

@@ -39,7 +39,7 @@ from semidp.accountant.workload import (
 )
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
-from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
+from semidp.verify.report import Check, GuaranteeSummary, JsonSection, PldEntry, Report
 from semidp.verify.spec import Spec
 from semidp.verify.workload_spec import (
     Measurement,
@@ -73,24 +73,18 @@ class Accounted:
     def entries(self, deltas: list[float], relation: Any) -> list[JSON]:
         """BS and CKS on the summed rho, then the PLD (upper end reported, the bracket beside it)."""
         g = ZCDP(rho_up(self.rho), relation)
-        out = [e.to_json() for d in deltas for e in epsilon_delta(g, d)]
+        return [e.to_json() for d in deltas for e in epsilon_delta(g, d)] + [
+            p.to_json() for p in self.pld_entries(deltas)
+        ]
+
+    def pld_entries(self, deltas: list[float]) -> tuple[PldEntry, ...]:
+        """The PLD bracket at each of ``deltas`` (none when the PLD could not be composed)."""
         if self.pld_unavailable is not None:
-            return out
-        for d in deltas:
-            if self.pld is None:
-                out.append({"delta": d, "epsilon": 0.0, "method": "pld", "bracket": {"lower": 0.0, "upper": 0.0}})
-                continue
-            b = self.pld.epsilon(d)
-            entry: JSON = {
-                "delta": d,
-                "epsilon": b.upper,
-                "method": "pld",
-                "bracket": {"lower": b.lower, "upper": b.upper},
-            }
-            if self.set_aside_lines:
-                entry["set_aside"] = list(self.set_aside_lines)
-            out.append(entry)
-        return out
+            return ()
+        if self.pld is None:  # nothing is released: no privacy loss
+            return tuple(PldEntry(d, 0.0, 0.0) for d in deltas)
+        brackets = [(d, self.pld.epsilon(d)) for d in deltas]
+        return tuple(PldEntry(d, b.lower, b.upper, self.set_aside_lines) for d, b in brackets)
 
     def to_json(self, deltas: list[float], relation: Any, count: int) -> JSON:
         """``{"rho", "rho_exact", "measurements", "epsilon_delta"}``."""
@@ -357,12 +351,15 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str) -> KindResu
         eff_all = account(ms, noise, a.value).evaluated(deltas)
     breakdown = _breakdowns(ctx, noise, per_attr, per_level, a.value if query_level else None)
     advertised = ZCDP(rho_up(adv.rho), rel)
-    adv_summary = GuaranteeSummary.of(advertised, deltas).with_extra(
-        rho_exact=str(adv.rho),
-        epsilon_delta=adv.entries(deltas, rel),
-        **adv.unavailable_json(),
-        per_attribute={k: breakdown["adv", k].to_json(deltas, rel, len(v)) for k, v in per_attr.items()},
-        per_geolevel={k: breakdown["adv", k].to_json(deltas, rel, len(v)) for k, v in per_level.items()},
+    adv_summary = (
+        GuaranteeSummary.of(advertised, deltas)
+        .with_pld(adv.pld_entries(deltas))
+        .with_extra(
+            rho_exact=str(adv.rho),
+            **adv.unavailable_json(),
+            per_attribute={k: breakdown["adv", k].to_json(deltas, rel, len(v)) for k, v in per_attr.items()},
+            per_geolevel={k: breakdown["adv", k].to_json(deltas, rel, len(v)) for k, v in per_level.items()},
+        )
     )
     coarse = semi_dp(advertised, inv, a.value)
     extra: JSON = {}
@@ -384,7 +381,6 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str) -> KindResu
         extra = {
             "method": "query-level",
             "rho_exact": str(eff.rho),
-            "epsilon_delta": eff.entries(deltas, semi_rel),
             **eff.unavailable_json(),
             "coarse": GuaranteeSummary.of(coarse, deltas).to_json(),
             "per_attribute": {k: breakdown["eff", k].to_json(deltas, semi_rel, len(v)) for k, v in per_attr.items()},
@@ -419,6 +415,7 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str) -> KindResu
         seed=None,  # nothing is drawn: no randomness to report
         advertised_summary=adv_summary,
         effective_extra=extra,
+        effective_pld=eff_all.pld_entries(deltas) if query_level and eff_all is not None else (),
         claim_override=claim,
         claim_bounds=claim_bounds,
         sections=(WorkloadSection(section), JsonSection("measurements", [_row(m) for m in ms])),
