@@ -75,6 +75,12 @@ from semidp.accountant.sensitivity_comparisons import compare_with_closed_form, 
 from semidp.accountant.sensitivity_search import semi_sensitivity_search
 from semidp.accountant.table_symmetry import TableSymmetry
 
+if __name__ != "semidp.accountant":  # one identity per module (issue 23, item 8)
+    raise ImportError(
+        f"import semidp.accountant, not {__name__!r}: the repository's accountant/ folder is the package "
+        "semidp.accountant; a second import name would load second copies of its classes, which semidp rejects."
+    )
+
 __all__ = [
     "AddRemove",
     "ApproxDP",

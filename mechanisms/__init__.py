@@ -64,6 +64,12 @@ from semidp.mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMe
 from semidp.mechanisms.subspace import ExtendedGaussian, ExtendedLaplace, ProjectedGaussian, ProjectedLaplace
 from semidp.mechanisms.umpu import SemiDPOddsRatioTest, TableMargins, UMPUTestResult, umpu_odds_ratio_test
 
+if __name__ != "semidp.mechanisms":  # one identity per module (issue 23, item 8)
+    raise ImportError(
+        f"import semidp.mechanisms, not {__name__!r}: the repository's mechanisms/ folder is the package "
+        "semidp.mechanisms; a second import name would load second copies of its classes, which semidp rejects."
+    )
+
 __all__ = [
     "BinomialTestResult",
     "BinomialUMPTest",

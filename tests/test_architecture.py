@@ -8,7 +8,10 @@ function-level import is still a cycle.
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,3 +157,31 @@ def test_one_claim_type_and_one_check_claim() -> None:
     assert _claim_type_violations({n: p.read_text(encoding="utf-8") for n, p in MODULES.items()}) == []
     planted = {"verify.claims": "Claim = tuple[str, ...]\ndef check_claim(claim, effective): ...\n"}
     assert len(_claim_type_violations(planted)) == 2  # the rule sees both when they come back
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_a_layer_has_one_import_name(layer: str) -> None:
+    """Issue 23, item 8: from the repository root, ``import accountant`` (etc.) fails with a message naming
+    ``semidp.accountant``; a second name would load second copies of the classes (``ZCDP`` rejected by semidp)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
+    run = subprocess.run(
+        [sys.executable, "-c", f"import {layer}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode != 0
+    assert f"ImportError: import semidp.{layer}, not '{layer}'" in run.stderr
+
+
+def test_posix_only_modules_are_imported_where_they_exist() -> None:
+    """``resource`` (POSIX) is imported inside a ``try`` only, so the package imports where it is missing."""
+    bare = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:  # module level, outside a try
+            if isinstance(node, ast.Import) and any(a.name in ("resource", "fcntl", "termios") for a in node.names):
+                bare.append(f"{name}:{node.lineno}")
+    assert bare == []

@@ -16,6 +16,12 @@ from semidp.verify.runner import Audit, audit, exit_code
 from semidp.verify.spec import Spec
 from semidp.verify.version import __version__
 
+if __name__ != "semidp.verify":  # one identity per module (issue 23, item 8)
+    raise ImportError(
+        f"import semidp.verify, not {__name__!r}: the repository's verify/ folder is the package "
+        "semidp.verify; a second import name would load second copies of its classes, which semidp rejects."
+    )
+
 __all__ = [
     "Audit",
     "Bounds",

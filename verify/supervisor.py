@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import resource
 import signal
 import time
 import traceback
@@ -30,6 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Generic, Literal, TypeVar
+
+try:  # POSIX only: where it is missing (Windows) the memory cap is not set; the time budget still holds
+    import resource
+except ImportError:  # pragma: no cover - not on the POSIX machines the tests run on
+    resource = None  # type: ignore[assignment]
 
 from semidp.accountant.errors import ToolkitError
 
@@ -270,7 +274,7 @@ def _child(call: Callable[[], T], classify: Classify, send: Connection, limit: i
         pass
     _die_with_parent(parent)
     _INTERIM = send
-    if limit is not None:
+    if limit is not None and resource is not None:
         try:
             _, hard = resource.getrlimit(resource.RLIMIT_AS)
             want = address_space_cap(limit)
