@@ -52,6 +52,15 @@ def fork_and_hang(h, rng):
         time.sleep(0.2)
 
 
+def fork_and_hog(h, rng):
+    import sys
+    _note(os.getpid())
+    _note(subprocess.Popen(["sleep", "300"]).pid)
+    sys.setswitchinterval(1e6)  # never hand the GIL over: the worker's own threads starve
+    while True:
+        pass
+
+
 def fork_once(h, rng):
     if not os.path.exists(PIDS):
         _note(subprocess.Popen(["sleep", "300"]).pid)
@@ -304,6 +313,34 @@ def test_a_terminated_run_leaves_no_process_behind(cleanup: Path) -> None:
         assert pids.exists() and len(pids.read_text().split()) >= 2, "the callable never started its child"
         p.terminate()
         assert p.wait(30) == 128 + 15
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert _left_behind(cleanup) == []
+
+
+@pytest.mark.parametrize("fn", ["fork_and_hang", "fork_and_hog"])
+def test_a_killed_run_leaves_no_process_behind(cleanup: Path, fn: str) -> None:
+    # SIGKILL to semidp (an OOM killer, a CI runner's hard kill): nothing of semidp runs to clean up, so the
+    # spec's child dies with it (PR_SET_PDEATHSIG), each release worker dies with that child, and a watchdog
+    # process in the worker's session kills the session, taking the `sleep` the callable started; fork_and_hog
+    # never releases the GIL, so a watcher thread in the worker alone would never run
+    spec = _spec(cleanup, fn)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "semidp.verify.cli", "audit", "--allow-code", "--time-limit", "120", str(spec)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        pids = cleanup / "pids"
+        deadline = time.monotonic() + 100
+        while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pids.exists() and len(pids.read_text().split()) >= 2, "the callable never started its child"
+        p.kill()
+        assert p.wait(30) == -9
     finally:
         if p.poll() is None:
             p.kill()
