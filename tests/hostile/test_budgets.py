@@ -21,6 +21,7 @@ import pytest
 
 from semidp.verify import spec_job
 from semidp.verify.cli import MAX_WORKERS, main
+from semidp.verify.dask_client import Cluster
 from semidp.verify.spec_job import JobOptions, run_spec
 from semidp.verify.supervisor import hard_deadline
 
@@ -345,3 +346,17 @@ def test_a_killed_run_leaves_no_process_behind(cleanup: Path, fn: str) -> None:
         if p.poll() is None:
             p.kill()
     assert _left_behind(cleanup) == []
+
+
+def test_no_local_cluster_is_started_once_start_up_spent_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # was: a 5 000-measurement workload at --time-limit 5 --workers 1 spent the budget loading (start-up counts),
+    # then still started a local cluster (in this process: no hard stop) and overran it by tens of seconds
+    distributed = pytest.importorskip("distributed")
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a local cluster was started with no budget left")
+
+    monkeypatch.setattr(distributed, "LocalCluster", never)
+    monkeypatch.setattr(spec_job, "audit_spec", lambda path, opts: None)  # not reached either
+    got = run_spec(TOTAL, JobOptions(time_limit=5.0), startup=6.0, cluster=Cluster(workers=1))
+    assert got.status == "timeout" and "before the local Dask cluster could start" in got.message, got
