@@ -71,7 +71,7 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
@@ -261,6 +261,11 @@ def _fold(x: NDArray[np.float64], offset: int, n: int) -> NDArray[np.float64]:
     return np.asarray(buf.reshape(chunks, n).sum(axis=0), dtype=np.float64)
 
 
+def _void(factors: Sequence[_Factor]) -> bool:
+    """Some factor's law has no finite mass (all of it at ``+inf``): the composition's finite part is 0."""
+    return any(not np.any(f.law.masses > 0) for f in factors)
+
+
 def _inf_mass(factors: Sequence[_Factor], *, upper: bool) -> float:
     s = 0.0
     for f in factors:
@@ -440,6 +445,8 @@ class PLDBracket:
     def delta(self, epsilon: float) -> PLDInterval:
         """Certified ``(lower, upper)`` of the composed privacy profile at ``epsilon``."""
         eps = check_in_interval("epsilon", epsilon, -1e6, 1e6)
+        if _void(self.upper_factors) or _void(self.lower_factors):
+            return self._void_interval(lambda mass: mass)
         lam = self._lambda_for_eps(eps) if self.count > 1 else 0.0
         lo = _delta_from(self._composed(lam, upper=False), self.h, eps, upper=False)
         comp_up = self._composed(lam, upper=True)
@@ -451,12 +458,25 @@ class PLDBracket:
     def epsilon(self, delta: float) -> PLDInterval:
         """Certified ``(lower, upper)`` of the smallest ``epsilon >= 0`` with ``delta(epsilon) <= delta``."""
         d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True)
+        if _void(self.upper_factors) or _void(self.lower_factors):
+            return self._void_interval(lambda mass: 0.0 if mass <= d else math.inf)
         lam = self._lambda_for_delta(d) if self.count > 1 else 0.0
         comp_up = self._composed(lam, upper=True)
         up = self._eps_side(comp_up, d, upper=True)
         if comp_up.inf_mass <= d:
             up = min(up, self.loss_cap)  # delta(loss_cap) <= the mass at +inf <= d
         return PLDInterval(min(self._eps_side(self._composed(lam, upper=False), d, upper=False), up), up)
+
+    def _void_interval(self, answer: Callable[[float], float]) -> PLDInterval:
+        """The bracket when some part's law has no finite mass, all of it at ``+inf`` (e.g. the (eps, 1)-DP pair
+        of a semi-DP-doubled delta that reached 1; its tilt would be log 0, NaN): the composed law is then its
+        mass at ``+inf`` alone, a profile constant in epsilon. ``answer`` maps that constant to the query's
+        answer. A side whose laws all keep finite mass is bounded trivially (lower end 0, upper end 1 / inf):
+        conservative, and only reached next to a void part. Found by fuzzing shipped specs (issue 21, H11)."""
+        up_void, lo_void = _void(self.upper_factors), _void(self.lower_factors)
+        up = answer(_inf_mass(self.upper_factors, upper=True)) if up_void else answer(1.0)
+        lo = answer(_inf_mass(self.lower_factors, upper=False)) if lo_void else answer(0.0)
+        return PLDInterval(min(lo, up), up)
 
     def _eps_side(self, comp: _Composed, delta: float, *, upper: bool) -> float:
         h = self.h

@@ -32,6 +32,7 @@ Every verified or refuted outcome names its certificate in its text, as
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 from functools import singledispatch
@@ -69,7 +70,10 @@ def _num(x: float) -> str:
 
 
 def _le(x: float, y: float | Fraction) -> bool:
-    """``x <= y`` exactly (both read as rationals)."""
+    """``x <= y`` exactly (both read as rationals; an infinite float compares as itself, e.g. a delta bound
+    that overflowed to inf for a huge rho)."""
+    if isinstance(x, float) and math.isinf(x) or isinstance(y, float) and math.isinf(y):
+        return float(x) <= float(y)  # a NaN still raises below: it decides nothing
     return Fraction(x) <= Fraction(y)
 
 

@@ -98,6 +98,8 @@ def client_for(cluster: Cluster, *, timeout: float = float("inf")) -> tuple[Any,
     # A local cluster starts in this thread (started from another thread its nannies fail at random): its start
     # is bounded by the caller's guard (one spec: the hard stop of the child that starts it; several: the wait
     # for their results, counted from before the start).
+    if timeout <= 0:  # the budget is spent already (start-up counts): starting a cluster would only overrun it
+        raise OutOfTime(f"--workers {cluster.workers}: the budget ran out before the local Dask cluster could start")
     t0 = time.monotonic()
     local = LocalCluster(  # type: ignore[no-untyped-call]
         # a free loopback port: with None, Dask still tries 8787 and warns (an error under pytest) when another

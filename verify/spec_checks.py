@@ -22,6 +22,13 @@ MAX_COUNT = 2**53
 #: (inconclusive), beyond it numpy cannot even index the array (it would be an internal error, not a located one).
 MAX_CELLS = MAX_SAMPLES = 2**40
 
+#: The largest value of each form of a guarantee table (``mechanism.guarantee``, ``mechanism.components[i]``,
+#: ``claim.guarantee``): far beyond any release that protects anyone (e^10000 is a likelihood ratio no float
+#: holds). Fuzzing the shipped specs found claim epsilon = 1e6 (beyond the certified arithmetic's 2^16384) and
+#: component mu = 1e10 (a NaN in the PLD grid) ending as errors. zcdp goes higher (a published 1e24 renders);
+#: between about 1e18 and 1e24 a certificate may still leave its range (exit 2, "cannot be evaluated").
+MAX_GUARANTEE = {"epsilon": 10**4, "mu": 10**4, "zcdp": 10**24}
+
 
 def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
     """Problems of a guarantee table: exactly one form, delta only with epsilon, values in range."""
@@ -43,6 +50,11 @@ def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
         v = getattr(g, k)
         if v is not None and v < 0:
             probs.append(Problem(f"{key}.{k}", f"must be >= 0, got {float(v)!r}"))
+        elif v is not None and v > MAX_GUARANTEE[k]:
+            probs.append(Problem(f"{key}.{k}", f"must be at most {MAX_GUARANTEE[k]:g}, got {float(v)!r}"))
+    if g.rdp is not None and g.rdp.epsilon is not None and g.rdp.epsilon > MAX_GUARANTEE["epsilon"]:
+        limit = MAX_GUARANTEE["epsilon"]
+        probs.append(Problem(f"{key}.rdp.epsilon", f"must be at most {limit:g}, got {float(g.rdp.epsilon)!r}"))
     if g.delta is not None and not (0 <= g.delta <= 1):
         probs.append(Problem(f"{key}.delta", f"must be in [0, 1], got {float(g.delta)!r}"))
     if g.rdp is not None and (g.rdp.alpha is not None and g.rdp.alpha <= 1):
@@ -154,6 +166,7 @@ SHARED_CHECKS = (top_problems, data_problems, invariant_problems, rest_problems)
 
 __all__ = [
     "MAX_CELLS",
+    "MAX_GUARANTEE",
     "MAX_SAMPLES",
     "SHARED_CHECKS",
     "data_problems",

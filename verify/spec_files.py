@@ -5,7 +5,9 @@ Specs arrive in pull requests and ``semidp check`` runs them in other people's C
 
 * it resolves inside the spec's folder (symlinks followed, then checked): an absolute path, a ``..``
   escape or a symlink out of it is refused, unless ``--files-root DIR`` (:func:`files_root`) names
-  a wider allowed folder;
+  a wider allowed folder; the resolved file is then opened by walking from the allowed folder's
+  descriptor with ``O_NOFOLLOW`` on every component, so a folder swapped for a symlink after the
+  check is refused, never followed (:func:`read_bytes`);
 * only a regular file is read (never a FIFO, a device, a directory, or a file under ``/proc``,
   ``/sys`` or ``/dev``, whose sizes lie), and at most :data:`MAX_FILE_BYTES`;
 * an error names the key and the file as the spec wrote it, never the file's content: a message
@@ -23,6 +25,7 @@ import stat
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
+from typing import BinaryIO
 
 from semidp.accountant.errors import ToolkitError
 
@@ -81,6 +84,11 @@ def resolve(spec_path: str, key: str, name: str) -> Path:
     The allowed folder is the spec's folder, or the ``--files-root`` folder (:func:`files_root`). An absolute
     ``name`` is allowed only with ``--files-root``. Raises :class:`SpecFileRefused`.
     """
+    return _confined(spec_path, key, name)[1]
+
+
+def _confined(spec_path: str, key: str, name: str) -> tuple[Path, Path]:
+    """``(allowed folder, resolved target)`` of :func:`resolve`."""
     if not name or "\x00" in name:
         raise SpecFileRefused(key, name, "not a file name")
     root = _ROOT.get()
@@ -100,12 +108,71 @@ def resolve(spec_path: str, key: str, name: str) -> Path:
         raise SpecFileRefused(key, name, f"resolves outside {where} (through '..' or a symlink)")
     if any(target == p or target.is_relative_to(p) for p in PSEUDO_ROOTS):
         raise SpecFileRefused(key, name, "a file of /proc, /sys or /dev is never read")
-    return target
+    return allowed, target
 
 
 def read_bytes(spec_path: str, key: str, name: str, *, max_bytes: int | None = None) -> bytes:
-    """The content of the regular file named by spec key ``key`` (:func:`resolve`, :func:`read_regular`)."""
-    return read_regular(resolve(spec_path, key, name), key, name, max_bytes=max_bytes)
+    """The content of the regular file named by spec key ``key``, confined to the allowed folder (:func:`resolve`).
+
+    The check and the open are one: after :func:`resolve` the file is opened by walking from a descriptor of the
+    allowed folder, one component at a time, each opened with ``O_NOFOLLOW`` (``os.open(..., dir_fd=)``), so a
+    folder or file swapped for a symlink between the check and the open is refused, never followed out of the
+    folder. Type and size are then checked on the open descriptor (:func:`read_regular`). Where ``dir_fd`` is
+    not supported (Windows) the resolved path is opened as :func:`read_regular` does.
+    """
+    allowed, target = _confined(spec_path, key, name)
+    if not _CAN_WALK:
+        return read_regular(target, key, name, max_bytes=max_bytes)
+    parts = target.relative_to(allowed).parts
+    if not parts:
+        raise SpecFileRefused(key, name, "not a regular file (a directory)")
+    dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(allowed, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise SpecFileRefused(key, name, f"cannot be read: {e.strerror or type(e).__name__}") from None
+    try:
+        for part in parts[:-1]:
+            try:
+                nxt = os.open(part, dir_flags, dir_fd=fd)
+            except OSError as e:
+                raise SpecFileRefused(key, name, _open_error(e, "a folder on its path")) from None
+            os.close(fd)
+            fd = nxt
+        return _read_at(fd, parts[-1], key, name, MAX_FILE_BYTES if max_bytes is None else max_bytes)
+    finally:
+        os.close(fd)
+
+
+#: Files are opened relative to a folder descriptor (POSIX ``openat``): :func:`read_bytes` walks the path.
+_CAN_WALK = os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+
+
+def _open_error(e: OSError, what: str) -> str:
+    if e.errno in (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", -1)):
+        return f"{what} became a symlink or changed while reading (refused, not followed)"
+    return f"cannot be read: {e.strerror or type(e).__name__}"
+
+
+def _read_at(dir_fd: int, leaf: str, key: str, name: str, limit: int) -> bytes:
+    """The regular file ``leaf`` of the folder ``dir_fd``: type checked before opening (a FIFO or a device can
+    block or act when opened), opened without following a symlink and without blocking, checked again on the
+    descriptor, and read up to ``limit`` bytes."""
+    try:
+        mode = os.stat(leaf, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except OSError as e:
+        raise SpecFileRefused(key, name, f"cannot be read: {e.strerror or type(e).__name__}") from None
+    if stat.S_ISLNK(mode):
+        raise SpecFileRefused(key, name, "became a symlink or changed while reading (refused, not followed)")
+    if not stat.S_ISREG(mode):
+        raise SpecFileRefused(key, name, f"not a regular file ({_file_type(mode)})")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(leaf, flags, dir_fd=dir_fd)
+    except OSError as e:
+        raise SpecFileRefused(key, name, _open_error(e, "the file")) from None
+    with os.fdopen(fd, "rb") as f:
+        return _read_checked(f, key, name, limit)
 
 
 def read_regular(target: Path, key: str, name: str, *, max_bytes: int | None = None) -> bytes:
@@ -130,15 +197,20 @@ def read_regular(target: Path, key: str, name: str, *, max_bytes: int | None = N
         why = "a symlink changed while reading" if e.errno == errno.ELOOP else (e.strerror or type(e).__name__)
         raise SpecFileRefused(key, name, f"cannot be read: {why}") from None
     with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise SpecFileRefused(key, name, f"not a regular file ({_file_type(st.st_mode)})")
-        if st.st_size > limit:
-            raise SpecFileRefused(key, name, f"{st.st_size} bytes; the limit is {limit} bytes")
-        try:
-            data = f.read(limit + 1)
-        except OSError as e:
-            raise SpecFileRefused(key, name, f"cannot be read: {e.strerror or type(e).__name__}") from None
+        return _read_checked(f, key, name, limit)
+
+
+def _read_checked(f: BinaryIO, key: str, name: str, limit: int) -> bytes:
+    """The content of the open file ``f`` if its descriptor is a regular file of at most ``limit`` bytes."""
+    st = os.fstat(f.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        raise SpecFileRefused(key, name, f"not a regular file ({_file_type(st.st_mode)})")
+    if st.st_size > limit:
+        raise SpecFileRefused(key, name, f"{st.st_size} bytes; the limit is {limit} bytes")
+    try:
+        data = f.read(limit + 1)
+    except OSError as e:
+        raise SpecFileRefused(key, name, f"cannot be read: {e.strerror or type(e).__name__}") from None
     if len(data) > limit:
         raise SpecFileRefused(key, name, f"more than {limit} bytes, the limit")
     return data

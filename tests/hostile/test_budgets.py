@@ -21,6 +21,7 @@ import pytest
 
 from semidp.verify import spec_job
 from semidp.verify.cli import MAX_WORKERS, main
+from semidp.verify.dask_client import Cluster
 from semidp.verify.spec_job import JobOptions, run_spec
 from semidp.verify.supervisor import hard_deadline
 
@@ -50,6 +51,15 @@ def fork_and_hang(h, rng):
     _note(subprocess.Popen(["sleep", "300"]).pid)  # inherits stdout: a piped run waits for it
     while True:
         time.sleep(0.2)
+
+
+def fork_and_hog(h, rng):
+    import sys
+    _note(os.getpid())
+    _note(subprocess.Popen(["sleep", "300"]).pid)
+    sys.setswitchinterval(1e6)  # never hand the GIL over: the worker's own threads starve
+    while True:
+        pass
 
 
 def fork_once(h, rng):
@@ -308,3 +318,45 @@ def test_a_terminated_run_leaves_no_process_behind(cleanup: Path) -> None:
         if p.poll() is None:
             p.kill()
     assert _left_behind(cleanup) == []
+
+
+@pytest.mark.parametrize("fn", ["fork_and_hang", "fork_and_hog"])
+def test_a_killed_run_leaves_no_process_behind(cleanup: Path, fn: str) -> None:
+    # SIGKILL to semidp (an OOM killer, a CI runner's hard kill): nothing of semidp runs to clean up, so the
+    # spec's child dies with it (PR_SET_PDEATHSIG), each release worker dies with that child, and a watchdog
+    # process in the worker's session kills the session, taking the `sleep` the callable started; fork_and_hog
+    # never releases the GIL, so a watcher thread in the worker alone would never run
+    spec = _spec(cleanup, fn)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "semidp.verify.cli", "audit", "--allow-code", "--time-limit", "120", str(spec)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        pids = cleanup / "pids"
+        deadline = time.monotonic() + 100
+        while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pids.exists() and len(pids.read_text().split()) >= 2, "the callable never started its child"
+        p.kill()
+        assert p.wait(30) == -9
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert _left_behind(cleanup) == []
+
+
+def test_no_local_cluster_is_started_once_start_up_spent_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # was: a 5 000-measurement workload at --time-limit 5 --workers 1 spent the budget loading (start-up counts),
+    # then still started a local cluster (in this process: no hard stop) and overran it by tens of seconds
+    distributed = pytest.importorskip("distributed")
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a local cluster was started with no budget left")
+
+    monkeypatch.setattr(distributed, "LocalCluster", never)
+    monkeypatch.setattr(spec_job, "audit_spec", lambda path, opts: None)  # not reached either
+    got = run_spec(TOTAL, JobOptions(time_limit=5.0), startup=6.0, cluster=Cluster(workers=1))
+    assert got.status == "timeout" and "before the local Dask cluster could start" in got.message, got

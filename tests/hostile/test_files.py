@@ -220,3 +220,46 @@ def test_recorded_samples_are_confined_too(tmp_path: Path) -> None:
     code, out, err = _cli("audit", str(folder / "s.toml"))
     assert code == 2 and "mechanism.pairs[0].samples.x = 'x.npy': not a readable .npy array" in err
     assert SECRET not in out + err
+
+
+def test_a_symlinked_intermediate_folder_out_of_the_spec_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "m.csv").write_text(f"{SECRET},x,y\n")
+    folder = tmp_path / "spec"
+    spec = _workload(folder, "sub/m.csv")
+    (folder / "sub").symlink_to(tmp_path / "outside", target_is_directory=True)
+    with pytest.raises(SpecFileRefused, match="resolves outside the spec's folder"):
+        read_bytes(str(spec), KEY, "sub/m.csv")
+    code, out, err = _cli("audit", str(spec))
+    assert code == 2 and "resolves outside the spec's folder" in err and SECRET not in out + err
+
+
+@pytest.mark.parametrize("swapped", ["sub", "sub/deeper", "sub/deeper/m.csv"])
+def test_a_component_swapped_for_a_symlink_after_the_check_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swapped: str
+) -> None:
+    """The check-then-open race (TOCTOU): the path is checked inside the folder, then a folder (or the file) on
+    it becomes a symlink out of the folder before the open. The open walks from the folder's descriptor with
+    O_NOFOLLOW on every component, so the swapped component is refused, never followed to the secret."""
+    outside = tmp_path / "outside"
+    (outside / "deeper").mkdir(parents=True)
+    (outside / "deeper" / "m.csv").write_text(f"{SECRET},x,y\n")
+    (outside / "m.csv").write_text(f"{SECRET},x,y\n")
+    folder = tmp_path / "spec"
+    spec = _workload(folder, "sub/deeper/m.csv")
+    (folder / "sub" / "deeper").mkdir(parents=True)
+    (folder / "sub" / "deeper" / "m.csv").write_text("fine,x,y\n")
+    assert read_bytes(str(spec), KEY, "sub/deeper/m.csv") == b"fine,x,y\n"
+    checked = spec_files._confined
+
+    def check_then_swap(spec_path: str, key: str, name: str) -> tuple[Path, Path]:
+        got = checked(spec_path, key, name)  # the check passes on the honest tree ...
+        victim = folder / swapped  # ... then the attacker swaps one component for a symlink out
+        victim.rename(folder / "moved-away")
+        victim.symlink_to(outside / Path(swapped).relative_to("sub") if swapped != "sub" else outside)
+        return got
+
+    monkeypatch.setattr(spec_files, "_confined", check_then_swap)
+    with pytest.raises(SpecFileRefused, match="symlink or changed while reading") as e:
+        read_bytes(str(spec), KEY, "sub/deeper/m.csv")
+    assert SECRET not in str(e.value)

@@ -75,6 +75,10 @@ from semidp.verify.sections import MechanismSection
 from semidp.verify.spec import MechanismSpec, Spec, documented
 from semidp.verify.spec_checks import table_required
 
+#: The largest ``mechanism.epsilon`` of generalized-laplace, exclusive: the exact sampler draws with numerator and
+#: denominator below 2^31 (:func:`mechanisms.lattice_exact.ExactLatticeLaplace`).
+MAX_LAPLACE_EPSILON = 2**31
+
 
 @dataclass(frozen=True)
 class SamplerSpec:
@@ -148,6 +152,14 @@ class LatticeKind:
             if m.epsilon is None or not m.epsilon > 0:
                 probs.append(
                     Problem("mechanism.epsilon", "generalized-laplace needs epsilon > 0 (per unit of mechanism.norm)")
+                )
+            elif m.epsilon >= MAX_LAPLACE_EPSILON:  # the exact sampler's integer range (mechanisms.lattice_exact)
+                probs.append(
+                    Problem(
+                        "mechanism.epsilon",
+                        f"must be < 2^31 = {MAX_LAPLACE_EPSILON} (the exact lattice sampler's range), "
+                        f"got {float(m.epsilon)!r}",
+                    )
                 )
             if m.rho is not None:
                 probs.append(Problem("mechanism.rho", "generalized-laplace is calibrated by epsilon, not rho"))

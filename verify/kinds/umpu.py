@@ -124,6 +124,13 @@ class UmpuKind:
             probs.append(Problem("mechanism.alpha", f"must be in (0, 1), got {float(m.alpha)!r}"))
         if m.theta0 is not None and not m.theta0 > 0:
             probs.append(Problem("mechanism.theta0", f"must be > 0, got {float(m.theta0)!r}"))
+        if m.noise is not None:  # the ranges of the noise's parameters (else the test raises mid-run, unlocated)
+            for k in ("epsilon", "mu"):
+                v = getattr(m.noise, k)
+                if v is not None and not v > 0:
+                    probs.append(Problem(f"mechanism.noise.{k}", f"must be > 0, got {float(v)!r}"))
+            if m.noise.delta is not None and not (0 <= m.noise.delta < 1):
+                probs.append(Problem("mechanism.noise.delta", f"must be in [0, 1), got {float(m.noise.delta)!r}"))
         return probs
 
     def run(self, ctx: Context) -> KindResult:
