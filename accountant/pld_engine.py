@@ -71,6 +71,7 @@ References
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -94,7 +95,9 @@ __all__ = [
     "LaplaceBracket",
     "PLDBracket",
     "PLDInterval",
+    "RefinedInterval",
     "compose_plds",
+    "refine_bracket",
 ]
 
 #: Default FFT length target used to choose the grid when ``grid`` is not given.
@@ -647,6 +650,7 @@ def compose_plds(
     points: int | None = None,
     max_points: int = MAX_POINTS,
     tail_mass: float = DEFAULT_TAIL_MASS,
+    lattice: bool = True,
 ) -> PLDBracket | GaussianBracket | LaplaceBracket:
     r"""Compose PLD parts (each optionally with a repeat count) into a certified :class:`PLDBracket`.
 
@@ -670,6 +674,9 @@ def compose_plds(
         Largest FFT length (memory: 8 bytes per point per array).
     tail_mass:
         Q-mass of each truncated tail of an unbounded part.
+    lattice:
+        Put the optimistic laws on the parts' common atom lattice when they have one (:func:`_lattice_lower`;
+        default). ``False`` keeps the power-of-two grid for the lower end too (floored atoms; for comparisons).
 
     Returns
     -------
@@ -724,15 +731,15 @@ def compose_plds(
         h = 2.0 ** math.floor(math.log2(check_positive("grid", grid)))
     laws_up = [(_trim(p.grid_law(h, pessimistic=True, tail_mass=tail_mass)), k) for p, k in items]
     up = tuple(_Factor(g, k, _Coarse.of(g)) for g, k in laws_up)
-    lattice = _lattice_lower(items, h)
-    if lattice is None:
+    lattice_laws = _lattice_lower(items, h) if lattice else None
+    if lattice_laws is None:
         laws_lo = [(_trim(p.grid_law(h, pessimistic=False, tail_mass=tail_mass)), k) for p, k in items]
         lo = tuple(_Factor(g, k, _Coarse.of(g)) for g, k in laws_lo)
         return PLDBracket(h, up, lo, max_points, _loss_cap(items))
-    lo = tuple(_Factor(g, k, _Coarse.of(g)) for g, k in lattice)
-    shift = sum((k * Fraction(g.shift) for g, k in lattice), Fraction(0))
-    slack = sum((k * Fraction(g.slack) for g, k in lattice), Fraction(0))
-    return PLDBracket(h, up, lo, max_points, _loss_cap(items), lattice[0][0].h, shift, slack)
+    lo = tuple(_Factor(g, k, _Coarse.of(g)) for g, k in lattice_laws)
+    shift = sum((k * Fraction(g.shift) for g, k in lattice_laws), Fraction(0))
+    slack = sum((k * Fraction(g.slack) for g, k in lattice_laws), Fraction(0))
+    return PLDBracket(h, up, lo, max_points, _loss_cap(items), lattice_laws[0][0].h, shift, slack)
 
 
 def _lattice_lower(items: Sequence[tuple[PLDPart, int]], h: float) -> list[tuple[GridLaw, int]] | None:
@@ -770,3 +777,85 @@ def _loss_cap(items: Sequence[tuple[PLDPart, int]]) -> float:
             return math.inf
         total += k * bound
     return up_exact(total)
+
+
+#: Default relative width ``(upper - lower) / upper`` that :func:`refine_bracket` refines to.
+DEFAULT_REL_WIDTH = 1e-3
+
+
+class RefinedInterval(NamedTuple):
+    """The result of :func:`refine_bracket`: the narrowest certified interval found and whether it met the width."""
+
+    interval: PLDInterval
+    """Intersection of the certified intervals of every grid tried (each contains the truth, so it does)."""
+    points: int | None
+    """Grid-points target of the last grid tried (``None``: the default grid or a closed form only)."""
+    reached: bool
+    """Whether ``(upper - lower) <= rel_width * upper`` (an upper end of 0 counts as reached)."""
+    rel_width: float
+    """The relative width reached (``inf`` if the upper end is infinite)."""
+
+
+def _relative_width(iv: PLDInterval) -> float:
+    if iv.upper == 0.0:
+        return 0.0
+    if not math.isfinite(iv.upper):
+        return math.inf
+    return max(0.0, iv.upper - iv.lower) / iv.upper
+
+
+def refine_bracket(
+    parts: Sequence[PLDPart | tuple[PLDPart, int]],
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    rel_width: float = DEFAULT_REL_WIDTH,
+    max_points: int = MAX_POINTS,
+    time_limit: float | None = None,
+) -> RefinedInterval:
+    r"""Certified ``delta(epsilon)`` or ``epsilon(delta)`` of a composition, refined to a relative width.
+
+    Composes on the default grid (:func:`compose_plds`), then on grids with 4x the points while
+    ``(upper - lower) > rel_width * upper``, the next grid fits ``max_points`` and, with ``time_limit`` (seconds,
+    wall clock), the next grid (about 4x the last one's time) is expected to finish within it. Every grid's
+    interval contains the truth, so their intersection is returned; ``reached`` says whether the width was met
+    (report it when not: the interval is still certified, only wider). Units: epsilon in nats, delta a probability.
+
+    Raises
+    ------
+    InvalidArgument
+        Unless exactly one of ``epsilon`` and ``delta`` is given, or if ``rel_width`` is not in ``(0, 1]``.
+
+    Examples
+    --------
+    >>> r = refine_bracket([(LaplacePart(50.0), 1000)], delta=1e-6)
+    >>> r.reached, 2.9049 < r.interval.lower <= r.interval.upper < 2.9065
+    (True, True)
+    """
+    if (epsilon is None) == (delta is None):
+        raise InvalidArgument("refine_bracket: give exactly one of epsilon and delta.")
+    check_in_interval("rel_width", rel_width, 0.0, 1.0, lo_open=True)
+    if time_limit is not None:
+        check_positive("time_limit", time_limit)
+
+    def query(b: PLDBracket | GaussianBracket | LaplaceBracket) -> PLDInterval:
+        return b.delta(epsilon) if epsilon is not None else b.epsilon(delta)  # type: ignore[arg-type]
+
+    start = time.monotonic()
+    bracket = compose_plds(parts, max_points=max_points)
+    iv = query(bracket)
+    points: int | None = None
+    last = time.monotonic() - start
+    while isinstance(bracket, PLDBracket) and _relative_width(iv) > rel_width:
+        nxt = (points or DEFAULT_POINTS) * 4
+        if nxt > max_points:
+            break
+        if time_limit is not None and time.monotonic() - start + 4 * last > time_limit:
+            break
+        t0 = time.monotonic()
+        bracket = compose_plds(parts, points=nxt, max_points=max_points)
+        new = query(bracket)
+        iv = PLDInterval(max(iv.lower, new.lower), min(iv.upper, new.upper))
+        points, last = nxt, time.monotonic() - t0
+    w = _relative_width(iv)
+    return RefinedInterval(iv, points, w <= rel_width, w)

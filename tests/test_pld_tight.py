@@ -30,7 +30,8 @@ from test_pld_brute_force import Item, bracket_violations, reference
 from test_pld_engine import laplace_two_fold_delta, rr_composed_delta
 
 from semidp.accountant import pld_engine, pld_parts
-from semidp.accountant.pld_engine import PLDBracket, compose_plds
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.pld_engine import PLDBracket, compose_plds, refine_bracket
 from semidp.accountant.pld_parts import (
     ApproxDPPart,
     DiscreteLaplacePart,
@@ -203,3 +204,38 @@ def test_the_composed_slack_is_added_to_the_query(monkeypatch: pytest.MonkeyPatc
     lo = b.epsilon(1e-3).lower
     assert rr_composed_delta(0.3, 5, lo) >= 1e-3
     assert rr_composed_delta(0.3, 5, wrong.epsilon(1e-3).lower) < 1e-3
+
+
+# ---------------------------------------------------------------- refinement to a relative width
+
+
+def test_refine_reaches_the_default_width_and_contains_the_truth() -> None:
+    r = refine_bracket([(RandomizedResponsePart(0.01), 20000)], delta=1e-10)
+    assert r.reached and r.rel_width <= 1e-3 and r.points is not None  # the default grid alone is 2.3e-3 wide
+    lo, up = r.interval
+    assert lo <= RR_20000_TRUTH[0] and RR_20000_TRUTH[1] <= up and (up - lo) / up <= 1e-3
+    d = refine_bracket([(LaplacePart(50.0), 1000)], epsilon=2.0)
+    assert (
+        d.reached
+        and d.interval.lower <= DPA_LAPLACE_DELTA_PESSIMISTIC
+        and DPA_LAPLACE_DELTA_OPTIMISTIC <= d.interval.upper
+    )
+
+
+def test_refine_says_when_it_could_not_reach_the_width() -> None:
+    """A width the largest grid cannot give: not reached, the interval still certified and the widths consistent."""
+    r = refine_bracket([(RandomizedResponsePart(0.01), 20000)], delta=1e-10, rel_width=1e-9, max_points=2**17)
+    assert not r.reached and r.rel_width > 1e-9 and r.points == 2**17
+    assert r.interval.lower <= RR_20000_TRUTH[0] and RR_20000_TRUTH[1] <= r.interval.upper
+    assert r.rel_width == pytest.approx((r.interval.upper - r.interval.lower) / r.interval.upper)
+    tight = refine_bracket([(RandomizedResponsePart(0.01), 20000)], delta=1e-10, time_limit=1e-9)
+    assert not tight.reached and tight.points is None  # the budget stops it after the default grid
+
+
+def test_refine_closed_forms_and_arguments() -> None:
+    g = refine_bracket([(GaussianPart(5.0), 10)], delta=1e-10)
+    assert g.reached and g.points is None and g.rel_width < 1e-12
+    with pytest.raises(InvalidArgument, match="exactly one"):
+        refine_bracket([LaplacePart(1.0)], epsilon=1.0, delta=1e-6)
+    with pytest.raises(InvalidArgument, match="rel_width"):
+        refine_bracket([LaplacePart(1.0)], epsilon=1.0, rel_width=0.0)
