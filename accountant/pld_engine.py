@@ -7,6 +7,12 @@ with ``lower <= truth <= upper``. Unlike :mod:`semidp.accountant.pld` (sparse
 shift-and-add of few-atom curves) this engine uses the FFT, with its rounding
 error bounded and added to the upper / subtracted from the lower bound.
 
+Which module serves what: this engine answers ``delta(eps)`` / ``epsilon(delta)`` brackets of compositions
+of known mechanisms (many parts, thousands of repeats: workloads, claims, designs);
+:mod:`semidp.accountant.pld` composes arbitrary piecewise-linear *tradeoff curves* (few atoms each) into a
+certified lower tradeoff curve (f-DP output, :mod:`semidp.accountant.composition`). :func:`refine_bracket`
+refines this engine's bracket to a requested relative width (default :data:`DEFAULT_REL_WIDTH`).
+
 Method (for each of the two discretised laws: pessimistic -> upper, optimistic -> lower)
 -----------------------------------------------------------------------------------------
 1. *Discretise* every distinct part on the grid :math:`h\mathbb Z` (``h`` a power
@@ -42,7 +48,9 @@ Method (for each of the two discretised laws: pessimistic -> upper, optimistic -
    lower: :math:`t_j\ge c^+_j-|r_j|-a_j`; :math:`\sum_j|r_j|w_j\le\|r\|_2\|w\|_2`
    (Cauchy-Schwarz), :math:`\sum a_jw_j\le Ae^{\log C-\lambda\varepsilon_i}`; true
    mass above the window adds :math:`\le A_{\uparrow}e^{\log C-\lambda\varepsilon_i}`.
-   Off-grid :math:`\varepsilon` uses the grid point below (upper) / above (lower).
+   Off-grid :math:`\varepsilon` uses the grid point below (upper) and the chord in :math:`e^\varepsilon` to
+   the one above (both sides: :math:`\delta` is convex in :math:`e^\varepsilon`, and a law on labels has a
+   profile *linear* in :math:`e^\varepsilon` between them, so the chord of lower bounds is a lower bound).
    Mass at :math:`+\infty` composes as :math:`1-\prod_p(1-m_p)^{k_p}` (``log1p``/``expm1``, rounded outward).
    :math:`\|\kappa\|_2` is bounded in closed form (three geometric sums, :func:`_kappa_norm`).
 6. *Cap* the upper bound by pure DP: when every part's finite loss is bounded (:meth:`PLDPart.max_loss`:
@@ -58,7 +66,13 @@ the tilt concentrates the law), or the exact support when that fits the same len
 The bracket width has two sources: the optimistic law's relabelling (second order where the
 mass below a label balances it, a rounding down of up to :math:`h` per factor where it does not,
 as for atoms off the grid: up to :math:`Kh` in :math:`\varepsilon`) and the pessimistic law's
-second-order spread error [DGKKM22]. Refine ``grid`` to narrow it.
+second-order spread error [DGKKM22]. *Lattice lower end* (issue 26): when every part declares its atoms'
+lattice ``shift + g Z`` with one common ``g`` (Laplace, randomized response, (eps, delta), discrete Laplace),
+the optimistic laws sit on ``shift_p + (g/N) Z`` instead (``N = 1`` for atoms only: their composition is then
+exact; else ``g/N <= h``), so no atom is floored; the labels' exact excess over the true losses (the
+*slack*, float rounding of a spacing that is not a power of two) is added to the queried epsilon, and the
+shifts are summed exactly (``PLDBracket.lower_shift``). Refine ``points`` (:func:`refine_bracket`) to
+narrow what remains.
 
 References
 ----------

@@ -40,6 +40,9 @@ Discretisation (losses in units of the grid spacing ``h``)
   to :math:`h` per part; the relabelling leaves a second-order error wherever the
   mass below a label balances it (an atom alone above empty cells, e.g. the
   Laplace atom at :math:`\Delta/b` off the grid, still floors).
+* **Optimistic on a lattice** (``lattice_law``, :func:`lattice_from_atoms`): parts whose atoms lie on
+  ``shift + g Z`` (:class:`Lattice`) label them on ``shift + (g/N) Z`` instead, so the atoms keep their
+  place; the labels' exact excess over the true losses is the law's ``slack`` (the engine adds it back).
 
 Float inputs of the closed forms (``scipy.special.log_ndtr``, ``expm1``) are
 trusted to the relative accuracy :data:`REL_PAD` (a few ulps measured; the
