@@ -129,8 +129,11 @@ WINDOW_Z = 8.0
 #: at most ``points`` grid points (the tilted window, ``WINDOW_Z`` < ``GRID_Z``, then fits one FFT of that length).
 GRID_Z = 14.0
 
-#: The FFT covers the exact composed support (no aliased mass to bound) when it has at most this many points.
+#: The FFT covers the exact composed support (no aliased mass to bound) of a composition of at most
+#: ``EXACT_SUPPORT_FACTORS`` mechanisms when it has at most ``EXACT_SUPPORT_POINTS`` points (the Chernoff bound of
+#: the aliased mass is all of a few mechanisms' lower end near the top of a pure-DP law).
 EXACT_SUPPORT_POINTS = 2**16
+EXACT_SUPPORT_FACTORS = 64
 #: Largest tilt per label step of the optimistic composition (``e^{-lambda h}`` per step stays far from underflow).
 LOWER_TILT_STEPS = 1.0
 
@@ -331,7 +334,7 @@ def _compose_tilted(factors: Sequence[_Factor], lam: float, max_points: int, *, 
     n = 1 << max(12, min((need - 1).bit_length(), max_points.bit_length() - 1))
     # the exact support fits the window's FFT length, or a short FFT (or no FFT): no aliasing. The Chernoff bound of
     # the aliased mass is subtracted from the lower end everywhere, which near the top of a pure-DP law is all of it.
-    if exact_n <= max(n, EXACT_SUPPORT_POINTS) or k_total == 1:
+    if exact_n <= max(n, EXACT_SUPPORT_POINTS if k_total <= EXACT_SUPPORT_FACTORS else 0) or k_total == 1:
         n = 1 << max(4, (exact_n - 1).bit_length())
         start = exact_lo
         a_low = a_up = 0.0
