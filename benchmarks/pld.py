@@ -29,8 +29,9 @@ import warnings
 from typing import Callable
 
 from semidp.accountant.gaussian import gdp_epsilon
-from semidp.accountant.pld_engine import PLDInterval, RefinedInterval, compose_plds, refine_bracket
+from semidp.accountant.pld_engine import PLDInterval, compose_plds
 from semidp.accountant.pld_parts import GaussianPart, LaplacePart, RandomizedResponsePart
+from semidp.accountant.pld_refine import RefinedInterval, refine_bracket
 
 DELTA = 1e-10
 

@@ -31,7 +31,7 @@ from test_pld_engine import laplace_two_fold_delta, rr_composed_delta
 
 from semidp.accountant import pld_engine, pld_parts
 from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.pld_engine import PLDBracket, compose_plds, refine_bracket
+from semidp.accountant.pld_engine import PLDBracket, compose_plds
 from semidp.accountant.pld_parts import (
     ApproxDPPart,
     DiscreteLaplacePart,
@@ -39,6 +39,7 @@ from semidp.accountant.pld_parts import (
     LaplacePart,
     RandomizedResponsePart,
 )
+from semidp.accountant.pld_refine import refine_bracket
 
 MP = mpmath.MPContext()
 MP.dps = 40
