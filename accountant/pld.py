@@ -7,6 +7,13 @@ mechanisms that are :math:`f_i`-DP (adaptively) is
 module computes a **lower bound** of that tensor product for piecewise-linear
 curves (:class:`~accountant.tradeoff.TradeoffCurve`) and Gaussian parts.
 
+Which module serves what: this one takes *tradeoff curves* (any f-DP mechanism given as a
+piecewise-linear curve, few atoms each) and returns a certified lower *tradeoff curve* of the
+composition (f-DP output, used by :mod:`accountant.composition`); sparse shift-and-add, no FFT.
+For ``delta(eps)`` / ``epsilon(delta)`` brackets of compositions of known mechanisms (thousands of
+Laplace, Gaussian, randomized-response parts: workloads, claims, designs) use the FFT engine
+:mod:`accountant.pld_engine` (``compose_plds``, ``refine_bracket``), which is tight on both ends.
+
 Method
 ------
 1. *Curve to PLD* (:func:`loss_atoms`). A PL tradeoff function (std

@@ -7,6 +7,12 @@ with ``lower <= truth <= upper``. Unlike :mod:`semidp.accountant.pld` (sparse
 shift-and-add of few-atom curves) this engine uses the FFT, with its rounding
 error bounded and added to the upper / subtracted from the lower bound.
 
+Which module serves what: this engine answers ``delta(eps)`` / ``epsilon(delta)`` brackets of compositions
+of known mechanisms (many parts, thousands of repeats: workloads, claims, designs);
+:mod:`semidp.accountant.pld` composes arbitrary piecewise-linear *tradeoff curves* (few atoms each) into a
+certified lower tradeoff curve (f-DP output, :mod:`semidp.accountant.composition`). :func:`semidp.accountant.pld_refine.refine_bracket`
+refines this engine's bracket to a requested relative width (default 1e-3).
+
 Method (for each of the two discretised laws: pessimistic -> upper, optimistic -> lower)
 -----------------------------------------------------------------------------------------
 1. *Discretise* every distinct part on the grid :math:`h\mathbb Z` (``h`` a power
@@ -42,7 +48,9 @@ Method (for each of the two discretised laws: pessimistic -> upper, optimistic -
    lower: :math:`t_j\ge c^+_j-|r_j|-a_j`; :math:`\sum_j|r_j|w_j\le\|r\|_2\|w\|_2`
    (Cauchy-Schwarz), :math:`\sum a_jw_j\le Ae^{\log C-\lambda\varepsilon_i}`; true
    mass above the window adds :math:`\le A_{\uparrow}e^{\log C-\lambda\varepsilon_i}`.
-   Off-grid :math:`\varepsilon` uses the grid point below (upper) / above (lower).
+   Off-grid :math:`\varepsilon` uses the grid point below (upper) and the chord in :math:`e^\varepsilon` to
+   the one above (both sides: :math:`\delta` is convex in :math:`e^\varepsilon`, and a law on labels has a
+   profile *linear* in :math:`e^\varepsilon` between them, so the chord of lower bounds is a lower bound).
    Mass at :math:`+\infty` composes as :math:`1-\prod_p(1-m_p)^{k_p}` (``log1p``/``expm1``, rounded outward).
    :math:`\|\kappa\|_2` is bounded in closed form (three geometric sums, :func:`_kappa_norm`).
 6. *Cap* the upper bound by pure DP: when every part's finite loss is bounded (:meth:`PLDPart.max_loss`:
@@ -58,7 +66,13 @@ the tilt concentrates the law), or the exact support when that fits the same len
 The bracket width has two sources: the optimistic law's relabelling (second order where the
 mass below a label balances it, a rounding down of up to :math:`h` per factor where it does not,
 as for atoms off the grid: up to :math:`Kh` in :math:`\varepsilon`) and the pessimistic law's
-second-order spread error [DGKKM22]. Refine ``grid`` to narrow it.
+second-order spread error [DGKKM22]. *Lattice lower end* (issue 26): when every part declares its atoms'
+lattice ``shift + g Z`` with one common ``g`` (Laplace, randomized response, (eps, delta), discrete Laplace),
+the optimistic laws sit on ``shift_p + (g/N) Z`` instead (``N = 1`` for atoms only: their composition is then
+exact; else ``g/N <= h``), so no atom is floored; the labels' exact excess over the true losses (the
+*slack*, float rounding of a spacing that is not a power of two) is added to the queried epsilon, and the
+shifts are summed exactly (``PLDBracket.lower_shift``). Refine ``points`` (``pld_refine.refine_bracket``) to
+narrow what remains.
 
 References
 ----------
@@ -85,7 +99,7 @@ from semidp.accountant.arguments import check_in_interval, check_int, check_posi
 from semidp.accountant.directed import MP, down, down_exact, sqrt_down, sqrt_up, up, up_exact
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon, gdp_epsilon_lower
-from semidp.accountant.pld_parts import DEFAULT_TAIL_MASS, GaussianPart, GridLaw, LaplacePart, PLDPart
+from semidp.accountant.pld_parts import DEFAULT_TAIL_MASS, GaussianPart, GridLaw, LaplacePart, Lattice, PLDPart
 
 __all__ = [
     "DEFAULT_POINTS",
@@ -111,6 +125,14 @@ WINDOW_Z = 8.0
 #: Half-width, in standard deviations of the untilted composed law, that the automatic grid spreads over
 #: at most ``points`` grid points (the tilted window, ``WINDOW_Z`` < ``GRID_Z``, then fits one FFT of that length).
 GRID_Z = 14.0
+
+#: The FFT covers the exact composed support (no aliased mass to bound) of a composition of at most
+#: ``EXACT_SUPPORT_FACTORS`` mechanisms when it has at most ``EXACT_SUPPORT_POINTS`` points (the Chernoff bound of
+#: the aliased mass is all of a few mechanisms' lower end near the top of a pure-DP law).
+EXACT_SUPPORT_POINTS = 2**16
+EXACT_SUPPORT_FACTORS = 64
+#: Largest tilt per label step of the optimistic composition (``e^{-lambda h}`` per step stays far from underflow).
+LOWER_TILT_STEPS = 1.0
 
 #: Largest grid spacing for which the chord in ``e^eps`` refines a grid value (``e^h`` must not overflow).
 CHORD_MAX_H = 256.0
@@ -304,13 +326,17 @@ def _compose_tilted(factors: Sequence[_Factor], lam: float, max_points: int, *, 
         var += f.count * float(np.sum(x * (loss - mu_p) ** 2))
         # relative error of each x_i: exp/log ulps and the rounding of the exponent (|e| + |lm|) u
         emax = float(np.max(np.abs(e[np.isfinite(e)]))) if np.any(np.isfinite(e)) else 0.0
-        tau = max(tau, 8 * _U * (2.0 + emax + abs(lm)) + 4 * _U * law.masses.size)
+        # (a lattice law's spacing is not a power of two: its float losses carry u |loss| each, times |lambda|)
+        lmax = float(np.max(np.abs(loss))) if loss.size else 0.0
+        tau = max(tau, 8 * _U * (2.0 + emax + abs(lm)) + 4 * _U * law.masses.size + 4 * _U * abs(lam) * lmax)
     log_c = sum(f.count * lm for f, lm in zip(factors, logm, strict=True))
     rel = k_total * tau + 4 * _U * len(factors) * (1 + abs(log_c))  # relative error of the tilted masses and log C
     exact_n = exact_hi - exact_lo + 1
     need = int(2 * WINDOW_Z * math.sqrt(max(var, 0.0)) / h) + 16
     n = 1 << max(12, min((need - 1).bit_length(), max_points.bit_length() - 1))
-    if exact_n <= n or k_total == 1:  # the exact support fits the window's FFT length (or no FFT): no aliasing
+    # the exact support fits the window's FFT length, or a short FFT (or no FFT): no aliasing. The Chernoff bound of
+    # the aliased mass is subtracted from the lower end everywhere, which near the top of a pure-DP law is all of it.
+    if exact_n <= max(n, EXACT_SUPPORT_POINTS if k_total <= EXACT_SUPPORT_FACTORS else 0) or k_total == 1:
         n = 1 << max(4, (exact_n - 1).bit_length())
         start = exact_lo
         a_low = a_up = 0.0
@@ -369,8 +395,10 @@ def _compose_tilted(factors: Sequence[_Factor], lam: float, max_points: int, *, 
     return _Composed(start, log_delta, _inf_mass(factors, upper=upper), above, lam, top, exact_hi)
 
 
-def _delta_from(comp: _Composed, h: float, eps: float, *, upper: bool) -> float:
-    i = math.floor(eps / h) if upper else math.ceil(eps / h)
+def _delta_from(comp: _Composed, h: float, eps: float, *, upper: bool, index: int | None = None) -> float:
+    """The bound at ``eps`` from the grid point below (upper, then the chord) or at grid ``index`` (lower: the
+    smallest grid point at or above ``eps``, computed exactly by the caller)."""
+    i = math.floor(eps / h) if upper or index is None else index
     j = i - (comp.start - 1)
     if j < 0:
         if upper:
@@ -413,6 +441,13 @@ class PLDBracket:
     loss_cap: float = math.inf
     """Upper bound (rounded up) of the composed finite loss, the sum of the parts' :meth:`max_loss`
     (``inf`` if one is unbounded): at and beyond it the profile is its mass at ``+inf``."""
+    lower_h: float = 0.0
+    """Label spacing of the optimistic laws (``0``: ``h``); a lattice spacing when they sit on their atoms'
+    lattice (:func:`_lattice_lower`), not then a power of two."""
+    lower_shift: Fraction = Fraction(0)
+    """Sum of the optimistic laws' label shifts, exactly: composed label ``j`` is the loss ``lower_shift + j lower_h``."""
+    lower_slack: Fraction = Fraction(0)
+    """Sum of the optimistic laws' slacks: the composed labels exceed the dominated losses by at most this."""
     _cache: dict[tuple[bool, float], _Composed] = field(default_factory=dict, repr=False, compare=False)
     _tilts: list[NDArray[np.float64]] = field(default_factory=list, repr=False, compare=False)
 
@@ -448,7 +483,7 @@ class PLDBracket:
         if _void(self.upper_factors) or _void(self.lower_factors):
             return self._void_interval(lambda mass: mass)
         lam = self._lambda_for_eps(eps) if self.count > 1 else 0.0
-        lo = _delta_from(self._composed(lam, upper=False), self.h, eps, upper=False)
+        lo = self._delta_lower(self._composed(self._lower_lambda(lam), upper=False), eps)
         comp_up = self._composed(lam, upper=True)
         up = _delta_from(comp_up, self.h, eps, upper=True)
         if eps >= self.loss_cap:
@@ -465,7 +500,53 @@ class PLDBracket:
         up = self._eps_side(comp_up, d, upper=True)
         if comp_up.inf_mass <= d:
             up = min(up, self.loss_cap)  # delta(loss_cap) <= the mass at +inf <= d
-        return PLDInterval(min(self._eps_side(self._composed(lam, upper=False), d, upper=False), up), up)
+        return PLDInterval(min(self._eps_lower(self._composed(self._lower_lambda(lam), upper=False), d), up), up)
+
+    def _lower_lambda(self, lam: float) -> float:
+        """The tilt of the optimistic composition: ``lam`` capped at :data:`LOWER_TILT_STEPS` per label step (a
+        pure-DP tail sends the Chernoff tilt to its largest candidate, under which neighbouring labels' tilted
+        masses underflow; any tilt is certified, the cap only keeps the lower end informative)."""
+        return min(lam, LOWER_TILT_STEPS / (self.lower_h or self.h))
+
+    def _delta_lower(self, comp: _Composed, eps: float) -> float:
+        r"""Lower end of delta(eps): the optimistic (labelled) law's profile at ``x = eps - lower_shift +
+        lower_slack`` (exact), by the chord between the labels around ``x``. The labelled law's profile is
+        *linear* in :math:`e^x` between neighbouring labels (the set of labels above ``x`` is fixed there), so
+        the chord of lower bounds at the two labels is a lower bound at ``x`` (``t`` rounded up: the chord
+        falls with ``t``); without the chord the label above ``x`` gives up to one label step."""
+        h = self.lower_h or self.h
+        x = Fraction(eps) - self.lower_shift + self.lower_slack
+        i = math.floor(x / Fraction(h))
+        v0 = _delta_from(comp, h, eps, upper=False, index=i)
+        if x == i * Fraction(h):
+            return v0
+        v1 = _delta_from(comp, h, eps, upper=False, index=i + 1)
+        if h > CHORD_MAX_H or v1 >= v0:
+            return min(v0, v1)
+        r = up_exact(x - i * Fraction(h))  # in (0, h], rounded up
+        t = min(1.0, math.expm1(r) / math.expm1(h) * (1 + 8 * _U))
+        return max(0.0, ((1.0 - t) * v0 + t * v1) * (1 - 8 * _U))
+
+    def _eps_lower(self, comp: _Composed, delta: float) -> float:
+        """Lower end of epsilon(delta): past the largest label ``i`` where the optimistic profile exceeds ``delta``,
+        the chord to label ``i + 1`` (see :meth:`_delta_lower`) still exceeds it up to where it crosses
+        ``delta``; that point, shifted back by ``lower_shift - lower_slack`` exactly, rounded down (0 if none)."""
+        h = self.lower_h or self.h
+        with np.errstate(over="ignore"):
+            vals = (np.exp(comp.log_delta) + comp.inf_mass) * (1 - 4 * _U)
+        bad = np.flatnonzero(vals > delta)
+        if bad.size == 0:
+            return 0.0
+        i = comp.start - 1 + int(bad[-1])
+        label = i * Fraction(h)
+        v0 = _delta_from(comp, h, 0.0, upper=False, index=i)
+        v1 = _delta_from(comp, h, 0.0, upper=False, index=i + 1)
+        if h <= CHORD_MAX_H and delta >= v1 and v0 > delta:
+            # chord(t) = v0 - t (v0 - v1) > delta for t < t*: t* rounded down, then the log rounded down
+            t = max(0.0, (v0 - delta) / (v0 - v1) * (1 - 8 * _U) - 4 * _U)
+            off = math.log1p(t * math.expm1(h)) * (1 - 8 * _U)
+            label += Fraction(max(0.0, off))
+        return max(0.0, down_exact(label + self.lower_shift - self.lower_slack))
 
     def _void_interval(self, answer: Callable[[float], float]) -> PLDInterval:
         """The bracket when some part's law has no finite mass, all of it at ``+inf`` (e.g. the (eps, 1)-DP pair
@@ -510,10 +591,7 @@ class PLDBracket:
                 return math.inf
             extra = (comp.above_log - math.log(delta - comp.inf_mass)) / (comp.lam * h)
             return max(0.0, (end + max(0, math.ceil(extra))) * h)
-        bad = np.flatnonzero(vals > delta)
-        if bad.size == 0:
-            return 0.0
-        return max(0.0, (idx0 + int(bad[-1])) * h)
+        raise AssertionError("the lower end is _eps_lower")  # pragma: no cover
 
 
 @dataclass(frozen=True)
@@ -584,8 +662,8 @@ def _trim(law: GridLaw) -> GridLaw:
     """Drop leading and trailing zero masses (so the support ends are exact)."""
     nz = np.flatnonzero(law.masses > 0)
     if nz.size == 0:
-        return GridLaw(law.offset, np.zeros(1), law.inf_mass, law.h)
-    return GridLaw(law.offset + int(nz[0]), law.masses[nz[0] : nz[-1] + 1], law.inf_mass, law.h)
+        return GridLaw(law.offset, np.zeros(1), law.inf_mass, law.h, law.shift, law.slack)
+    return GridLaw(law.offset + int(nz[0]), law.masses[nz[0] : nz[-1] + 1], law.inf_mass, law.h, law.shift, law.slack)
 
 
 def _auto_grid(parts: Sequence[tuple[PLDPart, int]], points: int) -> float:
@@ -606,6 +684,7 @@ def compose_plds(
     points: int | None = None,
     max_points: int = MAX_POINTS,
     tail_mass: float = DEFAULT_TAIL_MASS,
+    lattice: bool = True,
 ) -> PLDBracket | GaussianBracket | LaplaceBracket:
     r"""Compose PLD parts (each optionally with a repeat count) into a certified :class:`PLDBracket`.
 
@@ -629,6 +708,9 @@ def compose_plds(
         Largest FFT length (memory: 8 bytes per point per array).
     tail_mass:
         Q-mass of each truncated tail of an unbounded part.
+    lattice:
+        Put the optimistic laws on the parts' common atom lattice when they have one (:func:`_lattice_lower`;
+        default). ``False`` keeps the power-of-two grid for the lower end too (floored atoms; for comparisons).
 
     Returns
     -------
@@ -682,10 +764,42 @@ def compose_plds(
     else:
         h = 2.0 ** math.floor(math.log2(check_positive("grid", grid)))
     laws_up = [(_trim(p.grid_law(h, pessimistic=True, tail_mass=tail_mass)), k) for p, k in items]
-    laws_lo = [(_trim(p.grid_law(h, pessimistic=False, tail_mass=tail_mass)), k) for p, k in items]
     up = tuple(_Factor(g, k, _Coarse.of(g)) for g, k in laws_up)
-    lo = tuple(_Factor(g, k, _Coarse.of(g)) for g, k in laws_lo)
-    return PLDBracket(h, up, lo, max_points, _loss_cap(items))
+    lattice_laws = _lattice_lower(items, h) if lattice else None
+    if lattice_laws is None:
+        laws_lo = [(_trim(p.grid_law(h, pessimistic=False, tail_mass=tail_mass)), k) for p, k in items]
+        lo = tuple(_Factor(g, k, _Coarse.of(g)) for g, k in laws_lo)
+        return PLDBracket(h, up, lo, max_points, _loss_cap(items))
+    lo = tuple(_Factor(g, k, _Coarse.of(g)) for g, k in lattice_laws)
+    shift = sum((k * Fraction(g.shift) for g, k in lattice_laws), Fraction(0))
+    slack = sum((k * Fraction(g.slack) for g, k in lattice_laws), Fraction(0))
+    return PLDBracket(h, up, lo, max_points, _loss_cap(items), lattice_laws[0][0].h, shift, slack)
+
+
+def _lattice_lower(items: Sequence[tuple[PLDPart, int]], h: float) -> list[tuple[GridLaw, int]] | None:
+    """The optimistic laws on their atoms' common lattice, or ``None`` when the parts have none in common.
+
+    When every part declares a :class:`~semidp.accountant.pld_parts.Lattice` (``lattice()``) with one spacing
+    ``g``, the lower laws use the labels ``shift_p + (g / N) Z`` (``N = 1`` for atoms only: the composition of
+    the atoms is then exact; else the smallest ``N`` with ``g / N <= h``), so no atom is floored: the
+    power-of-two grid floors each atom by up to ``h`` per composed mechanism, ``K h`` in all, which is what
+    left the lower end 17 % below the upper for 1000 Laplace mechanisms (issue 26).
+    """
+    lattices: list[tuple[Lattice, Callable[[float, float], GridLaw], int]] = []
+    for part, k in items:
+        get, make = getattr(part, "lattice", None), getattr(part, "lattice_law", None)
+        lat = get() if callable(get) else None
+        if not isinstance(lat, Lattice) or not callable(make):
+            return None
+        lattices.append((lat, make, k))
+    spacing = lattices[0][0].spacing
+    if not all(lat.spacing == spacing for lat, _, _ in lattices) or not (math.isfinite(spacing) and spacing > 0):
+        return None
+    n = max(1, math.ceil(spacing / h)) if any(lat.continuous for lat, _, _ in lattices) else 1
+    h_lo = spacing / n
+    if not h_lo > 0:
+        return None
+    return [(_trim(make(h_lo, lat.shift)), k) for lat, make, k in lattices]
 
 
 def _loss_cap(items: Sequence[tuple[PLDPart, int]]) -> float:

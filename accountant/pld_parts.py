@@ -40,6 +40,9 @@ Discretisation (losses in units of the grid spacing ``h``)
   to :math:`h` per part; the relabelling leaves a second-order error wherever the
   mass below a label balances it (an atom alone above empty cells, e.g. the
   Laplace atom at :math:`\Delta/b` off the grid, still floors).
+* **Optimistic on a lattice** (``lattice_law``, :func:`lattice_from_atoms`): parts whose atoms lie on
+  ``shift + g Z`` (:class:`Lattice`) label them on ``shift + (g/N) Z`` instead, so the atoms keep their
+  place; the labels' exact excess over the true losses is the law's ``slack`` (the engine adds it back).
 
 Float inputs of the closed forms (``scipy.special.log_ndtr``, ``expm1``) are
 trusted to the relative accuracy :data:`REL_PAD` (a few ulps measured; the
@@ -61,7 +64,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -79,6 +82,7 @@ __all__ = [
     "GaussianPart",
     "GridLaw",
     "LaplacePart",
+    "Lattice",
     "PLDPart",
     "RandomizedResponsePart",
     "grid_from_atoms",
@@ -111,13 +115,33 @@ class GridLaw:
     inf_mass: float
     """Q-mass at loss ``+inf``."""
     h: float
-    """Grid spacing (a power of two)."""
+    """Grid spacing (a power of two, except for a lattice law: see :meth:`Lattice`)."""
+    shift: float = 0.0
+    """Loss of grid index 0 (a lattice law's labels are ``shift + h * (offset + i)``, exact reals)."""
+    slack: float = 0.0
+    """A lattice law's labels exceed the (dominated) true losses by at most this (``0`` on the plain grid)."""
 
     def delta(self, eps: float) -> float:
         r"""``sum_i masses[i] (1 - e^{eps - l_i})_+ + inf_mass`` (plain float; for tests and single parts)."""
-        loss = self.h * (self.offset + np.arange(self.masses.size))
+        loss = self.shift - self.slack + self.h * (self.offset + np.arange(self.masses.size))
         sel = loss > eps
         return float(np.sum(self.masses[sel] * -np.expm1(eps - loss[sel]))) + self.inf_mass
+
+
+class Lattice(NamedTuple):
+    r"""The finite losses of a part that are point masses lie on ``shift + spacing * Z`` (exact reals).
+
+    The engine's lower end puts every part of a composition whose lattices share ``spacing`` on the grid
+    ``shift + (spacing / N) Z`` (:meth:`LaplacePart.lattice_law` and the others), so those atoms are not floored
+    (the plain power-of-two grid floors each by up to one grid step per composed mechanism).
+    """
+
+    shift: float
+    """Loss of the lowest atom (a float: its exact value)."""
+    spacing: float
+    """Distance between neighbouring lattice points (> 0)."""
+    continuous: bool
+    """Whether the part also has a density between its atoms (then the grid refines the lattice)."""
 
 
 @runtime_checkable
@@ -221,6 +245,66 @@ def grid_from_atoms(
         cell_q *= 1.0 - 2 * _U
     law = _merge_down(lo, cell_q, cell_w, h, rel)
     return GridLaw(law.offset, law.masses, inf_mass * (1.0 - 4 * _U), h)
+
+
+#: An atom within this fraction of a step below a lattice label takes that label (its distance goes to ``slack``).
+SNAP = 1e-6
+
+
+def lattice_from_atoms(
+    loss: NDArray[np.float64],
+    q: NDArray[np.float64],
+    inf_mass: float,
+    h: float,
+    shift: float,
+    *,
+    exact: NDArray[np.bool_],
+    cells: tuple[int, NDArray[np.float64], NDArray[np.float64], float] | None = None,
+) -> GridLaw:
+    r"""The optimistic (dominated) law of atoms ``q`` at ``loss`` on the labels ``shift + h Z`` (any ``h > 0``).
+
+    Each atom takes the label ``j = floor((loss - shift) / h + SNAP)``; an atom that sits on the lattice up
+    to float error thus keeps its place instead of dropping a whole step. The label's excess over the true
+    loss is computed exactly (``Fraction``; plus :data:`LOSS_PAD` for a loss that is not the float given) and
+    its maximum over the atoms (and the ``cells``' own, their fourth entry) is the law's ``slack``. With
+    ``w = q e^{min(label - loss, 0)}`` every label's likelihood ratio is at least ``e^{label - slack}``, and
+    :func:`_merge_down` keeps that through its relabelling (its deficits use the labels' distances, which
+    differ from the levels' by at most the slack, far inside its ``REL_PAD`` margins): the law of
+    ``label - slack`` is a post-processing of the true pair, so the labelled law evaluated at
+    ``eps + slack`` is a lower bound of the true profile at ``eps`` (the engine adds the composed slack).
+    ``cells`` is ``(a0, q, pe, slack)`` of a continuous part, ``pe`` the P-mass times ``e^{edge}``.
+    """
+    loss = np.asarray(loss, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    j = np.floor((loss - shift) / h + SNAP).astype(np.int64)
+    _check_points(float(j.max() - j.min()) + 2, "lattice_from_atoms")
+    fs, fh = Fraction(shift), Fraction(h)
+    slack = Fraction(0) if cells is None else Fraction(cells[3])
+    labels = []
+    for ji, li, ei in zip(j.tolist(), loss.tolist(), exact.tolist(), strict=True):
+        label = fs + ji * fh
+        labels.append(label)
+        over = label - Fraction(li) + (0 if ei else Fraction(LOSS_PAD * abs(li) + 1e-300))
+        slack = max(slack, over)
+    lo, hi = int(j.min()), int(j.max())
+    if cells is not None:
+        lo, hi = min(lo, cells[0]), max(hi, cells[0] + cells[1].size - 1)
+    # label - loss (<= the slack), as a float rounded up: min(., 0) then only lowers w (the level e^{min(label,
+    # loss)}); relative error of w as in grid_from_atoms
+    gap = np.array([float(lab - Fraction(li)) for lab, li in zip(labels, loss.tolist(), strict=True)])
+    rel = REL_PAD + LOSS_PAD * (float(np.max(np.abs(loss))) + 1.0) + (loss.size + 8) * 2 * _U
+    cell_q = _accumulate(j, _pad_down(q), lo, hi) * (1.0 - (loss.size + 2) * 2 * _U)
+    cell_w = _accumulate(j, q * np.exp(np.minimum(gap, 0.0)), lo, hi)
+    if cells is not None:
+        c0, cq, cw, _ = cells
+        cell_q[c0 - lo : c0 - lo + cq.size] += _pad_down(cq)
+        cell_w[c0 - lo : c0 - lo + cw.size] += cw
+        cell_q *= 1.0 - 2 * _U
+    law = _merge_down(lo, cell_q, cell_w, h, rel)
+    slack_up = float(slack)
+    if Fraction(slack_up) < slack:
+        slack_up = math.nextafter(slack_up, math.inf)
+    return GridLaw(law.offset, law.masses, inf_mass * (1.0 - 4 * _U), h, shift, max(0.0, slack_up))
 
 
 def _merge_down(a0: int, q: NDArray[np.float64], w: NDArray[np.float64], h: float, rel: float) -> GridLaw:
@@ -455,6 +539,38 @@ class LaplacePart:
         atoms = grid_from_atoms(atom_loss, atom_q, 0.0, h, pessimistic=True, exact=atom_exact)
         return _merge([cells, atoms], pessimistic=True)
 
+    def lattice(self) -> Lattice:
+        """The atoms ``-D`` and ``D``: ``Lattice(-D, 2D, continuous=True)``."""
+        d = self.sensitivity / self.b
+        return Lattice(-d, 2.0 * d, True)
+
+    def lattice_law(self, h: float, shift: float) -> GridLaw:
+        """The optimistic law on the labels ``shift + h Z`` (:func:`lattice_from_atoms`): the cells between the
+        float edges ``shift + h a`` are put on their labels by :func:`_merge_down` with the atoms."""
+        h = check_positive("h", h)
+        d = self.sensitivity / self.b
+        a0, a1 = math.floor((-d - shift) / h) - 1, math.ceil((d - shift) / h) + 1
+        _check_points(a1 - a0, "LaplacePart")
+        edges = shift + h * np.arange(a0, a1 + 1, dtype=np.float64)  # floats: the cells' exact boundaries
+        # each float edge is within 2u (|shift| + |h a|) of its label shift + h a
+        cell_slack = 4 * _U * (abs(shift) + h * max(abs(a0), abs(a1))) + 1e-300
+        l1 = np.maximum(edges[:-1], -d)
+        l2 = np.minimum(edges[1:], d)
+        w = np.maximum(l2 - l1, 0.0)
+        dm = -np.expm1(-w / 2.0)
+        q = 0.5 * np.exp(-(d - l2) / 2.0) * dm
+        pe = 0.5 * np.exp(-(d + l1) / 2.0 + edges[:-1]) * dm
+        ex = _is_exact_ratio(self.sensitivity, self.b, d)
+        return lattice_from_atoms(
+            np.array([-d, d]),
+            np.array([0.5 * math.exp(-d), 0.5]),
+            0.0,
+            h,
+            shift,
+            exact=np.array([ex, ex]),
+            cells=(a0, q, pe, cell_slack),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class DiscreteGaussianPart:
@@ -536,15 +652,28 @@ class DiscreteLaplacePart:
     def max_loss(self) -> Fraction | None:
         return Fraction(self.sensitivity) / Fraction(self.t)  # Delta / t, exactly
 
-    def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
-        h = _check_h(h)
+    def _atoms(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
         t, dl = self.t, self.sensitivity
         c = 1.0 / (1.0 + math.exp(-1.0 / t))
         y = np.arange(1, dl, dtype=np.float64)
         loss = np.concatenate([[-dl / t, dl / t], (2.0 * y - dl) / t])
         q = np.concatenate([[math.exp(-dl / t) * c, c], np.exp(-(dl - y) / t) * math.tanh(0.5 / t)])
         ex = np.array([_is_exact_ratio(2 * v - dl, t, float(lv)) for v, lv in zip([0, dl, *range(1, dl)], loss)])
+        return loss, q, ex
+
+    def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = DEFAULT_TAIL_MASS) -> GridLaw:
+        h = _check_h(h)
+        loss, q, ex = self._atoms()
         return grid_from_atoms(loss, q, 0.0, h, pessimistic=pessimistic, exact=ex)
+
+    def lattice(self) -> Lattice:
+        """The losses ``(2y - Delta) / t``: ``Lattice(-Delta / t, 2 / t, continuous=False)``."""
+        return Lattice(-self.sensitivity / self.t, 2.0 / self.t, False)
+
+    def lattice_law(self, h: float, shift: float) -> GridLaw:
+        """The optimistic law on the labels ``shift + h Z`` (:func:`lattice_from_atoms`)."""
+        loss, q, ex = self._atoms()
+        return lattice_from_atoms(loss, q, 0.0, check_positive("h", h), shift, exact=ex)
 
 
 @dataclass(frozen=True, slots=True)
@@ -582,6 +711,22 @@ class RandomizedResponsePart:
         q = np.array([1.0 / den, small / den, (k - 2) * small / den])
         return grid_from_atoms(loss, q, 0.0, h, pessimistic=pessimistic, exact=np.ones(3, dtype=bool))
 
+    def lattice(self) -> Lattice | None:
+        """The losses ``-eps, (0,) eps``: spacing ``2 eps`` (``eps`` for ``k > 2``); ``None`` for ``eps = 0``."""
+        if self.epsilon == 0.0:
+            return None
+        return Lattice(-self.epsilon, self.epsilon if self.k > 2 else 2.0 * self.epsilon, False)
+
+    def lattice_law(self, h: float, shift: float) -> GridLaw:
+        """The optimistic law on the labels ``shift + h Z`` (:func:`lattice_from_atoms`)."""
+        e, k = self.epsilon, self.k
+        small = math.exp(-e)
+        den = 1.0 + (k - 1) * small
+        q = np.array([1.0 / den, small / den, (k - 2) * small / den])
+        return lattice_from_atoms(
+            np.array([e, -e, 0.0]), q, 0.0, check_positive("h", h), shift, exact=np.ones(3, dtype=bool)
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ApproxDPPart:
@@ -616,3 +761,16 @@ class ApproxDPPart:
         small = math.exp(-e)  # 1/(1+e^e) = e^-e/(1+e^-e): no overflow for a large epsilon
         q = (1.0 - d) * np.array([1.0 / (1.0 + small), small / (1.0 + small)])
         return grid_from_atoms(loss, q, d, h, pessimistic=pessimistic, exact=np.ones(2, dtype=bool))
+
+    def lattice(self) -> Lattice | None:
+        """The losses ``-eps, eps``: ``Lattice(-eps, 2 eps, continuous=False)``; ``None`` for ``eps = 0``."""
+        if self.epsilon == 0.0:
+            return None
+        return Lattice(-self.epsilon, 2.0 * self.epsilon, False)
+
+    def lattice_law(self, h: float, shift: float) -> GridLaw:
+        """The optimistic law on the labels ``shift + h Z`` (:func:`lattice_from_atoms`)."""
+        e, d = self.epsilon, self.delta
+        small = math.exp(-e)
+        q = (1.0 - d) * np.array([1.0 / (1.0 + small), small / (1.0 + small)])
+        return lattice_from_atoms(np.array([e, -e]), q, d, check_positive("h", h), shift, exact=np.ones(2, dtype=bool))

@@ -30,7 +30,8 @@ from typing import Callable
 
 from semidp.accountant.gaussian import gdp_epsilon
 from semidp.accountant.pld_engine import PLDInterval, compose_plds
-from semidp.accountant.pld_parts import GaussianPart, LaplacePart
+from semidp.accountant.pld_parts import GaussianPart, LaplacePart, RandomizedResponsePart
+from semidp.accountant.pld_refine import RefinedInterval, refine_bracket
 
 DELTA = 1e-10
 
@@ -103,6 +104,62 @@ def main() -> None:
                     f"{t_o:9.4f} {t_d:9.4f} {t_d / t_o:8.2f}{'' if ok else '  <- miss'}"
                 )
     print(f"\n{misses} row(s) miss a target (eps ratio <= 1e-3, finite, lower <= dpa, not slower).")
+    tight_ends(args.repeat)
+
+
+#: Issue 26's cases: (label, parts, query kind, query value, bracket before the lattice lower end (main at
+#: 39164fb, default grid, 0.01 s each), reference value and its source).
+TIGHT_CASES: list[tuple[str, list[tuple[LaplacePart | RandomizedResponsePart, int]], str, float, str, str]] = [
+    ("1000 Lap b=50 eps(1e-6)", [(LaplacePart(b=50.0), 1000)], "eps", 1e-6, "[2.4248, 2.90637]", "dpa 2.905400"),
+    ("1000 Lap b=50 delta(2)", [(LaplacePart(b=50.0), 1000)], "delta", 2.0, "[1.93e-5, 3.3416e-4]", "dpa 3.32892e-4"),
+    ("20000 RR 0.01 eps(1e-10)", [(RandomizedResponsePart(0.01), 20000)], "eps", 1e-10, "[0, 9.63788]", "9.6161175"),
+    ("2 Lap b=1e-3 eps(1e-6)", [(LaplacePart(b=1e-3), 2)], "eps", 1e-6, "[0, 2000]", "~2000 (quadrature)"),
+]
+
+
+def tight_ends(repeat: int) -> None:
+    """Issue 26 item 3: the lower end before (floored atoms) and now (atoms on their lattice), default grid, and
+    :func:`refine_bracket` to relative width 1e-3; median wall times."""
+    print("\nTight lower ends (issue 26): relative width (upper - lower) / upper and median time")
+    hdr = (
+        f"{'case':26} | {'before (main)':>22} | {'floored now':>9} | {'lattice [lower, upper]':>26} {'width':>8} "
+        f"{'t s':>6} | {'refined width':>13} {'t s':>6} | reference"
+    )
+    print(hdr)
+    print("-" * len(hdr))
+    for label, parts, kind, value, before, ref in TIGHT_CASES:
+
+        def run(
+            lat: bool,
+            parts: list[tuple[LaplacePart | RandomizedResponsePart, int]] = parts,
+            kind: str = kind,
+            value: float = value,
+        ) -> PLDInterval:
+            b = compose_plds(parts, lattice=lat)
+            return b.epsilon(value) if kind == "eps" else b.delta(value)
+
+        def refined_run(
+            parts: list[tuple[LaplacePart | RandomizedResponsePart, int]] = parts,
+            kind: str = kind,
+            value: float = value,
+        ) -> RefinedInterval:
+            if kind == "eps":
+                return refine_bracket(parts, delta=value)
+            return refine_bracket(parts, epsilon=value)
+
+        _, floored = _median_time(lambda: run(False), repeat)
+        t_new, new = _median_time(lambda: run(True), repeat)
+        t_ref, refined = _median_time(refined_run, repeat)
+        assert isinstance(floored, PLDInterval) and isinstance(new, PLDInterval)
+        assert isinstance(refined, RefinedInterval)
+
+        def w(iv: PLDInterval) -> float:
+            return (iv.upper - iv.lower) / iv.upper if iv.upper > 0 else 0.0
+
+        print(
+            f"{label:26} | {before:>22} | {w(floored):9.2e} | [{new.lower:.6g}, {new.upper:.6g}]".ljust(95)
+            + f" {w(new):8.2e} {t_new:6.3f} | {refined.rel_width:13.2e} {t_ref:6.3f} | {ref}"
+        )
 
 
 if __name__ == "__main__":
