@@ -128,7 +128,7 @@ class KNormBall(SpanCoordinates):
     >>> k = KNormBall.from_space(table_space(3, 3, paper_exact=True))
     >>> k.dimension, len(k.vertices), len(k.facets), round(k.volume, 6)
     (4, 18, 30, 24.75)
-    >>> round(k.sensitivity(table_three_cycles(3, 3)), 12)  # reference T-S6 (exact: see exact_gauge)
+    >>> round(k.sensitivity(table_three_cycles(3, 3)), 12)  # docs/reference/semi-dp.md T-S6 (exact: see exact_gauge)
     2.0
     """
 

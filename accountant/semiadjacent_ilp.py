@@ -241,7 +241,7 @@ def semiadjacent_by_integer_program(
     >>> space = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
     >>> inv = Margins((("A",), ("B",), ("C",)))
     >>> r = semiadjacent_by_integer_program(space, inv, table=(1, 1, 1, 0, 1, 0, 0, 0))
-    >>> r.value, r.exact                                     # reference Sec. 9, T-A7
+    >>> r.value, r.exact                                     # docs/reference/semi-dp.md §9, T-A7
     (4, True)
     """
     t0 = time.monotonic()

@@ -138,7 +138,7 @@ def search_semi_adjacent_parameter(
     >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> r = search_semi_adjacent_parameter(space, Margins((("A",), ("B",))), table=[[1, 1], [1, 1]])
-    >>> r.value, r.method, r.n_datasets                      # reference Sec. 9, T-A2
+    >>> r.value, r.method, r.n_datasets                      # docs/reference/semi-dp.md §9, T-A2
     (2, 'graph-search', 36)
     """
     if method not in METHODS:

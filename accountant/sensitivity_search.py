@@ -72,7 +72,7 @@ References
        arXiv:2410.17468v1: Def. 4 (sensitivity space, after Awan & Slavković
        2021), Sec. 4 (Semi-DP sensitivity space, Prop. 24 naive spaces,
        Prop. 25 rank deficiency), Prop. 32 (tables; incomplete for
-       :math:`\min(r, c) \ge 3`, reference ``semi-dp.md`` §5 caveat).
+       :math:`\min(r, c) \ge 3`, ``docs/reference/semi-dp.md`` §5 caveat).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 r"""MVEE-based Gaussian mechanisms for a linear query under an invariant (Gao, Gong & Yu, AAAI-22, §3.3, Alg 3).
 
-Reference ``subspace-integer-postprocessing.md`` §2.5 ([GGY22, Cor. 3.10/19], Thm 3.11/20,
+Reference ``docs/reference/subspace-integer-postprocessing.md`` §2.5 ([GGY22, Cor. 3.10/19], Thm 3.11/20,
 Alg 2/3, after Nikolov, Talwar & Zhang 2013 = NTZ13). For a linear query :math:`A`
 (``n x d`` on histograms) and an invariant :math:`C` on the query output, with
 :math:`\mathcal N=\ker C`, orthonormal basis :math:`Q_{\mathcal N}` (``n x m``,

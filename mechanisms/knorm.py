@@ -9,7 +9,7 @@ where :math:`K'=Q^\top\operatorname{conv}(S)` in the coordinates of an
 orthonormal basis :math:`Q` of :math:`V=\operatorname{span}(S)`,
 :math:`s=\dim V` (Alg. 2; Prop. 7 with :math:`d` replaced by :math:`s`). The
 density of :math:`Y` is :math:`\propto\exp(-\varepsilon\|y\|_{K'})`; shape
-:math:`s` (as in the authors' R code, reference ``semi-dp.md`` §10 item 2) gives
+:math:`s` (as in the authors' R code, ``docs/reference/semi-dp.md`` §10 item 2) gives
 a density :math:`\propto E_1(\varepsilon\|y\|)`, unbounded at 0, which is not
 :math:`\varepsilon`-DP for any :math:`\varepsilon`. The noise lies in
 :math:`V\subseteq\ker A`, so every draw keeps the invariant :math:`Ax` (to float

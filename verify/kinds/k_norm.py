@@ -137,7 +137,7 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         }
         if knorm.optimal:
             sec["note"] = (
-                "reference semi-dp.md T-K1 (moves-only hull, shape s+1): epsilon E||noise||_2 = "
+                "docs/reference/semi-dp.md T-K1 (moves-only hull, shape s+1): epsilon E||noise||_2 = "
                 "2.000 (2x2), 6.05 (3x3); the exact S here may contain 3-cycles, which enlarge K"
             )
         if abs(mean - ref.estimate) <= tol:
