@@ -49,7 +49,7 @@ def semiadjacent_by_brute_force(
     Parameters
     ----------
     space, invariant, table, t, n:
-        As for :func:`semiadjacent_by_graph_search`.
+        As for :func:`~accountant.semiadjacent_graph.semiadjacent_by_graph_search`.
     limit:
         Largest number ``k**n`` of ordered datasets to enumerate (checked first).
     time_limit:

@@ -215,7 +215,7 @@ def semiadjacent_by_integer_program(
     Parameters
     ----------
     space, invariant, table, t, n:
-        As for :func:`semiadjacent_by_graph_search` (matrix invariants only).
+        As for :func:`~accountant.semiadjacent_graph.semiadjacent_by_graph_search` (matrix invariants only).
     time_limit:
         Seconds; when it runs out the result has ``exact=False``, ``value`` a
         witnessed lower bound and ``upper`` a proven upper bound.

@@ -60,7 +60,7 @@ def naive_spaces(
     radius:
         ``a``.
     query:
-        ``None`` (histogram) or a linear query, as for :func:`semi_sensitivity_search`.
+        ``None`` (histogram) or a linear query, as for :func:`~accountant.sensitivity_search.semi_sensitivity_search`.
     n:
         Number of records; distances above ``n`` do not occur, so ``A_a`` is
         ``A_{min(a, n)}``.

@@ -35,7 +35,7 @@ arithmetic is exact; the only approximations are *choices of which valid lines
 to keep* (dropping a supporting line always lowers the envelope) and the
 outward rounding of the slopes ``e^{+-eps}`` of those lines (certified in
 mpmath for small inputs; for long epsilon grids numpy's ``exp`` widened by a
-stated relative budget, :data:`EXP_REL_PAD`). Evaluating a stored polygon at
+stated relative budget, :data:`~accountant.piecewise_linear.EXP_REL_PAD`). Evaluating a stored polygon at
 an arbitrary point in floats is padded down by :data:`_EVAL_REL_PAD`.
 
 The tradeoff functions of real mechanisms are symmetric (``f = f^{-1}``, as

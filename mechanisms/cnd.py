@@ -19,19 +19,21 @@ because it is evaluated at small probabilities (the tails).
 
 Classes
 -------
+:class:`GaussianCND` is defined here; the others live in their own modules and are re-exported here.
+
 :class:`GaussianCND`
     :math:`N(0,1/\mu^2)`, the CND of :math:`G_\mu` [DRS22, AV23].
-:class:`Tulap`
+:class:`~mechanisms.tulap.Tulap`
     Truncated-uniform-Laplace, the CND of :math:`f_{\varepsilon,\delta}` [AS18, AV23],
     with CDF, survival function and logs in closed form (no cancellation in
     either tail), quantile, and sampler, including the truncation for ``delta > 0``.
-:class:`TradeoffCND`
+:class:`~mechanisms.cnd_construction.TradeoffCND`
     The construction of [AV23, Thm. 3.9] (reference Lemma 36) from any symmetric
     nontrivial tradeoff function, given as a callable (convention stated by the
     caller) or as an :class:`~accountant.tradeoff.TradeoffCurve`; built by
-    :func:`cnd_from_tradeoff`. Sampling by inverse transform.
+    :func:`~mechanisms.cnd_construction.cnd_from_tradeoff`. Sampling by inverse transform.
 
-All three share :class:`CanonicalNoise` (``cdf``, ``sf``, ``logcdf``, ``logsf``,
+All three share :class:`~mechanisms.cnd_base.CanonicalNoise` (``cdf``, ``sf``, ``logcdf``, ``logsf``,
 ``ppf``, ``isf``, ``sample``, ``shift_tradeoff``, ``target``, ``guarantee``).
 
 Samplers are for research and auditing. They are **not** hardened against

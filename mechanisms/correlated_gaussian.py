@@ -34,7 +34,7 @@ multiplying by :math:`Q_{\mathcal N}S` is post-processing, and adding
 :math:`Q_{\mathcal N}Q_{\mathcal N}^\top Ah+\Pi_{\mathcal R}Ah=Ah`. A relation of distance k
 scales the sensitivity vectors by k (triangle inequality). :math:`\Delta_S` is
 certified on the float :math:`S` that the sampler uses (residual-based bound, padded
-up; :func:`mechanisms.mvee._certified_max_mahalanobis`); the sensitivity vectors and
+up; :func:`mechanisms.mvee.certified_max_mahalanobis`); the sensitivity vectors and
 :math:`Q_{\mathcal N}S` are float computations, as everywhere in :mod:`mechanisms.subspace`.
 
 **Errors** [D]. Ellipsoid: :math:`c^2\operatorname{tr}FF^\top`; at the exact MVEE

@@ -206,3 +206,51 @@ def test_citations_stay_inside_the_repository() -> None:
             absent += [f"{where}: {n}" for n in CITED_NOTE.findall(line) if not (REFERENCE / n).is_file()]
     assert outside == []
     assert absent == []
+
+
+#: A docstring reference to one of our objects by its full name: :class:`~accountant.knorm.KNormBall`.
+QUALIFIED_ROLE = re.compile(
+    r":(?:mod|class|func|meth|data|attr|exc|obj):`~?((?:accountant|mechanisms|verify|semidp)(?:\.\w+)*)`"
+)
+
+
+def _top_level_names(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def _resolves(qualified: str) -> bool:
+    """The longest prefix that is a module of the checkout exists, and the next part is defined in it."""
+    parts = qualified.split(".")
+    for path in (parts, parts[1:]) if parts[0] == "semidp" and len(parts) > 1 else (parts,):
+        for i in range(len(path), 0, -1):
+            base = ROOT.joinpath(*path[:i])
+            for module in (base.with_suffix(".py"), base / "__init__.py"):
+                if module.is_file():
+                    return i == len(path) or path[i] in _top_level_names(module)
+    return False
+
+
+def test_docstrings_name_objects_where_they_live() -> None:
+    """A docstring that names one of our objects by its full path names a module that defines it (or imports it).
+
+    Catches the docstrings left behind when an object moves (issue Step 14: ``knorm.py`` described five objects
+    that had moved to their own modules).
+    """
+    assert _resolves("accountant.knorm.KNormBall") and not _resolves("accountant.knorm.ContainingBall")
+    stale = []
+    for path in [p for pkg in [*LAYERS, "tests", "benchmarks"] for p in sorted((ROOT / pkg).rglob("*.py"))]:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            stale += [
+                f"{path.relative_to(ROOT)}:{number}: {q}" for q in QUALIFIED_ROLE.findall(line) if not _resolves(q)
+            ]
+    assert stale == []
