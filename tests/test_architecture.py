@@ -8,6 +8,7 @@ function-level import is still a cycle.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,14 +160,11 @@ CITED_NOTE = re.compile(r"docs/reference/([\w.-]+\.md)")
 
 
 def _citing_files() -> list[Path]:
-    return sorted(
-        p
-        for p in ROOT.rglob("*")
-        if p.suffix in CITING_SUFFIXES
-        and p.is_file()
-        and not SKIPPED_DIRS.intersection(p.relative_to(ROOT).parts[:-1])
-        and not p.relative_to(ROOT).parts[0].endswith(".egg-info")
-    )
+    found = []
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".") and not d.endswith(".egg-info")]
+        found += [Path(folder, f) for f in files if Path(f).suffix in CITING_SUFFIXES]
+    return sorted(found)
 
 
 def _defined_targets() -> dict[str, list[str]]:
