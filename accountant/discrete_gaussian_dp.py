@@ -7,7 +7,7 @@ an integer-valued query with sensitivity :math:`\Delta\in\{1,2,\dots\}` gives
 .. math:: \delta(\varepsilon)=\Pr\Big[X\ge\Big\lfloor\frac{\varepsilon\sigma^2}{\Delta}-\frac\Delta2\Big\rfloor+1\Big]
           -e^{\varepsilon}\Pr\Big[X\ge\Big\lfloor\frac{\varepsilon\sigma^2}{\Delta}+\frac\Delta2\Big\rfloor+1\Big]
 
-[CKS20, Thm. 7] (reference ``subspace-integer-postprocessing.md`` §3.5). For the
+[CKS20, Thm. 7] (``docs/reference/subspace-integer-postprocessing.md`` §3.5). For the
 pair of inputs at distance :math:`\Delta` this is
 :math:`\sum_y(\Pr[X=y]-e^\varepsilon\Pr[X+\Delta=y])_+`, i.e. the profile is attained
 (tight), and it is continuous and decreasing in :math:`\varepsilon`.
@@ -33,7 +33,7 @@ References
 ----------
 [CKS20] C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential
 Privacy", NeurIPS 2020, arXiv:2004.00010, Thm. 4 and Thm. 7 (numbering as in the
-reference note ``subspace-integer-postprocessing.md`` §3.5).
+``docs/reference/subspace-integer-postprocessing.md`` §3.5).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 r"""Recursive pulling fan of a face of :math:`K=\operatorname{conv}(S)` up to the table symmetry group.
 
 The exact uniform sampler of the optimal K-norm ball [CA24, Alg. 2]
-needs a triangulation of :math:`K`. :func:`accountant.knorm._symmetric_fan`
-finds one facet per orbit of the group :math:`G` (:class:`accountant.knorm.TableSymmetry`)
+needs a triangulation of :math:`K`. :func:`accountant.symmetric_fan.symmetric_fan`
+finds one facet per orbit of the group :math:`G` (:class:`accountant.table_symmetry.TableSymmetry`)
 and cones from the origin over a triangulation of each representative facet.
 A representative facet can itself be far too degenerate for qhull (4x5 tables
 with 3-cycles: 168 vertices in dimension 11, more than five minutes), so this

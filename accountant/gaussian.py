@@ -5,7 +5,7 @@ For :math:`\mu`-GDP the tight privacy profile is
 .. math:: \delta_\mu(\varepsilon) = \Phi\Big(\frac{\mu}{2}-\frac{\varepsilon}{\mu}\Big)
           - e^{\varepsilon}\,\Phi\Big(-\frac{\mu}{2}-\frac{\varepsilon}{\mu}\Big)
 
-[BW18, Thm. 8], [DRS22, Cor. 2.13] (reference ``semi-dp.md`` Sec. 2). It holds
+[BW18, Thm. 8], [DRS22, Cor. 2.13] (``docs/reference/semi-dp.md`` Sec. 2). It holds
 for every real :math:`\varepsilon` (negative values are needed when the
 Gaussian is one part of a composed privacy-loss distribution).
 

@@ -284,7 +284,7 @@ class TradeOff:
     ``curve`` is a piecewise-linear convex function that lies **below** the
     true tradeoff function everywhere, in the standard (Dong–Roth–Su)
     convention; :meth:`paper` evaluates it in Cho & Awan's reflected convention
-    (reference ``semi-dp.md`` Sec. 1).
+    (``docs/reference/semi-dp.md`` Sec. 1).
     """
 
     curve: "TradeoffCurve"

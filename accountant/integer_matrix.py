@@ -1,7 +1,7 @@
 """Exact integer matrix routines (Python ints): parsing, column reduction with transform, rank, Gram determinants.
 
 The kernels behind :mod:`accountant.lattice` (Dharangutte, Gao, Gong & Yu 2023,
-Prop 8; reference ``subspace-integer-postprocessing.md`` §3.2): nothing here rounds,
+Prop 8; ``docs/reference/subspace-integer-postprocessing.md`` §3.2): nothing here rounds,
 so a certificate built on them is exact. Matrices are lists of rows of Python
 ints (:data:`IntMatrix`); sizes are bounded by the callers.
 """

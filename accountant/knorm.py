@@ -8,39 +8,45 @@ mechanism uses :math:`K=\operatorname{conv}(S)`, a norm ball **in** :math:`V`
 of :math:`V`; by Prop. 30 the K-norm sensitivity of :math:`Q^\top S` with respect
 to :math:`K'=Q^\top K` is exactly 1, whatever basis is used.
 
-* :class:`KNormBall` -- :math:`K'` as vertices, facets
+* :class:`KNormBall` (here) -- :math:`K'` as vertices, facets
   :math:`\{y: a_i\cdot y\le 1\}` (normalised to right-hand side 1, possible
   because :math:`K'` is symmetric with 0 in its interior), a fan
   triangulation from the origin (used by the exact sampler in
   :mod:`mechanisms.knorm`), the gauge :math:`\|y\|_{K'}=\max_i a_i\cdot y`,
-  an independent cvxpy LP gauge, membership, containment, volume.
-* :func:`exact_gauge` -- the gauge of an integer vector with an exact rational
-  primal/dual certificate (LP duality, no floating point in the check).
-* :func:`compare_lp_balls` -- Thm. 31's containment order against the
-  :math:`\ell_1,\ell_2,\ell_\infty` balls scaled to contain :math:`S`.
-* :class:`ContainingBall` / :func:`containing_ball` -- an exact but
-  **non-optimal** ball :math:`L\supseteq\operatorname{conv}(S)` that is cheap to
-  sample (basis cube, coordinate box, Euclidean ball), with its loss against the
-  optimum bounded, for sizes where the hull is out of reach.
-* :func:`certified_span` -- exact rank of :math:`S`, an orthonormal basis and a
-  basis of elements of :math:`S` in which every element of :math:`S` has
-  coordinates in :math:`[-1,1]` (the precondition of [CA24, Alg. 3]).
-* :class:`TableSymmetry` -- row/column permutations, transposition and sign
-  of an :math:`r\times c` table. With it, :meth:`KNormBall.from_space` finds
-  one facet per orbit (adjacency decomposition, every facet snapped to an exact
+  an independent cvxpy LP gauge, membership, containment, volume. For an
+  :math:`r\times c` table, :meth:`KNormBall.from_space` uses the row/column
+  permutations, transposition and sign (:class:`~accountant.table_symmetry.TableSymmetry`)
+  to find one facet per orbit (adjacency decomposition, every facet snapped to an exact
   rational normal and re-verified in integer arithmetic) and triangulates only
-  those; the sampler spreads a draw over :math:`K` with a uniformly random
-  group element. A representative facet too degenerate for qhull is
+  those (:mod:`accountant.symmetric_fan`); the sampler spreads a draw over :math:`K` with a
+  uniformly random group element. A representative facet too degenerate for qhull is
   triangulated recursively, one orbit of faces at a time
   (:mod:`accountant.face_fan`). Sizes: 4x4 with 3-cycles has 3 818 facets in
   9 orbits (direct qhull would need ~1.06 M simplices); 4x5 with 3-cycles has
   130 530 facets in 47 orbits and 1.4 M fan simplices. ``benchmarks/knorm.py``
   prints the set-up times.
 
+The rest of the K-norm family lives in its own modules:
+
+* :func:`~accountant.knorm_certificates.exact_gauge` -- the gauge of an integer vector with an
+  exact rational primal/dual certificate (LP duality, no floating point in the check), and
+  :func:`~accountant.knorm_certificates.certified_span` -- exact rank of :math:`S`, an
+  orthonormal basis and a basis of elements of :math:`S` in which every element of :math:`S`
+  has coordinates in :math:`[-1,1]` (the precondition of [CA24, Alg. 3]);
+* :func:`~accountant.lp_balls.compare_lp_balls` -- Thm. 31's containment order against the
+  :math:`\ell_1,\ell_2,\ell_\infty` balls scaled to contain :math:`S`;
+* :class:`~accountant.containing_ball.ContainingBall` /
+  :func:`~accountant.containing_ball.containing_ball` -- an exact but **non-optimal** ball
+  :math:`L\supseteq\operatorname{conv}(S)` that is cheap to sample (basis cube, coordinate
+  box, Euclidean ball), with its loss against the optimum bounded, for sizes where the hull
+  is out of reach;
+* :mod:`accountant.knorm_cache` (balls kept on disk) and :mod:`accountant.knorm_verify`
+  (a loaded ball re-checked against its space).
+
 Size guards: a direct qhull run is refused (:class:`~accountant.errors.SearchTooLarge`)
 when ``n ** floor(s/2)`` exceeds :data:`QHULL_WORK_LIMIT`; the symmetric build
 recurses below a face whose own hull would exceed it (up to rank
-:data:`RECURSION_MAX_RANK`; beyond, it refuses such a face at once), and refuses
+:data:`~accountant.symmetric_fan.RECURSION_MAX_RANK`; beyond, it refuses such a face at once), and refuses
 beyond its orbit, fan-size and time budgets. Either way it refuses before or within the
 stated budget, never hangs.
 
@@ -128,7 +134,7 @@ class KNormBall(SpanCoordinates):
     >>> k = KNormBall.from_space(table_space(3, 3, paper_exact=True))
     >>> k.dimension, len(k.vertices), len(k.facets), round(k.volume, 6)
     (4, 18, 30, 24.75)
-    >>> round(k.sensitivity(table_three_cycles(3, 3)), 12)  # reference T-S6 (exact: see exact_gauge)
+    >>> round(k.sensitivity(table_three_cycles(3, 3)), 12)  # docs/reference/semi-dp.md T-S6 (exact: see exact_gauge)
     2.0
     """
 
@@ -224,8 +230,8 @@ class KNormBall(SpanCoordinates):
         SearchTooLarge
             Without ``symmetry``, before starting qhull, when the work estimate exceeds ``work_limit``
             or the fan has more than :data:`FAN_LIMIT` simplices; with
-            ``symmetry``, also beyond :data:`VARIANT_LIMIT`, ``orbit_limit`` or
-            ``time_limit``. Use :func:`containing_ball` for an exact non-optimal
+            ``symmetry``, also beyond :data:`~accountant.symmetric_fan.VARIANT_LIMIT`, ``orbit_limit`` or
+            ``time_limit``. Use :func:`~accountant.containing_ball.containing_ball` for an exact non-optimal
             mechanism.
         VerificationError
             A construction check failed (see the module notes).

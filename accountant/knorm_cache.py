@@ -14,7 +14,7 @@ it as a ``uint8`` array, so arrays and metadata are replaced together by one
 the space (sorted integer rows, dtype, shape), the symmetry group, the build
 options that change the result, the file format and the package version.
 
-What a load re-checks (:func:`verify_knorm_ball`, no convex hull; any failure
+What a load re-checks (:func:`~accountant.knorm_verify.verify_knorm_ball`, no convex hull; any failure
 means rebuild and overwrite, reported as ``CacheInfo(status="rebuilt")``):
 
 * the stored vectors equal the requested space exactly; the basis is

@@ -157,7 +157,7 @@ def certified_span(space: SensitivitySpace, basis: ArrayLike | None = None) -> S
     grows by the factor :math:`|c_k(u)|`, so the search ends). At the end every
     element of :math:`S` has coordinates in :math:`[-1,1]`, i.e.
     :math:`\operatorname{conv}(S)\subseteq B[-1,1]^s` (the containment
-    precondition of Alg. 3, reference ``semi-dp.md`` §10 item 5).
+    precondition of Alg. 3, ``docs/reference/semi-dp.md`` §10 item 5).
 
     Parameters
     ----------

@@ -8,7 +8,7 @@ dimension :math:`m=d-r` [DGGY23, Prop 8]. :func:`kernel_lattice_basis` returns a
 
 * ``"snf"`` -- Smith normal form ``D = S A T`` (``sympy`` >= 1.14
   ``smith_normal_decomp``); the basis is the **last m columns** of ``T`` (the
-  paper says rows: a slip, reference ``subspace-integer-postprocessing.md`` §3.2);
+  paper says rows: a slip, ``docs/reference/subspace-integer-postprocessing.md`` §3.2);
 * ``"column-reduction"`` -- extended-gcd integer column reduction
   ``A V = [L | 0]`` with ``V`` unimodular (reference §3.2), our own exact code;
 * ``"block"`` -- closed form for a single total or totals over disjoint cell
@@ -533,7 +533,7 @@ def basic_move_basis(r: int, c: int) -> NDArray[np.int64]:
 
     A :math:`\mathbb Z`-basis of the kernel lattice of :func:`table_margins_matrix` ``(r, c)``
     [DGGY23, Prop 8] with anchor cell :math:`(0,0)`: reference
-    ``subspace-integer-postprocessing.md`` §3.2 (saturated, T-I1;
+    ``docs/reference/subspace-integer-postprocessing.md`` §3.2 (saturated, T-I1;
     :math:`\det(\mathbf C^\top\mathbf C)=r^{c-1}c^{r-1}`). Cells are row-major; columns are
     ordered by ``i`` then ``j``; the shape is ``(r c) x (r-1)(c-1)``. The lattice MCMC runs
     for T-I7/T-I8 use this basis (their mixing depends on the basis, so they fix it). Not

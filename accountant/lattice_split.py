@@ -161,7 +161,8 @@ def _pivot(mat: IntMatrix, rem: list[int], j: int) -> tuple[IntMatrix, int]:
 
 
 def search_free_split(A: object, *, max_nodes: int = MAX_SPLIT_NODES) -> FreeSplit | NoFreeSplit:
-    r"""Search for free coordinates of :math:`\mathbb Z^d\cap\ker\mathbf A` ([DGGY23, Prop. 8]; reference §3.2).
+    r"""Search for free coordinates of :math:`\mathbb Z^d\cap\ker\mathbf A` ([DGGY23, Prop. 8];
+    docs/reference/subspace-integer-postprocessing.md §3.2).
 
     Depth-first over dependent cells: a cell ``j`` can be added while the gcd of its column
     over the not-yet-pivoted (saturated) rows is 1 -- necessary, since every column of a

@@ -2,7 +2,7 @@ r"""The optimal K-norm ball of a :math:`2\times c` table under both one-way marg
 
 For a :math:`2\times c` table (row-major cells) with both margins invariant,
 the Semi-DP sensitivity space ([CA24, Prop. 32]; there are no
-3-cycles with two rows, reference T-S2b) is
+3-cycles with two rows, docs/reference/semi-dp.md T-S2b) is
 
 .. math:: S=\{0\}\cup\{(v,-v): v=e_j-e_k,\ j\ne k\}\subset\mathbb Z^{2c},
 

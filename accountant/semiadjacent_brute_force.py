@@ -49,7 +49,7 @@ def semiadjacent_by_brute_force(
     Parameters
     ----------
     space, invariant, table, t, n:
-        As for :func:`semiadjacent_by_graph_search`.
+        As for :func:`~accountant.semiadjacent_graph.semiadjacent_by_graph_search`.
     limit:
         Largest number ``k**n`` of ordered datasets to enumerate (checked first).
     time_limit:
@@ -75,7 +75,7 @@ def semiadjacent_by_brute_force(
     >>> space = DataSpace.of(("x", 2),)
     >>> from semidp.accountant.invariants import Linear
     >>> r = semiadjacent_by_brute_force(space, Linear(((0, 1),)), t=(1,), n=3)  # T = sum x_i
-    >>> r.value, r.n_datasets                                # reference Sec. 9, T-A1
+    >>> r.value, r.n_datasets                                # docs/reference/semi-dp.md §9, T-A1
     (2, 3)
     """
     t0 = time.monotonic()

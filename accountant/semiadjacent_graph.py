@@ -177,7 +177,7 @@ def semiadjacent_by_graph_search(
     >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> r = semiadjacent_by_graph_search(space, Margins((("A",), ("B",))), table=(2, 1, 1, 0))
-    >>> r.value, r.exact, r.fiber_size, r.n_datasets      # reference Sec. 9, T-A3
+    >>> r.value, r.exact, r.fiber_size, r.n_datasets      # docs/reference/semi-dp.md §9, T-A3
     (3, True, 2, 16)
     """
     t0 = time.monotonic()

@@ -215,7 +215,7 @@ def semiadjacent_by_integer_program(
     Parameters
     ----------
     space, invariant, table, t, n:
-        As for :func:`semiadjacent_by_graph_search` (matrix invariants only).
+        As for :func:`~accountant.semiadjacent_graph.semiadjacent_by_graph_search` (matrix invariants only).
     time_limit:
         Seconds; when it runs out the result has ``exact=False``, ``value`` a
         witnessed lower bound and ``upper`` a proven upper bound.
@@ -241,7 +241,7 @@ def semiadjacent_by_integer_program(
     >>> space = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
     >>> inv = Margins((("A",), ("B",), ("C",)))
     >>> r = semiadjacent_by_integer_program(space, inv, table=(1, 1, 1, 0, 1, 0, 0, 0))
-    >>> r.value, r.exact                                     # reference Sec. 9, T-A7
+    >>> r.value, r.exact                                     # docs/reference/semi-dp.md §9, T-A7
     (4, True)
     """
     t0 = time.monotonic()

@@ -27,17 +27,17 @@ record-move metric.
 
 Three independent methods:
 
-``"brute-force"`` (:func:`semiadjacent_by_brute_force`)
+``"brute-force"`` (:func:`~accountant.semiadjacent_brute_force.semiadjacent_by_brute_force`)
     Def. 13 literally, over all ``k**n`` ordered datasets. Tiny cases only;
     the reference the others are tested against.
-``"graph-search"`` (:func:`semiadjacent_by_graph_search`)
+``"graph-search"`` (:func:`~accountant.semiadjacent_graph.semiadjacent_by_graph_search`)
     Enumerates the conforming histograms (refusing above a size limit
     estimated before enumerating) and, for every pair ``x != x'``, searches
     breadth-first outwards from every ``g in G_x`` in the record-move graph:
     level ``r`` holds the offsets ``delta = P - N`` (``P, N`` multisets of ``r``
     records) with ``A delta = A (e_x - e_x')``; ``g + delta`` is conforming iff
     ``g >= N``, so a level is tested for all of ``G_x`` at once.
-``"integer-program"`` (:func:`semiadjacent_by_integer_program`)
+``"integer-program"`` (:func:`~accountant.semiadjacent_ilp.semiadjacent_by_integer_program`)
     No enumeration: the inner minimum is an integer program (HiGHS via
     :func:`scipy.optimize.milp`), and the outer maximum is decided pair by pair
     ("is there ``g in G_x`` at distance ``>= m`` from ``G_x'``?") by a master
@@ -46,7 +46,7 @@ Three independent methods:
     ([CA24, Thm. 16]: ``p + 1`` for one-way margins of ``p`` features)
     is reached.
 
-Every result carries a :class:`Witness` (dataset, record, target, nearest
+Every result carries a :class:`~accountant.semiadjacent_results.Witness` (dataset, record, target, nearest
 conforming dataset, distance) that :mod:`verify.witness` re-checks from scratch.
 """
 
@@ -138,7 +138,7 @@ def search_semi_adjacent_parameter(
     >>> from semidp.accountant.invariants import Margins
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> r = search_semi_adjacent_parameter(space, Margins((("A",), ("B",))), table=[[1, 1], [1, 1]])
-    >>> r.value, r.method, r.n_datasets                      # reference Sec. 9, T-A2
+    >>> r.value, r.method, r.n_datasets                      # docs/reference/semi-dp.md §9, T-A2
     (2, 'graph-search', 36)
     """
     if method not in METHODS:

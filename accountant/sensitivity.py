@@ -9,7 +9,7 @@ projector) and the closed forms:
 * :func:`table_space` -- :math:`r\times c` tables under both one-way margins,
   radius :math:`a`: the :math:`2\times2` moves :math:`E^{(i,i',j,j')}` of
   Prop. 32 **and** the 3-cycles that Prop. 32 misses when :math:`a\ge3` and
-  :math:`\min(r,c)\ge3` (reference ``semi-dp.md`` §5 caveat, verified by
+  :math:`\min(r,c)\ge3` (``docs/reference/semi-dp.md`` §5 caveat, verified by
   exhaustive enumeration; ``paper_exact=True`` gives Prop. 32 as printed);
 * :func:`histogram_space` -- :math:`S^{\mathcal D, A_k}` for a histogram under
   replace-one with no invariant (the naive spaces of Prop. 24);
@@ -248,7 +248,7 @@ def table_three_cycles(r: int, c: int) -> list[tuple[int, ...]]:
     Distinct rows and distinct columns; :math:`12\binom r3\binom c3` of them (both
     signs). They are differences of conforming tables at Hamming distance 3
     (records :math:`(1,2),(2,3),(3,1)` replaced by :math:`(1,1),(2,2),(3,3)`),
-    missing from [CA24, Prop. 32] (reference ``semi-dp.md`` §5, §10 item 1).
+    missing from [CA24, Prop. 32] (``docs/reference/semi-dp.md`` §5, §10 item 1).
     """
     out = set()
     for rows in itertools.permutations(range(r), 3):
@@ -322,9 +322,9 @@ def table_space(r: int, c: int, radius: int = 3, *, paper_exact: bool = False) -
     if paper_exact:
         label = "Cho & Awan Prop. 32 as printed (moves only)"
         if cycles:
-            label += "; INCOMPLETE: misses the 3-cycles at radius 3 (reference semi-dp.md §5)"
+            label += "; INCOMPLETE: misses the 3-cycles at radius 3 (docs/reference/semi-dp.md §5)"
     elif cycles:
-        label = "closed form: moves and 3-cycles (Prop. 32 corrected; reference semi-dp.md §5)"
+        label = "closed form: moves and 3-cycles (Prop. 32 corrected; docs/reference/semi-dp.md §5)"
     else:
         label = "closed form: moves (Cho & Awan Prop. 32)" if radius >= 2 else "closed form: {0}"
     return SensitivitySpace.from_vectors(vectors, label)

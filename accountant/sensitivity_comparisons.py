@@ -60,7 +60,7 @@ def naive_spaces(
     radius:
         ``a``.
     query:
-        ``None`` (histogram) or a linear query, as for :func:`semi_sensitivity_search`.
+        ``None`` (histogram) or a linear query, as for :func:`~accountant.sensitivity_search.semi_sensitivity_search`.
     n:
         Number of records; distances above ``n`` do not occur, so ``A_a`` is
         ``A_{min(a, n)}``.
@@ -84,7 +84,7 @@ def naive_spaces(
 
     Examples
     --------
-    >>> ns = naive_spaces(DataSpace.of(("A", 2), ("B", 2)), 3)      # reference T-S3
+    >>> ns = naive_spaces(DataSpace.of(("A", 2), ("B", 2)), 3)      # docs/reference/semi-dp.md T-S3
     >>> ns.one_step.l1, round(ns.one_step.l2, 6), ns.one_step.linf
     (2, 1.414214, 1)
     >>> ns.inflated["l1"], round(ns.inflated["l2"], 6), ns.inflated["linf"]

@@ -64,7 +64,7 @@ class SensitivitySearchResult:
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> from semidp.accountant.sensitivity_search import semi_sensitivity_search
     >>> r = semi_sensitivity_search(space, Margins((("A",), ("B",))), 3, table=(2, 1, 1, 0))
-    >>> r.space.vectors                                      # reference T-S1
+    >>> r.space.vectors                                      # docs/reference/semi-dp.md T-S1
     ((-1, 1, 1, -1), (0, 0, 0, 0), (1, -1, -1, 1))
     >>> r.candidates_from, r.realised_by, r.exact
     ('enumeration', 'fiber', True)

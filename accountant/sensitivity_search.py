@@ -33,7 +33,7 @@ Algorithm
    ``P - N`` for the multisets ``P = u^+``, ``N = u^-`` of ``s = \|u^+\|_1 \le a``
    records with disjoint supports and ``A P = A N``. Level by level
    (``s = 1..a``) all multisets are hashed through ``A`` (the linear 64-bit hash
-   of :class:`accountant.semiadjacent_search.RecordOffsets`), equal hashes are
+   of :class:`accountant.record_multisets.RecordOffsets`), equal hashes are
    paired, and every pair is re-checked exactly (disjoint supports and
    ``A(P - N) = 0`` in integers), so a hash collision can cost time, never
    correctness, and each ``u`` is produced exactly once (as ``(u^+, u^-)``).
@@ -42,7 +42,7 @@ Algorithm
    (:class:`~accountant.errors.SearchTooLarge`, naming the estimate and the limit).
 2. **Realisability** at the actual ``t``: "is there ``h \in F`` with
    ``h \ge u^+``?" -- by the enumerated fiber (bitsets of
-   :class:`accountant.semiadjacent_search.RowBits`) when its size, estimated
+   :class:`accountant.record_multisets.RowBits`) when its size, estimated
    before enumerating, is at most ``fiber_limit``; otherwise by integer
    feasibility (HiGHS, :func:`accountant.fiber.integer_point`), where every
    feasible ``h`` found certifies all candidates below it and every
@@ -72,7 +72,7 @@ References
        arXiv:2410.17468v1: Def. 4 (sensitivity space, after Awan & Slavković
        2021), Sec. 4 (Semi-DP sensitivity space, Prop. 24 naive spaces,
        Prop. 25 rank deficiency), Prop. 32 (tables; incomplete for
-       :math:`\min(r, c) \ge 3`, reference ``semi-dp.md`` §5 caveat).
+       :math:`\min(r, c) \ge 3`, ``docs/reference/semi-dp.md`` §5 caveat).
 """
 
 from __future__ import annotations

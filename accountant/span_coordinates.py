@@ -2,7 +2,7 @@ r"""Coordinates in an orthonormal basis :math:`Q` of a subspace :math:`V=\operat
 
 Shared by every object that lives in :math:`V` ([CA24, Lemma 29]: a
 K-norm ball of a rank-deficient sensitivity space is a ball *in* span(S)):
-:class:`accountant.knorm.KNormBall`, :class:`accountant.knorm.ContainingBall`,
+:class:`accountant.knorm.KNormBall`, :class:`accountant.containing_ball.ContainingBall`,
 :class:`accountant.root_polytope.RootPolytopeBall` and
 :class:`mechanisms.projected_gaussian.ProjectedGaussianMechanism`. Convention:
 ``y = Q^T x`` for :math:`x\in V`, ``x = Q y`` back.

@@ -3,7 +3,7 @@ r"""The norms and span of a table's sensitivity space in closed form, without li
 For an :math:`r\times c` table under both one-way margins at radius :math:`a\le3`,
 :func:`accountant.sensitivity.table_space` lists S: the :math:`2\times2` moves
 (:math:`a\ge2`) and the 3-cycles (:math:`a\ge3`, :math:`\min(r,c)\ge3`)
-[CA24, Prop. 32, corrected in reference ``semi-dp.md`` §5]. That list grows like
+[CA24, Prop. 32, corrected in ``docs/reference/semi-dp.md`` §5]. That list grows like
 :math:`r^3c^3` (589 513 vectors for 12 x 12), yet the calibration of an additive
 mechanism needs only a few numbers of it, all exact here:
 

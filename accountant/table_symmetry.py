@@ -48,7 +48,7 @@ class TableSymmetry:
     under its one-way margins (moves, 3-cycles) is invariant under this group
     :math:`G`, so :math:`K=\operatorname{conv}(S)` is too, and every
     :math:`g\in G` is orthogonal on :math:`V` (a permutation of coordinates,
-    possibly with a sign). :meth:`KNormBall.from_space` uses it to compute one
+    possibly with a sign). :meth:`~accountant.knorm.KNormBall.from_space` uses it to compute one
     facet per orbit (adjacency decomposition) and the sampler to spread a draw
     from the representative cones over all of :math:`K` by a uniformly random
     :math:`g`.

@@ -11,7 +11,7 @@ i.e. the smallest type-II error at type-I error ``<= alpha``
 use the reflected **paper convention** ``f_paper(alpha) = f_std(1 - alpha)``
 (non-decreasing, ``f(alpha) <= alpha``) in which group privacy is plain
 function composition; :meth:`TradeoffCurve.paper` evaluates in that
-convention. Reference: ``semi-dp.md`` Sec. 1.
+convention. Reference: ``docs/reference/semi-dp.md`` Sec. 1.
 
 Every curve is meant as a **lower bound** of the true (symmetric) tradeoff
 function of a mechanism: a lower tradeoff curve is a weaker privacy claim, so
@@ -35,7 +35,7 @@ arithmetic is exact; the only approximations are *choices of which valid lines
 to keep* (dropping a supporting line always lowers the envelope) and the
 outward rounding of the slopes ``e^{+-eps}`` of those lines (certified in
 mpmath for small inputs; for long epsilon grids numpy's ``exp`` widened by a
-stated relative budget, :data:`EXP_REL_PAD`). Evaluating a stored polygon at
+stated relative budget, :data:`~accountant.piecewise_linear.EXP_REL_PAD`). Evaluating a stored polygon at
 an arbitrary point in floats is padded down by :data:`_EVAL_REL_PAD`.
 
 The tradeoff functions of real mechanisms are symmetric (``f = f^{-1}``, as
@@ -356,7 +356,7 @@ class TradeoffCurve:
         Examples
         --------
         >>> f2 = TradeoffCurve.from_approx_dp(0.5, 0.0).group(2)
-        >>> round(float(f2.paper(0.7)), 6)   # semi-dp.md Sec. 1
+        >>> round(float(f2.paper(0.7)), 6)   # docs/reference/semi-dp.md Sec. 1
         0.306531
         """
         x = check_alpha("alpha", alpha)
@@ -657,7 +657,7 @@ class TradeoffCurve:
         Examples
         --------
         >>> g = TradeoffCurve.from_approx_dp(0.5, 0.0).group(2)
-        >>> [round(float(x), 6) for x in g.paper([0.3, 0.5])]   # semi-dp.md Sec. 1
+        >>> [round(float(x), 6) for x in g.paper([0.3, 0.5])]   # docs/reference/semi-dp.md Sec. 1
         [0.110364, 0.18394]
         """
         kk = check_int("k", k, minimum=0)

@@ -3,7 +3,7 @@
 Cho & Awan 2024, Alg. 2 (optimal K-norm, R ~ Gamma(s+1, eps) times U uniform on
 conv(S)) and Alg. 3 (U by rejection from a basis cube). For r x c tables with
 the moves only (Prop. 32 as printed) and with the 3-cycles (the exact S,
-reference semi-dp.md §5), it prints, measured side by side in one run:
+docs/reference/semi-dp.md §5), it prints, measured side by side in one run:
 
 * hull build time: direct qhull (refused above its work budget) and the
   adjacency decomposition up to row/column/transpose/sign symmetry;

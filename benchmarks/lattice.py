@@ -3,7 +3,8 @@
 Cases:
 
 * ``4x4``: 4x4 table with both margins invariant (basic-move basis, m = 9),
-  generalized Laplace l1, epsilon = 0.25, a = e^-1 (DGGY §5, reference T-I7/T-I8);
+  generalized Laplace l1, epsilon = 0.25, a = e^-1 (DGGY §5,
+  docs/reference/subspace-integer-postprocessing.md T-I7/T-I8);
   also l2 with a = e^-1.5 for the convergence rows (T-I8b);
 * ``102-county``: single total over 102 cells (basis e_j - e_{j+1}, m = 101),
   l1, epsilon = 0.192, a = e^-2.5 (DGGY's Illinois setting).

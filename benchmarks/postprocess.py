@@ -2,7 +2,8 @@
 
 Setting: 254 counties (Texas has 254; the county counts are **synthetic** -- a seeded
 log-normal with 20 counties set to 0..19 so that non-negativity binds -- because the 2010 county file is not available
-offline; the total is Texas' 2010 population 25,145,561, reference §2.8), Laplace noise
+offline; the total is Texas' 2010 population 25,145,561,
+docs/reference/subspace-integer-postprocessing.md §2.8), Laplace noise
 lambda = 1/0.192 (reference T-G4), one state-total invariant.
 
 Paths timed in one run, side by side:

@@ -1,6 +1,6 @@
 """Reproduce Cho & Awan 2024 §5.2 (Figs 2-3): L2 cost of Semi-DP releases of k x k tables with one-way margins.
 
-Reference: ``shared/reference/semi-dp.md`` §5.1 (setup) and §9 (T-G1, T-K1, T-E1..T-E4).
+Reference: ``docs/reference/semi-dp.md`` §5.1 (setup) and §9 (T-G1, T-K1, T-E1..T-E4).
 Data: x ~ Multinomial(n, pi) over the k^2 cells (row-major), pi uniform (1/k^2) or linear
 (pi_l proportional to l); all one-way margins invariant; a(t) = 3 (worst case). Cost = ||x~ - x||_2.
 

@@ -20,7 +20,7 @@ One-sided tests (the result of [AS18]). For :math:`H_0:\theta\le\theta_0` vs
 
 is UMP at level :math:`\alpha` among **all** tests that are :math:`(\varepsilon,\delta)`-DP
 on ``Replace()`` (the DP Neyman--Pearson lemma for binomial data of [AS18]; in f-DP
-form [AV23, Thm. 4.8], reference ``semi-dp.md`` Lemma 47). It is run as a release plus
+form [AV23, Thm. 4.8], ``docs/reference/semi-dp.md`` Lemma 47). It is run as a release plus
 post-processing: the p-value
 
 .. math:: p(z)=P_{\theta_0}(X+N\ge z)=\sum_x\binom nx\theta_0^x(1-\theta_0)^{n-x}F_N(x-z)

@@ -2,7 +2,7 @@ r"""Canonical noise distributions (CNDs) for f-DP: Gaussian, Tulap, and the gene
 
 A continuous CDF :math:`F` of a random variable :math:`N` is a *canonical noise
 distribution* for a symmetric nontrivial tradeoff function :math:`f` [AV23, Def. 3.1]
-(reference ``semi-dp.md`` Sec. 6, Def. 35) if
+(``docs/reference/semi-dp.md`` Sec. 6, Def. 35) if
 
 1. :math:`S(X)+\Delta N` is :math:`f`-DP for every statistic of sensitivity :math:`\Delta`;
 2. :math:`T(N,N+1)=f` (tight);
@@ -10,7 +10,7 @@ distribution* for a symmetric nontrivial tradeoff function :math:`f` [AV23, Def.
    :math:`T^{\rm std}(N,N+1)(\alpha)=F(F^{-1}(1-\alpha)-1)`;
 4. :math:`F(x)=1-F(-x)` (symmetric about 0).
 
-Tradeoff conventions (``semi-dp.md`` Sec. 1): every method that takes or returns
+Tradeoff conventions (``docs/reference/semi-dp.md`` Sec. 1): every method that takes or returns
 a tradeoff value says which convention it uses. The **standard** convention
 (Dong--Roth--Su) is non-increasing, ``f_std(alpha) <= 1 - alpha``; Cho & Awan's
 **paper** convention is its reflection ``f_paper(alpha) = f_std(1 - alpha)``
@@ -19,19 +19,21 @@ because it is evaluated at small probabilities (the tails).
 
 Classes
 -------
+:class:`GaussianCND` is defined here; the others live in their own modules and are re-exported here.
+
 :class:`GaussianCND`
     :math:`N(0,1/\mu^2)`, the CND of :math:`G_\mu` [DRS22, AV23].
-:class:`Tulap`
+:class:`~mechanisms.tulap.Tulap`
     Truncated-uniform-Laplace, the CND of :math:`f_{\varepsilon,\delta}` [AS18, AV23],
     with CDF, survival function and logs in closed form (no cancellation in
     either tail), quantile, and sampler, including the truncation for ``delta > 0``.
-:class:`TradeoffCND`
+:class:`~mechanisms.cnd_construction.TradeoffCND`
     The construction of [AV23, Thm. 3.9] (reference Lemma 36) from any symmetric
     nontrivial tradeoff function, given as a callable (convention stated by the
     caller) or as an :class:`~accountant.tradeoff.TradeoffCurve`; built by
-    :func:`cnd_from_tradeoff`. Sampling by inverse transform.
+    :func:`~mechanisms.cnd_construction.cnd_from_tradeoff`. Sampling by inverse transform.
 
-All three share :class:`CanonicalNoise` (``cdf``, ``sf``, ``logcdf``, ``logsf``,
+All three share :class:`~mechanisms.cnd_base.CanonicalNoise` (``cdf``, ``sf``, ``logcdf``, ``logsf``,
 ``ppf``, ``isf``, ``sample``, ``shift_tradeoff``, ``target``, ``guarantee``).
 
 Samplers are for research and auditing. They are **not** hardened against
@@ -98,7 +100,7 @@ class GaussianCND(CanonicalNoise):
     r"""The CND of :math:`G_\mu`: :math:`N\sim N(0,1/\mu^2)`, :math:`F(x)=\Phi(\mu x)`.
 
     :math:`T(N,N+1)=G_\mu` [DRS22, Def. 2.7]; the Gaussian is a CND of
-    :math:`G_\mu` [AV23, Sec. 3] (reference ``semi-dp.md`` Sec. 6). Tails via
+    :math:`G_\mu` [AV23, Sec. 3] (``docs/reference/semi-dp.md`` Sec. 6). Tails via
     ``scipy.special.ndtr`` / ``log_ndtr`` of the small side.
 
     Examples
@@ -128,7 +130,7 @@ class GaussianCND(CanonicalNoise):
         return np.asarray(special.ndtri(u), dtype=np.float64) / self.mu
 
     def _target_paper(self, s: FloatArray) -> FloatArray:
-        # paper convention G_mu(s) = Phi(Phi^{-1}(s) - mu)   (semi-dp.md Sec. 1)
+        # paper convention G_mu(s) = Phi(Phi^{-1}(s) - mu)   (docs/reference/semi-dp.md Sec. 1)
         with np.errstate(divide="ignore"):
             return np.asarray(special.ndtr(special.ndtri(s) - self.mu), dtype=np.float64)
 

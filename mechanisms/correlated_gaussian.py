@@ -1,6 +1,6 @@
 r"""MVEE-based Gaussian mechanisms for a linear query under an invariant (Gao, Gong & Yu, AAAI-22, §3.3, Alg 3).
 
-Reference ``subspace-integer-postprocessing.md`` §2.5 ([GGY22, Cor. 3.10/19], Thm 3.11/20,
+Reference ``docs/reference/subspace-integer-postprocessing.md`` §2.5 ([GGY22, Cor. 3.10/19], Thm 3.11/20,
 Alg 2/3, after Nikolov, Talwar & Zhang 2013 = NTZ13). For a linear query :math:`A`
 (``n x d`` on histograms) and an invariant :math:`C` on the query output, with
 :math:`\mathcal N=\ker C`, orthonormal basis :math:`Q_{\mathcal N}` (``n x m``,
@@ -34,7 +34,7 @@ multiplying by :math:`Q_{\mathcal N}S` is post-processing, and adding
 :math:`Q_{\mathcal N}Q_{\mathcal N}^\top Ah+\Pi_{\mathcal R}Ah=Ah`. A relation of distance k
 scales the sensitivity vectors by k (triangle inequality). :math:`\Delta_S` is
 certified on the float :math:`S` that the sampler uses (residual-based bound, padded
-up; :func:`mechanisms.mvee._certified_max_mahalanobis`); the sensitivity vectors and
+up; :func:`mechanisms.mvee.certified_max_mahalanobis`); the sensitivity vectors and
 :math:`Q_{\mathcal N}S` are float computations, as everywhere in :mod:`mechanisms.subspace`.
 
 **Errors** [D]. Ellipsoid: :math:`c^2\operatorname{tr}FF^\top`; at the exact MVEE

@@ -47,7 +47,7 @@ References
 [BJV19] N. Biswas, P. E. Jacob, P. Vanetti, "Estimating Convergence of Markov
 chains with L-Lag Couplings", NeurIPS 2019, arXiv:1905.09971: Alg. 1, Thm 2.5.
 [DGGY23] Dharangutte, Gao, Gong, Yu, "Integer Subspace Differential Privacy",
-AAAI-23, arXiv:2212.00936: Alg. 2-3 (reconstructed, reference §3.5).
+AAAI-23, arXiv:2212.00936: Alg. 2-3 (reconstructed, docs/reference/subspace-integer-postprocessing.md §3.5).
 [Hoe63] W. Hoeffding, "Probability inequalities for sums of bounded random
 variables", JASA 58, 1963, Thm 1.
 """

@@ -16,7 +16,7 @@ All samplers here use only exact integer / rational arithmetic
 * :func:`double_geometric` -- :math:`\mathrm{DG}(a)`,
   :math:`\Pr[x]=\frac{1-a}{1+a}a^{|x|}`, rational :math:`a\in(0,1)`, as the
   difference of two i.i.d. geometric variables (reference
-  ``subspace-integer-postprocessing.md`` §3.5). :math:`\mathrm{DG}(e^{-1/t})`
+  ``docs/reference/subspace-integer-postprocessing.md`` §3.5). :math:`\mathrm{DG}(e^{-1/t})`
   is :math:`\mathrm{Lap}_{\mathbb Z}(t)`; use :func:`discrete_laplace` when the
   scale, not the ratio, is rational.
 * :func:`discrete_laplace_array`, :func:`discrete_gaussian_array` -- the same

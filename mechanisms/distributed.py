@@ -1,6 +1,6 @@
 r"""Distributed privatisation with a common seed (Gao, Gong & Yu, AAAI-22 full version, App. E, Alg 4).
 
-Reference ``subspace-integer-postprocessing.md`` §2.7. The query is the identity
+Reference ``docs/reference/subspace-integer-postprocessing.md`` §2.7. The query is the identity
 on :math:`x\in\mathbb R^N` with an invariant :math:`C` (rank :math:`n_c`); agents
 own a partition :math:`K_1,\dots,K_m` of the indices (any partition: blocks need
 not be contiguous). Every agent :math:`\ell`, in parallel and without

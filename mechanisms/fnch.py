@@ -3,7 +3,7 @@ r"""Fisher's noncentral hypergeometric distribution, exactly and in log space.
 Given the margins of a :math:`2\times2` table (rows :math:`n_{1\cdot}, n_{2\cdot}`,
 first column :math:`n_{\cdot1}`), the cell :math:`X_{11}` of a multinomial table
 with odds ratio :math:`\theta` is Fisher noncentral hypergeometric [CA24, Sec. 5.3]
-(reference ``semi-dp.md`` Sec. 6, "Conditional law"):
+(``docs/reference/semi-dp.md`` Sec. 6, "Conditional law"):
 
 .. math:: p_\theta(x)=\frac{\binom{n_{1\cdot}}{x}\binom{n_{2\cdot}}{n_{\cdot1}-x}\theta^x}
           {\sum_{u=L}^{U}\binom{n_{1\cdot}}{u}\binom{n_{2\cdot}}{n_{\cdot1}-u}\theta^u},

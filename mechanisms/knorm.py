@@ -9,7 +9,7 @@ where :math:`K'=Q^\top\operatorname{conv}(S)` in the coordinates of an
 orthonormal basis :math:`Q` of :math:`V=\operatorname{span}(S)`,
 :math:`s=\dim V` (Alg. 2; Prop. 7 with :math:`d` replaced by :math:`s`). The
 density of :math:`Y` is :math:`\propto\exp(-\varepsilon\|y\|_{K'})`; shape
-:math:`s` (as in the authors' R code, reference ``semi-dp.md`` §10 item 2) gives
+:math:`s` (as in the authors' R code, ``docs/reference/semi-dp.md`` §10 item 2) gives
 a density :math:`\propto E_1(\varepsilon\|y\|)`, unbounded at 0, which is not
 :math:`\varepsilon`-DP for any :math:`\varepsilon`. The noise lies in
 :math:`V\subseteq\ker A`, so every draw keeps the invariant :math:`Ax` (to float
@@ -20,7 +20,7 @@ Uniform sampling on :math:`K'` is **exact**: the ball carries a fan
 triangulation (qhull's triangulated facets coned from the origin); a simplex is
 chosen with probability proportional to its volume and a point drawn inside it
 with Dirichlet(1, ..., 1) weights (normalised exponentials). For sizes where
-the hull is out of reach, :func:`accountant.knorm.containing_ball` gives an
+the hull is out of reach, :func:`accountant.containing_ball.containing_ball` gives an
 exact but **non-optimal** ball (cube or Euclidean ball containing conv(S)); the
 mechanism then says so in :attr:`KNormMechanism.optimal` and the ball's label.
 For a :math:`2\times c` table under both one-way margins,
@@ -84,7 +84,7 @@ def uniform_in_ball(ball: Ball, *, rng: np.random.Generator, size: int) -> Float
       representative cones' images under :math:`G` tile :math:`K`, each facet
       of an orbit :math:`O` being hit :math:`|G|/|O|` times, so the result is
       uniform on :math:`K`.
-    * :class:`~accountant.knorm.ContainingBall`: :math:`Tz` with :math:`z`
+    * :class:`~accountant.containing_ball.ContainingBall`: :math:`Tz` with :math:`z`
       uniform on the cube or the Euclidean unit ball.
     * :class:`~accountant.root_polytope.RootPolytopeBall`: its closed-form
       cone decomposition (:meth:`~accountant.root_polytope.RootPolytopeBall.sample_uniform`).
@@ -137,7 +137,7 @@ class KNormMechanism:
     With a :class:`~accountant.knorm.KNormBall` or a
     :class:`~accountant.root_polytope.RootPolytopeBall` (closed form:
     type-A root polytope, :math:`2\times c` tables) this is the optimal K-norm
-    mechanism (Thm. 31); with a :class:`~accountant.knorm.ContainingBall` it is
+    mechanism (Thm. 31); with a :class:`~accountant.containing_ball.ContainingBall` it is
     an exact, **non-optimal** K-norm mechanism (still :math:`\varepsilon`-DP,
     more noise; see the ball's ``loss``).
 

@@ -5,7 +5,7 @@ Target: :math:`q(z)\propto\prod_i p(z_i)\,\mathbb 1[\mathbf Az=0]`, :math:`z\in\
 :math:`p(x)=e^{-x^2/(2\sigma^2)}` (the generalized Gaussian with centre 0, [DGGY23, Def. 13]);
 :math:`p(0)=1=\max p`. Both are **separable** over cells, which the l2 Laplace is not.
 
-**Free coordinates.** :func:`search_free_split` picks independent rows ``R`` of ``A``
+**Free coordinates.** :func:`~accountant.lattice_split.search_free_split` picks independent rows ``R`` of ``A``
 (rank ``r``) and ``r`` cells ``D`` with :math:`|\det\mathbf A_{R,D}|=g`, ``g`` the gcd of the
 maximal minors of :math:`\mathbf A_R` (``g = 1``: :math:`\mathbf A_{R,D}` unimodular). Then
 :math:`\mathbf M=-\mathbf A_{R,D}^{-1}\mathbf A_{R,F}` is an integer matrix and

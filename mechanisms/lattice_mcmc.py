@@ -3,7 +3,7 @@ r"""Generalized Laplace / Gaussian noise on an integer lattice by MCMC (Dharangu
 The noise lattice of an integer-subspace-DP release is
 :math:`\Lambda=\{\mathbf Cs: s\in\mathbb Z^m\}` for an integer basis matrix
 ``C`` (d x m, columns = basis vectors of :math:`\ker\mathbf A\cap\mathbb Z^d`;
-reference ``subspace-integer-postprocessing.md`` §3.2). Targets, in lattice
+``docs/reference/subspace-integer-postprocessing.md`` §3.2). Targets, in lattice
 coordinates :math:`s` (``z = C s``), defined in :mod:`mechanisms.lattice_targets`
 and re-exported here:
 

@@ -1,6 +1,6 @@
 r"""Privacy numbers for the generalized Laplace / Gaussian lattice mechanisms (Dharangutte et al. 2023).
 
-Conventions (reference ``subspace-integer-postprocessing.md`` §3.1): the
+Conventions (``docs/reference/subspace-integer-postprocessing.md`` §3.1): the
 guarantees hold on **equivalent** pairs :math:`x\equiv_{\mathcal A}x'` (same
 invariants, so :math:`x-x'\in\Lambda`), in the *smooth* form where the loss
 scales with the distance :math:`D=\|x-x'\|` in the norm of the guarantee;

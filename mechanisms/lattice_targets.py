@@ -2,7 +2,7 @@ r"""Lattice targets of the generalized Laplace / Gaussian mechanisms (Dharangutt
 
 The noise lattice is :math:`\Lambda=\{\mathbf Cs: s\in\mathbb Z^m\}` for an integer
 basis matrix ``C`` (d x m, columns = a :math:`\mathbb Z`-basis of
-:math:`\ker\mathbf A\cap\mathbb Z^d`; reference ``subspace-integer-postprocessing.md``
+:math:`\ker\mathbf A\cap\mathbb Z^d`; ``docs/reference/subspace-integer-postprocessing.md``
 §3.2). A target is an unnormalised law on lattice coordinates ``s``:
 :math:`\log\pi(s)=-\mathrm{scale}\cdot E(\mathbf Cs)`.
 

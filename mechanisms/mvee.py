@@ -5,7 +5,7 @@ For points :math:`v_1,\dots,v_p\in\mathbb R^k` (rows of ``points``) that span
 of least volume containing :math:`K=\operatorname{conv}\{\pm v_j\}`, with
 :math:`F` symmetric positive definite. This is step 1 of Gao, Gong & Yu's
 correlated Gaussian mechanism (AAAI-22, Alg 2/3; reference
-``subspace-integer-postprocessing.md`` §2.5, target T-G6), used by
+``docs/reference/subspace-integer-postprocessing.md`` §2.5, target T-G6), used by
 :mod:`mechanisms.correlated_gaussian`.
 
 Two independent routes return the same :class:`EnclosingEllipsoid`:

@@ -1,6 +1,6 @@
 r"""Program (P+) for a general constraint matrix: a batched ADMM in numpy and a per-draw cvxpy reference.
 
-(P+) [ZVF21, Sec. 3] (reference ``subspace-integer-postprocessing.md`` §4.1):
+(P+) [ZVF21, Sec. 3] (``docs/reference/subspace-integer-postprocessing.md`` §4.1):
 :math:`\hat x_+=\arg\min\{\|v-\tilde x\|_2:\ Av=b,\ v\ge0\}`. For one total or a hierarchy of
 totals use the exact sort-and-threshold paths of :mod:`semidp.mechanisms.projection`; this
 module handles any ``A``.

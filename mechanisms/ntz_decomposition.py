@@ -1,6 +1,6 @@
 r"""The NTZ13 base decomposition behind GGY's subspace correlated Gaussian (AAAI-22 Alg 2/3, steps 1–4).
 
-Reference ``subspace-integer-postprocessing.md`` §2.5 ([GGY22, Cor. 3.10/19], Thm 3.11/20,
+Reference ``docs/reference/subspace-integer-postprocessing.md`` §2.5 ([GGY22, Cor. 3.10/19], Thm 3.11/20,
 after Nikolov, Talwar & Zhang 2013). Input: the sensitivity vectors
 :math:`v_1,\dots,v_p\in\mathbb R^m` (rows of ``points``; they must span
 :math:`\mathbb R^m`). Output: orthonormal pieces :math:`U_1,\dots,U_\ell`

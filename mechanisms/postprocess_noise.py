@@ -1,7 +1,7 @@
 r"""Noise laws for the projection post-processing studies, and their :math:`\ell_1`-ball probabilities [ZVF21, Lemma 2].
 
 The input noise :math:`\eta` of [ZVF21, Sec. 3] is i.i.d. per cell (reference
-``subspace-integer-postprocessing.md`` §4.1, §4.3):
+``docs/reference/subspace-integer-postprocessing.md`` §4.1, §4.3):
 
 * :class:`LaplaceNoise` -- :math:`\mathrm{Lap}(\lambda)`, density :math:`e^{-|t|/\lambda}/2\lambda`, variance
   :math:`2\lambda^2`; sampled with ``rng.laplace``.

@@ -8,7 +8,7 @@ with :math:`S=S_{\rm semi}` at radius a(t), on :math:`(D_t, A_{a(t)})`). The
 noise lies in :math:`V\subseteq\ker A`, so every draw keeps the invariant
 :math:`Ax` (to float rounding). :math:`\|\sigma Q\xi\|_2=\sigma\chi_s`, so
 :math:`\mathbb E\|{\rm noise}\|_2=\sigma\sqrt2\,\Gamma(\frac{s+1}2)/\Gamma(\frac s2)`
-(reference ``semi-dp.md`` T-G1).
+(``docs/reference/semi-dp.md`` T-G1).
 
 Samplers here are for research and auditing: they are **not** hardened against
 floating-point side channels ([HB21]; [Mir12]).

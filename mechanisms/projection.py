@@ -1,6 +1,6 @@
 r"""Projection post-processing onto public linear constraints: (P) and, for totals and hierarchies, (P+).
 
-Setting [ZVF21, Sec. 3] (reference ``subspace-integer-postprocessing.md`` §4.1): a noisy
+Setting [ZVF21, Sec. 3] (``docs/reference/subspace-integer-postprocessing.md`` §4.1): a noisy
 release :math:`\tilde x=x+\eta` of counts :math:`x` that satisfy public constraints
 :math:`Ax=b` is post-processed by
 

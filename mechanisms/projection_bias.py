@@ -1,6 +1,6 @@
 r"""Bias and variance of projection post-processing: Monte Carlo with confidence intervals, and ZVF's bounds.
 
-Reference ``subspace-integer-postprocessing.md`` §4.2-§4.5, [ZVF21] (arXiv numbering):
+Reference ``docs/reference/subspace-integer-postprocessing.md`` §4.2-§4.5, [ZVF21] (arXiv numbering):
 
 * :func:`monte_carlo_bias` -- per-cell bias :math:`\mathbb E[\hat x-x]` and variance of any
   post-processing map under a :data:`~semidp.mechanisms.postprocess_noise.NoiseLaw`, with

@@ -53,7 +53,8 @@ FloatArray = NDArray[np.float64]
 
 
 def _release(value: ArrayLike, noise: FloatArray, size: int | None) -> FloatArray:
-    """``value + noise`` with the shape conventions of :meth:`ProjectedGaussianMechanism.sample`."""
+    """``value + noise`` with the shape conventions of
+    :meth:`~mechanisms.projected_gaussian.ProjectedGaussianMechanism.sample`."""
     v = np.asarray(value, dtype=np.float64)
     d = noise.shape[1]
     if v.size != d:

@@ -1,6 +1,6 @@
 r"""Subspace-DP mechanisms for a linear query under a linear invariant (Gao, Gong & Yu, AAAI-22).
 
-Setting (reference ``subspace-integer-postprocessing.md`` §2, GGY numbering "AAAI/full"):
+Setting (``docs/reference/subspace-integer-postprocessing.md`` §2, GGY numbering "AAAI/full"):
 a linear query :math:`A(x)=\mathcal A\,h(x)\in\mathbb R^n` of the histogram
 :math:`h`, and an invariant matrix :math:`C\in\mathbb R^{n_c\times n}` acting on the
 *query output*: the release :math:`\mathcal M(x)` must satisfy

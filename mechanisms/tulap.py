@@ -33,7 +33,7 @@ class Tulap(CanonicalNoise):
 
     Parameters :math:`b=e^{-\varepsilon}`, :math:`q=\frac{2\delta b}{1-b+2\delta b}`,
     location 0 (use :func:`tulap_cdf` etc. for a location ``m``). Untruncated CDF
-    (``[y]`` the nearest integer) [AS18, Def. 4.1], reference ``semi-dp.md`` Sec. 6:
+    (``[y]`` the nearest integer) [AS18, Def. 4.1], ``docs/reference/semi-dp.md`` Sec. 6:
 
     .. math:: F_0(y)=\frac{b^{-[y]}}{1+b}\Big(b+\big(y-[y]+\tfrac12\big)(1-b)\Big),\quad y\le0,
               \qquad F_0(y)=1-F_0(-y),\quad y>0,

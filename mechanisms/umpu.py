@@ -1,6 +1,6 @@
 r"""The Semi-DP UMPU test for the odds ratio of a 2x2 table with public margins [CA24, Thm. 37].
 
-Setting [CA24, Sec. 5.3] (reference ``semi-dp.md`` Sec. 6). A :math:`2\times2` table
+Setting [CA24, Sec. 5.3] (``docs/reference/semi-dp.md`` Sec. 6). A :math:`2\times2` table
 :math:`X\sim\mathrm{Multinomial}(n,\pi)` with odds ratio
 :math:`\theta=\pi_{11}\pi_{22}/(\pi_{12}\pi_{21})` is released next to its **exact**
 one-way margins :math:`t=(n_{1\cdot},n_{2\cdot},n_{\cdot1},n_{\cdot2})`. Given
@@ -82,7 +82,7 @@ support when the omitted mass cannot be shown negligible, so they stay accurate 
 below ``1e-300`` (:meth:`SemiDPOddsRatioTest.log_pvalue`).
 
 The relation is :math:`A_3` because :math:`a(t)=3` is the worst case over margins
-(``semi-dp.md`` T-A3..T-A5); where :math:`a(t)=2` (e.g. T-A2) the statement on
+(``docs/reference/semi-dp.md`` T-A3..T-A5); where :math:`a(t)=2` (e.g. T-A2) the statement on
 :math:`A_3` implies the one on :math:`A_{a(t)}`: any two conforming tables within
 Hamming distance 3 differ by at most 1 in :math:`x_{11}` (T-S1).
 

@@ -1,6 +1,6 @@
 r"""Exact power curves of odds-ratio tests with public margins: Semi-DP UMPU vs Fisher vs naive DP.
 
-Setting (reference ``semi-dp.md`` Sec. 6; [CA24, Sec. 5.3]). Given the one-way margins
+Setting (``docs/reference/semi-dp.md`` Sec. 6; [CA24, Sec. 5.3]). Given the one-way margins
 ``t`` of a :math:`2\times2` table, :math:`X_{11}\mid t\sim\mathrm{FNCH}(n_{1\cdot},
 n_{2\cdot},n_{\cdot1};\theta)`; every test below has conditional size **exactly**
 :math:`\alpha` at :math:`\theta_0` (Neyman structure) and its conditional power

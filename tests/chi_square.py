@@ -46,5 +46,6 @@ def chi2_pvalue(draws: NDArray[np.int64], pmf: Pmf) -> float:
 
 
 def dg_pmf(a: float) -> Pmf:
-    """The double geometric pmf :math:`\\frac{1-a}{1+a}a^{|x|}` in float64 (reference T-I10), ``0 < a < 1``."""
+    """The double geometric pmf :math:`\\frac{1-a}{1+a}a^{|x|}` in float64
+    (docs/reference/subspace-integer-postprocessing.md T-I10), ``0 < a < 1``."""
     return lambda x: np.asarray((1 - a) / (1 + a) * a ** np.abs(x), dtype=np.float64)

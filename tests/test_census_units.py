@@ -1,7 +1,7 @@
 """The 2020 Census P.L. 94-171 housing-units release (US): certificate goldens, exact DP, query-level Semi-DP.
 
 Source of the certificate figures: DAS-PL94171-PRODUCTION-RUN1A-202106241420-US-Units certificate, via
-shared/reference/census-2020.md (section "Units, US" and the certificate table; CKS on summed rho at
+docs/reference/census-2020.md (section "Units, US" and the certificate table; CKS on summed rho at
 delta = 1e-10, printed at two decimals, rounded to nearest). The spec and its CSV are
 specs/census-2020-pl94-units-us.{toml,csv}; the spec is run through the CLI entry point exactly as
 tests/test_workload.py runs the persons spec.

@@ -1,4 +1,4 @@
-"""The semidp CLI end to end on the shipped census specs (contract: spec-format.md)."""
+"""The semidp CLI end to end on the shipped census specs (contract: docs/reference/spec-format.md)."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def test_table_spec_uses_exact_search_with_rechecked_witness(capsys: pytest.Capt
     r = json.loads(capsys.readouterr().out)
     a = r["semi_adjacent_parameter"]
     assert (a["value"], a["method"], a["exact"], a["scope"]) == (3, "graph-search", True, "actual t")
-    assert a["witness_data"]["distance"] == 3  # reference T-S2 instance: a(t) = 3
+    assert a["witness_data"]["distance"] == 3  # docs/reference/semi-dp.md T-S2 instance: a(t) = 3
     chk = next(c for c in r["checks"] if c["name"] == "semi-adjacent-parameter")
     assert chk["status"] == "pass" and "re-checked from scratch" in chk["detail"]
     assert r["effective"]["mu"] == 3.0 and r["verdict"] == "holds"

@@ -2,7 +2,7 @@
 property T(N, N+1) = f checked independently by Neyman-Pearson on bins, tails against
 mpmath, quantiles, seeded samplers, and input validation.
 
-Targets are from ``semi-dp.md`` Sec. 9 ("CND / Tulap", status V); tolerances are half a
+Targets are from ``docs/reference/semi-dp.md`` Sec. 9 ("CND / Tulap", status V); tolerances are half a
 unit in the last printed digit (house style R10). Exact references use mpmath at 50 digits.
 Statistical tests use fixed seeds (R12); the suite-wide failure budget below is per test.
 """
@@ -67,7 +67,7 @@ def fed_std(eps: float, delta: float) -> Callable[[float], float]:
 
 
 def tulap_cdf_mp(y: float, eps: float, delta: float = 0.0) -> mpmath.mpf:
-    """Exact Tulap CDF (semi-dp.md Sec. 6), untruncated then truncated, at 50 digits."""
+    """Exact Tulap CDF (docs/reference/semi-dp.md Sec. 6), untruncated then truncated, at 50 digits."""
     b = MP.exp(-MP.mpf(eps))
     q = 2 * delta * b / (1 - b + 2 * delta * b) if delta else MP.mpf(0)
 
@@ -144,7 +144,7 @@ def test_tc3_lemma36_cnd_of_g1(convention: str) -> None:
 
 @pytest.mark.parametrize(("eps", "delta"), [(1.0, 0.0), (1.0, 0.01), (0.5, 0.001), (2.0, 0.05), (0.1, 0.0)])
 def test_lemma36_reproduces_tulap(eps: float, delta: float) -> None:
-    """semi-dp.md Sec. 6 [V]: Lemma 36 applied to f_{eps,delta} gives the Tulap CDF (< 3e-13)."""
+    """docs/reference/semi-dp.md Sec. 6 [V]: Lemma 36 applied to f_{eps,delta} gives the Tulap CDF (< 3e-13)."""
     cnd = cnd_from_tradeoff(fed_std(eps, delta), convention="std")
     t = Tulap(eps, delta)
     x = np.linspace(-12.0, 12.0, 2401)

@@ -1,6 +1,6 @@
 """MVEE-based subspace Gaussians: EllipsoidGaussian (GGY AAAI-22 Alg 3 step 1 alone) and the full Alg 3.
 
-Targets cite ``subspace-integer-postprocessing.md`` §6 (T-G1, T-G6) and §2.5 (the
+Targets cite ``docs/reference/subspace-integer-postprocessing.md`` §6 (T-G1, T-G6) and §2.5 (the
 Alg 3 steps, k = ceil(1 + log2 m), error k c^2 sum n_i r_i^2). Seeds are fixed;
 moment thresholds are generous but a 20% scale error fails them. Exact goldens come
 from closed forms derived in the comments next to them.

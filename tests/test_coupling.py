@@ -1,4 +1,5 @@
-"""Coupled lattice MCMC and L-lag TV bounds (BJV 2019 Alg. 1, Thm 2.5; DGGY 2023 Alg. 2-3; reference §3.5, T-I8).
+"""Coupled lattice MCMC and L-lag TV bounds (BJV 2019 Alg. 1, Thm 2.5; DGGY 2023 Alg. 2-3;
+docs/reference/subspace-integer-postprocessing.md §3.5, T-I8).
 
 The coupled kernel's marginals are tested against the *exact* one-step MH
 kernel, enumerated here for a 2-dimensional lattice (d = 3, total fixed), by

@@ -1,4 +1,5 @@
-"""Exact discrete samplers (Canonne, Kamath & Steinke 2020, Alg. 1-3; reference §3.5, §6 T-S1..T-S4).
+"""Exact discrete samplers (Canonne, Kamath & Steinke 2020, Alg. 1-3;
+docs/reference/subspace-integer-postprocessing.md §3.5, §6 T-S1..T-S4).
 
 Statistical tests are seeded (house style R12); goodness of fit is a chi-square
 test against the exact pmf with tails pooled so every expected count is >= 5,

@@ -1,4 +1,5 @@
-"""Exact privacy profile of the 1-D discrete Gaussian (CKS20 Thm. 7; reference §3.5, target T-S2)."""
+"""Exact privacy profile of the 1-D discrete Gaussian (CKS20 Thm. 7;
+docs/reference/subspace-integer-postprocessing.md §3.5, target T-S2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Distributed privatisation with a common seed (GGY full version, App. E, Alg 4; reference §2.7)."""
+"""Distributed privatisation with a common seed (GGY full version, App. E, Alg 4;
+docs/reference/subspace-integer-postprocessing.md §2.7)."""
 
 from __future__ import annotations
 

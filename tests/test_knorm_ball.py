@@ -1,6 +1,6 @@
 """K-norm balls conv(S) of table sensitivity spaces (Cho & Awan 2024, Lemma 29, Prop. 30, Thm. 31).
 
-Targets: reference ``semi-dp.md`` §9 T-S6 (K-norm of a 3-cycle w.r.t. conv(moves)
+Targets: ``docs/reference/semi-dp.md`` §9 T-S6 (K-norm of a 3-cycle w.r.t. conv(moves)
 is 2) and the containment order of Thm. 31 against scaled l1/l2/linf balls.
 Each float quantity is cross-checked by an independent route (facets vs cvxpy LP
 vs exact rational LP certificates; qhull volume vs halfspace-intersection volume).

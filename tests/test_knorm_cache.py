@@ -8,7 +8,7 @@ the cache would rebuild forever); keys, directories and statuses behave as docum
 
 Golden values: vol(conv S) = 47.25 (3x3, moves and 3-cycles) and 24.75 (3x3, moves
 only, Prop. 32 as printed), the exact volumes 189/4 and 99/4 of tests/test_knorm_ball.py
-(reference T-S7: acceptance 21/64 and 11/64 of the 144-volume basis cube).
+(docs/reference/semi-dp.md T-S7: acceptance 21/64 and 11/64 of the 144-volume basis cube).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Statistical tests are seeded (house style R12) with a suite-wide false-alarm
 budget ``TEST_FAILURE_RATE`` per assertion; each "it can fail" twin shows the
 test has power against the bug it is there to catch.
 
-Distribution facts used (Prop. 7, reference ``semi-dp.md`` §2): with
+Distribution facts used (Prop. 7, ``docs/reference/semi-dp.md`` §2): with
 ``R ~ Gamma(s+1, rate eps)`` and ``U`` uniform on ``K``, ``Y = R U`` has density
 ``prop. to exp(-eps ||y||_K)`` on R^s, so ``||Y||_K ~ Gamma(s, rate eps)`` (the
 radial law of that density; equivalently Gamma(s+1) times Beta(s, 1)) and

@@ -1,4 +1,5 @@
-"""Integer kernel lattice bases (DGGY23 Prop 8; reference §3.2-3.3, targets T-I1, T-I2, T-I4, T-I9, T-I11)."""
+"""Integer kernel lattice bases (DGGY23 Prop 8;
+docs/reference/subspace-integer-postprocessing.md §3.2-3.3, targets T-I1, T-I2, T-I4, T-I9, T-I11)."""
 
 from __future__ import annotations
 

@@ -75,7 +75,10 @@ def test_mcmc_delta_prime_is_charged(delinquent: Audit) -> None:
 
 
 def test_mean_l1_norm_matches_T_I7(delinquent: Audit) -> None:
-    """Reference T-I7 (4x4, eps = 0.25, l1): E||z||_1 = 35.07 +- 0.04 (MC); here 200 draws, 99.99% interval."""
+    """docs/reference/subspace-integer-postprocessing.md T-I7 (4x4, eps = 0.25, l1): E||z||_1 = 35.07 +- 0.04 (MC).
+
+    Here 200 draws, 99.99% interval.
+    """
     mc = delinquent.report["expected_l2_error"]["monte_carlo"]  # type: ignore[index]
     lo, hi = mc["interval"]
     assert lo <= 35.07 <= hi

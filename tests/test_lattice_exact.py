@@ -1,4 +1,5 @@
-"""Exact lattice samplers from free coordinates (DGGY 2023 Def 9 / Def 13; reference §3.2-3.5).
+"""Exact lattice samplers from free coordinates (DGGY 2023 Def 9 / Def 13;
+docs/reference/subspace-integer-postprocessing.md §3.2-3.5).
 
 Targets: T-I5 (d = 2 exact law), T-I6 (d = 3 exact moments, recomputed here by
 enumeration), T-I7 (4x4 table; here against exact values computed by FFT convolution,

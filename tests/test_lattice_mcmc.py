@@ -1,4 +1,5 @@
-"""Lattice MCMC for the generalized Laplace / Gaussian mechanisms (DGGY 2023; reference §3.3-3.5, §6).
+"""Lattice MCMC for the generalized Laplace / Gaussian mechanisms (DGGY 2023;
+docs/reference/subspace-integer-postprocessing.md §3.3-3.5, §6).
 
 Targets: T-I5 (d = 2 exact law), T-I6 (d = 3 exact moments, recomputed here by
 enumeration), T-I7 (4x4 table), T-I10 (double geometric). Distribution tests

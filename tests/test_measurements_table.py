@@ -1,7 +1,7 @@
 """Measurement files as published: the table form ``{ file, columns, where }`` (issue Step 15, deliverable 1).
 
-The four DHC specs read the Bureau's strategy file unchanged (specs/census-2020-dhc-strategy-rho.csv, a copy
-of ../shared/reference/census/dhc-strategy-rho.csv). Their headline figures are checked against an
+The four DHC specs read the Bureau's strategy file unchanged (specs/census-2020-dhc-strategy-rho.csv; sources
+and SHA-256 in docs/reference/census-2020.md). Their headline figures are checked against an
 independent computation: the zCDP total summed here by exact Fractions from the file, the CKS conversion
 [CKS20, Cor. 13] minimised here with mpmath, the exact composition of the discrete Gaussians bracketed by
 the continuous Gaussian composition it approaches (GDP with mu^2 = 2 rho [DRS22]), and the query-level
@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -83,11 +85,13 @@ def _gdp_epsilon(mu: float, delta: float) -> float:
     return float(hi)
 
 
-def test_the_shipped_dhc_file_is_the_bureaus_unchanged() -> None:
-    reference = ROOT.parent / "shared" / "reference" / "census" / "dhc-strategy-rho.csv"
-    if not reference.exists():
-        pytest.skip("the shared reference copy is not on this machine")
-    assert DHC_CSV.read_bytes() == reference.read_bytes()
+def test_the_shipped_census_files_are_the_bureaus_unchanged() -> None:
+    """Every Bureau file listed in docs/reference/census-2020.md has the SHA-256 recorded there."""
+    note = (ROOT / "docs" / "reference" / "census-2020.md").read_text(encoding="utf-8")
+    digests = dict(re.findall(r"^\| `(specs/[\w.-]+\.csv)` \| `([0-9a-f]{64})` \|$", note, flags=re.MULTILINE))
+    assert set(digests) == {"specs/census-2020-pl94-persons-us.csv", DHC_CSV.relative_to(ROOT).as_posix()}
+    for name, digest in digests.items():
+        assert hashlib.sha256((ROOT / name).read_bytes()).hexdigest() == digest, name
 
 
 def test_cks_reproduces_the_pl94_certificate() -> None:

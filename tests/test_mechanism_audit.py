@@ -238,7 +238,8 @@ def test_knorm_beyond_the_hull_picks_the_better_exact_fallback_5x5() -> None:
 
 
 def test_subspace_dp_projected_laplace_reproduces_T_G4() -> None:
-    """GGY Cor 3.8/17 at epsilon = 0.192, add-remove, 102 counties: per-county variance 53.7216 (reference T-G4)."""
+    """GGY Cor 3.8/17 at epsilon = 0.192, add-remove, 102 counties: per-county variance 53.7216
+    (docs/reference/subspace-integer-postprocessing.md T-G4)."""
     res = audit(_spec("county-state-total-projected-laplace", samples=500), seed=1)
     mech = res.report["mechanism"]
     assert isinstance(mech, dict)

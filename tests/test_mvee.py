@@ -1,6 +1,6 @@
 """Minimum-volume enclosing ellipsoid of ±points (GGY AAAI-22 Alg 2/3 step 1).
 
-Targets cite ``subspace-integer-postprocessing.md`` §6 (T-G6). The cvxpy route
+Targets cite ``docs/reference/subspace-integer-postprocessing.md`` §6 (T-G6). The cvxpy route
 is cross-checked against Khachiyan's iteration (an independent method) and
 against closed forms for the symmetric cases.
 """

@@ -87,7 +87,7 @@ def kov_delta(k: int, eps: float, e2: float) -> mpmath.mpf:
 
 
 def gauss_std(mu: float, alpha: np.ndarray) -> np.ndarray:
-    """std G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu) (semi-dp.md Sec. 1)."""
+    """std G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu) (docs/reference/semi-dp.md Sec. 1)."""
     return np.asarray(norm.cdf(norm.isf(alpha) - mu))
 
 
@@ -170,7 +170,7 @@ def test_pure_dp_composition_vs_kov_exact(k: int, eps: float) -> None:
 @pytest.mark.parametrize(
     ("e1", "e2", "a", "published", "exact"),
     [
-        # semi-dp.md T-F3 (printed to 4 digits) and our exact rational-enumeration value
+        # docs/reference/semi-dp.md T-F3 (printed to 4 digits) and our exact rational-enumeration value
         (0.5, 1.0, 2, 0.1058, 0.1058202),
         (1.0, 1.0, 3, 0.1251, 0.1250815),
         (0.3, 2.0, 2, 0.1253, 0.1252863),

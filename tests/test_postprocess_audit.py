@@ -1,6 +1,6 @@
 """Step 10 items 3-4: ``mechanism.scale``, the ``discrete-laplace`` kind and the ``[postprocess]`` study.
 
-Targets: reference ``subspace-integer-postprocessing.md`` §6 T-Z5 (toy bias of (P+) under Lap(5),
+Targets: ``docs/reference/subspace-integer-postprocessing.md`` §6 T-Z5 (toy bias of (P+) under Lap(5),
 one total: x = (1, 1, 1, 97) -> (0.89, 0.89, 0.89, -2.66), bound 98.99, bias(P) ~ 0), T-Z1
 ((P_S) variance 2 lambda^2 (1 - 1/n), [ZVF21, Thm. 5]), T-Z2 (Lemma 2), T-S4 (Lap_Z(3) variance).
 """

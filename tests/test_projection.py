@@ -1,6 +1,6 @@
 """Projection post-processing (P) and (P+) [ZVF21]: closed forms, sort-and-threshold, hierarchies, general A.
 
-Targets and formulas: ``subspace-integer-postprocessing.md`` §4.1. The independent check for
+Targets and formulas: ``docs/reference/subspace-integer-postprocessing.md`` §4.1. The independent check for
 (P+) is cvxpy (Clarabel); every check here also rejects a wrong twin (a threshold off by one).
 """
 

@@ -1,6 +1,6 @@
 """Bias and variance of projection post-processing [ZVF21]: targets T-Z1 ... T-Z5.
 
-Targets: ``subspace-integer-postprocessing.md`` §6 "ZVF" and §7 item 2. Monte Carlo tests are
+Targets: ``docs/reference/subspace-integer-postprocessing.md`` §6 "ZVF" and §7 item 2. Monte Carlo tests are
 seeded; their tolerances come from the estimate's own confidence interval at level
 ``1 - TEST_FAILURE_RATE`` (Bonferroni over cells where several are checked), widened by half a
 unit of the reference's printed digits and by the reference's own Monte Carlo error (2M draws).
@@ -45,7 +45,7 @@ F = NDArray[np.float64]
 TEST_FAILURE_RATE = 1e-4
 #: Draws per Monte Carlo estimate here (a fraction of a second each for n <= 4).
 DRAWS = 400_000
-#: The reference's T-Z5 draws (``subspace-integer-postprocessing.md`` §6).
+#: The reference's T-Z5 draws (``docs/reference/subspace-integer-postprocessing.md`` §6).
 REFERENCE_DRAWS = 2_000_000
 
 

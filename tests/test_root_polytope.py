@@ -317,7 +317,7 @@ def test_mechanism_keeps_margins_and_matches_independent_monte_carlo(c: int) -> 
     mu, se = independent_mean_norm(c, eps, 200_000, np.random.default_rng(99 + c))
     z = (norms.mean() - mu) / math.hypot(se, norms.std() / math.sqrt(n))
     assert abs(z) < 4.0
-    # twin: the authors' Gamma shape s (reference semi-dp.md §10 item 2) is far off
+    # twin: the authors' Gamma shape s (docs/reference/semi-dp.md §10 item 2) is far off
     u = uniform_in_ball(ball, rng=rng, size=n)
     buggy = rng.gamma(shape=c - 1, scale=1 / eps, size=n) * np.linalg.norm(u, axis=1)
     zb = (buggy.mean() - mu) / math.hypot(se, buggy.std() / math.sqrt(n))

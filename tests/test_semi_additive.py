@@ -19,7 +19,7 @@ S33 = table_space(3, 3)
 
 
 def test_calibration_uses_the_exact_sensitivities() -> None:
-    # table_space(3, 3): moves and 3-cycles, Delta_1 = 6, Delta_2 = sqrt 6 (reference semi-dp.md §5)
+    # table_space(3, 3): moves and 3-cycles, Delta_1 = 6, Delta_2 = sqrt 6 (docs/reference/semi-dp.md §5)
     g = SemiGaussianMechanism.for_gdp(S33, 0.5, Replace())
     assert g.sensitivity == pytest.approx(math.sqrt(6), rel=1e-15) and g.sensitivity >= math.sqrt(6)
     assert g.sigma >= 2 * math.sqrt(6) and g.privacy_map(Replace()).mu >= 0.5

@@ -1,7 +1,7 @@
 """Exact semi-adjacent parameter a(t) by search, with witnesses.
 
 Cho & Awan 2024 (arXiv 2410.17468v1), Def 13 / Thm 16; targets from
-reference/semi-dp.md Sec. 9 (T-A1 ... T-A10). Three independent methods
+docs/reference/semi-dp.md Sec. 9 (T-A1 ... T-A10). Three independent methods
 (brute force over ordered datasets, graph search over histograms, integer
 programming) must agree, and every witness is re-checked by verify.witness.
 """

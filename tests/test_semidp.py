@@ -70,7 +70,7 @@ def test_joint_release_plain_dp_verdicts() -> None:
 
 
 # ----------------------------------------------------------------- closed-form a(t)
-# Targets: reference semi-dp.md §9 (T-A*), Cho & Awan Def. 13, Thm. 16.
+# Targets: docs/reference/semi-dp.md §9 (T-A*), Cho & Awan Def. 13, Thm. 16.
 
 
 def test_closed_form_state_partition() -> None:

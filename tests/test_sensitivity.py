@@ -1,4 +1,4 @@
-"""Sensitivity spaces: reference semi-dp.md §9 T-S1..T-S5 (Cho & Awan 2024, Sec. 4-5)."""
+"""Sensitivity spaces: docs/reference/semi-dp.md §9 T-S1..T-S5 (Cho & Awan 2024, Sec. 4-5)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Cho & Awan 2024 (arXiv 2410.17468v1): Def 4 (sensitivity space), Sec. 4
 (Semi-DP sensitivity space, Prop 24 naive spaces, Prop 25 rank deficiency),
-Prop 32 (tables; incomplete for min(r, c) >= 3, reference semi-dp.md §5
-caveat). Targets from reference/semi-dp.md §9: T-S1, T-S2, T-S2b, T-S3, T-S4.
+Prop 32 (tables; incomplete for min(r, c) >= 3, docs/reference/semi-dp.md §5
+caveat). Targets from docs/reference/semi-dp.md §9: T-S1, T-S2, T-S2b, T-S3, T-S4.
 
 Every space is checked against brute force that does not use the module:
 pairs of conforming histograms from ``Fiber.enumerate`` (and, on tiny

@@ -1,6 +1,6 @@
 """Subspace-DP projection/extension mechanisms (Gao, Gong & Yu 2022).
 
-Targets cite ``subspace-integer-postprocessing.md`` §6 (T-G*). Seeds are fixed;
+Targets cite ``docs/reference/subspace-integer-postprocessing.md`` §6 (T-G*). Seeds are fixed;
 moment thresholds are generous.
 """
 

@@ -1,4 +1,5 @@
-"""The closed-form norms of a table's sensitivity space agree with the listed space (reference T-S2, T-S5)."""
+"""The closed-form norms of a table's sensitivity space agree with the listed space
+(docs/reference/semi-dp.md T-S2, T-S5)."""
 
 from __future__ import annotations
 

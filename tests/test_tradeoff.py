@@ -44,7 +44,7 @@ def exact_fed(eps: float, delta: float, alpha: mpmath.mpf) -> mpmath.mpf:
 
 
 def exact_group(eps: float, delta: float, k: int, alpha: mpmath.mpf) -> mpmath.mpf:
-    """std group privacy g_k(a) = f(1 - g_{k-1}(a)), g_1 = f (semi-dp.md Sec. 1 table)."""
+    """std group privacy g_k(a) = f(1 - g_{k-1}(a)), g_1 = f (docs/reference/semi-dp.md Sec. 1 table)."""
     g = exact_fed(eps, delta, alpha)
     for _ in range(k - 1):
         g = exact_fed(eps, delta, 1 - g)
@@ -52,7 +52,7 @@ def exact_group(eps: float, delta: float, k: int, alpha: mpmath.mpf) -> mpmath.m
 
 
 def gauss_std(mu: float, alpha: np.ndarray) -> np.ndarray:
-    """std G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu) (semi-dp.md Sec. 1 table)."""
+    """std G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu) (docs/reference/semi-dp.md Sec. 1 table)."""
     return np.asarray(norm.cdf(norm.isf(alpha) - mu))  # isf(a) = Phi^{-1}(1 - a), accurate near 0
 
 
@@ -63,7 +63,7 @@ DENSE = np.union1d(np.linspace(0.0, 1.0, 20001), np.geomspace(1e-12, 1e-2, 400))
 
 
 def test_t_f1_golden_values() -> None:
-    # semi-dp.md Sec. 9, T-F1 (values verified there to 7 digits)
+    # docs/reference/semi-dp.md Sec. 9, T-F1 (values verified there to 7 digits)
     f = TradeoffCurve.from_approx_dp(1.0, 0.0)
     assert 0.7281718 - 1e-7 < f.std(0.1) <= float(exact_fed(1.0, 0.0, MP.mpf(0.1)))
     g = TradeoffCurve.from_approx_dp(1.0, 0.01)
@@ -76,7 +76,7 @@ def test_t_f1_golden_values() -> None:
 
 def test_approx_dp_vertices_exact_up_to_rounding() -> None:
     # [DRS22, Prop. 2.5]: vertices (0,1-d), (c,c), (1-d,0), (1,0), c=(1-d)/(1+e^eps);
-    # reference semi-dp.md T-C2 gives c = 0.266252 for (1, 0.01).
+    # docs/reference/semi-dp.md T-C2 gives c = 0.266252 for (1, 0.01).
     f = TradeoffCurve.from_approx_dp(1.0, 0.01)
     c = (1 - 0.01) / (1 + math.e)
     assert f.n_vertices == 4
@@ -97,7 +97,7 @@ def test_approx_dp_degenerate_cases() -> None:
 
 
 def test_group_golden_paper_convention() -> None:
-    # semi-dp.md Sec. 1: paper-convention f_{0.5,0}^{o2}(0.7)=0.306531, (0.3)->0.110364,
+    # docs/reference/semi-dp.md Sec. 1: paper-convention f_{0.5,0}^{o2}(0.7)=0.306531, (0.3)->0.110364,
     # (0.5)->0.183940; vertices (0,0),(0.622459,0.22899),(0.77101,0.377541),(1,1).
     g = TradeoffCurve.from_approx_dp(0.5, 0.0).group(2)
     vals = g.paper(np.array([0.7, 0.3, 0.5]))
@@ -123,7 +123,7 @@ def test_group_identity_and_zero() -> None:
 
 @pytest.mark.parametrize(("mu", "k"), [(1.0, 2), (0.5, 3), (0.3, 4)])
 def test_group_of_gdp_is_below_and_close_to_exact(mu: float, k: int) -> None:
-    # [DRS22, Thm. 2.14] / semi-dp.md Sec. 1: G_mu^{o k} = G_{k mu}.
+    # [DRS22, Thm. 2.14] / docs/reference/semi-dp.md Sec. 1: G_mu^{o k} = G_{k mu}.
     g = TradeoffCurve.from_gdp(mu).group(k)
     exact = gauss_std(k * mu, DENSE)
     ours = g.std(DENSE)
@@ -202,7 +202,7 @@ def test_privacy_profile_upper_bounds_exact(eps: float, delta: float, e: float) 
 
 
 def test_privacy_profile_of_gdp_t_f2() -> None:
-    # semi-dp.md T-F2 (Balle-Wang): (mu, eps) = (1, 1): 0.1269367; (0.5, 1): 0.0068296.
+    # docs/reference/semi-dp.md T-F2 (Balle-Wang): (mu, eps) = (1, 1): 0.1269367; (0.5, 1): 0.0068296.
     for mu, e, val in [(1.0, 1.0, 0.1269367), (0.5, 1.0, 0.0068296), (2.0, 3.0, 0.1838131)]:
         d = TradeoffCurve.from_gdp(mu).privacy_profile(e)
         assert d >= gdp_delta(mu, e) >= val - 5e-8

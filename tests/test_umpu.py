@@ -3,7 +3,7 @@
 * FNCH: against ``scipy.stats.nchypergeom_fisher`` (moderate n, where scipy is accurate to
   ~1e-9) and against an mpmath oracle (50 digits, closed form with loggamma) including
   far tails and n = 10**6.
-* T-U1, T-U2 (``semi-dp.md`` Sec. 9, status V): m, phi*, p-values; tolerances are half a
+* T-U1, T-U2 (``docs/reference/semi-dp.md`` Sec. 9, status V): m, phi*, p-values; tolerances are half a
   unit in the last printed digit (house style R10).
 * Validation (R12): exact size alpha by summing over the support at every tested margin;
   p-value validity P(p <= u) <= u by seeded simulation; power monotone in theta by

@@ -2,7 +2,7 @@
 
 Sources: the Bureau's production certificate for the 2020 P.L. 94-171 persons run
 (DAS-PL94171-PRODUCTION-RUN1A-202106241420-US-Persons, pp. 5-7; figures copied in
-/work/shared/reference/census-2020.md), which rounds to nearest at two decimals.
+docs/reference/census-2020.md), which rounds to nearest at two decimals.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ ONE_WAY3 = Margins((("A",), ("B",), ("C",)))
 )
 def test_z3_proves_reference_values_and_refutes_one_less(space, inv, table, expected) -> None:  # type: ignore[no-untyped-def]
     r = semi_adjacent_parameter(space, inv, Replace(), table=table, method="search")
-    assert r.value == expected  # reference semi-dp.md §9
+    assert r.value == expected  # docs/reference/semi-dp.md §9
     w = r.search.witness
     assert isinstance(certify_value(space, inv, table, expected, w.dataset, w.record, w.target), Verified)
     bad = certify_upper_bound(space, inv, table, expected - 1)

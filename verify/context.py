@@ -62,7 +62,7 @@ class Context:
     allow_code: bool = False
     scheduler: str | None = None
     """A Dask scheduler address (``--workers``/``--scheduler`` with one spec): the kind's independent batches
-    run there (:func:`verify.scaleout.run_tasks`); ``None``: here, one after the other."""
+    run there (:func:`verify.dask_client.run_tasks`); ``None``: here, one after the other."""
     """``--allow-code``: a kind may import code named in the spec (``implementation``); never without it."""
 
     def remaining(self) -> float:

@@ -7,7 +7,7 @@ conv(S) comes in closed form for 2 x c tables (the type-A root polytope,
 disk and re-verified on every load (:mod:`accountant.knorm_cache`). When the
 hull is refused (``SearchTooLarge``), the exact but NON-OPTIMAL fallback with the
 smaller expected l2 error is used and labelled: the containing ball of
-:func:`accountant.knorm.containing_ball`, or Laplace on :math:`\\Delta_1(S)` projected
+:func:`accountant.containing_ball.containing_ball`, or Laplace on :math:`\\Delta_1(S)` projected
 onto span(S). The expected error is checked against an independent Monte Carlo
 estimate.
 """
@@ -137,7 +137,7 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         }
         if knorm.optimal:
             sec["note"] = (
-                "reference semi-dp.md T-K1 (moves-only hull, shape s+1): epsilon E||noise||_2 = "
+                "docs/reference/semi-dp.md T-K1 (moves-only hull, shape s+1): epsilon E||noise||_2 = "
                 "2.000 (2x2), 6.05 (3x3); the exact S here may contain 3-cycles, which enlarge K"
             )
         if abs(mean - ref.estimate) <= tol:

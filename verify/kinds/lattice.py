@@ -19,7 +19,7 @@ Steps:
    (:mod:`mechanisms.lattice_exact`), else by MCMC [DGGY23, Alg. 1] after a burn-in
    chosen from the L-lag coupling TV bound (Biswas, Jacob & Vanetti 2019); the
    bound's value :math:`\\delta'` is charged as :math:`(1+e^{\\varepsilon D})\\delta'`
-   (reference §3.5). ``[mechanism.sampler]`` sets the method and budgets;
+   (docs/reference/subspace-integer-postprocessing.md §3.5). ``[mechanism.sampler]`` sets the method and budgets;
 4. the guarantees: per unit norm on equivalent histograms
    (:class:`~accountant.relations.IntegerSubspace`, ``claim.framework =
    "integer-subspace-dp"``), and Semi-DP on :math:`(D_t, A_{a(t)})` with
@@ -515,8 +515,8 @@ def run_lattice(ctx: Context) -> KindResult:
     if m.kind == "generalized-laplace":
         err["heuristic"] = {
             "value": basis.dimension / eps,
-            "formula": "(d - r)/epsilon: ||z|| ~ Gamma(d - r, "
-            "1/epsilon) in the continuum (reference §3.3 (b)); a sanity figure, not a check",
+            "formula": "(d - r)/epsilon: ||z|| ~ Gamma(d - r, 1/epsilon) in the continuum "
+            "(docs/reference/subspace-integer-postprocessing.md §3.3 (b)); a sanity figure, not a check",
         }
 
     claim_override = (
@@ -533,8 +533,8 @@ def run_lattice(ctx: Context) -> KindResult:
         "calibration": (
             f"epsilon = {eps!r} per unit {norm} (DGGY Def 9, Thm 10)"
             if m.kind == "generalized-laplace"
-            else f"rho = {rho!r} per unit l2^2 -> sigma = {sigma!r} (alternative calibration, reference "
-            "§3.4: zCDP on equivalent pairs; NOT the paper's constant)"
+            else f"rho = {rho!r} per unit l2^2 -> sigma = {sigma!r} (alternative calibration, "
+            "docs/reference/subspace-integer-postprocessing.md §3.4: zCDP on equivalent pairs; NOT the paper's constant)"
         ),
         "lattice": {
             "method": basis.method,
