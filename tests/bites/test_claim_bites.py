@@ -359,3 +359,35 @@ def test_the_exact_pure_comparison_only_for_two_zero_deltas() -> None:
     assert verdict(check_claim(("epsilon", F(1), F(0)), ApproxDP(0.5, 1.0))[0]) is Refuted
     # (1/8, 1/8)-DP at eps = 0: 1/8 + 7/8 tanh(1/16) = 0.18 > 1/8 (epsilon compared with epsilon, not delta)
     assert verdict(check_claim(("epsilon", F(0), F(1, 8)), ApproxDP(0.125, 0.125))[0]) is Refuted
+
+
+class _CoarseStop:
+    """An interval context at 60 digits that reports ``dps = -3``: ``_erfc_series`` then stops once a term is
+    below 1 % of the sum, so its truncation term is far above the interval arithmetic's rounding width (at the
+    real stopping rule, 10^5 below it, no float test can see the term)."""
+
+    def __init__(self) -> None:
+        from mpmath.ctx_iv import MPIntervalContext
+
+        self._c = MPIntervalContext()
+        self._c.dps = 60
+        self.dps = -3
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._c, name)
+
+
+@pytest.mark.parametrize("z", [0.5, 1.0, 2.0, 3.5])
+def test_erfc_series_tail_bound_encloses_the_truncated_terms(z: float) -> None:
+    """[AS64, Eq. 7.1.6]: for n >= N the term ratio is at most r = 2 z^2 / (2N + 3), so the dropped terms lie in
+    [0, t_N / (1 - r)]; the enclosure must contain erfc whatever the stopping point, and the tail bound is at
+    most a few times the first dropped term (so it is not vacuous)."""
+    from semidp.accountant.claim_certificate import _erfc_series
+
+    c = _CoarseStop()
+    v = _erfc_series(c, c.mpf(z))
+    ref = REF.erfc(REF.mpf(z))
+    lo, hi = REF.mpf(v.a), REF.mpf(v.b)
+    assert lo <= ref <= hi
+    # the partial sum stops within 1 % of erf's series, so the width is a few percent of erf(z) at most
+    assert 0 < hi - lo <= REF.mpf(0.05) * REF.erf(REF.mpf(z))
