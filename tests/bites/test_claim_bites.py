@@ -391,3 +391,26 @@ def test_erfc_series_tail_bound_encloses_the_truncated_terms(z: float) -> None:
     assert lo <= ref <= hi
     # the partial sum stops within 1 % of erf's series, so the width is a few percent of erf(z) at most
     assert 0 < hi - lo <= REF.mpf(0.05) * REF.erf(REF.mpf(z))
+
+
+def test_gdp_enclosure_takes_more_digits_when_the_terms_cancel() -> None:
+    """mu = eps = 1e-50: Phi(a) ~ 0.16 and delta ~ 8.3e-52, a cancellation of 10^-50, so 60 digits leave a
+    relative width of about 10^-10; the enclosure must go on to 150 digits and be float-tight (reference: the
+    profile [BW18, Thm. 8] at 200 digits)."""
+    ref_ctx = mpmath.MPContext()
+    ref_ctx.dps = 200
+    m = ref_ctx.mpf(1e-50)
+    ref = ref_ctx.ncdf(m / 2 - m / m) - ref_ctx.exp(m) * ref_ctx.ncdf(-m / 2 - m / m)
+    enc = gdp_delta_enclosure(1e-50, 1e-50)
+    assert ref_ctx.mpf(enc.lower) <= ref <= ref_ctx.mpf(enc.upper)
+    assert enc.upper - enc.lower <= 2 * math.ulp(float(ref))
+    assert enc.method == "mpmath.iv, 150 digits"
+
+
+def test_interval_ends_beyond_the_exponent_limit() -> None:
+    """``END_EXPONENT_LIMIT = 2^14``: the zCDP bound at rho = 1000, alpha = 3 is e^6000 ~ 2^8656 (an infinite float
+    upper end, certified), at alpha = 4 it is e^12000 ~ 2^17312 (refused: beyond 2^16384, no exact rational)."""
+    enc, _ = zcdp_delta_upper(1000.0, 0.0, F(3))
+    assert enc.upper == math.inf and enc.lower == 1.7976931348623157e308
+    with pytest.raises(InvalidArgument, match="2\\^16384"):
+        zcdp_delta_upper(1000.0, 0.0, F(4))
