@@ -61,3 +61,24 @@ def test_zcdp_profile_at_rho_one_is_the_infimum_over_orders() -> None:
     delta = zcdp_to_delta(ZCDP(1.0), 2.0)
     assert best <= delta <= best * (1 + REF.mpf(1e-9))
     assert zcdp_to_delta(ZCDP(0.0), 2.0) == 0.0
+
+
+def test_composed_dp_epsilon_takes_the_optimal_composition_for_identical_parts() -> None:
+    """100 identical (0.01, 0)-DP parts at delta = 1e-5: the optimal composition [KOV15, Thm. 3.3] (about 0.5) is
+    far below the sum's profile (about 1.0) and is the one reported; distinct parts get the sum's profile."""
+    from semidp.accountant import conversions as conv
+    from semidp.accountant.composition import compose_recorded, homogeneous_epsilon
+    from semidp.accountant.conversion_routes import epsilon_delta
+    from semidp.accountant.guarantees import PureDP
+
+    for part in (ApproxDP(0.01, 0.0), PureDP(0.01)):
+        g = compose_recorded([part] * 100)  # type: ignore[list-item]
+        (row,) = epsilon_delta(g, 1e-5)
+        kov = homogeneous_epsilon(ApproxDP(0.01, 0.0), 100, 1e-5)
+        basic = conv.approx_dp_to_approx_dp(g, 1e-5)
+        assert kov is not None and basic is not None and kov < 0.6 * basic.epsilon
+        assert row.epsilon == kov and row.method == "f-dp-profile"
+    h = compose_recorded([ApproxDP(0.1, 0.0), ApproxDP(0.2, 0.0)])
+    (row,) = epsilon_delta(h, 1e-5)
+    basic = conv.approx_dp_to_approx_dp(h, 1e-5)
+    assert basic is not None and row.epsilon == basic.epsilon
