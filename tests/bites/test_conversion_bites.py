@@ -7,6 +7,7 @@ import mpmath
 import pytest
 
 from semidp.accountant.conversions import zcdp_to_approx_dp, zcdp_to_delta
+from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.guarantees import ZCDP, ApproxDP
 
 REF = mpmath.MPContext()
@@ -43,6 +44,13 @@ def test_cks_conversion_is_the_infimum_over_orders(rho: float, delta: float) -> 
     best = _minimum(lambda u: _cks(rho, delta, 1 + REF.exp(u)), -80.0, 80.0)
     assert best <= eps <= best * (1 + REF.mpf(1e-6))
     assert zcdp_to_approx_dp(ZCDP(0.0), 1e-6).epsilon == 0.0
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.5, -0.1, float("nan")])
+def test_zcdp_conversion_refuses_a_delta_outside_zero_one(delta: float) -> None:
+    """delta must be in (0, 1]: 0 has no finite epsilon, above 1 is not a probability (exit 2, naming delta)."""
+    with pytest.raises(InvalidArgument, match="delta"):
+        zcdp_to_approx_dp(ZCDP(0.5), delta)
 
 
 def test_zcdp_at_delta_one_is_trivial() -> None:
