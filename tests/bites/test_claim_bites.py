@@ -414,3 +414,15 @@ def test_interval_ends_beyond_the_exponent_limit() -> None:
     assert enc.upper == math.inf and enc.lower == 1.7976931348623157e308
     with pytest.raises(InvalidArgument, match="2\\^16384"):
         zcdp_delta_upper(1000.0, 0.0, F(4))
+
+
+def test_cks_order_is_capped_for_a_tiny_rho() -> None:
+    """rho = 1e-300, eps = 5: the optimal order is beyond 1e300, where the search stops at the cap (any order > 1
+    is sound) instead of doubling forever."""
+    from semidp.accountant.claim_certificate import cks_order
+
+    assert cks_order(1e-300, 5.0) == F(1e300)
+
+
+def test_gdp_enclosure_without_noise_at_epsilon_zero_is_exact() -> None:
+    assert gdp_delta_enclosure(0.0, 0.0) == Enclosure(0.0, 0.0, "exact (mu = 0)")
