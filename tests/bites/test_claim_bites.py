@@ -426,3 +426,16 @@ def test_cks_order_is_capped_for_a_tiny_rho() -> None:
 
 def test_gdp_enclosure_without_noise_at_epsilon_zero_is_exact() -> None:
     assert gdp_delta_enclosure(0.0, 0.0) == Enclosure(0.0, 0.0, "exact (mu = 0)")
+
+
+def test_an_end_far_below_the_float_range_is_clamped_outward() -> None:
+    """rho = 0.5, eps = 12000, alpha = 2: the zCDP bound is e^-12001 ~ 2^-17314, below 2^-16384, so its ends are
+    clamped to [0, 2^-16384] and certified as [0, 5e-324] (the smallest float above the value)."""
+    enc, _ = zcdp_delta_upper(0.5, 12000.0, F(2))
+    assert (enc.lower, enc.upper) == (0.0, 5e-324)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0])
+def test_rdp_conversion_needs_a_delta_strictly_inside_zero_one(delta: float) -> None:
+    with pytest.raises(InvalidArgument, match="delta"):
+        rdp_epsilon_upper([2.0], [1.0], delta)
