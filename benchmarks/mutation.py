@@ -56,8 +56,16 @@ TARGETS: dict[str, list[str]] = {
     "accountant/gaussian.py": ["tests/bites/test_gaussian_bites.py"],
     "accountant/claim_certificate.py": ["tests/bites/test_claim_bites.py"],
     "verify/claims.py": ["tests/bites/test_claim_bites.py", "tests/test_claims_matrix.py"],
-    "accountant/conversions.py": ["tests/test_conversions.py", "tests/test_conversion_edges.py"],
-    "accountant/conversion_routes.py": ["tests/test_certify.py", "tests/test_conversions.py"],
+    "accountant/conversions.py": [
+        "tests/bites/test_conversion_bites.py",
+        "tests/test_conversions.py",
+        "tests/test_conversion_edges.py",
+    ],
+    "accountant/conversion_routes.py": [
+        "tests/bites/test_conversion_bites.py",
+        "tests/test_certify.py",
+        "tests/test_conversions.py",
+    ],
     "accountant/pld_parts.py": ["tests/bites/test_pld_bites.py", "tests/test_pld_engine.py"],
     "accountant/pld_engine.py": ["tests/bites/test_pld_bites.py", "tests/test_pld_engine.py"],
     "accountant/pld.py": ["tests/test_pld.py"],

@@ -359,3 +359,83 @@ def test_the_exact_pure_comparison_only_for_two_zero_deltas() -> None:
     assert verdict(decide(ApproxDP(0.5, 1.0), claim("epsilon", F(1), F(0)))[0]) is Refuted
     # (1/8, 1/8)-DP at eps = 0: 1/8 + 7/8 tanh(1/16) = 0.18 > 1/8 (epsilon compared with epsilon, not delta)
     assert verdict(decide(ApproxDP(0.125, 0.125), claim("epsilon", F(0), F(1, 8)))[0]) is Refuted
+
+
+class _CoarseStop:
+    """An interval context at 60 digits that reports ``dps = -3``: ``_erfc_series`` then stops once a term is
+    below 1 % of the sum, so its truncation term is far above the interval arithmetic's rounding width (at the
+    real stopping rule, 10^5 below it, no float test can see the term)."""
+
+    def __init__(self) -> None:
+        from mpmath.ctx_iv import MPIntervalContext
+
+        self._c = MPIntervalContext()
+        self._c.dps = 60
+        self.dps = -3
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._c, name)
+
+
+@pytest.mark.parametrize("z", [0.5, 1.0, 2.0, 3.5])
+def test_erfc_series_tail_bound_encloses_the_truncated_terms(z: float) -> None:
+    """[AS64, Eq. 7.1.6]: for n >= N the term ratio is at most r = 2 z^2 / (2N + 3), so the dropped terms lie in
+    [0, t_N / (1 - r)]; the enclosure must contain erfc whatever the stopping point, and the tail bound is at
+    most a few times the first dropped term (so it is not vacuous)."""
+    from semidp.accountant.claim_certificate import _erfc_series
+
+    c = _CoarseStop()
+    v = _erfc_series(c, c.mpf(z))
+    ref = REF.erfc(REF.mpf(z))
+    lo, hi = REF.mpf(v.a), REF.mpf(v.b)
+    assert lo <= ref <= hi
+    # the partial sum stops within 1 % of erf's series, so the width is a few percent of erf(z) at most
+    assert 0 < hi - lo <= REF.mpf(0.05) * REF.erf(REF.mpf(z))
+
+
+def test_gdp_enclosure_takes_more_digits_when_the_terms_cancel() -> None:
+    """mu = eps = 1e-50: Phi(a) ~ 0.16 and delta ~ 8.3e-52, a cancellation of 10^-50, so 60 digits leave a
+    relative width of about 10^-10; the enclosure must go on to 150 digits and be float-tight (reference: the
+    profile [BW18, Thm. 8] at 200 digits)."""
+    ref_ctx = mpmath.MPContext()
+    ref_ctx.dps = 200
+    m = ref_ctx.mpf(1e-50)
+    ref = ref_ctx.ncdf(m / 2 - m / m) - ref_ctx.exp(m) * ref_ctx.ncdf(-m / 2 - m / m)
+    enc = gdp_delta_enclosure(1e-50, 1e-50)
+    assert ref_ctx.mpf(enc.lower) <= ref <= ref_ctx.mpf(enc.upper)
+    assert enc.upper - enc.lower <= 2 * math.ulp(float(ref))
+    assert enc.method == "mpmath.iv, 150 digits"
+
+
+def test_interval_ends_beyond_the_exponent_limit() -> None:
+    """``END_EXPONENT_LIMIT = 2^14``: the zCDP bound at rho = 1000, alpha = 3 is e^6000 ~ 2^8656 (an infinite float
+    upper end, certified), at alpha = 4 it is e^12000 ~ 2^17312 (refused: beyond 2^16384, no exact rational)."""
+    enc, _ = zcdp_delta_upper(1000.0, 0.0, F(3))
+    assert enc.upper == math.inf and enc.lower == 1.7976931348623157e308
+    with pytest.raises(InvalidArgument, match="2\\^16384"):
+        zcdp_delta_upper(1000.0, 0.0, F(4))
+
+
+def test_cks_order_is_capped_for_a_tiny_rho() -> None:
+    """rho = 1e-300, eps = 5: the optimal order is beyond 1e300, where the search stops at the cap (any order > 1
+    is sound) instead of doubling forever."""
+    from semidp.accountant.claim_certificate import cks_order
+
+    assert cks_order(1e-300, 5.0) == F(1e300)
+
+
+def test_gdp_enclosure_without_noise_at_epsilon_zero_is_exact() -> None:
+    assert gdp_delta_enclosure(0.0, 0.0) == Enclosure(0.0, 0.0, "exact (mu = 0)")
+
+
+def test_an_end_far_below_the_float_range_is_clamped_outward() -> None:
+    """rho = 0.5, eps = 12000, alpha = 2: the zCDP bound is e^-12001 ~ 2^-17314, below 2^-16384, so its ends are
+    clamped to [0, 2^-16384] and certified as [0, 5e-324] (the smallest float above the value)."""
+    enc, _ = zcdp_delta_upper(0.5, 12000.0, F(2))
+    assert (enc.lower, enc.upper) == (0.0, 5e-324)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0])
+def test_rdp_conversion_needs_a_delta_strictly_inside_zero_one(delta: float) -> None:
+    with pytest.raises(InvalidArgument, match="delta"):
+        rdp_epsilon_upper([2.0], [1.0], delta)
