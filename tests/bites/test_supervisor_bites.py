@@ -1,0 +1,235 @@
+"""Fast guards of the supervisor's classification (verify/supervisor.py): time, memory and crash.
+
+Issue Step 16: a child killed by the kernel (out of memory) must come back as ``memory`` (inconclusive, exit 3),
+never as an error (exit 2); an overrun as ``timeout``; an exception as an ``error`` classified by the caller; and a
+posted interim value as the result when the child is cut short. Judged by
+``python benchmarks/mutation.py verify/supervisor.py``. No test asserts a wall time, only generous bounds.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import signal
+import time
+
+import pytest
+
+from semidp.verify.supervisor import (
+    GRACE_SECONDS,
+    GRACE_SHARE,
+    MAX_MEMORY_GB,
+    MEMORY_LIMIT,
+    InvalidEnvironment,
+    OutOfTime,
+    Supervised,
+    address_space_cap,
+    can_fork,
+    hard_deadline,
+    memory_limit,
+    post_interim,
+    process_age,
+    stop_group,
+    supervise,
+)
+
+
+def _classify(e: BaseException) -> tuple[str, str]:
+    return type(e).__name__, f"classified: {e}"
+
+
+def _raise(e: BaseException) -> object:
+    raise e
+
+
+def _sleep(seconds: float) -> str:
+    time.sleep(seconds)
+    return "late"
+
+
+def test_constants_and_the_hard_deadline() -> None:
+    assert (MEMORY_LIMIT, GRACE_SHARE, GRACE_SECONDS, MAX_MEMORY_GB) == (2 * 2**30, 0.1, 1.0, 2.0**20)
+    assert hard_deadline(10.0) == 10.0 * (1 + 0.1) + 1.0
+    assert hard_deadline(0.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [(None, 2 * 2**30), ("", 2 * 2**30), ("  ", 2 * 2**30), ("1", 2**30), ("0.5", 2**29), ("1e-12", 1),
+     (str(2.0**20), 2**50)],
+)  # fmt: skip
+def test_memory_limit_from_the_environment(monkeypatch: pytest.MonkeyPatch, text: str | None, expected: int) -> None:
+    if text is None:
+        monkeypatch.delenv("SEMIDP_MEMORY_LIMIT_GB", raising=False)
+    else:
+        monkeypatch.setenv("SEMIDP_MEMORY_LIMIT_GB", text)
+    assert memory_limit() == expected
+
+
+@pytest.mark.parametrize("text", ["abc", "0", "-1", "inf", "nan", str(2.0**20 * 1.001)])
+def test_memory_limit_refuses_values_outside_its_domain(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setenv("SEMIDP_MEMORY_LIMIT_GB", text)
+    with pytest.raises(InvalidEnvironment, match="SEMIDP_MEMORY_LIMIT_GB"):
+        memory_limit()
+
+
+def test_address_space_cap_adds_what_the_process_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    def held() -> int:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+    before = held()
+    extra = address_space_cap(2**30) - 2**30
+    after = held()
+    assert before // 2 <= extra <= 2 * after and extra > 2**20
+    monkeypatch.setattr(os, "sysconf", lambda name: _raise(ValueError(name)))
+    assert address_space_cap(12345) == 12345
+
+
+def test_process_age_is_positive_and_below_the_uptime() -> None:
+    with open("/proc/uptime", encoding="ascii") as f:
+        uptime = float(f.read().split()[0])
+    assert 0.0 < process_age() <= uptime
+
+
+def test_can_fork_and_its_opt_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SEMIDP_NO_FORK", raising=False)
+    assert can_fork()
+    monkeypatch.setenv("SEMIDP_NO_FORK", "1")
+    assert not can_fork()
+    # in-process: the call runs here, no child
+    assert supervise(os.getpid, time_limit=5, classify=_classify) == Supervised("ok", os.getpid())
+
+
+def test_in_process_outcomes_are_data() -> None:
+    ok = supervise(lambda: 7, time_limit=5, classify=_classify, in_process=True)
+    assert ok == Supervised("ok", 7)
+    err = supervise(lambda: _raise(ValueError("bad")), time_limit=5, classify=_classify, in_process=True)
+    assert (err.status, err.kind, err.message) == ("error", "ValueError", "classified: bad")
+    assert "ValueError: bad" in err.traceback
+    mem = supervise(lambda: _raise(MemoryError()), time_limit=5, classify=_classify, in_process=True)
+    assert mem == Supervised("memory", message="the audit needed more than the memory limit")
+    late = supervise(lambda: _raise(OutOfTime("budget spent")), time_limit=5, classify=_classify, in_process=True)
+    assert late == Supervised("timeout", message="budget spent")
+
+
+def test_a_forked_child_answers() -> None:
+    parent = os.getpid()
+    got = supervise(os.getpid, time_limit=20, classify=_classify)
+    assert got.status == "ok" and isinstance(got.value, int) and got.value != parent
+    err = supervise(lambda: _raise(KeyError("k")), time_limit=20, classify=_classify)
+    assert (err.status, err.kind, err.message) == ("error", "KeyError", "classified: 'k'")
+
+
+def test_a_child_killed_by_the_kernel_is_memory_not_an_error() -> None:
+    got = supervise(lambda: os.kill(os.getpid(), signal.SIGKILL), time_limit=20, classify=_classify)
+    assert got.status == "memory"
+    assert got.message == (
+        "the audit process ended without a result (exit code -9); most likely it exceeded the memory limit of 2 GiB"
+    )
+    uncapped = supervise(lambda: os._exit(9), time_limit=20, classify=_classify, memory_cap=False)
+    assert (
+        uncapped.status == "memory" and uncapped.message.endswith("memory limit") and "exit code 9" in uncapped.message
+    )
+
+
+def test_the_memory_cap_is_applied_in_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEMIDP_MEMORY_LIMIT_GB", "0.03")
+    grow = lambda: len(bytearray(300 * 2**20))  # noqa: E731
+    got = supervise(grow, time_limit=20, classify=_classify)
+    assert got == Supervised("memory", message="the audit needed more than the memory limit of 0.03 GiB")
+    assert supervise(grow, time_limit=20, classify=_classify, memory_cap=False) == Supervised("ok", 300 * 2**20)
+
+
+def test_the_child_is_daemonic_only_under_the_memory_cap() -> None:
+    daemon = lambda: multiprocessing.current_process().daemon  # noqa: E731
+    assert supervise(daemon, time_limit=20, classify=_classify).value is True
+    assert supervise(daemon, time_limit=20, classify=_classify, memory_cap=False).value is False
+
+
+def test_an_overrun_is_stopped_as_timeout() -> None:
+    got = supervise(lambda: _sleep(60), time_limit=0.1, classify=_classify)
+    assert got == Supervised(
+        "timeout", message="stopped after 1.11 s (--time-limit 0.1 s + 10% + 1 s): a step overran its budget"
+    )
+
+
+def test_time_already_spent_counts_against_the_deadline() -> None:
+    start = time.monotonic()
+    got = supervise(lambda: _sleep(60), time_limit=20, classify=_classify, already=22.5)
+    assert got.status == "timeout" and got.message.startswith("stopped after 23 s (--time-limit 20 s")
+    assert time.monotonic() - start < 15  # the budget was already spent; without `already` it would wait 23 s
+
+
+def test_an_interim_value_is_the_result_when_cut_short() -> None:
+    def post_then(what: str) -> str:
+        post_interim({"report": 1})
+        if what == "sleep":
+            time.sleep(60)
+        elif what == "exit":
+            os._exit(0)
+        return "final"
+
+    got = supervise(lambda: post_then("sleep"), time_limit=0.1, classify=_classify)
+    assert got == Supervised(
+        "ok",
+        {"report": 1},
+        message="stopped after 1.11 s (--time-limit 0.1 s + 10% + 1 s) after the result was ready: what followed "
+        "it was cut short",
+    )
+    ended = supervise(lambda: post_then("exit"), time_limit=20, classify=_classify)
+    assert ended.status == "ok" and ended.value == {"report": 1}
+    assert ended.message.startswith("it ended after the result was ready")
+    assert supervise(lambda: post_then("return"), time_limit=20, classify=_classify) == Supervised("ok", "final")
+
+
+def test_post_interim_outside_a_child_is_a_no_op() -> None:
+    post_interim(1)
+
+
+def test_the_whole_process_group_is_stopped(tmp_path: object) -> None:
+    def spawn() -> int:
+        pid = os.fork()
+        if pid == 0:  # the grandchild: outlives its parent unless the group is killed
+            time.sleep(60)
+            os._exit(0)
+        return pid
+
+    got = supervise(spawn, time_limit=20, classify=_classify)
+    assert got.status == "ok" and isinstance(got.value, int)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(got.value, 0)
+        except ProcessLookupError:
+            break
+        if _zombie(got.value):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(got.value, signal.SIGKILL)
+        pytest.fail("the grandchild survived its supervised parent")
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_stop_group_tolerates_missing_groups() -> None:
+    stop_group(None)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    stop_group(pid)  # no such group any more
+
+
+def test_inf_memory_limit_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEMIDP_MEMORY_LIMIT_GB", str(math.inf))
+    with pytest.raises(InvalidEnvironment, match=r"expected a number of GiB > 0 and <= 1\.04858e\+06"):
+        memory_limit()
