@@ -98,6 +98,8 @@ def test_verdict_order(before: str, after: str, worse: bool) -> None:
 def test_unknown_verdicts_rank_worst() -> None:
     assert compare("s", _summary(verdict="fails"), _summary(verdict=None)).regressions == ["verdict fails -> None"]
     assert compare("s", _summary(verdict=None), _summary(verdict="fails")).improvements == ["verdict None -> fails"]
+    both = compare("s", _summary(verdict=None), _summary(verdict="odd"))
+    assert (both.regressions, both.improvements) == ([], [])
 
 
 def test_checks() -> None:
@@ -214,6 +216,7 @@ def test_entry_problems() -> None:
     ]
     assert entry_problems("a", {"semi_adjacent_parameter": {"value": "x" * 50}})[0].endswith('"' + "x" * 36 + "...")
     assert entry_problems("a", {"semi_adjacent_parameter": {"value": "x" * 38}})[0].endswith('"' + "x" * 38 + '"')
+    assert entry_problems("a", {"semi_adjacent_parameter": {"value": "x" * 39}})[0].endswith('"' + "x" * 36 + "...")
 
 
 def test_baseline_round_trip_and_refusals(tmp_path: Path) -> None:
@@ -222,7 +225,9 @@ def test_baseline_round_trip_and_refusals(tmp_path: Path) -> None:
         load_baseline(path)
     assert load_baseline(path, missing_ok=True) == {}
     write_baseline(path, {"b.toml": _summary(), "a.toml": _summary(verdict="fails")})
-    data = json.loads(path.read_text())
+    text = path.read_text()
+    assert text.endswith("}\n") and text.startswith('{\n  "specs": {')
+    data = json.loads(text)
     assert data["version"] == BASELINE_VERSION and list(data["specs"]) == ["a.toml", "b.toml"]
     assert load_baseline(path) == {"a.toml": _summary(verdict="fails"), "b.toml": _summary()}
     path.write_text("{not json")

@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from semidp.verify import supervisor
 from semidp.verify.supervisor import (
     GRACE_SECONDS,
     GRACE_SHARE,
@@ -233,3 +234,115 @@ def test_inf_memory_limit_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("SEMIDP_MEMORY_LIMIT_GB", str(math.inf))
     with pytest.raises(InvalidEnvironment, match=r"expected a number of GiB > 0 and <= 1\.04858e\+06"):
         memory_limit()
+
+
+class _FakeFile:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __enter__(self) -> _FakeFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def read(self) -> str:
+        return self.text
+
+
+def _fake_proc(monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> None:
+    def fake_open(path: str, *args: object, **kw: object) -> _FakeFile:
+        if path not in files:
+            raise FileNotFoundError(path)
+        return _FakeFile(files[path])
+
+    monkeypatch.setattr(supervisor, "open", fake_open, raising=False)
+    monkeypatch.setattr(os, "sysconf", lambda name: {"SC_CLK_TCK": 100, "SC_PAGE_SIZE": 4096}[name])
+
+
+def test_process_age_reads_the_start_time_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    fields = [str(7 * i + 1) for i in range(30)]
+    fields[0], fields[19] = "S", "50000"  # the state, and the start time in clock ticks (field 22)
+    _fake_proc(monkeypatch, {"/proc/self/stat": "123 (a) b) " + " ".join(fields), "/proc/uptime": "1234.5 99.0"})
+    assert process_age() == 1234.5 - 500.0
+    _fake_proc(monkeypatch, {"/proc/self/stat": "123 (a) " + " ".join(fields), "/proc/uptime": "400.0 1.0"})
+    assert process_age() == 0.0  # started "after" the uptime: clamped
+    _fake_proc(monkeypatch, {"/proc/uptime": "400.0 1.0"})
+    assert process_age() == 0.0
+
+
+def test_address_space_cap_from_a_fake_statm(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_proc(monkeypatch, {"/proc/self/statm": "1000 20 30"})
+    assert address_space_cap(2**30) == 2**30 + 1000 * 4096
+    _fake_proc(monkeypatch, {"/proc/self/statm": ""})
+    assert address_space_cap(77) == 77
+    _fake_proc(monkeypatch, {})
+    assert address_space_cap(78) == 78
+
+
+def test_supervised_defaults_and_frozen() -> None:
+    import dataclasses
+
+    s = Supervised("ok")
+    assert (s.value, s.kind, s.message, s.traceback, s.interim) == (None, "", "", "", False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.status = "error"  # type: ignore[misc]
+
+
+def test_a_daemonic_child_cannot_fork_again() -> None:
+    assert supervise(can_fork, time_limit=20, classify=_classify).value is False
+    assert supervise(can_fork, time_limit=20, classify=_classify, memory_cap=False).value is True
+
+
+def test_the_budget_is_the_hard_deadline_not_the_time_limit() -> None:
+    # 1.2 s of work under --time-limit 1: inside the 2.1 s hard deadline
+    assert supervise(lambda: _sleep(1.2), time_limit=1.0, classify=_classify) == Supervised("ok", "late")
+
+
+def _die_leaving_a_grandchild(post: bool) -> None:
+    if post:
+        post_interim("early")
+    if os.fork() == 0:  # holds the result pipe open: the guard must not wait for it
+        time.sleep(60)
+        os._exit(0)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_killed_child_is_noticed_while_its_children_hold_the_pipe() -> None:
+    start = time.monotonic()
+    got = supervise(lambda: _die_leaving_a_grandchild(False), time_limit=20, classify=_classify)
+    assert got.status == "memory" and "exit code -9" in got.message
+    interim = supervise(lambda: _die_leaving_a_grandchild(True), time_limit=20, classify=_classify)
+    assert interim.status == "ok" and interim.value == "early" and interim.message.startswith("it ended after")
+    assert time.monotonic() - start < 20  # not the hard deadline (22 s each)
+
+
+def test_the_child_dies_with_its_guarding_parent(tmp_path: object) -> None:
+    import pathlib
+
+    pidfile = pathlib.Path(str(tmp_path)) / "pid"
+
+    def record_and_sleep() -> None:
+        pidfile.write_text(str(os.getpid()))
+        time.sleep(60)
+
+    guard = os.fork()
+    if guard == 0:
+        try:
+            supervise(record_and_sleep, time_limit=120, classify=_classify)
+        finally:
+            os._exit(0)
+    deadline = time.monotonic() + 20
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline, "the supervised child never started"
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    os.kill(guard, signal.SIGKILL)
+    os.waitpid(guard, 0)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if _zombie(child):
+            return
+        time.sleep(0.05)
+    os.kill(child, signal.SIGKILL)
+    pytest.fail("the supervised child outlived its guard")

@@ -170,6 +170,8 @@ def test_batch_split() -> None:
     assert batch_split(10, 0.3) == 3
     assert batch_split(10, 0.99) == 9
     assert batch_split(10, 0.01) == 1
+    assert batch_split(10, 1.0) == 9  # at least one measures
+    assert batch_split(2, 1.0) == 1
 
 
 # --- the Bonferroni count and the rounds' spending ------------------------------------------------------------

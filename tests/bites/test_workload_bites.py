@@ -55,7 +55,10 @@ def test_constants() -> None:
     assert NOISES == ("discrete-gaussian", "gaussian", "discrete-laplace", "laplace")
     assert GAUSSIAN_NOISES == ("discrete-gaussian", "gaussian")
     assert (WORKLOAD_POINTS, SET_ASIDE_DELTA, MAX_SET_ASIDE) == (2**17, 1e-20, 8)
-    assert _m(3).fixed is False
+    m = WorkloadMeasurement("m", Fraction(3))
+    assert m.fixed is False and not hasattr(m, "__dict__")  # slots
+    with pytest.raises(AttributeError):
+        m.fixed = True  # type: ignore[misc]  # frozen
 
 
 # --- exact zCDP -----------------------------------------------------------------------------------------------
