@@ -279,3 +279,12 @@ def test_the_decision_records_are_frozen() -> None:
     for obj, field in [(cand, "threshold"), (IDENTITY, "name"), (_measured(0.1, 0.2), "beta_upper")]:
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(obj, field, 0)
+
+
+def test_select_tries_the_midpoints_of_the_quantile_grid() -> None:
+    # 513 pooled scores: the grid (i + 1/2) / 256 lands on the odd order statistics, where the perfect split
+    # (after the 258th score) lies; a grid i / 256 would land on the even ones only and miss it
+    s0, s1 = np.arange(258.0), np.arange(258.0, 513.0)
+    (cand,) = select(0, [IDENTITY], _col(list(s0)), _col(list(s1)), _perfect, n_measure=100, level=0.05)
+    assert cand.threshold == 257.0
+    assert cand.predicted_gap == pytest.approx(1.0 - 2 * float(cp_upper(0, 100, 0.05)), rel=1e-12)

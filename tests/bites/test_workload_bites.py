@@ -176,6 +176,8 @@ class _Fixed(NamedTuple):
 def test_set_aside_bracket_takes_the_lower_end_from_the_kept_and_the_upper_from_the_dominated() -> None:
     b = SetAsideBracket(_Fixed(0.1, 0.2), _Fixed(0.15, 0.4, count=5), (1,))  # type: ignore[arg-type]
     assert b.count == 5
+    with pytest.raises(AttributeError):
+        b.set_aside = ()  # type: ignore[misc]  # frozen
     assert b.delta(1.0) == PLDInterval(0.1, 0.4)
     assert b.epsilon(1e-6) == PLDInterval(1.1, 1.4)
     crossed = SetAsideBracket(_Fixed(0.5, 0.6), _Fixed(0.0, 0.3), (0,))  # type: ignore[arg-type]
