@@ -185,3 +185,18 @@ def test_bias_bound_refusals() -> None:
         bias_bound([1.0, 1.0], GaussianNoise(1.0), 1.0)  # type: ignore[arg-type]
     with pytest.raises(InvalidArgument, match="max_deviation"):
         bias_bound([1.0, 1.0], LaplaceNoise(1.0), -1.0)
+
+
+def test_result_records_are_frozen_and_compared_by_identity() -> None:
+    import dataclasses
+
+    est = _fixed([0.0], [-1.0], [1.0])
+    twin = _fixed([0.0], [-1.0], [1.0])
+    assert est != twin and est == est  # eq=False: arrays are not compared element-wise
+    c = AffineConstraint.of(np.ones((1, 2)), [4.0])
+    d, d2 = max_deviation_lp(c, [1.0, 3.0]), max_deviation_lp(c, [1.0, 3.0])
+    assert d != d2 and d == d
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        est.draws = 3  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.value = 3.0  # type: ignore[misc]

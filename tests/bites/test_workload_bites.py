@@ -307,3 +307,10 @@ def test_every_measurement_too_wide_alone_is_set_aside(monkeypatch: pytest.Monke
     ms = [_m(2**i) for i in range(10)]
     b = workload_bracket(ms, "discrete-gaussian", points=POINTS)
     assert isinstance(b, SetAsideBracket) and b.set_aside == tuple(range(10)) and b.kept is None
+
+
+def test_the_median_is_taken_over_the_measurements_not_set_aside_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    _refuse_more_than(monkeypatch, 2, alone={Fraction(1000)})
+    # the rest's median is 2: 100 lies farthest from it (from 1000, the one set aside alone, 1 would)
+    b = workload_bracket([_m(1000), _m(1), _m(2), _m(100)], "discrete-gaussian", points=POINTS)
+    assert isinstance(b, SetAsideBracket) and b.set_aside == (0, 3)
