@@ -156,7 +156,7 @@ def test_max_deviation_lp_is_the_worst_cell_padded_up() -> None:
 
 
 def test_max_deviation_lp_refusals() -> None:
-    with pytest.raises(InvalidArgument, match="unbounded"):
+    with pytest.raises(InvalidArgument, match="is unbounded in cell 0"):
         max_deviation_lp(AffineConstraint.of(np.array([[1.0, -1.0]]), [0.0]), [1.0, 1.0])
     with pytest.raises(InvalidArgument, match="failed"):
         max_deviation_lp(AffineConstraint.of(np.array([[1.0, 1.0]]), [-1.0]), [1.0, 1.0])
@@ -169,12 +169,12 @@ def test_bias_bound_is_c_times_the_tail_padded_up() -> None:
     tail = noise.l1_tail(4, 1.0)
     got = bias_bound([1.0, 1.0, 3.0, 97.0], noise, 99.0)
     exact = mpmath.mpf(99.0) * mpmath.mpf(tail)
-    assert exact < got <= exact * (1 + 2.0**-39)
+    assert exact * (1 + mpmath.mpf(2) ** -40) <= got <= exact * (1 + 2.0**-39)  # padded up by 2^-40 relative
     assert got > 99.0 * tail
     g = DoubleGeometricNoise(Fraction(1, 2))
     gtail = g.l1_tail(3, 2.0)
     got_g = bias_bound([2.0, 7.0, 2.5], g, 10.0)
-    assert mpmath.mpf(10.0) * mpmath.mpf(gtail) < got_g <= 10.0 * gtail * (1 + 2.0**-39)
+    assert mpmath.mpf(10.0) * mpmath.mpf(gtail) * (1 + mpmath.mpf(2) ** -40) <= got_g <= 10.0 * gtail * (1 + 2.0**-39)
     assert bias_bound([0.0, 5.0], noise, 0.0) == 0.0
 
 
@@ -200,3 +200,23 @@ def test_result_records_are_frozen_and_compared_by_identity() -> None:
         est.draws = 3  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         d.value = 3.0  # type: ignore[misc]
+
+
+def test_variance_interval_of_small_and_constant_errors() -> None:
+    small = np.column_stack([E[:, 0] * 0.01, np.full(len(E), 0.5)])  # tiny spread; a constant error
+    est = monte_carlo_bias(
+        np.array([5.0, 10.0]),
+        lambda d: d,
+        _Replay(small),
+        len(E),
+        rng=np.random.default_rng(0),
+        level=0.9,  # type: ignore[arg-type]
+    )
+    col = small[:, 0]
+    m2, m4 = col.var(), ((col - col.mean()) ** 4).mean()
+    z = NormalDist().inv_cdf(0.95)
+    half = z * math.sqrt((m4 - m2**2) / len(E))
+    assert half < 0.01
+    assert est.variance_high[0] == pytest.approx(col.var(ddof=1) + half, rel=1e-9)
+    assert est.variance_low[1] == est.variance[1] == est.variance_high[1] == pytest.approx(0.0, abs=1e-20)
+    assert est.bias[1] == pytest.approx(0.5, rel=1e-12) and est.bias_low[1] == pytest.approx(0.5, rel=1e-12)
