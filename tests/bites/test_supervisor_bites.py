@@ -346,3 +346,31 @@ def test_the_child_dies_with_its_guarding_parent(tmp_path: object) -> None:
         time.sleep(0.05)
     os.kill(child, signal.SIGKILL)
     pytest.fail("the supervised child outlived its guard")
+
+
+def test_the_cap_never_exceeds_an_inherited_hard_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    import resource
+
+    monkeypatch.setenv("SEMIDP_MEMORY_LIMIT_GB", "100")  # wanted cap far above the hard limit set below
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a throwaway process: its hard limit cannot be raised again
+        code = 1
+        try:
+            os.close(r)
+            with open("/proc/self/statm", encoding="ascii") as f:
+                held = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            hard = held + 4 * 2**30
+            resource.setrlimit(resource.RLIMIT_AS, (held + 2 * 2**30, hard))
+            got = supervise(lambda: resource.getrlimit(resource.RLIMIT_AS), time_limit=20, classify=_classify)
+            os.write(w, repr((got.status, got.value, hard)).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r) as f:
+        text = f.read()
+    os.waitpid(pid, 0)
+    status, (soft, hard_seen), hard = eval(text)  # noqa: S307 - our own repr of ints
+    assert status == "ok" and hard_seen == hard
+    assert soft == hard  # capped at the hard limit, not left at the lower inherited soft limit
