@@ -69,7 +69,11 @@ TARGETS: dict[str, list[str]] = {
     "accountant/pld_parts.py": ["tests/bites/test_pld_bites.py", "tests/test_pld_engine.py"],
     "accountant/pld_engine.py": ["tests/bites/test_pld_bites.py", "tests/test_pld_engine.py"],
     "accountant/pld.py": ["tests/test_pld.py"],
-    "mechanisms/projection_bias.py": ["tests/test_projection_bias.py"],
+    "mechanisms/projection_bias.py": ["tests/bites/test_projection_bias_bites.py"],
+    "accountant/workload.py": ["tests/bites/test_workload_bites.py"],
+    "verify/threshold_audit.py": ["tests/bites/test_threshold_audit_bites.py"],
+    "verify/supervisor.py": ["tests/bites/test_supervisor_bites.py"],
+    "verify/regression.py": ["tests/bites/test_regression_bites.py"],
 }
 
 #: Identifier swaps: a Name or an attribute with one of these names becomes its partner.
