@@ -44,6 +44,7 @@ from semidp.accountant.knorm_cache import cached_knorm_ball
 from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
 from semidp.accountant.relations import Relation, SemiAdjacent
 from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.verify.audit_evidence import Evidence, refutation_evidence
 from semidp.verify.audit_pairs import AuditPair, check_pair, distance_of, dp_pairs, pair_statistics, semi_pairs
 from semidp.verify.audit_report import AuditSection, audit_plot
 from semidp.verify.context import Context, KindResult
@@ -525,7 +526,8 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     samples = [(d.releases(0, cells), d.releases(1, cells)) for d in drawn]
     inv_outcome = _invariant_outcome(a_mat, pairs, samples, tol)
 
-    outcome = _decide(measured, conf, m.tests, stop, note)
+    evidence = _evidence(measured, stats_of, drawn, cells)
+    outcome = _decide(measured, conf, m.tests, stop, note, evidence)
     total = sum(len(a) + len(b) for a, b in samples)
     eps_rows = []
     for d in ctx.deltas:
@@ -583,6 +585,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             {"pair": c.pair, "statistic": c.statistic, "threshold": c.threshold, "predicted_gap": c.predicted_gap}
             for c in cands
         ],
+        "evidence": None if evidence is None else evidence.to_json(),
         "claimed_curve": "lower bound of the claim's tradeoff function (standard convention), "
         + f"{curve.n_vertices} vertices",
         "note": "a statistical audit refutes with confidence or does not refute; it never verifies",
@@ -644,16 +647,37 @@ STOPS = {
 """Why the draws stopped (``audit_lower_bound.stop`` and ``pairs[].stop``; recorded pairs: ``recorded``)."""
 
 
-def _decide(measured: list[Measured], conf: float, tests: int, stop: str, note: str = "") -> Outcome:
-    """Refuted when a measured point lies below the claimed curve; else not refuted at this sample size."""
+def _refuting(measured: list[Measured]) -> Measured | None:
+    """The measured test furthest below the claimed curve, if any is below."""
     below = [p for p in measured if p.refutes]
-    if below:
-        p = min(below, key=lambda q: q.beta_upper - q.claimed_beta)
+    return min(below, key=lambda q: q.beta_upper - q.claimed_beta) if below else None
+
+
+def _evidence(
+    measured: list[Measured], stats_of: list[list[Statistic]], drawn: list[_Drawn], cells: int
+) -> Evidence | None:
+    """What the refuting test counted (:mod:`verify.audit_evidence`), or ``None`` without a refutation."""
+    p = _refuting(measured)
+    if p is None:
+        return None
+    k = p.candidate.pair
+    stat = next(s for s in stats_of[k] if s.name == p.candidate.statistic)
+    return refutation_evidence(k, p, stat, drawn[k].measurement(0, cells), drawn[k].measurement(1, cells))
+
+
+def _decide(
+    measured: list[Measured], conf: float, tests: int, stop: str, note: str = "", evidence: Evidence | None = None
+) -> Outcome:
+    """Refuted when a measured point lies below the claimed curve; else not refuted at this sample size. A
+    refutation names the outputs that carry it when ``evidence`` is given (:mod:`verify.audit_evidence`)."""
+    p = _refuting(measured)
+    if p is not None:
+        why = f"; {evidence.sentence()}" if evidence is not None else ""
         return Refuted(
             f"a threshold test on pair {p.candidate.pair} ({p.candidate.statistic}, {p.draws} measured draws per "
             f"side) has alpha <= {p.alpha_upper:.4g} and beta <= {p.beta_upper:.4g} < {p.claimed_beta:.4g}, the "
             f"least type-II error the claim allows there; jointly at confidence {conf:g} over all tests and "
-            "sequential looks (Clopper-Pearson, Bonferroni, linear alpha-spending)"
+            f"sequential looks (Clopper-Pearson, Bonferroni, linear alpha-spending){why}"
         )
     why = STOPS.get(stop, stop) + (f" ({note})" if note else "")
     if not measured:

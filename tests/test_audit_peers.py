@@ -1,0 +1,116 @@
+"""Audits of real DP libraries (specs/audit-*.toml) and the evidence a refutation names (verify.audit_evidence).
+
+The library specs need the ``audit-peers`` extra; their tests skip when a library is missing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib.util import find_spec
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from semidp.accountant.outcome import Refuted, Unknown, Verified
+from semidp.verify.audit_evidence import refutation_evidence
+from semidp.verify.audit_pairs import AuditPair, pair_statistics
+from semidp.verify.kinds.implementation import ImplementationSpec
+from semidp.verify.load import load
+from semidp.verify.runner import audit
+from semidp.verify.threshold_audit import Candidate, Measured, Statistic
+
+SPECS = Path(__file__).resolve().parent.parent / "specs"
+X = (1, 1, 0, 0, 0, 1, 1, 0, 0)
+XP = (0, 1, 0, 1, 0, 1, 1, 0, 0)  # one record moved: |x - x'|_1 = 2
+
+
+def _measured(stat: str, tau: float) -> Measured:
+    return Measured(Candidate(0, stat, tau, 0.1), 0.0, 0.0, 0.0, 0.0, 1.0, 100)
+
+
+def _l1(pair: AuditPair):  # type: ignore[no-untyped-def]
+    return next(s for s in pair_statistics(pair, None) if s.name == "l1-ratio")
+
+
+def test_the_l1_ratio_carries_its_exact_range() -> None:
+    stat = _l1(AuditPair(X, XP, "spec", 1))
+    assert stat.exact_range == (-2.0, 2.0)
+    y = np.random.default_rng(1).laplace(size=(2000, 9)) * 3 + np.array(X)
+    s = stat.score(y)
+    assert s.min() >= -2.0 - 1e-12 and s.max() <= 2.0 + 1e-12
+
+
+def test_a_refutation_on_values_outside_the_exact_range_says_they_are_impossible() -> None:
+    # A statistic that reads cell 0 and is claimed to lie in [-2, 2]; x' has 30 releases at 2 + 4.4e-16
+    # (what float rounding makes of the l1 ratio), x has none.
+    stat = Statistic("l1-ratio", lambda y: np.asarray(y[:, 0], dtype=np.float64), exact_range=(-2.0, 2.0))
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-2.0, 2.0, size=(1000, 9))
+    xp = rng.uniform(-2.0, 2.0, size=(1000, 9))
+    xp[:30, 0] = 2.0 + 4.4e-16
+    ev = refutation_evidence(0, _measured("l1-ratio", 2.0), stat, x, xp)
+    assert ev.impossible and ev.event == "s > tau"
+    assert ev.rate_x == 0.0 and ev.rate_x_prime == pytest.approx(0.03)
+    assert ev.outside_x == 0 and ev.outside_x_prime == 30
+    assert [e["side"] for e in ev.examples] == ["x_prime"] * 3
+    assert ev.examples[0]["statistic"] == repr(2.0 + 4.4e-16)
+    assert "impossible for the claimed law" in ev.sentence() and "[Mir12]" in ev.sentence()
+    # Inside the range the same kind of event is evidence, not an impossibility.
+    ev_in = refutation_evidence(0, _measured("l1-ratio", 1.9), stat, x, xp)
+    assert not ev_in.impossible and "impossible" not in ev_in.sentence()
+    # Without an exact range nothing is called impossible.
+    plain = refutation_evidence(0, _measured("l1-ratio", 2.0), Statistic("l1-ratio", stat.score), x, xp)
+    assert not plain.impossible and plain.outside_x_prime == 0
+
+
+def test_the_rarer_side_of_the_test_is_the_event_shown() -> None:
+    stat = _l1(AuditPair(X, XP, "spec", 1))
+    rng = np.random.default_rng(3)
+    x = np.array(X, dtype=np.float64) + rng.laplace(size=(4000, 9))
+    xp = np.array(XP, dtype=np.float64) + rng.laplace(size=(4000, 9))
+    low = refutation_evidence(0, _measured("l1-ratio", -1.9), stat, x, xp)
+    assert low.event == "s <= tau"
+    assert low.rate_x == pytest.approx(float(np.mean(stat.score(x) <= -1.9)))
+    high = refutation_evidence(0, _measured("l1-ratio", 1.9), stat, x, xp)
+    assert high.event == "s > tau" and high.rate_x_prime > high.rate_x
+
+
+@pytest.mark.slow
+def test_the_textbook_float_laplace_is_refuted_on_outputs_exact_arithmetic_forbids() -> None:
+    res = audit(load(str(SPECS / "audit-textbook-laplace.toml")), seed=7, time_limit=300.0, allow_code=True)
+    check = next(c for c in res.typed.checks if c.name == "statistical-audit")
+    assert isinstance(check.outcome, Refuted)
+    text = check.outcome.counterexample
+    assert "outside [-2, 2]" in text and "[Mir12]" in text
+
+
+PEERS = [
+    ("audit-opendp-discrete-gaussian", "opendp"),
+    ("audit-opendp-discrete-laplace", "opendp"),
+    ("audit-diffprivlib-laplace", "diffprivlib"),
+    ("audit-diffprivlib-gaussian", "diffprivlib"),
+    ("audit-diffprivlib-gaussian-analytic", "diffprivlib"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("stem", "library"), PEERS, ids=[p[0] for p in PEERS])
+def test_a_correct_library_mechanism_is_not_refuted_and_keeps_the_margins(stem: str, library: str) -> None:
+    pytest.importorskip(library)
+    spec = load(str(SPECS / f"{stem}.toml"))
+    assert isinstance(spec.mechanism, ImplementationSpec)
+    spec = dataclasses.replace(spec, mechanism=dataclasses.replace(spec.mechanism, draws=10_000))
+    res = audit(spec, seed=1, time_limit=300.0, allow_code=True)
+    checks = {c.name: c.outcome for c in res.typed.checks}
+    assert isinstance(checks["statistical-audit"], Unknown), checks["statistical-audit"]
+    assert "not refuted at this sample size" in str(checks["statistical-audit"])
+    assert isinstance(checks["invariant-preserved"], Verified)
+
+
+def test_the_peer_libraries_are_an_optional_extra_only() -> None:
+    text = (SPECS.parent / "pyproject.toml").read_text()
+    deps = text.split("[project.optional-dependencies]")[0]
+    assert "opendp" not in deps and "diffprivlib" not in deps
+    assert 'audit-peers = ["opendp' in text
+    assert find_spec("semidp") is not None
