@@ -95,6 +95,8 @@ RESERVE_SECONDS = 3.0
 STATISTICS = ("all", "likelihood-ratio")
 #: Selection rows per side a pair needs before a classifier is fitted on it (half fit, half choose).
 CLASSIFIER_MIN_ROWS = 200
+#: Held-out selection rows per side that choose the classifier's threshold (it is fitted on as many).
+CLASSIFIER_MAX_ROWS = 20_000
 RESERVE_SHARE = 0.15
 
 
@@ -398,7 +400,8 @@ def _look(
         if pairs is not None and min(len(s0), len(s1)) >= CLASSIFIER_MIN_ROWS:
             clf = classifier_statistic(pairs[k].x, pairs[k].x_prime, s0[0::2], s1[0::2])
             used[k].append(clf)
-            cands += select(k, [clf], s0[1::2], s1[1::2], curve.std, n_measure=n_measure, level=level)
+            held0, held1 = s0[1::2][:CLASSIFIER_MAX_ROWS], s1[1::2][:CLASSIFIER_MAX_ROWS]
+            cands += select(k, [clf], held0, held1, curve.std, n_measure=n_measure, level=level)
     chosen = choose(cands, tests) if cands else []
     measured = []
     for c in chosen:
