@@ -148,3 +148,11 @@ def test_the_classifier_does_not_refute_the_correct_twin() -> None:
     assert isinstance(got["statistical-audit"], Unknown), got["statistical-audit"]
     row = got["report"]["audit_lower_bound"]["epsilon_delta"][0]  # type: ignore[index]
     assert row["epsilon_lower"] <= row["epsilon_upper"]
+
+
+def test_an_unknown_statistics_value_is_an_invalid_spec_naming_the_key() -> None:
+    from semidp.accountant.errors import InvalidSpec
+
+    text = spec_text("scale_fixed", framework="dp").replace("tests.planted_bugs:", "tests.planted_audit_bugs:")
+    with pytest.raises(InvalidSpec, match="mechanism.statistics"):
+        loads(text.replace('kind = "implementation"', 'kind = "implementation"\nstatistics = "sniper"'))
