@@ -11,7 +11,8 @@ Per-coordinate noise at the vector's sensitivity gives the vector guarantee: Lap
 noise of one sigma on each cell is what the scalar calibration computes for l2-sensitivity ``Delta_2``
 [DR14, Thm. A.1] (``Gaussian``) or [BW18, Alg. 1] (``GaussianAnalytic``).
 
-diffprivlib is seeded from the audit's ``rng`` (``random_state``), so these draws follow ``--seed``.
+``Laplace`` and ``Gaussian`` are seeded from the audit's ``rng`` (``random_state``), so their draws follow
+``--seed``; ``GaussianAnalytic`` is built once (see ``_ANALYTIC``) and does not.
 """
 
 from __future__ import annotations
@@ -50,7 +51,11 @@ def gaussian(histogram: Any, rng: np.random.Generator) -> np.ndarray:
     return _release(Gaussian(epsilon=EPSILON, delta=DELTA, sensitivity=DELTA_2, random_state=_seed(rng)), histogram)
 
 
+#: Built once per process, as a user would: its constructor calibrates sigma numerically (about 2 ms), so it
+#: draws from diffprivlib's own generator and these draws do not follow ``--seed``.
+_ANALYTIC = GaussianAnalytic(epsilon=EPSILON, delta=DELTA, sensitivity=DELTA_2)
+
+
 def gaussian_analytic(histogram: Any, rng: np.random.Generator) -> np.ndarray:
     """``diffprivlib.mechanisms.GaussianAnalytic(epsilon=1, delta=1e-6, sensitivity=sqrt 6)``, projected."""
-    mech = GaussianAnalytic(epsilon=EPSILON, delta=DELTA, sensitivity=DELTA_2, random_state=_seed(rng))
-    return _release(mech, histogram)
+    return _release(_ANALYTIC, histogram)
