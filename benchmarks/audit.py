@@ -54,7 +54,7 @@ def run(
     seed: int,
     *,
     processes: int | None = None,
-    statistics_key: str = "all",
+    statistics_key: str = "likelihood-ratio",
     time_limit: float = 60.0,
 ) -> tuple[dict[str, object], float]:
     """The ``audit_lower_bound`` section of one audit (``--time-limit 60``) and its wall seconds."""

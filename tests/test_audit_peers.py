@@ -120,8 +120,8 @@ def test_the_peer_libraries_are_an_optional_extra_only() -> None:
 def _audit_planted(function: str, draws: int, *, classifier: bool = True) -> dict[str, object]:
     text = spec_text(function, framework="dp", claim="{ mu = 1.0 }", draws=draws, seed=1)
     text = text.replace("tests.planted_bugs:", "tests.planted_audit_bugs:")
-    if not classifier:
-        text = text.replace('kind = "implementation"', 'kind = "implementation"\nstatistics = "likelihood-ratio"')
+    key = "all" if classifier else "likelihood-ratio"
+    text = text.replace('kind = "implementation"', f'kind = "implementation"\nstatistics = "{key}"')
     r = audit(loads(text), allow_code=True)
     return {c.name: c.outcome for c in r.typed.checks} | {"report": r.report}
 

@@ -92,7 +92,7 @@ DEFAULT_TOLERANCE = Fraction(1, 10**9)
 #: ``--time-limit``), leaving the time to measure what was drawn and write the report.
 RESERVE_SECONDS = 3.0
 #: Values of ``mechanism.statistics``.
-STATISTICS = ("all", "likelihood-ratio")
+STATISTICS = ("likelihood-ratio", "all")
 #: Selection rows per side a pair needs before a classifier is fitted on it (half fit, half choose).
 CLASSIFIER_MIN_ROWS = 200
 #: Held-out selection rows per side that choose the classifier's threshold (it is fitted on as many).
@@ -143,10 +143,9 @@ class ImplementationSpec(MechanismSpec):
     )
     pairs: tuple[PairSpec, ...] = documented("Pairs to audit besides (or instead of) the built ones.", default=())
     statistics: str = documented(
-        "'all': the likelihood-ratio statistics of the usual noise families and a logistic-regression classifier "
-        "fitted on the selection rows (DP-Sniper [BV21]); 'likelihood-ratio': without the classifier "
-        "(default 'all').",
-        default="all",
+        "'likelihood-ratio' (default): the likelihood-ratio statistics of the usual noise families; 'all': also "
+        "a logistic-regression classifier fitted on the selection rows (DP-Sniper [BV21]).",
+        default="likelihood-ratio",
     )
 
 
