@@ -20,6 +20,7 @@ from semidp.verify.plots import guarantee_profile, privacy_view
 from semidp.verify.privacy_view import ALPHA_DEFAULT, GAP_FACTOR, ClaimPoint, ProvenPoint, choose_view
 from semidp.verify.runner import audit
 from semidp.verify.spec_values import guarantee_of
+from tests.peer_specs import peer_marks
 
 SPECS = sorted(Path(__file__).resolve().parent.parent.joinpath("specs").glob("*.toml"))
 SLOW = {
@@ -35,7 +36,13 @@ R = Replace()
 
 
 def _params() -> list[object]:
-    return [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else []) for p in SPECS]
+    # specs/audit-*.toml draw from real libraries (the audit-peers extra) for a minute: slow, skipped without them
+    return [
+        pytest.param(
+            p, id=p.stem, marks=[pytest.mark.slow, *peer_marks(p.stem)] if p.stem in SLOW else peer_marks(p.stem)
+        )
+        for p in SPECS
+    ]
 
 
 @pytest.mark.parametrize("path", _params())

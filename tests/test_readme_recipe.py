@@ -78,6 +78,7 @@ def test_the_readme_recipe_passes_on_shipped_specs(
 @pytest.mark.slow
 def test_the_readme_recipe_passes_on_every_shipped_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = sorted((ROOT / "specs").glob("*.toml")) + sorted((ROOT / "specs").glob("*.csv"))  # csv: measurements
+    files = [f for f in files if not f.stem.startswith("audit-")]  # real libraries (audit-peers extra, own tests)
     got = _recipe_on(files, tmp_path, monkeypatch)
     assert [rc for rc, _ in got] == [0] * len(got), got
 

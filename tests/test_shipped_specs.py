@@ -13,6 +13,7 @@ import pytest
 from semidp.accountant.outcome import NotApplicable, Refuted, Skipped, Unknown, Verified
 from semidp.verify.load import load
 from semidp.verify.runner import audit
+from tests.peer_specs import peer_marks
 
 SPECS = sorted(Path(__file__).resolve().parent.parent.joinpath("specs").glob("*.toml"))
 SLOW = {
@@ -34,7 +35,13 @@ BUILT = {"projected-gaussian", "projected-laplace", "k-norm", "generalized-lapla
 
 
 def _params() -> list[object]:
-    return [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else []) for p in SPECS]
+    # specs/audit-*.toml draw from real libraries (the audit-peers extra) for a minute: slow, skipped without them
+    return [
+        pytest.param(
+            p, id=p.stem, marks=[pytest.mark.slow, *peer_marks(p.stem)] if p.stem in SLOW else peer_marks(p.stem)
+        )
+        for p in SPECS
+    ]
 
 
 @pytest.mark.parametrize("path", _params())

@@ -174,6 +174,7 @@ def pair_statistics(pair: AuditPair, ball: KNormBall | None) -> list[Statistic]:
     x = np.asarray(pair.x, dtype=np.float64)
     xp = np.asarray(pair.x_prime, dtype=np.float64)
     u = xp - x
+    l1 = float(np.abs(u).sum())  # |y - x|_1 - |y - x'|_1 lies in [-l1, l1] (triangle inequality)
     u = u / np.linalg.norm(u)
     mid = 0.5 * (x + xp)
     stats = [
@@ -181,6 +182,7 @@ def pair_statistics(pair: AuditPair, ball: KNormBall | None) -> list[Statistic]:
         Statistic(
             "l1-ratio",
             lambda y: np.asarray(np.abs(y - x).sum(axis=1) - np.abs(y - xp).sum(axis=1), dtype=np.float64),
+            exact_range=(-l1, l1),
         ),
     ]
     if ball is not None:

@@ -118,6 +118,10 @@ class Statistic:
     """``projection`` (Gaussian likelihood ratio), ``l1-ratio`` (Laplace), ``k-norm-ratio`` (K-norm)."""
     score: Callable[[FloatArray], FloatArray]
     """``(draws, cells) -> (draws,)``."""
+    exact_range: tuple[float, float] | None = None
+    """``[lo, hi]`` holding ``score`` for every release in exact arithmetic (e.g. ``+-|x - x'|_1`` for the
+    l1 ratio, by the triangle inequality), or ``None``; a refutation counting only values outside it rests on
+    outputs impossible for the claimed law computed exactly (:mod:`verify.audit_evidence`)."""
 
 
 @dataclass(frozen=True)

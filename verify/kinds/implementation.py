@@ -44,6 +44,8 @@ from semidp.accountant.knorm_cache import cached_knorm_ball
 from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
 from semidp.accountant.relations import Relation, SemiAdjacent
 from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.verify.audit_classifier import classifier_statistic
+from semidp.verify.audit_evidence import Evidence, refutation_evidence
 from semidp.verify.audit_pairs import AuditPair, check_pair, distance_of, dp_pairs, pair_statistics, semi_pairs
 from semidp.verify.audit_report import AuditSection, audit_plot
 from semidp.verify.context import Context, KindResult
@@ -89,6 +91,12 @@ DEFAULT_TOLERANCE = Fraction(1, 10**9)
 #: The draws stop this long before the spec's deadline (at least :data:`RESERVE_SECONDS`, else this share of
 #: ``--time-limit``), leaving the time to measure what was drawn and write the report.
 RESERVE_SECONDS = 3.0
+#: Values of ``mechanism.statistics``.
+STATISTICS = ("likelihood-ratio", "all")
+#: Selection rows per side a pair needs before a classifier is fitted on it (half fit, half choose).
+CLASSIFIER_MIN_ROWS = 200
+#: Held-out selection rows per side that choose the classifier's threshold (it is fitted on as many).
+CLASSIFIER_MAX_ROWS = 20_000
 RESERVE_SHARE = 0.15
 
 
@@ -134,6 +142,11 @@ class ImplementationSpec(MechanismSpec):
         default=None,
     )
     pairs: tuple[PairSpec, ...] = documented("Pairs to audit besides (or instead of) the built ones.", default=())
+    statistics: str = documented(
+        "'likelihood-ratio' (default): the likelihood-ratio statistics of the usual noise families; 'all': also "
+        "a logistic-regression classifier fitted on the selection rows (DP-Sniper [BV21]).",
+        default="likelihood-ratio",
+    )
 
 
 def _callable_problems(name: str) -> list[Problem]:
@@ -190,6 +203,10 @@ class ImplementationKind:
         for name, count, low in counts:
             if count is not None and count < low:
                 probs.append(Problem(f"mechanism.{name}", f"must be >= {low}, got {count}"))
+        if m.statistics not in STATISTICS:
+            probs.append(
+                Problem("mechanism.statistics", f"must be one of {', '.join(STATISTICS)}; got {m.statistics!r}")
+            )
         if m.batch < 1:
             probs.append(Problem("mechanism.batch", f"must be >= 1, got {m.batch}"))
         cells = cell_count(spec)
@@ -352,28 +369,45 @@ class _Look:
     candidates: list[Candidate]
     measured: list[Measured]
     level: float
+    stats: list[list[Statistic]]
+    """The statistics each pair was read with at this look (the fixed ones, then a fitted classifier)."""
 
 
 def _look(
-    drawn: list[_Drawn], stats_of: list[list[Statistic]], curve: TradeoffCurve, tests: int, alpha: float, cells: int
+    drawn: list[_Drawn],
+    stats_of: list[list[Statistic]],
+    curve: TradeoffCurve,
+    tests: int,
+    alpha: float,
+    cells: int,
+    pairs: list[AuditPair] | None = None,
 ) -> _Look:
     """Choose the tests on the selection rows, measure them on the measurement rows, each bound at
-    ``alpha / (2 tests)`` (pairs without a selection and a measurement row on each side wait)."""
+    ``alpha / (2 tests)`` (pairs without a selection and a measurement row on each side wait). With ``pairs``,
+    each pair also gets a classifier (:mod:`verify.audit_classifier`) fitted on the even selection rows; its
+    threshold and predicted gap come from the odd ones (held out, so it is not preferred for overfitting)."""
     level = per_bound_level(1.0 - alpha, tests)
     cands: list[Candidate] = []
+    used = [list(s) for s in stats_of]
     for k, d in enumerate(drawn):
         s0, s1 = d.selection(0, cells), d.selection(1, cells)
         m0, m1 = d.measurement(0, cells), d.measurement(1, cells)
         if min(len(s0), len(s1), len(m0), len(m1)) == 0:
             continue
-        cands += select(k, stats_of[k], s0, s1, curve.std, n_measure=min(len(m0), len(m1)), level=level)
+        n_measure = min(len(m0), len(m1))
+        cands += select(k, stats_of[k], s0, s1, curve.std, n_measure=n_measure, level=level)
+        if pairs is not None and min(len(s0), len(s1)) >= CLASSIFIER_MIN_ROWS:
+            clf = classifier_statistic(pairs[k].x, pairs[k].x_prime, s0[0::2], s1[0::2])
+            used[k].append(clf)
+            held0, held1 = s0[1::2][:CLASSIFIER_MAX_ROWS], s1[1::2][:CLASSIFIER_MAX_ROWS]
+            cands += select(k, [clf], held0, held1, curve.std, n_measure=n_measure, level=level)
     chosen = choose(cands, tests) if cands else []
     measured = []
     for c in chosen:
-        stat = next(s for s in stats_of[c.pair] if s.name == c.statistic)
+        stat = next(s for s in used[c.pair] if s.name == c.statistic)
         d = drawn[c.pair]
         measured.append(measure(c, stat, d.measurement(0, cells), d.measurement(1, cells), curve.std, level=level))
-    return _Look(cands, measured, level)
+    return _Look(cands, measured, level, used)
 
 
 def _draw_reserve(ctx: Context) -> float:
@@ -460,7 +494,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     rounds: list[dict[str, Any]] = []
     history: list[list[Measured]] = []
     stop, note = "samples", ""
-    look = _Look([], [], per_bound_level(conf, m.tests))
+    look = _Look([], [], per_bound_level(conf, m.tests), stats_of)
     batch_no = 0
     for r, target in enumerate(sizes):
         before = sizes[r - 1] if r else 0
@@ -495,7 +529,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             for t, y in zip(tasks, outs):
                 drawn[t.key[0]].add(t.key[1], y, sel)
         draw_seconds += time.perf_counter() - t0
-        look = _look(drawn, stats_of, curve, m.tests, alphas[r], cells)
+        look = _look(drawn, stats_of, curve, m.tests, alphas[r], cells, pairs if m.statistics == "all" else None)
         history.append(look.measured)
         refuted = any(p.refutes for p in look.measured)
         rounds.append(
@@ -525,7 +559,8 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     samples = [(d.releases(0, cells), d.releases(1, cells)) for d in drawn]
     inv_outcome = _invariant_outcome(a_mat, pairs, samples, tol)
 
-    outcome = _decide(measured, conf, m.tests, stop, note)
+    evidence = _evidence(measured, look.stats, drawn, cells)
+    outcome = _decide(measured, conf, m.tests, stop, note, evidence)
     total = sum(len(a) + len(b) for a, b in samples)
     eps_rows = []
     for d in ctx.deltas:
@@ -583,6 +618,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             {"pair": c.pair, "statistic": c.statistic, "threshold": c.threshold, "predicted_gap": c.predicted_gap}
             for c in cands
         ],
+        "evidence": None if evidence is None else evidence.to_json(),
         "claimed_curve": "lower bound of the claim's tradeoff function (standard convention), "
         + f"{curve.n_vertices} vertices",
         "note": "a statistical audit refutes with confidence or does not refute; it never verifies",
@@ -644,16 +680,37 @@ STOPS = {
 """Why the draws stopped (``audit_lower_bound.stop`` and ``pairs[].stop``; recorded pairs: ``recorded``)."""
 
 
-def _decide(measured: list[Measured], conf: float, tests: int, stop: str, note: str = "") -> Outcome:
-    """Refuted when a measured point lies below the claimed curve; else not refuted at this sample size."""
+def _refuting(measured: list[Measured]) -> Measured | None:
+    """The measured test furthest below the claimed curve, if any is below."""
     below = [p for p in measured if p.refutes]
-    if below:
-        p = min(below, key=lambda q: q.beta_upper - q.claimed_beta)
+    return min(below, key=lambda q: q.beta_upper - q.claimed_beta) if below else None
+
+
+def _evidence(
+    measured: list[Measured], stats_of: list[list[Statistic]], drawn: list[_Drawn], cells: int
+) -> Evidence | None:
+    """What the refuting test counted (:mod:`verify.audit_evidence`), or ``None`` without a refutation."""
+    p = _refuting(measured)
+    if p is None:
+        return None
+    k = p.candidate.pair
+    stat = next(s for s in stats_of[k] if s.name == p.candidate.statistic)
+    return refutation_evidence(k, p, stat, drawn[k].measurement(0, cells), drawn[k].measurement(1, cells))
+
+
+def _decide(
+    measured: list[Measured], conf: float, tests: int, stop: str, note: str = "", evidence: Evidence | None = None
+) -> Outcome:
+    """Refuted when a measured point lies below the claimed curve; else not refuted at this sample size. A
+    refutation names the outputs that carry it when ``evidence`` is given (:mod:`verify.audit_evidence`)."""
+    p = _refuting(measured)
+    if p is not None:
+        why = f"; {evidence.sentence()}" if evidence is not None else ""
         return Refuted(
             f"a threshold test on pair {p.candidate.pair} ({p.candidate.statistic}, {p.draws} measured draws per "
             f"side) has alpha <= {p.alpha_upper:.4g} and beta <= {p.beta_upper:.4g} < {p.claimed_beta:.4g}, the "
             f"least type-II error the claim allows there; jointly at confidence {conf:g} over all tests and "
-            "sequential looks (Clopper-Pearson, Bonferroni, linear alpha-spending)"
+            f"sequential looks (Clopper-Pearson, Bonferroni, linear alpha-spending){why}"
         )
     why = STOPS.get(stop, stop) + (f" ({note})" if note else "")
     if not measured:
