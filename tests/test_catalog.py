@@ -1,5 +1,6 @@
-"""The catalog of real DP releases (specs/wikimedia-*, specs/google-*, specs/microsoft-*): each spec's figures against an independent
-computation, with the publisher's parameters as sources (specs/catalog-sources.md quotes them).
+"""The catalog of real DP releases (specs/wikimedia-*, specs/google-*, specs/microsoft-*): each spec's figures
+against an independent computation, with the publisher's parameters as sources (specs/catalog-sources.md quotes
+them).
 
 - Wikimedia DP daily pageviews: README of country_project_page, "rho = 0.015 (roughly equivalent to epsilon = 1,
   delta = 1e-07)"; one year (6 Feb 2023 - 5 Feb 2024) is 365 daily releases, rho = 365 x 0.015 = 219/40.
