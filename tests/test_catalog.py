@@ -251,3 +251,18 @@ def test_microsoft_telemetry_day_is_four_reports_rounded_down() -> None:
     assert 2.74 / 0.686 == pytest.approx(3.994, abs=1e-3)
     assert Fraction("0.686") * 4 == Fraction("2.744") and Fraction("2.744") * 30 == Fraction("82.32")
     assert Fraction("82.32") > Fraction("82.2")
+
+
+def test_month_claim_a_hair_above_the_binary_sum_is_verified(tmp_path: Path) -> None:
+    """The inconclusive verdict is rounding only (README, catalog): the same spec claiming 79.2000000001 holds."""
+    text = (SPECS / "google-mobility-month.toml").read_text(encoding="utf-8")
+    assert text.count("guarantee = { epsilon = 79.2 }") == 1
+    spec = tmp_path / "mobility-hair-above.toml"
+    spec.write_text(text.replace("guarantee = { epsilon = 79.2 }", "guarantee = { epsilon = 79.2000000001 }"))
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["audit", str(spec), "--json", "--quiet"])
+    report = json.loads(buf.getvalue())
+    assert code == 0 and report["verdict"] == "holds"
+    claim = next(c for c in report["checks"] if c["name"] == "claim")
+    assert claim["outcome"] == "verified"
