@@ -1,10 +1,13 @@
-"""The catalog of real DP releases (specs/wikimedia-*, specs/google-*): each spec's figures against an independent
-computation, with the publisher's parameters as sources (specs/catalog-sources.md quotes them).
+"""The catalog of real DP releases (specs/wikimedia-*, specs/google-*, specs/microsoft-*): each spec's figures
+against an independent computation, with the publisher's parameters as sources (specs/catalog-sources.md quotes
+them).
 
 - Wikimedia DP daily pageviews: README of country_project_page, "rho = 0.015 (roughly equivalent to epsilon = 1,
   delta = 1e-07)"; one year (6 Feb 2023 - 5 Feb 2024) is 365 daily releases, rho = 365 x 0.015 = 219/40.
 - Google COVID-19 Search Trends symptoms (arXiv 2009.01265): epsilon = 1.68 per user-day, weekly series.
 - Google COVID-19 Vaccination Search Insights (arXiv 2107.01179): (2.19, 1e-5) per user-day, weekly series.
+- Google Community Mobility Reports and Microsoft telemetry per app: daily (2.64, 0) and (2.74, 0), monthly (79.2, 0)
+  and (82.2, 0), from the table of deployments in Rogers et al. 2020 (arXiv 2002.05839); a month is 30 days.
 
 Independent routes: Bun & Steinke 2016 Prop. 1.3 and the Gaussian mechanism's exact profile (Balle & Wang 2018,
 Thm. 8) by hand, CKS through dp_accounting's RDP conversion, and the optimal composition of k (epsilon, delta)-DP
@@ -192,3 +195,74 @@ def test_wikimedia_historical_year() -> None:
     reported = _eps(adv, "f-dp-profile", 1e-7)
     assert optimal - 1e-6 <= reported <= optimal + 1e-6
     assert _optimal_composition_delta(1.0, 0.0, 365, optimal - 0.01) > 1e-7  # the optimum is where it crosses
+
+
+# --------------------------------------------------------------------------------------
+# A month of daily guarantees, as tabulated by Rogers et al. 2020 (arXiv 2002.05839)
+# --------------------------------------------------------------------------------------
+
+
+def _month_spec(name: str) -> dict[str, Any]:
+    import tomllib
+
+    spec: dict[str, Any] = tomllib.loads((SPECS / f"{name}.toml").read_text(encoding="utf-8"))
+    return spec
+
+
+@pytest.mark.parametrize(
+    ("name", "daily", "monthly"),
+    [("google-mobility-month", "2.64", "79.2"), ("microsoft-telemetry-month", "2.74", "82.2")],
+)
+def test_month_is_thirty_days_and_the_claim_is_the_table_s_monthly_figure(name: str, daily: str, monthly: str) -> None:
+    """The table's monthly figure is 30 times its daily one, in decimals exactly; the spec composes 30 days and
+    claims the monthly figure. In binary floats, 30 x float(daily) exceeds float(monthly) by a few 1e-15 (the
+    reason the audit cannot verify the claim, test below)."""
+    spec = _month_spec(name)
+    assert spec["mechanism"]["components"] == [{"epsilon": float(daily)}] * 30
+    assert spec["claim"] == {"framework": "dp", "guarantee": {"epsilon": float(monthly)}}
+    assert Fraction(daily) * 30 == Fraction(monthly)
+    gap = Fraction(float(daily)) * 30 - Fraction(float(monthly))
+    assert 0 < gap < Fraction(1, 10**14)
+
+
+@pytest.mark.parametrize(("name", "daily"), [("google-mobility-month", 2.64), ("microsoft-telemetry-month", 2.74)])
+def test_month_figures_and_verdict(name: str, daily: float) -> None:
+    """Pure epsilon 30 x daily (basic composition, rounded up); at delta = 1e-6 and 1e-9 the reported epsilon is
+    the optimal composition of the 30 identical guarantees [KOV15] (sound and tight to 1e-6). The claim is left
+    undecided (exit 3), never refuted: the binary sum exceeds the binary claim only by rounding."""
+    code, report = _audit(name)
+    assert code == 3 and report["verdict"] == "inconclusive"
+    claim = next(c for c in report["checks"] if c["name"] == "claim")
+    assert claim["outcome"] == "unknown"
+    adv = report["advertised"]
+    assert adv["epsilon"] >= 30 * daily and adv["epsilon"] == pytest.approx(30 * daily, abs=1e-9)
+    for delta in (1e-6, 1e-9):
+        reported = _eps(adv, "f-dp-profile", delta)
+        assert _optimal_composition_delta(daily, 0.0, 30, reported) <= delta * (1 + 1e-9)  # sound
+        exact = brentq(lambda e, d=delta: _optimal_composition_delta(daily, 0.0, 30, e) - d, 30 * daily - 1, 30 * daily)
+        assert exact - 1e-6 <= reported <= exact + 1e-6  # tight
+        assert reported > 30 * daily - 1e-4  # thirty large epsilons: the optimal composition gains almost nothing
+
+
+def test_microsoft_telemetry_day_is_four_reports_rounded_down() -> None:
+    """The table's per-report 0.686 and daily 2.74: 2.74 / 0.686 is 3.99, so four reports a day (4 x 0.686 =
+    2.744) rounded down; a month of such days is 82.32, above the table's 82.2. The reporting period is not in a
+    source reached, so the spec composes the stated 2.74 (this is a hand check, not an audit)."""
+    assert 2.74 / 0.686 == pytest.approx(3.994, abs=1e-3)
+    assert Fraction("0.686") * 4 == Fraction("2.744") and Fraction("2.744") * 30 == Fraction("82.32")
+    assert Fraction("82.32") > Fraction("82.2")
+
+
+def test_month_claim_a_hair_above_the_binary_sum_is_verified(tmp_path: Path) -> None:
+    """The inconclusive verdict is rounding only (README, catalog): the same spec claiming 79.2000000001 holds."""
+    text = (SPECS / "google-mobility-month.toml").read_text(encoding="utf-8")
+    assert text.count("guarantee = { epsilon = 79.2 }") == 1
+    spec = tmp_path / "mobility-hair-above.toml"
+    spec.write_text(text.replace("guarantee = { epsilon = 79.2 }", "guarantee = { epsilon = 79.2000000001 }"))
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["audit", str(spec), "--json", "--quiet"])
+    report = json.loads(buf.getvalue())
+    assert code == 0 and report["verdict"] == "holds"
+    claim = next(c for c in report["checks"] if c["name"] == "claim")
+    assert claim["outcome"] == "verified"
