@@ -491,6 +491,15 @@ class GaussianPart:
         return GridLaw(a0, mass, 0.0, h)
 
 
+def _laplace_cells(edges: NDArray[np.float64], d: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The cell masses ``(q, pe)`` of a Laplace part's privacy loss between consecutive ``edges`` (clipped to
+    ``[-D, D]``), as :meth:`LaplacePart.grid_law` and :meth:`LaplacePart.lattice_law` take them [KJH20, Sec. 6]."""
+    l1 = np.maximum(edges[:-1], -d)
+    l2 = np.minimum(edges[1:], d)
+    dm = -np.expm1(-np.maximum(l2 - l1, 0.0) / 2.0)
+    return 0.5 * np.exp(-(d - l2) / 2.0) * dm, 0.5 * np.exp(-(d + l1) / 2.0 + edges[:-1]) * dm
+
+
 @dataclass(frozen=True, slots=True)
 class LaplacePart:
     r"""Laplace mechanism :math:`f(x)+\mathrm{Lap}(b)`: loss :math:`(|y|-|y-\Delta|)/b\in[-D,D]`, :math:`D=\Delta/b`.
@@ -525,12 +534,7 @@ class LaplacePart:
         a0, a1 = math.floor(-d / h), math.ceil(d / h)
         _check_points(a1 - a0, "LaplacePart")
         edges = h * np.arange(a0, a1 + 1, dtype=np.float64)
-        l1 = np.maximum(edges[:-1], -d)
-        l2 = np.minimum(edges[1:], d)
-        w = np.maximum(l2 - l1, 0.0)
-        dm = -np.expm1(-w / 2.0)
-        q = 0.5 * np.exp(-(d - l2) / 2.0) * dm
-        pe = 0.5 * np.exp(-(d + l1) / 2.0 + edges[:-1]) * dm
+        q, pe = _laplace_cells(edges, d)
         ex = _is_exact_ratio(self.sensitivity, self.b, d)
         atom_loss, atom_q, atom_exact = np.array([-d, d]), np.array([0.5 * math.exp(-d), 0.5]), np.array([ex, ex])
         if not pessimistic:  # atoms and cells relabelled together: the atoms balance the cells below them
@@ -554,12 +558,7 @@ class LaplacePart:
         edges = shift + h * np.arange(a0, a1 + 1, dtype=np.float64)  # floats: the cells' exact boundaries
         # each float edge is within 2u (|shift| + |h a|) of its label shift + h a
         cell_slack = 4 * _U * (abs(shift) + h * max(abs(a0), abs(a1))) + 1e-300
-        l1 = np.maximum(edges[:-1], -d)
-        l2 = np.minimum(edges[1:], d)
-        w = np.maximum(l2 - l1, 0.0)
-        dm = -np.expm1(-w / 2.0)
-        q = 0.5 * np.exp(-(d - l2) / 2.0) * dm
-        pe = 0.5 * np.exp(-(d + l1) / 2.0 + edges[:-1]) * dm
+        q, pe = _laplace_cells(edges, d)
         ex = _is_exact_ratio(self.sensitivity, self.b, d)
         return lattice_from_atoms(
             np.array([-d, d]),
