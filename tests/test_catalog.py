@@ -219,7 +219,7 @@ def test_month_is_thirty_days_and_the_claim_is_the_table_s_monthly_figure(name: 
     reason the audit cannot verify the claim, test below)."""
     spec = _month_spec(name)
     assert spec["mechanism"]["components"] == [{"epsilon": float(daily)}] * 30
-    assert spec["claim"] == {"framework": "dp", "guarantee": {"epsilon": float(monthly)}}
+    assert "claim" not in spec  # figure only: a claim of the monthly figure would be decided by binary rounding
     assert Fraction(daily) * 30 == Fraction(monthly)
     gap = Fraction(float(daily)) * 30 - Fraction(float(monthly))
     assert 0 < gap < Fraction(1, 10**14)
@@ -229,11 +229,9 @@ def test_month_is_thirty_days_and_the_claim_is_the_table_s_monthly_figure(name: 
 def test_month_figures_and_verdict(name: str, daily: float) -> None:
     """Pure epsilon 30 x daily (basic composition, rounded up); at delta = 1e-6 and 1e-9 the reported epsilon is
     the optimal composition of the 30 identical guarantees [KOV15] (sound and tight to 1e-6). The claim is left
-    undecided (exit 3), never refuted: the binary sum exceeds the binary claim only by rounding."""
+    not part of the spec (figure only): the binary sum exceeds the binary monthly figure only by rounding."""
     code, report = _audit(name)
-    assert code == 3 and report["verdict"] == "inconclusive"
-    claim = next(c for c in report["checks"] if c["name"] == "claim")
-    assert claim["outcome"] == "unknown"
+    assert code == 0 and report["claim"] is None
     adv = report["advertised"]
     assert adv["epsilon"] >= 30 * daily and adv["epsilon"] == pytest.approx(30 * daily, abs=1e-9)
     for delta in (1e-6, 1e-9):
@@ -254,11 +252,12 @@ def test_microsoft_telemetry_day_is_four_reports_rounded_down() -> None:
 
 
 def test_month_claim_a_hair_above_the_binary_sum_is_verified(tmp_path: Path) -> None:
-    """The inconclusive verdict is rounding only (README, catalog): the same spec claiming 79.2000000001 holds."""
+    """The gap to the monthly figure is rounding only (README, catalog): the spec claiming 79.2000000001 holds."""
     text = (SPECS / "google-mobility-month.toml").read_text(encoding="utf-8")
-    assert text.count("guarantee = { epsilon = 79.2 }") == 1
+    assert "\n[claim]" not in text
     spec = tmp_path / "mobility-hair-above.toml"
-    spec.write_text(text.replace("guarantee = { epsilon = 79.2 }", "guarantee = { epsilon = 79.2000000001 }"))
+    claim = '\n[claim]\nframework = "dp"\nguarantee = { epsilon = 79.2000000001 }\n'
+    spec.write_text(text.replace("\n[report]", claim + "\n[report]") if "\n[report]" in text else text + claim)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         code = main(["audit", str(spec), "--json", "--quiet"])

@@ -91,7 +91,7 @@ def test_census_pl94_violation_below_the_old_range_is_in_view() -> None:
     assert view.violation is not None and view.violation[0] < 1e-20
     assert view.alpha[0] <= view.violation[0] < ALPHA_DEFAULT
     assert view.proven is not None and 29.98 < view.proven.lower < 29.9957
-    assert view.headline.startswith("claim (claim) FAILS: proven epsilon >= 29.9863 > 17.14 at delta = 1e-10")
+    assert view.headline.startswith("claim (claim) FAILS: proven epsilon >= 29.9871 > 17.14 at delta = 1e-10")
 
 
 def _claim(eps: float, delta: float) -> ClaimPoint:

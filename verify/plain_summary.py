@@ -6,7 +6,7 @@ never stronger than what was proven: "at least" only from a proven lower bound (
 guarantee's certified epsilons, rounded up). Example (census P.L. 94-171 persons)::
 
     The claimed ε = 17.14 at δ = 10⁻¹⁰ does not hold once its invariant, margins (State), is published
-    exactly: the joint release is at least ε = 29.9863 at δ = 10⁻¹⁰.
+    exactly: the joint release is at least ε = 29.9871 at δ = 10⁻¹⁰.
 """
 
 from __future__ import annotations

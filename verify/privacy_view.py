@@ -116,7 +116,7 @@ def _largest_gap(
 
 
 def headline(verdict: str | None, claim: ClaimPoint | None, proven: ProvenPoint | None) -> str:
-    """The verdict for the title: ``claim FAILS: epsilon >= 29.9863 > 17.14 at delta = 1e-10`` and the like."""
+    """The verdict for the title: ``claim FAILS: epsilon >= 29.9871 > 17.14 at delta = 1e-10`` and the like."""
     from semidp.verify.display import fmt_delta, fmt_down
 
     if verdict is None:
