@@ -66,6 +66,10 @@ def test_the_privacy_plot_shows_the_verdict(path: Path) -> None:
             assert view.violation is None and view.gap_alpha is None and view.proven is None
         return
     assert "FAILS" in view.headline and labels[-1].startswith("claim")
+    if spec.mechanism.kind == "implementation":
+        # a black-box audit refutes from a measured test point (its confidence box is drawn on the audit plot,
+        # verify/audit_report.audit_plot); the privacy plot's curves are the claimed law's, so only the title says FAILS
+        return
     k = view.subject
     # the violation is visible in both panels, inside the plotted ranges
     assert np.any(view.powers[k] > view.powers[-1] * GAP_FACTOR), "power panel shows no violation"
