@@ -295,10 +295,8 @@ def test_a_decided_verdict_survives_plots_that_overrun(tmp_path: Path, monkeypat
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left
 
 
-def test_a_terminated_run_leaves_no_process_behind(cleanup: Path) -> None:
-    # each spec's child has a session of its own (out of reach of a kill aimed at the caller's process group):
-    # a SIGTERM to semidp (a CI timeout) must still take the child and what its callable started
-    spec = _spec(cleanup, "fork_and_hang")
+def _start_until_forked(cleanup: Path, spec: Path) -> subprocess.Popen[bytes]:
+    """Start ``semidp audit`` on ``spec`` and wait until its callable has recorded itself and its child."""
     p = subprocess.Popen(
         [sys.executable, "-m", "semidp.verify.cli", "audit", "--allow-code", "--time-limit", "120", str(spec)],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -306,12 +304,22 @@ def test_a_terminated_run_leaves_no_process_behind(cleanup: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    pids = cleanup / "pids"
+    deadline = time.monotonic() + 100
+    while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not (pids.exists() and len(pids.read_text().split()) >= 2):
+        p.kill()
+        raise AssertionError("the callable never started its child")
+    return p
+
+
+def test_a_terminated_run_leaves_no_process_behind(cleanup: Path) -> None:
+    # each spec's child has a session of its own (out of reach of a kill aimed at the caller's process group):
+    # a SIGTERM to semidp (a CI timeout) must still take the child and what its callable started
+    spec = _spec(cleanup, "fork_and_hang")
+    p = _start_until_forked(cleanup, spec)
     try:
-        pids = cleanup / "pids"
-        deadline = time.monotonic() + 100
-        while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert pids.exists() and len(pids.read_text().split()) >= 2, "the callable never started its child"
         p.terminate()
         assert p.wait(30) == 128 + 15
     finally:
@@ -327,19 +335,8 @@ def test_a_killed_run_leaves_no_process_behind(cleanup: Path, fn: str) -> None:
     # process in the worker's session kills the session, taking the `sleep` the callable started; fork_and_hog
     # never releases the GIL, so a watcher thread in the worker alone would never run
     spec = _spec(cleanup, fn)
-    p = subprocess.Popen(
-        [sys.executable, "-m", "semidp.verify.cli", "audit", "--allow-code", "--time-limit", "120", str(spec)],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    p = _start_until_forked(cleanup, spec)
     try:
-        pids = cleanup / "pids"
-        deadline = time.monotonic() + 100
-        while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert pids.exists() and len(pids.read_text().split()) >= 2, "the callable never started its child"
         p.kill()
         assert p.wait(30) == -9
     finally:
