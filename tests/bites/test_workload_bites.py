@@ -51,6 +51,21 @@ def _m(scale: Fraction | int, fixed: bool = False) -> WorkloadMeasurement:
     return WorkloadMeasurement("m", Fraction(scale), fixed)
 
 
+def _spy_compose(monkeypatch: pytest.MonkeyPatch) -> list[list[object]]:
+    """Record the parts of every PLD composition the workload asks for (composed on the small test grid)."""
+    from semidp.accountant import pld_engine, workload
+
+    seen: list[list[object]] = []
+    compose = pld_engine.compose_plds
+
+    def spy(parts: list[object], **kw: object) -> object:
+        seen.append(parts)
+        return compose(parts, points=POINTS)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workload, "compose_plds", spy)
+    return seen
+
+
 def test_constants() -> None:
     assert NOISES == ("discrete-gaussian", "gaussian", "discrete-laplace", "laplace")
     assert GAUSSIAN_NOISES == ("discrete-gaussian", "gaussian")
@@ -231,16 +246,7 @@ def test_set_aside_the_farthest_from_the_median_and_bound_it_by_its_guarantee(mo
 
 
 def test_set_aside_at_semi_radius_two_uses_the_shift_eight_shape(monkeypatch: pytest.MonkeyPatch) -> None:
-    from semidp.accountant import pld_engine, workload
-
-    seen: list[list[object]] = []
-    compose = pld_engine.compose_plds
-
-    def spy(parts: list[object], **kw: object) -> object:
-        seen.append(parts)
-        return compose(parts, points=POINTS)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(workload, "compose_plds", spy)
+    seen = _spy_compose(monkeypatch)
     _refuse_more_than(monkeypatch, 3)
     ms = [_m(4), _m(1000, fixed=True), _m(5), _m(7)]  # the fixed one cannot change: never set aside
     b = workload_bracket(ms, "laplace", semi_radius=2, points=POINTS)
@@ -254,16 +260,7 @@ def test_set_aside_at_semi_radius_two_uses_the_shift_eight_shape(monkeypatch: py
 
 
 def test_set_aside_advertised_at_a_custom_delta(monkeypatch: pytest.MonkeyPatch) -> None:
-    from semidp.accountant import pld_engine, workload
-
-    seen: list[list[object]] = []
-    compose = pld_engine.compose_plds
-
-    def spy(parts: list[object], **kw: object) -> object:
-        seen.append(parts)
-        return compose(parts, points=POINTS)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(workload, "compose_plds", spy)
+    seen = _spy_compose(monkeypatch)
     _refuse_more_than(monkeypatch, 1)
     b = workload_bracket([_m(3, fixed=True), _m(5)], "discrete-laplace", points=POINTS, delta0=1e-9)
     assert isinstance(b, SetAsideBracket) and b.set_aside == (0,)  # advertised: the fixed one changes too
