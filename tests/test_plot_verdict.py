@@ -20,9 +20,8 @@ from semidp.verify.plots import guarantee_profile, privacy_view
 from semidp.verify.privacy_view import ALPHA_DEFAULT, GAP_FACTOR, ClaimPoint, ProvenPoint, choose_view
 from semidp.verify.runner import audit
 from semidp.verify.spec_values import guarantee_of
-from tests.peer_specs import peer_marks
+from tests.peer_specs import shipped_spec_params
 
-SPECS = sorted(Path(__file__).resolve().parent.parent.joinpath("specs").glob("*.toml"))
 SLOW = {
     "delinquent-children-4x4-generalized-gaussian",
     "delinquent-children-4x4-generalized-laplace",
@@ -35,17 +34,7 @@ SLOW = {
 R = Replace()
 
 
-def _params() -> list[object]:
-    # specs/audit-*.toml draw from real libraries (the audit-peers extra) for a minute: slow, skipped without them
-    return [
-        pytest.param(
-            p, id=p.stem, marks=[pytest.mark.slow, *peer_marks(p.stem)] if p.stem in SLOW else peer_marks(p.stem)
-        )
-        for p in SPECS
-    ]
-
-
-@pytest.mark.parametrize("path", _params())
+@pytest.mark.parametrize("path", shipped_spec_params(SLOW))
 def test_the_privacy_plot_shows_the_verdict(path: Path) -> None:
     spec = load(str(path))
     res = audit(spec, seed=1, time_limit=120.0, allow_code=True)

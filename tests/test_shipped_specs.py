@@ -13,9 +13,8 @@ import pytest
 from semidp.accountant.outcome import NotApplicable, Refuted, Skipped, Unknown, Verified
 from semidp.verify.load import load
 from semidp.verify.runner import audit
-from tests.peer_specs import peer_marks
+from tests.peer_specs import shipped_spec_params
 
-SPECS = sorted(Path(__file__).resolve().parent.parent.joinpath("specs").glob("*.toml"))
 SLOW = {
     "census-2020-dhc-persons-pr",  # the four DHC specs' figures are checked in tests/test_measurements_table.py
     "census-2020-dhc-persons-us",
@@ -34,17 +33,7 @@ SLOW = {
 BUILT = {"projected-gaussian", "projected-laplace", "k-norm", "generalized-laplace", "generalized-gaussian"}
 
 
-def _params() -> list[object]:
-    # specs/audit-*.toml draw from real libraries (the audit-peers extra) for a minute: slow, skipped without them
-    return [
-        pytest.param(
-            p, id=p.stem, marks=[pytest.mark.slow, *peer_marks(p.stem)] if p.stem in SLOW else peer_marks(p.stem)
-        )
-        for p in SPECS
-    ]
-
-
-@pytest.mark.parametrize("path", _params())
+@pytest.mark.parametrize("path", shipped_spec_params(SLOW))
 def test_every_claim_names_its_certificate_or_says_unknown(path: Path) -> None:
     spec = load(str(path))
     result = audit(spec, seed=1, time_limit=120.0, allow_code=True)
