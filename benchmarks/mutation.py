@@ -69,7 +69,11 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_conversions.py",
     ],
     "accountant/pld_parts.py": ["tests/bites/test_pld_parts_bites.py", "tests/bites/test_pld_bites.py"],
-    "accountant/pld_engine.py": ["tests/bites/test_pld_bites.py", "tests/test_pld_engine.py"],
+    "accountant/pld_engine.py": [
+        "tests/bites/test_pld_engine_bites.py",
+        "tests/bites/test_pld_bites.py",
+        "tests/test_pld_engine.py",
+    ],
     "accountant/pld.py": ["tests/test_pld.py"],
     "mechanisms/projection_bias.py": ["tests/bites/test_projection_bias_bites.py"],
     "accountant/workload.py": ["tests/bites/test_workload_bites.py"],

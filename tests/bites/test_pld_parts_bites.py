@@ -245,6 +245,8 @@ def test_laplace_part_bracket(b: float, sens: float, h: float) -> None:
     grid = [x * d for x in (0.0, 0.2, 0.5, 0.9, 0.99)] + [d, d + 0.5]
     gaps = check_bracket(up, lo, lambda e: laplace_profile(d, e), grid)
     assert max(g[1] for g in gaps[:4]) < 0.2 * h + 1e-8
+    if Fraction(sens) / Fraction(b) == Fraction(d):  # the atoms at +-D are exact grid-able floats: not floored
+        assert max(g[2] for g in gaps[:4]) < 0.1 * h  # measured <= 0.04 h
     assert exact_mass(up) >= 1 >= exact_mass(lo) and float(exact_mass(up)) - 1 < 1e-6
     assert up.inf_mass == 0.0 and lo.inf_mass == 0.0
     assert part.max_loss() == Fraction(sens) / Fraction(b)
@@ -315,6 +317,7 @@ def test_atom_parts_lattice_laws_are_exact(part: RandomizedResponsePart | Approx
 def test_part_geometry_and_argument_checks() -> None:
     g = GaussianPart(sigma=2.0, sensitivity=3.0)
     assert g.loss_scale() == 1.5 and g.support_width() == 36.0 and g.max_loss() is None
+    assert RandomizedResponsePart(1.0).k == 2 and GaussianPart(1.0).sensitivity == 1.0
     rr = RandomizedResponsePart(0.0, 2)
     assert rr.loss_scale() == 1e-6 and rr.support_width() == 1e-6 and rr.max_loss() == 0
     ap = ApproxDPPart(2.0, 0.1)
@@ -331,3 +334,33 @@ def test_part_geometry_and_argument_checks() -> None:
         LaplacePart(1e-6).grid_law(2.0**-10, pessimistic=True)
     with pytest.raises(InvalidArgument):
         g.grid_law(2.0**-4, pessimistic=True, tail_mass=0.5)
+
+
+def test_grid_law_delta_reads_the_lattice_labels_less_the_slack() -> None:
+    # one atom labelled 1.0 whose true loss may be 0.5 below (slack): the plain-float delta uses loss 0.5
+    law = GridLaw(1, np.array([1.0]), 0.25, 1.0, shift=0.0, slack=0.5)
+    assert law.delta(0.0) == pytest.approx(0.25 + -math.expm1(-0.5), rel=1e-15)
+    assert law.delta(0.6) == 0.25
+    shifted = GridLaw(2, np.array([0.5, 0.5]), 0.0, 0.5, shift=-1.0)  # labels 0.0 and 0.5
+    assert shifted.delta(0.0) == pytest.approx(0.5 * -math.expm1(-0.5), rel=1e-15)
+
+
+def test_discrete_gaussian_optimistic_masses_divide_by_the_tail_bound_too() -> None:
+    # a large tail_mass keeps few outcomes: the optimistic Q-masses must be divided by the full normaliser
+    # (kept sum + tail bound), not the kept sum alone, or they exceed the true masses (relative 3e-6 here)
+    s2 = 1.0
+    lo = DiscreteGaussianPart(s2, 1).grid_law(2.0**-2, pessimistic=False, tail_mass=0.4)
+    t = math.ceil(math.sqrt(s2) * math.sqrt(2.0 * math.log(1.0 / 0.4) + 4.0)) + 1
+    z_true = sum(REF.exp(-REF.mpf(x * x) / 2) for x in range(-80, 81))
+    kept = sum(REF.exp(-REF.mpf(x * x) / 2) for x in range(-t, t + 1)) / z_true
+    assert 1 - kept > 1e-6  # the tail is not negligible
+    assert REF.mpf(exact_mass(lo).numerator) / exact_mass(lo).denominator <= kept
+    up = DiscreteGaussianPart(s2, 1).grid_law(2.0**-2, pessimistic=True, tail_mass=0.4)
+    # the pessimistic law puts half the tail bound at +inf and half on its lowest cell
+    assert up.inf_mass >= (1 - kept) / 2 and up.masses[0] >= (1 - kept) / 2
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_grid_from_atoms_checks_its_size_before_allocating(pessimistic: bool) -> None:
+    with pytest.raises(InvalidArgument, match="grid_from_atoms needs"):
+        grid_from_atoms(np.array([-1e3, 1e3]), np.array([0.5, 0.5]), 0.0, 2.0**-20, pessimistic=pessimistic)
