@@ -364,3 +364,34 @@ def test_discrete_gaussian_optimistic_masses_divide_by_the_tail_bound_too() -> N
 def test_grid_from_atoms_checks_its_size_before_allocating(pessimistic: bool) -> None:
     with pytest.raises(InvalidArgument, match="grid_from_atoms needs"):
         grid_from_atoms(np.array([-1e3, 1e3]), np.array([0.5, 0.5]), 0.0, 2.0**-20, pessimistic=pessimistic)
+
+
+def test_log_cell_masses_use_the_tail_without_cancellation() -> None:
+    # both tails: a cell far above the median has Q-mass 1e-20 next to Phi = 1 - 1e-18; its log must come from
+    # Phi(-z), not from the difference of two Phi(z) near 1
+    from semidp.accountant import pld_parts
+
+    z = np.array([-9.0, -8.9, -1.0, -0.5, 0.0, 0.5, 1.0, 8.9, 9.0])
+    got = pld_parts._log_cell_masses(z)
+    for i in range(z.size - 1):
+        exact = REF.log(REF.ncdf(REF.mpf(z[i + 1])) - REF.ncdf(REF.mpf(z[i])))
+        assert abs(got[i] - exact) <= 1e-12 * max(1.0, abs(exact)), (i, got[i], float(exact))
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        GaussianPart(1.0),
+        LaplacePart(1.0),
+        DiscreteGaussianPart(1.0),
+        DiscreteLaplacePart(1.0),
+        RandomizedResponsePart(1.0),
+        ApproxDPPart(1.0, 0.0),
+    ],
+)
+def test_parts_are_frozen_and_hashable(part: object) -> None:
+    # compose_plds merges equal parts through a dict: a part must hash by value and must not change afterwards
+    assert {part: 1}[type(part)(*[getattr(part, f) for f in part.__dataclass_fields__])] == 1  # type: ignore[attr-defined]
+    name = next(iter(part.__dataclass_fields__))  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        setattr(part, name, 2.0)
