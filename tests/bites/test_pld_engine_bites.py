@@ -86,7 +86,9 @@ def test_tilted_fft_ends_hold_where_noise_and_aliasing_dominate(k: int, max_poin
                 got = pld_engine._delta_from(comp, h, i * h, upper=False, index=i)
                 assert got <= ref * (1 + 1e-12), (i, got, ref)
             if 1e-3 < ref < 0.999 and not aliased:
-                assert abs(got - ref) <= 1e-8 * ref + 1e-10  # absolute: the FFT noise bound  # tight where the noise is negligible
+                assert (
+                    abs(got - ref) <= 1e-8 * ref + 1e-10
+                )  # absolute: the FFT noise bound  # tight where the noise is negligible
             checked += 1
     assert checked > 100
 

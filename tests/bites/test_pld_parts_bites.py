@@ -308,9 +308,10 @@ def test_atom_parts_lattice_laws_are_exact(part: RandomizedResponsePart | Approx
     else:
         ref = lambda e: rr_profile(0.7, part.k, e)  # noqa: E731
         assert lat.spacing == (0.7 if part.k > 2 else 1.4)
-    for eps in (0.0, 0.3, 0.69):
+    for eps in (-0.3, 0.0, 0.3, 0.69):  # below 0 the atom at loss 0 (k > 2) counts too
         r = ref(eps)
         assert r * (1 - 1e-8) <= exact_delta(law, eps) <= r
+    assert exact_mass(law) <= 1 - (0.01 if isinstance(part, ApproxDPPart) else 0) + law.inf_mass
     assert RandomizedResponsePart(0.0, 2).lattice() is None and ApproxDPPart(0.0, 0.1).lattice() is None
 
 
@@ -334,6 +335,10 @@ def test_part_geometry_and_argument_checks() -> None:
         LaplacePart(1e-6).grid_law(2.0**-10, pessimistic=True)
     with pytest.raises(InvalidArgument):
         g.grid_law(2.0**-4, pessimistic=True, tail_mass=0.5)
+    for tail in (0.5, 0.0):
+        with pytest.raises(InvalidArgument, match="tail_mass"):
+            dg.grid_law(2.0**-4, pessimistic=False, tail_mass=tail)
+    assert ApproxDPPart(1.0).delta == 0.0
 
 
 def test_grid_law_delta_reads_the_lattice_labels_less_the_slack() -> None:
