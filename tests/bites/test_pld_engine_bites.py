@@ -207,3 +207,14 @@ def test_laplace_composition_bracket_is_tight_and_ordered() -> None:
     assert br.delta(3.0).upper == 0.0  # the cap: 6 x 1/2
     lo, up = br.epsilon(1e-3)
     assert lo <= up and up - lo < 0.1
+
+
+def test_coarse_grid_beyond_the_chord_limit_keeps_the_grid_point() -> None:
+    # h = 512 > CHORD_MAX_H: e^h overflows, so epsilon's upper end is the grid point where the bound holds
+    br = compose_plds([(ApproxDPPart(1000.0, 0.0), 2)], grid=512.0)
+    assert isinstance(br, PLDBracket) and br.h == 512.0
+    lo, up = br.epsilon(0.5)
+    exact = 2000.0 + math.log(0.5)  # delta(eps) = 1 - e^{eps - 2000} near the top (e^-1000 terms aside)
+    assert lo <= exact <= up <= 2000.0
+    lo, up = br.delta(1999.0)
+    assert lo <= -math.expm1(-1.0) <= up
