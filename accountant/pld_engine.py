@@ -372,7 +372,7 @@ def _compose_tilted(factors: Sequence[_Factor], lam: float, max_points: int, *, 
     with np.errstate(divide="ignore"):
         log_delta = np.log(np.maximum(inner, 0.0)) + (log_c - lam * h * idx)
     # beyond the exact top the finite part vanishes (pure-DP compositions keep delta = 0 there)
-    log_delta[top - start + 1 :] = -np.inf
+    log_delta[top - start + 1 + (top < exact_hi) :] = -np.inf  # a cut window's top keeps a_up (H36 fix)
     pad = 1e-12 + 4 * _U * (abs(log_c) + abs(lam * h) * (abs(start) + n))
     log_delta = log_delta + (pad if upper else -pad)
     above = log_c - lam * h * (start + n) + (pad if upper else -pad) + math.log(a_up) if a_up > 0 else -math.inf

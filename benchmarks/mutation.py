@@ -22,6 +22,7 @@ Run (from the repository root)::
     python benchmarks/mutation.py accountant/directed.py --jobs 2 --timeout 120
     python benchmarks/mutation.py --list accountant/gaussian.py      # the mutants only, nothing run
     python benchmarks/mutation.py accountant/gaussian.py --lines 100-180 --out /tmp/survivors.json
+    python benchmarks/mutation.py accountant/pld_parts.py --sample 300 --seed 1   # a random 300 of its mutants
 
 Equivalent survivors (mutants that cannot change any result) are listed with their reasons in
 ``benchmarks/mutation-equivalents.md``; a mutant listed there is reported as ``equivalent`` and left out of
@@ -35,6 +36,7 @@ import ast
 import copy
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -66,8 +68,12 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_certify.py",
         "tests/test_conversions.py",
     ],
-    "accountant/pld_parts.py": ["tests/bites/test_pld_bites.py", "tests/test_pld_engine.py"],
-    "accountant/pld_engine.py": ["tests/bites/test_pld_bites.py", "tests/test_pld_engine.py"],
+    "accountant/pld_parts.py": ["tests/bites/test_pld_parts_bites.py", "tests/bites/test_pld_bites.py"],
+    "accountant/pld_engine.py": [
+        "tests/bites/test_pld_engine_bites.py",
+        "tests/bites/test_pld_bites.py",
+        "tests/test_pld_engine.py",
+    ],
     "accountant/pld.py": ["tests/test_pld.py"],
     "mechanisms/projection_bias.py": ["tests/bites/test_projection_bias_bites.py"],
     "accountant/workload.py": ["tests/bites/test_workload_bites.py"],
@@ -413,6 +419,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--rerun", help="judge again only the mutants that survived in this earlier --out file (after adding tests)"
     )
+    ap.add_argument(
+        "--sample",
+        type=int,
+        help="judge only this many mutants per module, drawn at random (seeded by --seed) when there are more",
+    )
+    ap.add_argument("--seed", type=int, default=0, help="seed of --sample's draw")
     ap.add_argument("--list", action="store_true", help="print the mutants and stop")
     ap.add_argument("--out", help="write the results (every mutant's outcome) as JSON to this file")
     ap.add_argument("--target", type=float, default=95.0, help="score (percent) a module must reach")
@@ -436,6 +448,14 @@ def main(argv: list[str] | None = None) -> int:
             if r["outcome"] == "survived"
         }
         todo = [mu for mu in todo if mu.key in survived]
+    if args.sample is not None:
+        rng = random.Random(args.seed)
+        kept: list[Mutant] = []
+        for m in modules:
+            pool = [mu for mu in todo if mu.module == m and mu.key not in equivalents]
+            kept += rng.sample(pool, min(args.sample, len(pool)))  # in random order: a stopped run's prefix is random
+        todo = kept
+        print(f"sampled {len(todo)} mutants (--sample {args.sample} per module, --seed {args.seed})", flush=True)
     if args.list:
         for mu in todo:
             print(mu.key + ("   [equivalent]" if mu.key in equivalents else ""))

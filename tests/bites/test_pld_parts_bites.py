@@ -1,0 +1,402 @@
+"""Fast bites for accountant/pld_parts.py: every part's two grid laws against exact profiles at 60 digits.
+
+Each law is evaluated *exactly* (its float masses and grid losses read as reals, summed at 60 digits), so the
+float evaluation of :meth:`GridLaw.delta` cannot hide a flipped pad: the pessimistic law must be at or above the
+exact profile and the optimistic (or lattice) law at or below it, for every epsilon tried, and both must be tight
+where the method promises it (atoms on the grid, connect-the-dots' second-order error). Mass bookkeeping is
+checked exactly too (pessimistic total >= 1, optimistic <= 1; tails at +inf or on the top cell). Issue Step 16.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.pld_parts import (
+    ApproxDPPart,
+    DiscreteGaussianPart,
+    DiscreteLaplacePart,
+    GaussianPart,
+    GridLaw,
+    LaplacePart,
+    Lattice,
+    RandomizedResponsePart,
+    grid_from_atoms,
+)
+
+REF = mpmath.MPContext()
+REF.dps = 60
+EPS_GRID = (-0.5, 0.0, 0.1, 0.37, 0.8, 1.3, 2.0, 3.1)
+
+
+def exact_delta(law: GridLaw, eps: float) -> mpmath.mpf:
+    """``sum_i masses[i] (1 - e^{eps - l_i})_+ + inf_mass`` with every float read exactly, at 60 digits."""
+    e = REF.mpf(eps)
+    total = REF.mpf(law.inf_mass)
+    shift = REF.mpf(law.shift) - REF.mpf(law.slack)
+    for i, m in enumerate(law.masses.tolist()):
+        if m == 0.0:
+            continue
+        loss = shift + REF.mpf(law.h) * (law.offset + i)
+        if loss > e:
+            total += REF.mpf(m) * (1 - REF.exp(e - loss))
+    return total
+
+
+def exact_mass(law: GridLaw) -> Fraction:
+    return sum((Fraction(m) for m in law.masses.tolist()), Fraction(0)) + Fraction(law.inf_mass)
+
+
+def profile_from_pmfs(q: list[mpmath.mpf], p: list[mpmath.mpf], eps: float, inf: mpmath.mpf = 0) -> mpmath.mpf:
+    e = REF.exp(REF.mpf(eps))
+    return REF.mpf(inf) + sum((max(qi - e * pi, REF.mpf(0)) for qi, pi in zip(q, p, strict=True)), REF.mpf(0))
+
+
+def rr_profile(eps0: float, k: int, eps: float) -> mpmath.mpf:
+    e0 = REF.exp(REF.mpf(eps0))
+    den = e0 + k - 1
+    q = [e0 / den, 1 / den, (k - 2) / den]
+    p = [1 / den, e0 / den, (k - 2) / den]
+    return profile_from_pmfs(q, p, eps)
+
+
+def approx_profile(eps0: float, d0: float, eps: float) -> mpmath.mpf:
+    e0 = REF.exp(REF.mpf(eps0))
+    keep = 1 - REF.mpf(d0)
+    return profile_from_pmfs([keep * e0 / (1 + e0), keep / (1 + e0)], [keep / (1 + e0), keep * e0 / (1 + e0)], eps, d0)
+
+
+def gauss_profile(mu: float, eps: float) -> mpmath.mpf:
+    m, e = REF.mpf(mu), REF.mpf(eps)
+    return REF.ncdf(m / 2 - e / m) - REF.exp(e) * REF.ncdf(-m / 2 - e / m)
+
+
+def laplace_profile(d: float, eps: float) -> mpmath.mpf:
+    """Laplace with D = Delta / b: delta(eps) = 1 - e^{(eps - D)/2} on [0, D], 0 above [KJH20, Sec. 6]."""
+    if eps >= d:
+        return REF.mpf(0)
+    return 1 - REF.exp((REF.mpf(eps) - REF.mpf(d)) / 2)
+
+
+@functools.cache
+def _dgauss_pmfs(s2: float, dl: int) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
+    ys = range(-60 - dl, 60 + 2 * dl)  # e^{-60^2 / (2 * 4)} is far below 10^-60
+    wq = [REF.exp(-((y - dl) ** 2) / (2 * REF.mpf(s2))) for y in ys]
+    wp = [REF.exp(-(y**2) / (2 * REF.mpf(s2))) for y in ys]
+    z = sum(wp)
+    return [w / z for w in wq], [w / z for w in wp]
+
+
+def dgauss_profile(s2: float, dl: int, eps: float) -> mpmath.mpf:
+    return profile_from_pmfs(*_dgauss_pmfs(s2, dl), eps)
+
+
+def dlaplace_profile(t: float, dl: int, eps: float) -> mpmath.mpf:
+    """Outcomes y <= 0 (ratio e^{-dl/t}) and y >= dl (ratio e^{dl/t}) summed as geometric series; the rest
+    one by one (P(y) = e^{-|y|/t} tanh(1/2t))"""
+    r = REF.exp(-1 / REF.mpf(t))
+    c = (1 - r) / (1 + r)
+    e = REF.exp(REF.mpf(eps))
+    lo_q = c * r**dl / (1 - r)  # Q(y <= 0) = sum_{y <= 0} c r^{dl - y}
+    lo_p = c / (1 - r)
+    out = max(lo_q - e * lo_p, REF.mpf(0)) + max(lo_p - e * lo_q, REF.mpf(0))  # y >= dl mirrors y <= 0
+    for y in range(1, dl):
+        q, p = c * r ** (dl - y), c * r**y
+        out += max(q - e * p, REF.mpf(0))
+    return out
+
+
+def check_bracket(up: GridLaw, lo: GridLaw, ref, eps_grid=EPS_GRID) -> list[tuple[float, float, float]]:  # type: ignore[no-untyped-def]
+    """Assert ``lo <= ref <= up`` at every eps (exact evaluation); return (eps, rel gap up, rel gap lo)."""
+    gaps = []
+    for eps in eps_grid:
+        r = ref(eps)
+        u, lw = exact_delta(up, eps), exact_delta(lo, eps)
+        assert lw <= r <= u, (eps, float(lw), float(r), float(u))
+        gaps.append((eps, float((u - r) / r) if r > 0 else float(u), float((r - lw) / r) if r > 0 else float(lw)))
+    return gaps
+
+
+# ------------------------------------------------------------------------------------------- atoms on the grid
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_randomized_response_on_the_grid_is_exact_up_to_the_pads(k: int) -> None:
+    # losses +-1, 0 lie on h Z: the pessimistic law is the true law with masses padded up (relative 1e-9), the
+    # optimistic one with masses rounded down; a pad flipped moves the end across the exact profile
+    part = RandomizedResponsePart(1.0, k)
+    up, lo = part.grid_law(2.0**-3, pessimistic=True), part.grid_law(2.0**-3, pessimistic=False)
+    for eps, gu, gl in check_bracket(up, lo, lambda e: rr_profile(1.0, k, e)):
+        if rr_profile(1.0, k, eps) > 0:
+            assert gu < 1e-8 and gl < 1e-8, (eps, gu, gl)
+    assert up.inf_mass == 0.0 and lo.inf_mass == 0.0
+    assert exact_mass(up) >= 1 >= exact_mass(lo)
+    assert float(exact_mass(up)) - 1 < 1e-8 and 1 - float(exact_mass(lo)) < 1e-8
+
+
+@pytest.mark.parametrize(("eps0", "d0"), [(1.0, 0.0), (0.5, 1e-3), (2.0, 0.25)])
+def test_approx_dp_part_on_the_grid_carries_delta_at_inf(eps0: float, d0: float) -> None:
+    part = ApproxDPPart(eps0, d0)
+    up, lo = part.grid_law(2.0**-4, pessimistic=True), part.grid_law(2.0**-4, pessimistic=False)
+    for eps, gu, gl in check_bracket(up, lo, lambda e: approx_profile(eps0, d0, e)):
+        assert gu < 1e-8 and gl < 1e-8, (eps, gu, gl)
+    assert up.inf_mass >= d0 >= lo.inf_mass and up.inf_mass - lo.inf_mass <= 1e-15 * max(d0, 1e-300) + 1e-300
+    assert exact_delta(up, 10.0) >= d0 >= exact_delta(lo, 10.0)
+
+
+# ------------------------------------------------------------------------------------------ atoms off the grid
+
+
+@pytest.mark.parametrize(("eps0", "k", "h"), [(0.3, 2, 2.0**-4), (0.3, 4, 2.0**-2), (1.1, 2, 2.0**-1)])
+def test_off_grid_atoms_are_split_up_and_relabelled_down(eps0: float, k: int, h: float) -> None:
+    part = RandomizedResponsePart(eps0, k)
+    up, lo = part.grid_law(h, pessimistic=True), part.grid_law(h, pessimistic=False)
+    gaps = check_bracket(up, lo, lambda e: rr_profile(eps0, k, e))
+    # connect-the-dots keeps q and p: its error is second order in h (a loose end, e.g. atoms rounded up a whole
+    # cell, is first order); the relabelling lands the top atom exactly where the mass below balances it
+    assert max(g[1] for g in gaps) < 2 * h * h + 1e-8
+    assert exact_mass(up) >= 1 >= exact_mass(lo)
+    # the P-mass of the pessimistic law is the true one (connect-the-dots keeps p), up to the pads
+    p_up = sum(REF.mpf(m) * REF.exp(-(REF.mpf(up.h) * (up.offset + i))) for i, m in enumerate(up.masses.tolist()))
+    assert abs(p_up - 1) < 1e-8
+
+
+def test_grid_from_atoms_pessimistic_rounds_an_inexact_loss_up() -> None:
+    # a loss exactly on a grid point, but not declared exact: it is rounded up by LOSS_PAD and split between its
+    # own point and the one above (the tiny share above is what keeps a float loss error safe)
+    up = grid_from_atoms(np.array([1.0]), np.array([1.0]), 0.0, 2.0**-2, pessimistic=True)
+    assert up.offset == 4 and up.masses.size == 2 and 0.0 < up.masses[1] < 1e-12 and up.masses[0] >= 1.0 - 1e-12
+    ex = grid_from_atoms(np.array([1.0]), np.array([1.0]), 0.0, 2.0**-2, pessimistic=True, exact=np.array([True]))
+    assert ex.offset == 4 and float(ex.masses[1:].sum()) == 0.0
+    lo = grid_from_atoms(np.array([1.0]), np.array([1.0]), 0.0, 2.0**-2, pessimistic=False)
+    assert lo.offset + np.flatnonzero(lo.masses)[0] == 3  # rounded down a cell, not declared exact
+    lo_ex = grid_from_atoms(np.array([1.0]), np.array([1.0]), 0.3, 2.0**-2, pessimistic=False, exact=np.array([True]))
+    assert lo_ex.offset + np.flatnonzero(lo_ex.masses)[0] == 4
+    assert lo_ex.inf_mass <= 0.3 and lo_ex.inf_mass >= 0.3 * (1 - 1e-15)
+    up_inf = grid_from_atoms(np.array([1.0]), np.array([0.5]), 0.5, 2.0**-2, pessimistic=True)
+    assert 0.5 <= up_inf.inf_mass <= 0.5 * (1 + 1e-15)
+    assert grid_from_atoms(np.array([1.0]), np.array([0.5]), 2.0, 2.0**-2, pessimistic=True).inf_mass == 1.0
+
+
+def test_optimistic_relabelling_is_a_valid_post_processing_and_tighter_than_flooring() -> None:
+    # atoms 0.3 and -0.3 at h = 1/4: flooring puts them at 0.25 and -0.5; the relabelling moves part of the lower
+    # atom's outputs up to 0.25 (as much as keeps that label's likelihood ratio >= e^0.25): measured 0.6127 at 0.25
+    # against 0.5744 floored, delta(0) 0.1355 against 0.1271 (exact 0.1489)
+    part = RandomizedResponsePart(0.3, 2)
+    lo = part.grid_law(2.0**-2, pessimistic=False)
+    q_hi = 1 / (1 + math.exp(-0.3))
+    floored = GridLaw(-2, np.array([1 - q_hi, 0.0, 0.0, q_hi]), 0.0, 2.0**-2)
+    for eps in (0.0, 0.1, 0.2):
+        r, lw = rr_profile(0.3, 2, eps), exact_delta(lo, eps)
+        assert exact_delta(floored, eps) * REF.mpf(1.05) <= lw <= r
+    # the moved fraction is exactly as large as the label's likelihood ratio allows: Q/P at 0.25 is e^0.25
+    q_top = REF.mpf(lo.masses[3])
+    p_top = REF.mpf(q_hi) * REF.exp(-0.3) + (q_top - REF.mpf(q_hi)) * REF.exp(0.3)  # moved part: ratio e^-0.3
+    assert REF.exp(0.25) <= q_top / p_top <= REF.exp(0.25) * (1 + REF.mpf(1e-8))
+    floor = grid_from_atoms(np.array([0.0]), np.array([1.0]), 0.0, 2.0**-2, pessimistic=False)
+    assert floor.offset + np.flatnonzero(floor.masses)[0] == -1  # 0 not declared exact: floored one cell
+    assert float(lo.masses.sum()) <= 1.0
+
+
+# ------------------------------------------------------------------------------------------ continuous parts
+
+
+@pytest.mark.parametrize(("sigma", "h", "tail"), [(1.0, 2.0**-4, 1e-3), (0.5, 2.0**-3, 1e-2), (2.0, 2.0**-6, 1e-12)])
+def test_gaussian_part_bracket_tails_and_mass(sigma: float, h: float, tail: float) -> None:
+    part = GaussianPart(sigma=sigma)
+    up = part.grid_law(h, pessimistic=True, tail_mass=tail)
+    lo = part.grid_law(h, pessimistic=False, tail_mass=tail)
+    mu = 1.0 / sigma
+    gaps = check_bracket(up, lo, lambda e: gauss_profile(mu, e), (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0))
+    assert all(g[1] < 0.05 + h for g in gaps[:3])
+    # the truncated upper tail (Q-mass about `tail` above the window) sits at +inf in the upper law ...
+    assert tail / 2 <= up.inf_mass <= tail * 1.01 and lo.inf_mass == 0.0
+    # ... and on the top cell of the lower law (its mass is in the total, below 1)
+    assert lo.masses[-1] >= tail / 2
+    assert exact_mass(up) >= 1 >= exact_mass(lo)
+    assert 1 - float(exact_mass(lo)) < 1.01 * tail + 1e-8 and float(exact_mass(up)) - 1 < 1e-6
+    # the lower tail goes to the lowest cell of the upper law (it keeps the total)
+    assert up.masses[0] >= tail / 2 * 0.9
+
+
+def test_gaussian_part_many_cells_uses_the_one_pass_relabelling() -> None:
+    part = GaussianPart(sigma=1.0)
+    up = part.grid_law(2.0**-8, pessimistic=True, tail_mass=1e-6)
+    lo = part.grid_law(2.0**-8, pessimistic=False, tail_mass=1e-6)
+    assert np.count_nonzero(lo.masses) > 1024
+    for eps in (0.0, 2.0):
+        r = gauss_profile(1.0, eps)
+        u, lw = exact_delta(up, eps), exact_delta(lo, eps)
+        assert lw <= r <= u
+        assert (u - r) / r < 2e-4 and (r - lw) / r < 2e-3, (eps, float((u - r) / r), float((r - lw) / r))
+
+
+@pytest.mark.parametrize(("b", "sens", "h"), [(1.0, 1.0, 2.0**-4), (0.7, 1.0, 2.0**-3), (2.0, 3.0, 2.0**-5)])
+def test_laplace_part_bracket(b: float, sens: float, h: float) -> None:
+    part = LaplacePart(b, sens)
+    d = sens / b
+    up, lo = part.grid_law(h, pessimistic=True), part.grid_law(h, pessimistic=False)
+    grid = [x * d for x in (0.0, 0.2, 0.5, 0.9, 0.99)] + [d, d + 0.5]
+    gaps = check_bracket(up, lo, lambda e: laplace_profile(d, e), grid)
+    assert max(g[1] for g in gaps[:4]) < 0.2 * h + 1e-8
+    if Fraction(sens) / Fraction(b) == Fraction(d):  # the atoms at +-D are exact grid-able floats: not floored
+        assert max(g[2] for g in gaps[:4]) < 0.1 * h  # measured <= 0.04 h
+    assert exact_mass(up) >= 1 >= exact_mass(lo) and float(exact_mass(up)) - 1 < 1e-6
+    assert up.inf_mass == 0.0 and lo.inf_mass == 0.0
+    assert part.max_loss() == Fraction(sens) / Fraction(b)
+    assert part.lattice() == Lattice(-d, 2 * d, True)
+    assert part.loss_scale() == d and part.support_width() == 2 * d
+
+
+@pytest.mark.parametrize(("b", "h", "shift"), [(1.0, 2.0**-4, -1.0), (0.7, 0.1, -1 / 0.7), (3.0, 1 / 30, -1 / 3)])
+def test_laplace_lattice_law_is_below_the_profile_and_tight(b: float, h: float, shift: float) -> None:
+    part = LaplacePart(b)
+    d = 1.0 / b
+    law = part.lattice_law(h, shift)
+    assert 0.0 <= law.slack < 1e-12 and law.shift == shift
+    for x in (0.0, 0.3, 0.6):
+        r = laplace_profile(d, x * d)
+        lw = exact_delta(law, x * d)
+        assert lw <= r and (r - lw) / r < h + 1e-6, (x, float(lw), float(r))
+    assert float(exact_mass(law)) <= 1.0
+
+
+@pytest.mark.parametrize(("s2", "dl", "h"), [(1.0, 1, 2.0**-4), (4.0, 2, 2.0**-3), (0.3, 1, 2.0**-2)])
+def test_discrete_gaussian_bracket_and_tails(s2: float, dl: int, h: float) -> None:
+    part = DiscreteGaussianPart(s2, dl)
+    up = part.grid_law(h, pessimistic=True, tail_mass=1e-3)
+    lo = part.grid_law(h, pessimistic=False, tail_mass=1e-3)
+    check_bracket(up, lo, lambda e: dgauss_profile(s2, dl, e), (0.0, 0.3, 1.0, 2.5))
+    assert exact_mass(up) >= 1 >= exact_mass(lo)
+    assert up.inf_mass > 0.0 and lo.inf_mass == 0.0  # half the tail at +inf (pessimistic), dropped (optimistic)
+    assert float(exact_mass(up)) - 1 < 1e-6 and 1 - float(exact_mass(lo)) < 1e-6
+    assert part.loss_scale() == dl / math.sqrt(s2) and part.max_loss() is None
+
+
+@pytest.mark.parametrize(("t", "dl", "h"), [(1.0, 1, 2.0**-3), (0.5, 3, 2.0**-2), (2.5, 2, 2.0**-4)])
+def test_discrete_laplace_bracket_and_lattice(t: float, dl: int, h: float) -> None:
+    part = DiscreteLaplacePart(t, dl)
+    up, lo = part.grid_law(h, pessimistic=True), part.grid_law(h, pessimistic=False)
+    ref = lambda e: dlaplace_profile(t, dl, e)  # noqa: E731
+    check_bracket(up, lo, ref, (0.0, 0.2, 0.5, dl / t * 0.9))
+    assert exact_mass(up) >= 1 >= exact_mass(lo)
+    lat = part.lattice()
+    assert lat == Lattice(-dl / t, 2.0 / t, False)
+    law = part.lattice_law(lat.spacing, lat.shift)
+    for eps in (0.0, 0.2, 0.5):
+        r = ref(eps)
+        assert r * (1 - 1e-8) <= exact_delta(law, eps) <= r  # atoms on their own lattice: exact
+    assert part.max_loss() == Fraction(dl) / Fraction(t)
+
+
+@pytest.mark.parametrize(
+    "part", [RandomizedResponsePart(0.7, 2), RandomizedResponsePart(0.7, 3), ApproxDPPart(0.7, 0.01)]
+)
+def test_atom_parts_lattice_laws_are_exact(part: RandomizedResponsePart | ApproxDPPart) -> None:
+    lat = part.lattice()
+    assert lat is not None and lat.shift == -0.7 and not lat.continuous
+    law = part.lattice_law(lat.spacing, lat.shift)
+    if isinstance(part, ApproxDPPart):
+        ref = lambda e: approx_profile(0.7, 0.01, e)  # noqa: E731
+        assert law.inf_mass <= 0.01 and law.inf_mass >= 0.01 * (1 - 1e-15)
+    else:
+        ref = lambda e: rr_profile(0.7, part.k, e)  # noqa: E731
+        assert lat.spacing == (0.7 if part.k > 2 else 1.4)
+    for eps in (-0.3, 0.0, 0.3, 0.69):  # below 0 the atom at loss 0 (k > 2) counts too
+        r = ref(eps)
+        assert r * (1 - 1e-8) <= exact_delta(law, eps) <= r
+    assert exact_mass(law) <= 1 - (0.01 if isinstance(part, ApproxDPPart) else 0) + law.inf_mass
+    assert RandomizedResponsePart(0.0, 2).lattice() is None and ApproxDPPart(0.0, 0.1).lattice() is None
+
+
+def test_part_geometry_and_argument_checks() -> None:
+    g = GaussianPart(sigma=2.0, sensitivity=3.0)
+    assert g.loss_scale() == 1.5 and g.support_width() == 36.0 and g.max_loss() is None
+    assert RandomizedResponsePart(1.0).k == 2 and GaussianPart(1.0).sensitivity == 1.0
+    rr = RandomizedResponsePart(0.0, 2)
+    assert rr.loss_scale() == 1e-6 and rr.support_width() == 1e-6 and rr.max_loss() == 0
+    ap = ApproxDPPart(2.0, 0.1)
+    assert ap.loss_scale() == 2.0 and ap.support_width() == 4.0 and ap.max_loss() == 2
+    dg = DiscreteGaussianPart(4.0, 2)
+    assert dg.support_width() == 24.0
+    dl = DiscreteLaplacePart(0.5, 2)
+    assert dl.loss_scale() == 4.0 and dl.support_width() == 8.0
+    with pytest.raises(InvalidArgument, match="power of two"):
+        g.grid_law(0.3, pessimistic=True)
+    with pytest.raises(InvalidArgument, match="grid points"):
+        g.grid_law(2.0**-30, pessimistic=True)
+    with pytest.raises(InvalidArgument, match="grid points"):
+        LaplacePart(1e-6).grid_law(2.0**-10, pessimistic=True)
+    with pytest.raises(InvalidArgument):
+        g.grid_law(2.0**-4, pessimistic=True, tail_mass=0.5)
+    for tail in (0.5, 0.0):
+        with pytest.raises(InvalidArgument, match="tail_mass"):
+            dg.grid_law(2.0**-4, pessimistic=False, tail_mass=tail)
+    assert ApproxDPPart(1.0).delta == 0.0
+
+
+def test_grid_law_delta_reads_the_lattice_labels_less_the_slack() -> None:
+    # one atom labelled 1.0 whose true loss may be 0.5 below (slack): the plain-float delta uses loss 0.5
+    law = GridLaw(1, np.array([1.0]), 0.25, 1.0, shift=0.0, slack=0.5)
+    assert law.delta(0.0) == pytest.approx(0.25 + -math.expm1(-0.5), rel=1e-15)
+    assert law.delta(0.6) == 0.25
+    shifted = GridLaw(2, np.array([0.5, 0.5]), 0.0, 0.5, shift=-1.0)  # labels 0.0 and 0.5
+    assert shifted.delta(0.0) == pytest.approx(0.5 * -math.expm1(-0.5), rel=1e-15)
+
+
+def test_discrete_gaussian_optimistic_masses_divide_by_the_tail_bound_too() -> None:
+    # a large tail_mass keeps few outcomes: the optimistic Q-masses must be divided by the full normaliser
+    # (kept sum + tail bound), not the kept sum alone, or they exceed the true masses (relative 3e-6 here)
+    s2 = 1.0
+    lo = DiscreteGaussianPart(s2, 1).grid_law(2.0**-2, pessimistic=False, tail_mass=0.4)
+    t = math.ceil(math.sqrt(s2) * math.sqrt(2.0 * math.log(1.0 / 0.4) + 4.0)) + 1
+    z_true = sum(REF.exp(-REF.mpf(x * x) / 2) for x in range(-80, 81))
+    kept = sum(REF.exp(-REF.mpf(x * x) / 2) for x in range(-t, t + 1)) / z_true
+    assert 1 - kept > 1e-6  # the tail is not negligible
+    assert REF.mpf(exact_mass(lo).numerator) / exact_mass(lo).denominator <= kept
+    up = DiscreteGaussianPart(s2, 1).grid_law(2.0**-2, pessimistic=True, tail_mass=0.4)
+    # the pessimistic law puts half the tail bound at +inf and half on its lowest cell
+    assert up.inf_mass >= (1 - kept) / 2 and up.masses[0] >= (1 - kept) / 2
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_grid_from_atoms_checks_its_size_before_allocating(pessimistic: bool) -> None:
+    with pytest.raises(InvalidArgument, match="grid_from_atoms needs"):
+        grid_from_atoms(np.array([-1e3, 1e3]), np.array([0.5, 0.5]), 0.0, 2.0**-20, pessimistic=pessimistic)
+
+
+def test_log_cell_masses_use_the_tail_without_cancellation() -> None:
+    # both tails: a cell far above the median has Q-mass 1e-20 next to Phi = 1 - 1e-18; its log must come from
+    # Phi(-z), not from the difference of two Phi(z) near 1
+    from semidp.accountant import pld_parts
+
+    z = np.array([-9.0, -8.9, -1.0, -0.5, 0.0, 0.5, 1.0, 8.9, 9.0])
+    got = pld_parts._log_cell_masses(z)
+    for i in range(z.size - 1):
+        exact = REF.log(REF.ncdf(REF.mpf(z[i + 1])) - REF.ncdf(REF.mpf(z[i])))
+        assert abs(got[i] - exact) <= 1e-12 * max(1.0, abs(exact)), (i, got[i], float(exact))
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        GaussianPart(1.0),
+        LaplacePart(1.0),
+        DiscreteGaussianPart(1.0),
+        DiscreteLaplacePart(1.0),
+        RandomizedResponsePart(1.0),
+        ApproxDPPart(1.0, 0.0),
+    ],
+)
+def test_parts_are_frozen_and_hashable(part: object) -> None:
+    # compose_plds merges equal parts through a dict: a part must hash by value and must not change afterwards
+    assert {part: 1}[type(part)(*[getattr(part, f) for f in part.__dataclass_fields__])] == 1  # type: ignore[attr-defined]
+    name = next(iter(part.__dataclass_fields__))  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        setattr(part, name, 2.0)
