@@ -1,0 +1,260 @@
+"""accountant/design_allocation.py: the weighted-variance allocation under a zCDP budget (Step 13, vary = allocation).
+
+Golden cases are solved by hand from the KKT closed form (module docstring; Boyd & Vandenberghe, Sec. 5.5.3):
+rho_m = B sqrt(a_m / C_m) / S, objective S^2 / B, S = sum sqrt(a_m C_m).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from semidp.accountant import design_allocation as da
+from semidp.accountant.design_allocation import (
+    MAX_MEASUREMENTS,
+    allocated_measurements,
+    closed_form_allocation,
+    design_allocation,
+    measurement_rho_coefficient,
+    variance_law,
+    workload_coefficients,
+)
+from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.workload import WorkloadMeasurement, measurement_rho, workload_rho
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load(c: list[list[Fraction]], rhos: tuple[Fraction, ...]) -> Fraction:
+    """max_j sum_m C_jm rho_m, exact (independent of the module's own check)."""
+    return max(sum((cj * r for cj, r in zip(row, rhos)), Fraction(0)) for row in c)
+
+
+def test_golden_one_row_by_hand() -> None:
+    # a = (1, 4, 9), C = (1, 1, 1), B = 6: S = 1 + 2 + 3 = 6, rho = (1, 2, 3), objective 36 / 6 = 6.
+    r = design_allocation([[1, 1, 1]], [1, 1, 1], [1, 4, 9], 6, [1, 1, 1])
+    assert [float(x) for x in r.rhos] == pytest.approx([1, 2, 3], rel=1e-7)
+    assert r.objective_after == pytest.approx(6, rel=1e-9)
+    assert r.objective_before == 14  # 1/1 + 4/1 + 9/1
+    assert r.objective_uniform == pytest.approx(14 / 2)  # start load 3, budget 6: every rho doubled
+    assert sum(r.rhos) <= 6 and r.constraint == sum(r.rhos) and r.constraint_holds
+    assert r.closed_form_gap is not None and 0 <= r.closed_form_gap < 1e-6  # cvxpy's answer is never better
+    assert r.status == "optimal" and r.solver and r.method == "closed-form"
+
+
+def test_golden_unequal_coefficients_and_a_fixed_measurement() -> None:
+    # a = (1, 1), C = (1, 4), B = 3: S = 1 + 2 = 3, rho = (1, 1/2), objective 9 / 3 = 3; third column fixed (C = 0).
+    r = design_allocation([[1, 4, 0]], [1, 1, 4], [1, 1, 1], 3, [1, 1, Fraction(1, 2)])
+    assert [float(x) for x in r.rhos[:2]] == pytest.approx([1, 0.5], rel=1e-7)
+    assert r.rhos[2] == Fraction(1, 2) and r.kept == (2,)
+    assert r.objective_after == pytest.approx(3 + 8, rel=1e-9)  # the fixed term 4 / (1/2) = 8 stays
+    assert r.objective_before == 1 + 1 + 8
+    assert r.rhos[0] + 4 * r.rhos[1] <= 3
+
+
+def test_golden_two_rows_separable() -> None:
+    # C = I, B = 1: each rho_m <= 1 alone, and 1/rho is decreasing: rho = (1, 1), objective a1 + a2 = 5.
+    r = design_allocation([[1, 0], [0, 1]], [1, 1], [2, 3], 1, [Fraction(1, 4), Fraction(1, 2)])
+    assert [float(x) for x in r.rhos] == pytest.approx([1, 1], rel=1e-3)  # cvxpy's tolerance (AllocationResult)
+    assert r.objective_after == pytest.approx(5, rel=1e-6)
+    assert r.method == "cvxpy"
+    assert r.closed_form_gap is None  # two rows: no closed form
+    assert all(x <= 1 for x in r.rhos)
+
+
+def test_closed_form_function() -> None:
+    rhos, obj = closed_form_allocation([1, 1], [1, 4], 3)
+    assert rhos == pytest.approx([1, 0.5]) and obj == pytest.approx(3)
+
+
+def test_exact_rounding_is_down_and_short() -> None:
+    r = design_allocation([[1, 1]], [1, 1], [1, 2], 1, [1, 1])  # rho proportional to (1, sqrt 2): irrational
+    assert r.constraint <= 1 and 1 - r.constraint < Fraction(1, 10**10)
+    for x in r.rhos:  # 12 significant digits: a decimal with a power-of-10 denominator
+        assert 10**20 % x.denominator == 0
+
+
+def round_up(x: Fraction, digits: int = da.SIGNIFICANT_DIGITS) -> Fraction:
+    """The wrong twin of _round_down: rounds up."""
+    unit = da._unit(x, digits)
+    return -(-x // unit) * unit
+
+
+def test_wrong_twin_rounding_up_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # rounding up the budget-spending solution breaks the constraint by ~1e-12: the exact check must refuse it
+    monkeypatch.setattr(da, "_round_down", round_up)
+    with pytest.raises(VerificationError, match="exceeds the budget"):
+        design_allocation([[1, 1]], [1, 1], [1, 2], 1, [1, 1])
+
+
+def test_wrong_twin_closed_form_check_is_live(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a solver answer off the optimum (every x equal) must be caught by the closed-form cross-check
+    real = da._solve
+
+    def flat(*args: object, **kw: object) -> tuple[list[float], str, str]:
+        x, name, status = real(*args, **kw)  # type: ignore[arg-type]
+        return [1.0] * len(x), name, status
+
+    monkeypatch.setattr(da, "_solve", flat)
+    with pytest.raises(VerificationError, match="closed form"):
+        design_allocation([[1, 1, 1]], [1, 1, 1], [1, 4, 9], 6, [1, 1, 1])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.fractions(Fraction(1, 100), 100),  # weight
+            st.sampled_from([0, 1, 2, 4]),  # coefficient (0: fixed)
+            st.fractions(Fraction(1, 1000), 10),  # start rho
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.fractions(Fraction(1, 100), 100),
+)
+def test_property_never_worse_than_uniform_scaling(
+    rows: list[tuple[Fraction, int, Fraction]], budget: Fraction
+) -> None:
+    w = [r[0] for r in rows]
+    c = [[Fraction(r[1]) for r in rows]]
+    start = [r[2] for r in rows]
+    res = design_allocation(c, [1] * len(rows), w, budget, start)
+    assert load(c, res.rhos) <= budget  # exact, recomputed here
+    assert res.objective_after <= res.objective_uniform * (1 + 1e-9)
+    for m in res.kept:
+        assert res.rhos[m] == start[m] and c[0][m] == 0
+    if any(x > 0 for x in c[0]):
+        assert res.closed_form_gap is not None and abs(res.closed_form_gap) < 1e-6
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(2, 6).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.lists(st.sampled_from([0, 1, 3]), min_size=n, max_size=n), min_size=2, max_size=3),
+            st.lists(st.fractions(Fraction(1, 10), 10), min_size=n, max_size=n),
+        )
+    )
+)
+def test_property_several_rows(case: tuple[list[list[int]], list[Fraction]]) -> None:
+    c_int, w = case
+    c = [[Fraction(x) for x in row] for row in c_int]
+    res = design_allocation(c, [1] * len(w), w, 1, [Fraction(1, 10)] * len(w))
+    assert load(c, res.rhos) <= 1
+    assert res.objective_after <= res.objective_uniform * (1 + 1e-6)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "names"),
+    [
+        ({"coefficients": [[1, -1]]}, "coefficients[0][1]"),
+        ({"coefficients": [[1]]}, "coefficients[0]"),
+        ({"coefficients": []}, "coefficients"),
+        ({"weights": [1, float("nan")]}, "weights[1]"),
+        ({"weights": [1, 0]}, "weights[1]"),
+        ({"variance_factors": [1]}, "variance_factors"),
+        ({"budget": 0}, "budget"),
+        ({"budget": float("inf")}, "budget"),
+        ({"start": [1, "2"]}, "start[1]"),
+        ({"start": [True, 1]}, "start[0]"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs: dict[str, object], names: str) -> None:
+    args: dict[str, object] = {
+        "coefficients": [[1, 1]],
+        "variance_factors": [1, 1],
+        "weights": [1, 1],
+        "budget": 1,
+        "start": [1, 1],
+    }
+    args.update(kwargs)
+    with pytest.raises(InvalidArgument) as e:
+        design_allocation(**args)  # type: ignore[arg-type]
+    assert names in str(e.value)
+
+
+def test_size_checked_first() -> None:
+    n = MAX_MEASUREMENTS + 1
+    with pytest.raises(SearchTooLarge, match="measurements"):
+        design_allocation([[1] * n], [1] * n, [1] * n, 1, [1] * n)
+
+
+def test_nothing_free_keeps_everything() -> None:
+    r = design_allocation([[0, 0]], [1, 1], [1, 1], 1, [Fraction(1, 2), 2])
+    assert r.rhos == (Fraction(1, 2), Fraction(2)) and r.kept == (0, 1) and r.solver == "none"
+    assert r.objective_after == r.objective_before == 2.5
+
+
+def test_variance_laws_against_sums() -> None:
+    # discrete Gaussian: Var N_Z(0, s2) < s2 (= 1/rho); discrete Laplace: 2q/(1-q)^2 <= 2 t^2 (= 4/rho)
+    for s2, deficit in ((0.25, 0.13995), (1.0, 2.1123e-7), (4.0, 0.0), (50.0, 0.0)):  # deficits from mpmath
+        ys = range(-2000, 2001)
+        p = [math.exp(-y * y / (2 * s2)) for y in ys]
+        var = math.fsum(y * y * q for y, q in zip(ys, p)) / math.fsum(p)
+        assert var <= s2 * float(variance_law("discrete-gaussian").factor)
+        assert (s2 - var) / s2 == pytest.approx(deficit, rel=1e-3, abs=1e-12)
+    for t in (0.3, 1.0, 7.0):
+        q = math.exp(-1 / t)
+        rho = Fraction(2) / Fraction(t) ** 2
+        assert 2 * q / (1 - q) ** 2 <= float(variance_law("discrete-laplace").factor / rho) * (1 + 1e-12)
+    assert variance_law("gaussian").exact and variance_law("laplace").factor == 4
+    assert not variance_law("discrete-gaussian").exact
+    with pytest.raises(InvalidArgument, match="noise"):
+        variance_law("uniform")
+
+
+def test_coefficients_and_rho_of_workload() -> None:
+    ms = [WorkloadMeasurement("a", Fraction(4)), WorkloadMeasurement("b", Fraction(2), fixed=True)]
+    assert workload_coefficients(ms, "semi-dp") == ((Fraction(4), Fraction(0)),)
+    assert workload_coefficients(ms, "semi-dp", semi_radius=1) == ((Fraction(1), Fraction(0)),)
+    assert workload_coefficients(ms, "dp") == ((Fraction(1), Fraction(1)),)
+    for noise in ("discrete-gaussian", "laplace"):  # C times the file's rho is the worst pair's zCDP
+        rho = [measurement_rho_coefficient(m, noise) for m in ms]
+        c = workload_coefficients(ms, "semi-dp")[0]
+        assert sum(ci * r for ci, r in zip(c, rho)) == workload_rho(ms, noise, semi_radius=2)
+        assert sum(rho) == workload_rho(ms, noise)
+    with pytest.raises(InvalidArgument, match="framework"):
+        workload_coefficients(ms, "renyi")
+
+
+def test_allocated_measurements_are_exact_or_conservative() -> None:
+    ms = [WorkloadMeasurement("a", Fraction(4)), WorkloadMeasurement("b", Fraction(2), fixed=True)]
+    rhos = (Fraction(1, 3), Fraction(2, 7))
+    g = allocated_measurements(ms, rhos, "discrete-gaussian")
+    assert [m.scale for m in g] == [3, Fraction(7, 2)] and g[1].fixed and g[0].label == "a"
+    lap = allocated_measurements(ms, rhos, "laplace")
+    for m, r in zip(lap, rhos):
+        got = measurement_rho(m, "laplace", 2)  # the zCDP of the Laplace scale chosen: at most rho, barely
+        assert got <= r and float(r - got) / float(r) < 1e-10
+    with pytest.raises(InvalidArgument, match="rhos"):
+        allocated_measurements(ms, rhos[:1], "gaussian")
+
+
+def test_census_pl94_persons_query_level() -> None:
+    """The measured case of the module docstring: uniform weights, budget = the production allocation's zCDP."""
+    from semidp.verify.load import load as load_spec
+    from semidp.verify.workload_spec import read_measurements
+
+    spec = load_spec(ROOT / "specs" / "census-2020-pl94-persons-us.toml")
+    mech: Any = spec.mechanism
+    got, probs = read_measurements(spec, mech.measurements, mech.noise)
+    assert not probs
+    ms = [m.accountant_value() for m in got]
+    noise = "discrete-gaussian"
+    start = [measurement_rho_coefficient(m, noise) for m in ms]
+    budget = workload_rho(ms, noise, semi_radius=2)
+    res = design_allocation(workload_coefficients(ms, "semi-dp"), [1] * len(ms), [1] * len(ms), budget, start)
+    assert len(ms) == 65 and res.kept == (next(i for i, m in enumerate(ms) if m.fixed),)
+    assert res.objective_before == pytest.approx(109281.51, rel=1e-6) == res.objective_uniform
+    fixed_term = 1 / float(start[res.kept[0]])
+    assert res.objective_after == pytest.approx(128**2 / float(budget) + fixed_term, rel=1e-9)  # S = 64 * 2
+    assert res.constraint <= budget and float(budget - res.constraint) < 1e-9
+    free = [r for i, r in enumerate(res.rhos) if i not in res.kept]
+    assert max(free) - min(free) < Fraction(1, 10**9)  # equal weights, equal C: equal rho
