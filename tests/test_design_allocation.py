@@ -25,7 +25,7 @@ from semidp.accountant.design_allocation import (
     variance_law,
     workload_coefficients,
 )
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.errors import InvalidArgument, InvalidSpec, SearchTooLarge, VerificationError
 from semidp.accountant.workload import WorkloadMeasurement, measurement_rho, workload_rho
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -258,3 +258,83 @@ def test_census_pl94_persons_query_level() -> None:
     assert res.constraint <= budget and float(budget - res.constraint) < 1e-9
     free = [r for i, r in enumerate(res.rhos) if i not in res.kept]
     assert max(free) - min(free) < Fraction(1, 10**9)  # equal weights, equal C: equal rho
+
+
+# --- the `weight` column of measurements files (verify/workload_spec.py) ---------------------------------------
+
+UNITS_SPEC = ROOT / "specs" / "census-2020-pl94-units-us.toml"
+UNITS_CSV = "census-2020-pl94-units-us.csv"
+
+
+def _read(tmp_path: Path, csv_text: str, measurements: str | None = None) -> tuple[list[Any], list[str]]:
+    """read_measurements on the units spec with ``csv_text`` (and ``mechanism.measurements`` replaced)."""
+    from semidp.verify.load import load as load_spec
+    from semidp.verify.workload_spec import read_measurements
+
+    (tmp_path / UNITS_CSV).write_text(csv_text, encoding="utf-8")
+    text = UNITS_SPEC.read_text()
+    if measurements is not None:
+        text = text.replace(f'measurements = "{UNITS_CSV}"', f"measurements = {measurements}")
+    (tmp_path / "spec.toml").write_text(text)
+    try:
+        spec = load_spec(tmp_path / "spec.toml")  # the loader checks the file too
+    except InvalidSpec as e:
+        return [], e.problems
+    mech: Any = spec.mechanism
+    got, probs = read_measurements(spec, mech.measurements, mech.noise)
+    return got, [str(p) for p in probs]
+
+
+def _with_weights(weights: list[str], header: str = "weight") -> str:
+    lines = (ROOT / "specs" / UNITS_CSV).read_text().splitlines()
+    body = [f"{line},{w}" for line, w in zip(lines[1:], weights)]
+    return "\n".join([f"{lines[0]},{header}", *body]) + "\n"
+
+
+def test_weight_column_is_carried_exactly_and_defaults_to_one(tmp_path: Path) -> None:
+    got, probs = _read(tmp_path, _with_weights(["1", "3/2", "0.25", "2", "1e3", "7"]))
+    assert not probs
+    assert [m.weight for m in got] == [1, Fraction(3, 2), Fraction(1, 4), 2, 1000, 7]
+    assert got[1].accountant_value() == WorkloadMeasurement(got[1].label, got[1].scale, got[1].fixed)
+    plain, probs = _read(tmp_path, (ROOT / "specs" / UNITS_CSV).read_text())
+    assert not probs and [m.weight for m in plain] == [1] * 6
+    assert [m.scale for m in plain] == [m.scale for m in got]  # the accounting does not see the weights
+
+
+@pytest.mark.parametrize(
+    ("cell", "why"),
+    [("0", "a weight must be > 0, got '0'"), ("-2", "must be > 0"), ("abc", "'abc' is not a number"), ("", "not a")],
+)
+def test_a_bad_weight_is_located(tmp_path: Path, cell: str, why: str) -> None:
+    got, probs = _read(tmp_path, _with_weights(["1", "1", cell, "1", "1", "1"]))
+    assert len(probs) == 1, probs
+    assert f"{UNITS_CSV}, line 4, column weight: " in probs[0] and why in probs[0]
+    assert probs[0].startswith("mechanism.measurements: ")
+
+
+def test_weight_column_in_the_table_form(tmp_path: Path) -> None:
+    table = '{ file = "%s", columns = { rho = "rho", weight = "w" } }' % UNITS_CSV
+    got, probs = _read(tmp_path, _with_weights(["2", "1", "1", "1", "1", "5/3"], header="w"), table)
+    assert not probs and got[0].weight == 2 and got[5].weight == Fraction(5, 3)
+    _, probs = _read(tmp_path, _with_weights(["2"] * 6, header="weights"), table)  # named but absent
+    assert any("column 'w': missing column (the weight column)" in p for p in probs), probs
+    bad, probs = _read(tmp_path, _with_weights(["1", "0", "1", "1", "1", "1"], header="w"), table)
+    assert any("line 3, column 'w': a weight must be > 0" in p for p in probs), probs
+    unnamed, probs = _read(tmp_path, _with_weights(["2"] * 6), '{ file = "%s" }' % UNITS_CSV)
+    assert not probs and [m.weight for m in unnamed] == [1] * 6  # table form: columns not named are ignored
+
+
+def test_bad_weight_exits_2_naming_file_line_and_column(tmp_path: Path) -> None:
+    import contextlib
+    import io
+
+    from semidp.verify.cli import main
+
+    (tmp_path / UNITS_CSV).write_text(_with_weights(["1", "1", "1", "1", "1", "nope"]), encoding="utf-8")
+    (tmp_path / "spec.toml").write_text(UNITS_SPEC.read_text())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(["audit", str(tmp_path / "spec.toml"), "--quiet"])
+    assert code == 2
+    assert f"{UNITS_CSV}, line 7, column weight: 'nope' is not a number" in out.getvalue()
+    assert "Traceback" not in out.getvalue()
