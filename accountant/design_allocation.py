@@ -55,8 +55,11 @@ which is what uniform scaling keeps): objective (sum over measurements of the pe
 :math:`C_m` the optimum gives every free measurement the same rho (6.9169/256 = 0.027019): the production
 allocation's smallest rho (``Block: votingage * hispanic``, 0.000126, variance 7 962 per cell) dominates an
 unweighted sum that counts each measurement once whatever its number of cells; the ``weight`` column says
-what matters. CLARABEL, about 0.5 s on a loaded machine; closed-form gap 8e-12; exact constraint 6.91690931544
-<= 6.91690931546.
+what matters. CLARABEL, about 0.5-0.9 s on a loaded machine; closed-form gap 8e-12; exact constraint 6.91690931544
+<= 6.91690931546. Followed by a common-scale bisection on the certified PLD upper end (query level,
+:func:`~accountant.workload.workload_bracket`) to epsilon = 17.14 at delta = 1e-10, to 0.1 %: both shapes
+need c = 0.3957 (for Gaussian kinds the worst pair's PLD depends on the total rho only), and the sum of
+per-cell variances at the target is 276 157 with the production shape, 5 988.8 with the allocation's.
 
 References
 ----------
@@ -370,19 +373,26 @@ def design_allocation(
 def _solve(
     c: Sequence[Sequence[Fraction]], a: Sequence[Fraction], free: Sequence[int], total: Fraction, solver: str | None
 ) -> tuple[list[float], str, str]:
-    """cvxpy on the free measurements, normalised (``x = rho / budget``, weights by their largest): returns ``x``."""
+    """cvxpy on the free measurements, preconditioned; returns :math:`x_m=\\rho_m/\\rho_{\\rm total}`.
+
+    With :math:`k_m=\\max_jC_{jm}`, :math:`p_m=\\sqrt{a_mk_m}/\\sum_i\\sqrt{a_ik_i}` and :math:`q_{jm}=C_{jm}/k_m\\in[0,1]`,
+    the substitution :math:`x_m=p_my_m/k_m` turns the problem into
+    :math:`\\min\\sum_mp_m/y_m` s.t. :math:`\\sum_mq_{jm}p_my_m\\le1` (a positive multiple of the objective):
+    with one row (or every row's :math:`C_{jm}` equal to :math:`k_m`) the optimum is :math:`y=1`, so the
+    solver works near 1 whatever the spread of the weights.
+    """
     import cvxpy as cp  # noqa: PLC0415 - heavy import, only for a design
     import numpy as np  # noqa: PLC0415
 
-    amax = max(a[m] for m in free)
-    an = np.array([float(a[m] / amax) for m in free])
-    rows = [[row[m] for m in free] for row in c]
-    rows = [r for r in rows if any(x > 0 for x in r)]
-    cmax = max(max(r) for r in rows)
-    cn = np.array([[float(x / cmax) for x in r] for r in rows])
-    x = cp.Variable(len(free), pos=True)
-    objective = cp.Minimize(an @ cp.inv_pos(x))  # type: ignore[attr-defined]
-    constraint = x.__rmatmul__(cn) <= float(1 / cmax)
+    k = [max(row[m] for row in c) for m in free]
+    roots = [math.sqrt(float(a[m])) * math.sqrt(float(km)) for m, km in zip(free, k)]
+    t = math.fsum(roots)
+    pw = np.array([r / t for r in roots])
+    rows = [[row[m] / km for m, km in zip(free, k)] for row in c]
+    q = np.array([[float(x) for x in r] for r in rows if any(x > 0 for x in r)])
+    y = cp.Variable(len(free), pos=True)
+    objective = cp.Minimize(pw @ cp.inv_pos(y))  # type: ignore[attr-defined]
+    constraint = y.__rmatmul__(q * pw) <= 1.0
     problem = cp.Problem(objective, [constraint])
     with warnings.catch_warnings():  # "solution may be inaccurate": the status says it, and the result is checked
         warnings.simplefilter("ignore")
@@ -392,13 +402,45 @@ def _solve(
             raise InvalidArgument(f"solver={solver!r}: cvxpy failed: {e}") from e
     name = str(problem.solver_stats.solver_name) if problem.solver_stats else str(solver)
     status = str(problem.status)
-    value = x.value
+    value = y.value
     if status not in ("optimal", "optimal_inaccurate") or value is None or not np.all(np.isfinite(value)):
         raise VerificationError(f"design_allocation: solver {name} ended with status {status!r}.")
-    out = [max(float(xi), 0.0) for xi in value]
-    if min(out) <= 0:
-        raise VerificationError(f"design_allocation: solver {name} returned a rho <= 0.")
+    out = [float(p_m) * max(float(y_m), 0.0) / float(km) for p_m, y_m, km in zip(pw, value, k)]
+    if min(out) <= 0 or not all(math.isfinite(x) for x in out):
+        raise VerificationError(f"design_allocation: solver {name} returned a rho <= 0 or not finite.")
     return out, name, status
+
+
+def design_workload_allocation(
+    measurements: Sequence[WorkloadMeasurement],
+    noise: str,
+    budget: object,
+    *,
+    framework: str = "semi-dp",
+    semi_radius: int = 2,
+    weights: Sequence[object] | None = None,
+    solver: str | None = None,
+) -> AllocationResult:
+    """:func:`design_allocation` for a census-style workload: ``C`` from :func:`workload_coefficients`, :math:`v_m`
+    from :func:`variance_law`, the start from the measurements' own noise (:func:`measurement_rho_coefficient`).
+
+    ``budget`` is the zCDP of the worst pair (nats); the measurements' current value is
+    ``workload_rho(measurements, noise, semi_radius=2)`` for query-level Semi-DP (``semi_radius=None`` for
+    the advertised one), the budget that uniform scaling keeps. ``weights`` default to 1 (the ``weight`` column
+    is :attr:`verify.workload_spec.Measurement.weight`). Follow with :func:`allocated_measurements`.
+    """
+    n = len(measurements)
+    if weights is not None and len(weights) != n:
+        raise InvalidArgument(f"weights: has {len(weights)} entries; there are {n} measurements.")
+    law = variance_law(noise)
+    return design_allocation(
+        workload_coefficients(measurements, framework, semi_radius=semi_radius),
+        [law.factor] * n,
+        list(weights) if weights is not None else [1] * n,
+        budget,
+        [measurement_rho_coefficient(m, noise) for m in measurements],
+        solver=solver,
+    )
 
 
 def allocated_measurements(
@@ -448,6 +490,7 @@ __all__ = [
     "allocated_measurements",
     "closed_form_allocation",
     "design_allocation",
+    "design_workload_allocation",
     "measurement_rho_coefficient",
     "variance_law",
     "workload_coefficients",

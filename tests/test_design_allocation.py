@@ -21,6 +21,7 @@ from semidp.accountant.design_allocation import (
     allocated_measurements,
     closed_form_allocation,
     design_allocation,
+    design_workload_allocation,
     measurement_rho_coefficient,
     variance_law,
     workload_coefficients,
@@ -250,7 +251,7 @@ def test_census_pl94_persons_query_level() -> None:
     noise = "discrete-gaussian"
     start = [measurement_rho_coefficient(m, noise) for m in ms]
     budget = workload_rho(ms, noise, semi_radius=2)
-    res = design_allocation(workload_coefficients(ms, "semi-dp"), [1] * len(ms), [1] * len(ms), budget, start)
+    res = design_workload_allocation(ms, noise, budget, weights=[m.weight for m in got])
     assert len(ms) == 65 and res.kept == (next(i for i, m in enumerate(ms) if m.fixed),)
     assert res.objective_before == pytest.approx(109281.51, rel=1e-6) == res.objective_uniform
     fixed_term = 1 / float(start[res.kept[0]])
@@ -338,3 +339,25 @@ def test_bad_weight_exits_2_naming_file_line_and_column(tmp_path: Path) -> None:
     assert code == 2
     assert f"{UNITS_CSV}, line 7, column weight: 'nope' is not a number" in out.getvalue()
     assert "Traceback" not in out.getvalue()
+
+
+@pytest.mark.parametrize("w", [Fraction(1, 10**8), Fraction(1, 10**20), Fraction(1, 10**300)])
+def test_weights_spread_far_apart(w: Fraction) -> None:
+    # rho proportional to sqrt(w): the preconditioned solver must still agree with the closed form, and a
+    # second row that is not active must not change the optimum's objective (min 1/x1 + 1/x2, x1 + 3 x2 <= 1)
+    r = design_allocation([[1, 1]], [1, 1], [w, 1], 1, [1, 1])
+    assert r.closed_form_gap is not None and abs(r.closed_form_gap) < 1e-6
+    best = (math.sqrt(float(w)) + 1) ** 2
+    assert r.objective_after == pytest.approx(best, rel=1e-9)
+    two = design_allocation([[1, 1], [1, 0]], [1, 1], [w, 1], 1, [1, 1])
+    assert two.objective_after == pytest.approx(best, rel=1e-6) and two.constraint <= 1
+
+
+def test_golden_two_rows_one_inactive() -> None:
+    # min 1/x1 + 1/x2 s.t. x1 + 3 x2 <= 1, 2 x1 <= 1: the first row alone gives x = (1, 1/sqrt 3) / (1 + sqrt 3)
+    # (KKT), and 2 x1 = 0.732 <= 1 leaves the second inactive: objective (1 + sqrt 3)^2 = 7.4641.
+    r = design_allocation([[1, 3], [2, 0]], [1, 1], [1, 1], 1, [1, 1])
+    s3 = math.sqrt(3)
+    assert [float(x) for x in r.rhos] == pytest.approx([1 / (1 + s3), 1 / s3 / (1 + s3)], rel=1e-3)
+    assert r.objective_after == pytest.approx((1 + s3) ** 2, rel=1e-7)
+    assert r.rhos[0] + 3 * r.rhos[1] <= 1 and 2 * r.rhos[0] <= 1
