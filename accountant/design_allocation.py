@@ -200,8 +200,14 @@ class AllocationResult:
     seconds: float
 
 
+#: Accepted magnitude of every nonzero number given: sums of products like :math:`w_mv_m/\\rho_m` and
+#: :math:`\\sqrt{a_mC_m}` over :data:`MAX_MEASUREMENTS` terms stay within the float range (never inf or NaN).
+NUMBER_RANGE = (1e-100, 1e100)
+
+
 def _rational(name: str, x: object, *, positive: bool) -> Fraction:
-    """``x`` as an exact Fraction (int, Fraction or finite float), nonnegative or positive, or InvalidArgument."""
+    """``x`` as an exact Fraction (int, Fraction or finite float), nonnegative or positive, nonzero values within
+    :data:`NUMBER_RANGE`, or InvalidArgument naming ``name``."""
     if isinstance(x, bool) or not isinstance(x, (Rational, float)):
         raise InvalidArgument(f"{name}={x!r}: expected an int, Fraction or finite float.")
     if isinstance(x, float) and not math.isfinite(x):
@@ -209,6 +215,10 @@ def _rational(name: str, x: object, *, positive: bool) -> Fraction:
     f = Fraction(x)
     if f < 0 or (positive and f == 0):
         raise InvalidArgument(f"{name}={x!r}: must be {'> 0' if positive else '>= 0'}.")
+    low, high = Fraction(1, 10**100), Fraction(10**100)  # NUMBER_RANGE, exactly
+    if f and not low <= f <= high:
+        side = "below" if f < low else "above"
+        raise InvalidArgument(f"{name}: {side} the accepted range [{NUMBER_RANGE[0]:g}, {NUMBER_RANGE[1]:g}] (or 0).")
     return f
 
 
@@ -229,7 +239,12 @@ def _round_down(x: Fraction, digits: int = SIGNIFICANT_DIGITS) -> Fraction:
 
 
 def _objective(a: Sequence[Fraction], rhos: Sequence[Fraction]) -> float:
-    return float(sum((ai / r for ai, r in zip(a, rhos)), Fraction(0)))
+    """:math:`\\sum_ma_m/\\rho_m`, rounded to a float (``inf`` beyond the float range, never NaN)."""
+    total = sum((ai / r for ai, r in zip(a, rhos)), Fraction(0))
+    try:
+        return float(total)
+    except OverflowError:
+        return math.inf
 
 
 def _constraint(c: Sequence[Sequence[Fraction]], rhos: Sequence[Fraction]) -> Fraction:
@@ -244,8 +259,8 @@ def closed_form_allocation(a: Sequence[float], c: Sequence[float], budget: float
     """
     if not a or len(a) != len(c) or any(x <= 0 for x in (*a, *c)) or budget <= 0:
         raise InvalidArgument("closed_form_allocation: a and c must be equally long, nonempty and > 0; budget > 0.")
-    s = math.fsum(math.sqrt(ai * ci) for ai, ci in zip(a, c))
-    return [budget * math.sqrt(ai / ci) / s for ai, ci in zip(a, c)], s * s / budget
+    s = math.fsum(math.sqrt(ai) * math.sqrt(ci) for ai, ci in zip(a, c))
+    return [budget * (math.sqrt(ai) / math.sqrt(ci) / s) for ai, ci in zip(a, c)], s * (s / budget)
 
 
 def design_allocation(
@@ -483,6 +498,7 @@ __all__ = [
     "FRAMEWORKS",
     "MAX_COEFFICIENTS",
     "MAX_MEASUREMENTS",
+    "NUMBER_RANGE",
     "SIGNIFICANT_DIGITS",
     "AllocationResult",
     "Framework",

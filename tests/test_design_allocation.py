@@ -165,6 +165,8 @@ def test_property_several_rows(case: tuple[list[list[int]], list[Fraction]]) -> 
         ({"budget": float("inf")}, "budget"),
         ({"start": [1, "2"]}, "start[1]"),
         ({"start": [True, 1]}, "start[0]"),
+        ({"start": [Fraction(1, 10**101), 1]}, "start[0]: below"),
+        ({"weights": [1, 10**400]}, "weights[1]: above"),
     ],
 )
 def test_bad_arguments_are_named(kwargs: dict[str, object], names: str) -> None:
@@ -341,9 +343,9 @@ def test_bad_weight_exits_2_naming_file_line_and_column(tmp_path: Path) -> None:
     assert "Traceback" not in out.getvalue()
 
 
-@pytest.mark.parametrize("w", [Fraction(1, 10**8), Fraction(1, 10**20), Fraction(1, 10**300)])
+@pytest.mark.parametrize("w", [Fraction(1, 10**8), Fraction(1, 10**20), Fraction(1, 10**100)])
 def test_weights_spread_far_apart(w: Fraction) -> None:
-    # rho proportional to sqrt(w): the preconditioned solver must still agree with the closed form, and a
+    # rho proportional to sqrt(w) (down to 1e-50 of the other): the preconditioned solver must still agree with the closed form, and a
     # second row that is not active must not change the optimum's objective (min 1/x1 + 1/x2, x1 + 3 x2 <= 1)
     r = design_allocation([[1, 1]], [1, 1], [w, 1], 1, [1, 1])
     assert r.closed_form_gap is not None and abs(r.closed_form_gap) < 1e-6
