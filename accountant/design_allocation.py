@@ -291,7 +291,9 @@ def design_allocation(
         A cvxpy solver name (default: cvxpy's choice).
 
     Raises :class:`~accountant.errors.InvalidArgument` naming the bad argument,
-    :class:`~accountant.errors.SearchTooLarge` beyond :data:`MAX_MEASUREMENTS` / :data:`MAX_COEFFICIENTS`.
+    :class:`~accountant.errors.SearchTooLarge` beyond :data:`MAX_MEASUREMENTS` / :data:`MAX_COEFFICIENTS`
+    (checked before any conversion), :class:`~accountant.errors.VerificationError` when the solver fails or
+    disagrees with the closed form (never a silently worse or infeasible allocation).
     """
     t0 = time.perf_counter()
     n = len(start)
@@ -320,10 +322,11 @@ def design_allocation(
     a = [wi * vi for wi, vi in zip(w, v)]
 
     free = [m for m in range(n) if any(row[m] > 0 for row in c)]
-    kept = tuple(m for m in range(n) if m not in set(free))
+    free_set = set(free)
+    kept = tuple(m for m in range(n) if m not in free_set)
     before = _objective(a, rho0)
     start_load = _constraint(c, rho0)
-    uniform = [r * total / start_load if m in set(free) else r for m, r in enumerate(rho0)] if start_load else rho0
+    uniform = [r * total / start_load if m in free_set else r for m, r in enumerate(rho0)] if start_load else rho0
     if not free:
         return AllocationResult(
             tuple(rho0),
