@@ -557,6 +557,7 @@ def read_measurements(spec: Spec, measurements: MeasurementsKey, noise: str) -> 
 
     split_of: dict[str, frozenset[str] | str] = {}  # the file repeats its queries and values: parse each once
     value_of: dict[str, tuple[Fraction, Fraction | None] | str] = {}
+    weight_of: dict[str, Fraction | str] = {}
 
     selected = 0
     for lineno, row in rows:
@@ -591,7 +592,11 @@ def read_measurements(spec: Spec, measurements: MeasurementsKey, noise: str) -> 
             problem(f"{at}, column {_shown(measurements, value_col)}: {value}")
         weight: Fraction | str = Fraction(1)
         if WEIGHT_COLUMN in col:
-            weight = _parse_weight(row[col[WEIGHT_COLUMN]])
+            wcell = row[col[WEIGHT_COLUMN]]
+            cached = weight_of.get(wcell)
+            weight = cached if cached is not None else _parse_weight(wcell)
+            if cached is None and len(weight_of) < VALUE_CACHE:
+                weight_of[wcell] = weight
             if isinstance(weight, str):
                 problem(f"{at}, column {_shown(measurements, WEIGHT_COLUMN)}: {weight}")
         if bad or isinstance(splits, str) or isinstance(value, str) or isinstance(weight, str):
