@@ -4,7 +4,9 @@ A workload spec (contract: ``specs/README.md``, "Measurement workloads") names a
 measurements, one a line: ``geolevel,query`` and the noise of every cell, as ``rho`` (zCDP of the
 histogram query under replace-one, so :math:`\\sigma^2=1/\\rho` [CKS20, Prop. 5]), ``sigma2``
 (Gaussian kinds) or ``scale`` (Laplace kinds: ``b`` or ``t``), exact rationals accepted. A query is
-``total``, ``detailed`` (every feature) or feature/recode names joined by `` * ``.
+``total``, ``detailed`` (every feature) or feature/recode names joined by `` * ``. An optional ``weight``
+column (> 0, default 1) weighs the measurement's variance in an allocation design
+(:mod:`accountant.design_allocation`); the accounting ignores it.
 
 This module reads and checks the file (each problem names the file, line and column) and turns
 it into :class:`~accountant.workload.WorkloadMeasurement` values; it also gives the loader the
@@ -42,6 +44,8 @@ GEOLEVEL_STANDIN_LEVELS = 2
 
 KEY = "mechanism.measurements"
 VALUE_COLUMNS = ("rho", "sigma2", "scale")
+#: The optional column of weights (string form: by this name; table form: ``columns.weight``).
+WEIGHT_COLUMN = "weight"
 #: How many distinct value cells one read remembers (a published file repeats a few values; a hostile one
 #: of a million distinct cells must not hold them all).
 VALUE_CACHE = 10_000
@@ -70,6 +74,8 @@ class Measurement:
     fixed_by_order: str = ""
     """The margin's level it is fixed by only because it comes before that level in ``data.geography`` (coarser);
     empty otherwise."""
+    weight: Fraction = Fraction(1)
+    """The ``weight`` column (> 0, exact; 1 without the column): its variance's weight in an allocation design."""
 
     @property
     def label(self) -> str:
@@ -375,6 +381,21 @@ def _parse_value(text: str, column: str, noise: str) -> tuple[Fraction, Fraction
     return v, None
 
 
+def _parse_weight(text: str) -> Fraction | str:
+    """A weight cell: a number or exact rational > 0 (within the range of :data:`SCALE_RANGE`), or the problem."""
+    try:
+        v = exact_number(text)
+    except NumberRefused as e:
+        if e.syntax:
+            return f"{excerpt(text)} is not a number or an exact 'p/q' rational (a weight > 0; default 1)"
+        return str(e)
+    if v <= 0:
+        return f"a weight must be > 0, got {excerpt(text)}"
+    if not SCALE_RANGE[0] <= float(v) <= SCALE_RANGE[1]:
+        return f"{excerpt(text)} is out of range: a weight must lie in [{SCALE_RANGE[0]:g}, {SCALE_RANGE[1]:g}]"
+    return v
+
+
 @dataclass(frozen=True)
 class MeasurementColumns:
     """``columns`` of a measurements table: which of the file's columns hold what (the others are ignored)."""
@@ -386,6 +407,11 @@ class MeasurementColumns:
     )
     sigma2: Optional[str] = documented("The column of the Gaussian noise variance per cell.", default=None)
     scale: Optional[str] = documented("The column of the Laplace scale per cell.", default=None)
+    weight: Optional[str] = documented(
+        "The column of weights (> 0) of each measurement's variance in an allocation design; without it every "
+        "weight is 1.",
+        default=None,
+    )
 
 
 @dataclass(frozen=True)
@@ -394,8 +420,8 @@ class MeasurementsTable:
 
     file: str = documented("The CSV file, relative to the spec (inside its folder).")
     columns: MeasurementColumns = documented(
-        "Which columns hold geolevel, query and the noise (exactly one of rho, sigma2, scale; without one, the "
-        "column literally named rho, sigma2 or scale). Columns not named are ignored.",
+        "Which columns hold geolevel, query, the noise (exactly one of rho, sigma2, scale; without one, the "
+        "column literally named rho, sigma2 or scale) and optionally the weights. Columns not named are ignored.",
         default_factory=MeasurementColumns,
     )
     where: Optional[dict[str, str]] = documented(
@@ -434,13 +460,14 @@ def _columns(header: list[str], measurements: MeasurementsKey, where: str) -> tu
     probs: list[Problem] = []
     if isinstance(measurements, str):
         value_cols = [c for c in header if c in VALUE_COLUMNS]
-        unknown = [excerpt(c) for c in header if c not in ("geolevel", "query", *VALUE_COLUMNS)]
+        unknown = [excerpt(c) for c in header if c not in ("geolevel", "query", WEIGHT_COLUMN, *VALUE_COLUMNS)]
         if unknown:
             probs.append(
                 Problem(
                     KEY,
                     f"{where}: unknown column(s) {', '.join(unknown[:MAX_LISTED_PROBLEMS])}; expected geolevel, "
-                    "query and one of rho, sigma2, scale (the table form { file, columns } ignores other columns)",
+                    "query, one of rho, sigma2, scale and optionally weight (the table form { file, columns } "
+                    "ignores other columns)",
                 )
             )
         names = {"geolevel": "geolevel", "query": "query"}
@@ -450,6 +477,8 @@ def _columns(header: list[str], measurements: MeasurementsKey, where: str) -> tu
             )
         else:
             names[value_cols[0]] = value_cols[0]
+        if WEIGHT_COLUMN in header:
+            names[WEIGHT_COLUMN] = WEIGHT_COLUMN
     else:
         c = measurements.columns
         names = {"geolevel": c.geolevel, "query": c.query}
@@ -469,6 +498,8 @@ def _columns(header: list[str], measurements: MeasurementsKey, where: str) -> tu
                 )
             else:
                 names[present[0]] = present[0]
+        if c.weight is not None:
+            names[WEIGHT_COLUMN] = c.weight
     col: dict[str, int] = {}
     for role, name in names.items():
         if name in header:
@@ -526,6 +557,7 @@ def read_measurements(spec: Spec, measurements: MeasurementsKey, noise: str) -> 
 
     split_of: dict[str, frozenset[str] | str] = {}  # the file repeats its queries and values: parse each once
     value_of: dict[str, tuple[Fraction, Fraction | None] | str] = {}
+    weight_of: dict[str, Fraction | str] = {}
 
     selected = 0
     for lineno, row in rows:
@@ -558,7 +590,16 @@ def read_measurements(spec: Spec, measurements: MeasurementsKey, noise: str) -> 
                 value_of[cell] = value
         if isinstance(value, str):
             problem(f"{at}, column {_shown(measurements, value_col)}: {value}")
-        if bad or isinstance(splits, str) or isinstance(value, str):
+        weight: Fraction | str = Fraction(1)
+        if WEIGHT_COLUMN in col:
+            wcell = row[col[WEIGHT_COLUMN]]
+            cached = weight_of.get(wcell)
+            weight = cached if cached is not None else _parse_weight(wcell)
+            if cached is None and len(weight_of) < VALUE_CACHE:
+                weight_of[wcell] = weight
+            if isinstance(weight, str):
+                problem(f"{at}, column {_shown(measurements, WEIGHT_COLUMN)}: {weight}")
+        if bad or isinstance(splits, str) or isinstance(value, str) or isinstance(weight, str):
             continue
         ident = (level, splits, _histogram_name(spec, query))
         if ident in seen:
@@ -580,6 +621,7 @@ def read_measurements(spec: Spec, measurements: MeasurementsKey, noise: str) -> 
                 fixed=fixing is not None,
                 fixed_by=why,
                 fixed_by_order=fixing.by_order if fixing else "",
+                weight=weight,
             )
         )
     if more:
@@ -601,6 +643,7 @@ def _shown(measurements: MeasurementsKey, role: str) -> str:
 
 __all__ = [
     "GEOLEVEL_STANDIN_LEVELS",
+    "WEIGHT_COLUMN",
     "Fixing",
     "Measurement",
     "MeasurementColumns",
