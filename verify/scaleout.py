@@ -24,7 +24,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 
-from semidp.verify.dask_client import Cluster, ScaleOutError, client_for, close_client
+from semidp.verify.dask_client import Cluster, ScaleOutError, client_for, close_client, local_cluster_guard
 from semidp.verify.report import Report
 from semidp.verify.spec_job import JobOptions, run_spec
 from semidp.verify.supervisor import OutOfTime, Supervised, hard_deadline
@@ -55,6 +55,26 @@ def _map_on_cluster(
 ) -> Iterator[Supervised[Report]]:
     t0 = time.monotonic() - startup
     start_budget = hard_deadline(opts.time_limit) - startup
+    # A local cluster is killed when the specs' time is up (cluster_deadline): a hung start or close included.
+    # Its slots are not known before it starts: the stop assumes one slot per worker (threads_per_worker=1).
+    guard_at = (
+        None
+        if cluster.address is not None
+        else t0 + cluster_deadline(len(paths), cluster.workers or 1, opts.time_limit)
+    )
+    results: list[Supervised[Report]] = []
+    try:
+        with local_cluster_guard(guard_at, f"--workers {cluster.workers}"):
+            for got in _gather(paths, opts, cluster, t0, start_budget):  # collected: the guard ends with the cluster
+                results.append(got)
+    except OutOfTime as e:
+        results += [Supervised("timeout", message=str(e))] * (len(paths) - len(results))
+    yield from results
+
+
+def _gather(
+    paths: Sequence[str], opts: JobOptions, cluster: Cluster, t0: float, start_budget: float
+) -> Iterator[Supervised[Report]]:
     try:
         client, owned = client_for(cluster, timeout=start_budget)
     except OutOfTime as e:
