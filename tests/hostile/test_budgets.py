@@ -65,6 +65,40 @@ def fork_and_hog(h, rng):
         pass
 
 
+def exit_now(h, rng):
+    _note(os.getpid())
+    os._exit(0)
+
+
+def sys_exit(h, rng):
+    import sys
+    _note(os.getpid())
+    sys.exit(0)
+
+
+def pool_and_hang(h, rng):
+    import multiprocessing
+    _note(os.getpid())
+    for _ in range(2):
+        p = multiprocessing.get_context("fork").Process(target=time.sleep, args=(300,))
+        p.start()  # refused in a daemonic release worker: the callable raises
+        _note(p.pid)
+    while True:
+        time.sleep(0.2)
+
+
+def os_fork_pool_and_hang(h, rng):
+    _note(os.getpid())
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:  # a hand-made pool: the daemonic check does not see it
+            while True:
+                time.sleep(0.2)
+        _note(pid)
+    while True:
+        time.sleep(0.2)
+
+
 def fork_once(h, rng):
     if not os.path.exists(PIDS):
         _note(subprocess.Popen(["sleep", "300"]).pid)
@@ -279,6 +313,33 @@ def test_callable_children_do_not_outlive_the_hard_stop(cleanup: Path) -> None:
     pids = (cleanup / "pids").read_text().split()
     # the callable ran and started its child, once per worker of the release pool (all cores by default)
     assert len(pids) >= 2 and len(pids) % 2 == 0, pids
+    assert _left_behind(cleanup) == []
+
+
+@pytest.mark.parametrize(
+    ("fn", "said"),
+    [
+        ("exit_now", "ended its worker process (exit code 0)"),
+        ("sys_exit", "ended its worker process (exit code 1)"),
+        ("pool_and_hang", "daemonic processes are not allowed to have children"),
+    ],
+)
+def test_a_callable_that_exits_or_starts_a_pool_is_exit_2_naming_the_key(cleanup: Path, fn: str, said: str) -> None:
+    spec = _spec(cleanup, fn)
+    rc, err, dt = _semidp("audit", "--allow-code", "--time-limit", "20", str(spec), timeout=250)
+    assert rc == 2, err
+    assert f"mechanism.callable = 'hostile.py:{fn}'" in err and said in err and "Traceback" not in err
+    assert dt < 1.25 * hard_deadline(20.0) + 10.0, (dt, err)
+    assert _left_behind(cleanup) == []
+
+
+def test_a_hand_forked_pool_is_stopped_and_killed(cleanup: Path) -> None:
+    spec = _spec(cleanup, "os_fork_pool_and_hang")
+    rc, err, dt = _semidp("audit", "--allow-code", "--time-limit", "20", str(spec), timeout=250)
+    assert rc == 3, err
+    assert "Traceback" not in err
+    assert dt < 1.25 * hard_deadline(20.0) + 10.0, (dt, err)
+    assert len((cleanup / "pids").read_text().split()) >= 3  # the callable and its two forks, at least once
     assert _left_behind(cleanup) == []
 
 
