@@ -6,13 +6,14 @@ guard). Specs are independent and each draws from its own seed (``--seed``, else
 yields results in the order of the specs either way. A Dask worker runs the audit in its own process
 (:func:`verify.supervisor.can_fork` is false in a daemonic worker: the cooperative budgets hold, counted
 from the task's start, and the worker's own memory limit replaces ours). This process waits for the specs
-at most :func:`cluster_deadline`; specs still running then are cancelled and reported stopped (exit 3).
+at most :func:`cluster_deadline`; specs still running then are cancelled and reported stopped (exit 3), and
+a local cluster is killed then (:func:`verify.dask_client.local_cluster_guard`).
 
-With one spec, a guarded child (its own session, forked before any Dask client exists) starts the local
-cluster or connects to the scheduler, within the budget, and sends its independent, seeded batches to the
-cluster through :func:`verify.dask_client.run_tasks` (``Context.scheduler``): an ``implementation``
-audit's draws and a lattice sampler's coupled-chain batches. The hard stop kills the child's session, local
-workers included.
+With one spec, this process starts the local cluster or connects to the scheduler, within the budget, and
+sends its independent, seeded batches to the cluster through :func:`verify.dask_client.run_tasks`
+(``Context.scheduler``): an ``implementation`` audit's draws and a lattice sampler's coupled-chain batches.
+At the spec's hard stop a local cluster's processes are killed and a hung wait is interrupted
+(:func:`verify.dask_client.local_cluster_guard`; the run ends within ``DASK_GRACE_SECONDS`` more).
 
 Without ``--workers``/``--scheduler`` nothing here imports Dask and the audits run one after the other
 in this process's children, as before.

@@ -102,10 +102,10 @@ def run_spec(
         if on_cluster
         else functools.partial(audit_spec, path, opts)
     )
-    # One spec on a cluster runs here, with the cooperative budgets and the Dask timeouts only: a local cluster
-    # started from a forked child of a process that has used Dask before (a test session, a notebook) inherits
-    # its event-loop state and never runs a task (seen: the lattice and implementation batches hung to the hard
-    # stop), so the hard stop does not cover this path (specs/README.md, Command line).
+    # One spec on a cluster runs here, not in a forked child: a local cluster started from a forked child of a
+    # process that has used Dask before (a test session, a notebook) inherits its event-loop state and never runs
+    # a task (seen: the lattice and implementation batches hung to the hard stop). Its hard stop is the local
+    # cluster's guard instead (_audit_on_cluster; specs/README.md, Command line).
     got = supervise(
         call,
         time_limit=opts.time_limit,
