@@ -121,26 +121,35 @@ def client_for(cluster: Cluster, *, timeout: float = float("inf")) -> tuple[Any,
     return client, True
 
 
-#: Seconds each of closing the client and closing its local cluster may take.
-CLOSE_SECONDS = 2.0
+#: Seconds each of closing the client and closing its local cluster may take (a cluster in use: its workers
+#: end cleanly; a close cut short leaves Dask's threads closing it while this process goes on, e.g. forks).
+CLOSE_SECONDS = 5.0
+#: The same once the hard stop has killed the cluster's processes (nothing is left to end cleanly).
+STOPPED_CLOSE_SECONDS = 2.0
 #: Seconds past the hard stop a local cluster's path may take: the main thread is interrupted this long after
-#: the cluster's processes were killed, then the client and the cluster are closed (:data:`CLOSE_SECONDS` each).
-DASK_GRACE_SECONDS = 1.0 + 2 * CLOSE_SECONDS
+#: the cluster's processes were killed, then the client and the cluster are closed (:data:`STOPPED_CLOSE_SECONDS`
+#: each).
+DASK_GRACE_SECONDS = 1.0 + 2 * STOPPED_CLOSE_SECONDS
 
 
 def close_client(client: Any, owned: bool) -> None:
     """Close ``client`` and, when ``owned`` (:func:`client_for` started it), its local cluster; bounded waits
-    (:data:`CLOSE_SECONDS` each)."""
+    (:data:`CLOSE_SECONDS` each, :data:`STOPPED_CLOSE_SECONDS` once :func:`local_cluster_guard` has stopped it)."""
     cluster_obj = client.cluster if owned else None
+    wait = STOPPED_CLOSE_SECONDS if _STOPPING else CLOSE_SECONDS
     try:
-        client.close(timeout=CLOSE_SECONDS)
+        client.close(timeout=wait)
     except Exception:  # noqa: BLE001 - closing is best effort: the spec's result is already known
         pass
     if cluster_obj is not None:
         try:
-            cluster_obj.close(timeout=CLOSE_SECONDS)
+            cluster_obj.close(timeout=wait)
         except Exception:  # noqa: BLE001
             pass
+
+
+#: Non-empty while a guard's hard stop has fired and its block is still unwinding.
+_STOPPING: list[bool] = []
 
 
 class _Stopped(BaseException):
@@ -180,6 +189,7 @@ def local_cluster_guard(stop_at: float | None, what: str) -> Iterator[None]:
         if done.wait(max(stop_at - time.monotonic(), 0.0)):
             return
         fired.append(True)
+        _STOPPING.append(True)
         _ABANDONED.append(what)
         logging.getLogger("distributed").setLevel(logging.CRITICAL)  # a killed cluster's complaints are noise
         kill_trees(children() - before - _tracker())
@@ -204,6 +214,7 @@ def local_cluster_guard(stop_at: float | None, what: str) -> Iterator[None]:
         with lock:
             done.set()
         armed[0] = False
+        _STOPPING.clear()
         if main:
             signal.signal(signal.SIGUSR1, signal.SIG_DFL if previous is None else previous)
         kill_trees(children() - before - _tracker())
@@ -262,6 +273,7 @@ def _within(seconds: float, make: Callable[[], R]) -> R | None:
 
 __all__ = [
     "CLOSE_SECONDS",
+    "STOPPED_CLOSE_SECONDS",
     "DASK_GRACE_SECONDS",
     "local_cluster_guard",
     "CONNECT_SECONDS",
