@@ -275,7 +275,10 @@ def zcdp_delta_upper(rho: float, eps: float, alpha: Fraction | None = None) -> t
         raise InvalidArgument(f"alpha={al!r} must be > 1.")
     c = _ctx(PRECISIONS[0])
     a, rr, ee = _q(c, al), _q(c, r), _q(c, e)
-    v = c.exp((a - 1) * (a * rr - ee) + a * c.log1p(-1 / a)) / (a - 1)
+    x = (a - 1) * (a * rr - ee) + a * c.log1p(-1 / a) - c.log(a - 1)  # log of the bound
+    if _ends(x)[0] > 0:  # the bound exceeds 1 (for a huge rho its exponent leaves the exact range): delta <= 1
+        return Enclosure(1.0, 1.0, f"trivial: the CKS bound at order alpha = {float(al)!r} exceeds 1"), al
+    v = c.exp(x)
     return _enclosure(v, f"mpmath.iv, {PRECISIONS[0]} digits, order alpha = {float(al)!r}").clamp(0.0, math.inf), al
 
 

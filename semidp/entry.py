@@ -23,7 +23,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from semidp.verify.cli import main as cli_main
 
     try:
-        return cli_main(argv)
+        code = cli_main(argv)
+        if argv is None:  # the console script: a local Dask cluster killed at its hard stop leaves no exit handlers
+            from semidp.verify.dask_client import exit_if_stopped
+
+            exit_if_stopped(code)
+        return code
     except BrokenPipeError:  # `semidp contract | head`: the reader left; not an error of ours, no traceback
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit would raise again

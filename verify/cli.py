@@ -31,6 +31,7 @@ from typing import Any, Sequence
 from semidp.accountant.progress import report_stages
 from semidp.verify.check_command import add_check_parser, run_check
 from semidp.verify.contract import contract_hint, contract_path, contract_text
+from semidp.verify.dask_client import exit_if_stopped
 from semidp.verify.render import render_text
 from semidp.verify.report import Report
 from semidp.verify.runner import exit_code
@@ -258,4 +259,6 @@ MAX_STARTUP = 5.0
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    code = main()
+    exit_if_stopped(code)  # a local Dask cluster killed at its hard stop: no exit handlers to wait for
+    sys.exit(code)

@@ -6,13 +6,14 @@ guard). Specs are independent and each draws from its own seed (``--seed``, else
 yields results in the order of the specs either way. A Dask worker runs the audit in its own process
 (:func:`verify.supervisor.can_fork` is false in a daemonic worker: the cooperative budgets hold, counted
 from the task's start, and the worker's own memory limit replaces ours). This process waits for the specs
-at most :func:`cluster_deadline`; specs still running then are cancelled and reported stopped (exit 3).
+at most :func:`cluster_deadline`; specs still running then are cancelled and reported stopped (exit 3), and
+a local cluster is killed then (:func:`verify.dask_client.local_cluster_guard`).
 
-With one spec, a guarded child (its own session, forked before any Dask client exists) starts the local
-cluster or connects to the scheduler, within the budget, and sends its independent, seeded batches to the
-cluster through :func:`verify.dask_client.run_tasks` (``Context.scheduler``): an ``implementation``
-audit's draws and a lattice sampler's coupled-chain batches. The hard stop kills the child's session, local
-workers included.
+With one spec, this process starts the local cluster or connects to the scheduler, within the budget, and
+sends its independent, seeded batches to the cluster through :func:`verify.dask_client.run_tasks`
+(``Context.scheduler``): an ``implementation`` audit's draws and a lattice sampler's coupled-chain batches.
+At the spec's hard stop a local cluster's processes are killed and a hung wait is interrupted
+(:func:`verify.dask_client.local_cluster_guard`; the run ends within ``DASK_GRACE_SECONDS`` more).
 
 Without ``--workers``/``--scheduler`` nothing here imports Dask and the audits run one after the other
 in this process's children, as before.
@@ -24,7 +25,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 
-from semidp.verify.dask_client import Cluster, ScaleOutError, client_for, close_client
+from semidp.verify.dask_client import Cluster, ScaleOutError, client_for, close_client, local_cluster_guard
 from semidp.verify.report import Report
 from semidp.verify.spec_job import JobOptions, run_spec
 from semidp.verify.supervisor import OutOfTime, Supervised, hard_deadline
@@ -55,6 +56,26 @@ def _map_on_cluster(
 ) -> Iterator[Supervised[Report]]:
     t0 = time.monotonic() - startup
     start_budget = hard_deadline(opts.time_limit) - startup
+    # A local cluster is killed when the specs' time is up (cluster_deadline): a hung start or close included.
+    # Its slots are not known before it starts: the stop assumes one slot per worker (threads_per_worker=1).
+    guard_at = (
+        None
+        if cluster.address is not None
+        else t0 + cluster_deadline(len(paths), cluster.workers or 1, opts.time_limit)
+    )
+    results: list[Supervised[Report]] = []
+    try:
+        with local_cluster_guard(guard_at, f"--workers {cluster.workers}"):
+            for got in _gather(paths, opts, cluster, t0, start_budget):  # collected: the guard ends with the cluster
+                results.append(got)
+    except OutOfTime as e:
+        results += [Supervised("timeout", message=str(e))] * (len(paths) - len(results))
+    yield from results
+
+
+def _gather(
+    paths: Sequence[str], opts: JobOptions, cluster: Cluster, t0: float, start_budget: float
+) -> Iterator[Supervised[Report]]:
     try:
         client, owned = client_for(cluster, timeout=start_budget)
     except OutOfTime as e:

@@ -25,8 +25,9 @@ MAX_CELLS = MAX_SAMPLES = 2**40
 #: The largest value of each form of a guarantee table (``mechanism.guarantee``, ``mechanism.components[i]``,
 #: ``claim.guarantee``): far beyond any release that protects anyone (e^10000 is a likelihood ratio no float
 #: holds). Fuzzing the shipped specs found claim epsilon = 1e6 (beyond the certified arithmetic's 2^16384) and
-#: component mu = 1e10 (a NaN in the PLD grid) ending as errors. zcdp goes higher (a published 1e24 renders);
-#: between about 1e18 and 1e24 a certificate may still leave its range (exit 2, "cannot be evaluated").
+#: component mu = 1e10 (a NaN in the PLD grid) ending as errors. zcdp goes higher (a published 1e24 renders;
+#: from about 1e17 the CKS delta bound exceeds 1 and is taken as 1, so the claim is decided by the Gaussian lower
+#: bound). A measurements row's rho has its own, lower limit (verify.workload_spec.MAX_MEASUREMENT_RHO).
 MAX_GUARANTEE = {"epsilon": 10**4, "mu": 10**4, "zcdp": 10**24}
 
 

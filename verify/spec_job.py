@@ -20,7 +20,7 @@ import numpy as np
 from semidp.accountant.errors import InvalidSpec, SearchTooLarge, ToolkitError
 from semidp.accountant.progress import stage
 from semidp.verify.atomic_write import WriteError, atomic_path, remove_stale_temporaries, write_text, write_with
-from semidp.verify.dask_client import Cluster, client_for, close_client
+from semidp.verify.dask_client import Cluster, client_for, close_client, local_cluster_guard
 from semidp.verify.load import load
 from semidp.verify.plots import plot_privacy
 from semidp.verify.render import render_markdown
@@ -102,10 +102,10 @@ def run_spec(
         if on_cluster
         else functools.partial(audit_spec, path, opts)
     )
-    # One spec on a cluster runs here, with the cooperative budgets and the Dask timeouts only: a local cluster
-    # started from a forked child of a process that has used Dask before (a test session, a notebook) inherits
-    # its event-loop state and never runs a task (seen: the lattice and implementation batches hung to the hard
-    # stop), so the hard stop does not cover this path (specs/README.md, Command line).
+    # One spec on a cluster runs here, not in a forked child: a local cluster started from a forked child of a
+    # process that has used Dask before (a test session, a notebook) inherits its event-loop state and never runs
+    # a task (seen: the lattice and implementation batches hung to the hard stop). Its hard stop is the local
+    # cluster's guard instead (_audit_on_cluster; specs/README.md, Command line).
     got = supervise(
         call,
         time_limit=opts.time_limit,
@@ -124,11 +124,15 @@ def _audit_on_cluster(path: str, opts: JobOptions, cluster: Cluster | None) -> R
     assert cluster is not None
     left = (opts.deadline - time.monotonic()) if opts.deadline is not None else opts.time_limit
     stage(f"{path}: starting Dask ({'--scheduler' if cluster.address else '--workers'})")
-    client, owned = client_for(cluster, timeout=left)
-    try:
-        return audit_spec(path, dataclasses.replace(opts, scheduler=client.scheduler.address))
-    finally:
-        close_client(client, owned)
+    # a local cluster is killed at the hard stop (its processes, then this thread is interrupted): the same
+    # stop as a forked child's, plus the seconds closing the cluster takes (DASK_GRACE_SECONDS)
+    stop_at = opts.stop_at if cluster.address is None else None
+    with local_cluster_guard(stop_at, f"{path}: --workers {cluster.workers}"):
+        client, owned = client_for(cluster, timeout=left)
+        try:
+            return audit_spec(path, dataclasses.replace(opts, scheduler=client.scheduler.address))
+        finally:
+            close_client(client, owned)
 
 
 def classify(e: BaseException) -> tuple[str, str]:

@@ -51,6 +51,10 @@ WEIGHT_COLUMN = "weight"
 VALUE_CACHE = 10_000
 #: Accepted range of a noise parameter (sigma^2, or the Laplace scale): its float must be normal and finite.
 SCALE_RANGE = (1e-300, 1e300)
+#: The largest rho of one Gaussian measurement (``rho``, or ``1/sigma2``): beyond about 1e13 the PLD arithmetic of
+#: a workload overflows (an internal error, found by the hostile probe); 1e8 leaves room for the semi-DP factor
+#: a(t)^2. Such a release protects no one (zCDP 1e8 is epsilon ~ 2e4 at delta 1e-10).
+MAX_MEASUREMENT_RHO = 10**8
 
 
 @dataclass(frozen=True)
@@ -370,6 +374,12 @@ def _parse_value(text: str, column: str, noise: str) -> tuple[Fraction, Fraction
     if not SCALE_RANGE[0] <= (1 / fv if column == "rho" else fv) <= SCALE_RANGE[1]:
         noun = "sigma^2 = 1/rho" if column == "rho" else column
         return f"{excerpt(text)} is out of range: {noun} must lie in [{SCALE_RANGE[0]:g}, {SCALE_RANGE[1]:g}]"
+    if column in ("rho", "sigma2") and (fv if column == "rho" else 1 / fv) > MAX_MEASUREMENT_RHO:
+        noun = "rho" if column == "rho" else "rho = 1/sigma2"
+        return (
+            f"{excerpt(text)} is out of range: {noun} must be at most {MAX_MEASUREMENT_RHO:g} "
+            "(beyond it the privacy-loss arithmetic leaves the float range)"
+        )
     if column == "rho":
         if noise not in GAUSSIAN_NOISES:
             return f"a rho column needs Gaussian noise; with noise = {noise!r} give the scale (column 'scale')"

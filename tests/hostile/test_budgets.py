@@ -10,9 +10,11 @@ its children's) to ``pids`` so the test can check they are gone.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +23,10 @@ import pytest
 
 from semidp.verify import spec_job
 from semidp.verify.cli import MAX_WORKERS, main
-from semidp.verify.dask_client import Cluster
+from semidp.verify.dask_client import DASK_GRACE_SECONDS, Cluster, local_cluster_guard
+from semidp.verify.scaleout import cluster_deadline
 from semidp.verify.spec_job import JobOptions, run_spec
-from semidp.verify.supervisor import hard_deadline
+from semidp.verify.supervisor import OutOfTime, hard_deadline
 
 ROOT = Path(__file__).resolve().parents[2]
 TOTAL = str(ROOT / "specs" / "census-2020-total.toml")
@@ -60,6 +63,40 @@ def fork_and_hog(h, rng):
     sys.setswitchinterval(1e6)  # never hand the GIL over: the worker's own threads starve
     while True:
         pass
+
+
+def exit_now(h, rng):
+    _note(os.getpid())
+    os._exit(0)
+
+
+def sys_exit(h, rng):
+    import sys
+    _note(os.getpid())
+    sys.exit(0)
+
+
+def pool_and_hang(h, rng):
+    import multiprocessing
+    _note(os.getpid())
+    for _ in range(2):
+        p = multiprocessing.get_context("fork").Process(target=time.sleep, args=(300,))
+        p.start()  # refused in a daemonic release worker: the callable raises
+        _note(p.pid)
+    while True:
+        time.sleep(0.2)
+
+
+def os_fork_pool_and_hang(h, rng):
+    _note(os.getpid())
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:  # a hand-made pool: the daemonic check does not see it
+            while True:
+                time.sleep(0.2)
+        _note(pid)
+    while True:
+        time.sleep(0.2)
 
 
 def fork_once(h, rng):
@@ -143,14 +180,89 @@ def cleanup(tmp_path: Path) -> Iterator[Path]:
             os.kill(pid, 9)
 
 
+def _dask_bound(time_limit: float) -> float:
+    """A generous bound on a --workers run stopped by its budget: 1.25 times its stated end (the hard stop, which
+    counts up to MAX_STARTUP s of start-up, plus the seconds closing the cluster may take), plus 10 s for the
+    start-up beyond MAX_STARTUP and Python's own exit on a loaded machine (45 s at --time-limit 20)."""
+    return 1.25 * (hard_deadline(time_limit) + DASK_GRACE_SECONDS) + 10.0
+
+
 def test_hanging_callable_on_one_local_worker_is_stopped(cleanup: Path) -> None:
-    # was: --workers 1 with a hanging callable never ended (the spec ran in-process, no hard stop)
-    spec = _spec(cleanup, "hang")
-    rc, err, dt = _semidp("audit", "--allow-code", "--workers", "1", "--time-limit", "15", str(spec), timeout=240)
-    assert rc == 3, err
-    assert "inconclusive" in err and "Traceback" not in err
-    assert dt < 180
-    assert _left_behind(cleanup) == []
+    # was: --workers 1 with a hanging callable never ended (the spec ran in-process, no hard stop); then, with the
+    # cooperative budget only, --time-limit 20 took 54.8 s under load (cluster start, gathers and closes unbounded)
+    pytest.importorskip("distributed")
+    spec = _spec(cleanup, "fork_and_hang")
+    rc, err, dt = _semidp("audit", "--allow-code", "--workers", "1", "--time-limit", "20", str(spec), timeout=240)
+    assert rc == 3, err  # stopped, or the audit's own budget ran out first (its report says INCONCLUSIVE)
+    assert "Traceback" not in err
+    assert dt < _dask_bound(20.0), (dt, err)
+    assert _left_behind(cleanup) == []  # the worker, and the `sleep` its callable forked
+
+
+_TREES: list[subprocess.Popen[bytes]] = []
+
+
+def _tree(folder: Path) -> list[int]:
+    """Start ``sh`` with two background sleeps (one in a subshell, orphaned at once) and note their pids."""
+    script = f"sleep 300 & echo $! >> {folder}/pids; (sleep 300 & echo $! >> {folder}/pids) ; exec sleep 300"
+    p = subprocess.Popen(["sh", "-c", script])
+    _TREES.append(p)  # reaped by the fixture below once killed
+    with (folder / "pids").open("a") as f:
+        f.write(f"{p.pid}\n")
+    deadline = time.monotonic() + 30
+    while len((folder / "pids").read_text().split()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [int(x) for x in (folder / "pids").read_text().split()]
+
+
+@pytest.fixture(autouse=True)
+def _reap_trees() -> Iterator[None]:
+    yield
+    while _TREES:
+        p = _TREES.pop()
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+
+def test_the_dask_guard_kills_its_processes_and_interrupts_a_hung_wait(cleanup: Path) -> None:
+    # the hard stop of a local cluster's path: at stop_at its processes (whole trees, orphans included) are killed
+    # and a main thread blocked in a wait is interrupted, within DASK_GRACE_SECONDS
+    older = subprocess.Popen(["sleep", "300"])  # started before the block: not the cluster's, left alone
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(OutOfTime, match="hard stop"):
+            with local_cluster_guard(t0 + 1.0, "test cluster"):
+                pids = _tree(cleanup)
+                while any(_alive(p) for p in pids):  # a Dask call failing once the workers are killed
+                    time.sleep(0.05)
+                killed = time.monotonic() - t0
+                threading.Event().wait(120)  # a Dask start or gather that never returns
+        stopped = time.monotonic() - t0
+        assert len(pids) == 3
+        assert killed < stopped - 0.5, (killed, stopped)  # killed first, interrupted one second later
+        assert _left_behind(cleanup) == []
+        assert older.poll() is None
+        assert stopped < 1.0 + DASK_GRACE_SECONDS + 5.0, stopped  # hung: 120 s
+    finally:
+        older.kill()
+        older.wait()
+
+
+def test_the_dask_guard_kills_what_the_block_left_running_when_it_ends_in_time(cleanup: Path) -> None:
+    t0 = time.monotonic()
+    with local_cluster_guard(t0 + 120.0, "test cluster"):
+        pids = _tree(cleanup)
+    assert time.monotonic() - t0 < 60
+    assert len(pids) == 3 and _left_behind(cleanup) == []
+
+
+def test_the_dask_guard_without_a_stop_does_not_interrupt(cleanup: Path) -> None:
+    with local_cluster_guard(None, "test cluster"):
+        time.sleep(0.2)
+        pids = _tree(cleanup)
+    assert _left_behind(cleanup) == [] and len(pids) == 3
+    assert signal.getsignal(signal.SIGUSR1) in (signal.SIG_DFL, None)  # restored
 
 
 def test_hanging_callables_of_several_specs_on_workers_are_stopped(cleanup: Path) -> None:
@@ -159,7 +271,8 @@ def test_hanging_callables_of_several_specs_on_workers_are_stopped(cleanup: Path
     rc, err, dt = _semidp("audit", "--allow-code", "--workers", "1", "--time-limit", "4", *specs, timeout=300)
     assert rc == 3, err
     assert "Traceback" not in err  # (exit 3: both inconclusive; the reports themselves go to stdout)
-    assert dt < 240
+    # the specs' time on one worker is cluster_deadline (16.2 s here), then the cluster is killed and closed
+    assert dt < 1.25 * (cluster_deadline(2, 1, 4.0) + DASK_GRACE_SECONDS) + 10.0, (dt, err)
     assert _left_behind(cleanup) == []
 
 
@@ -200,6 +313,33 @@ def test_callable_children_do_not_outlive_the_hard_stop(cleanup: Path) -> None:
     pids = (cleanup / "pids").read_text().split()
     # the callable ran and started its child, once per worker of the release pool (all cores by default)
     assert len(pids) >= 2 and len(pids) % 2 == 0, pids
+    assert _left_behind(cleanup) == []
+
+
+@pytest.mark.parametrize(
+    ("fn", "said"),
+    [
+        ("exit_now", "ended its worker process (exit code 0)"),
+        ("sys_exit", "ended its worker process (exit code 1)"),
+        ("pool_and_hang", "daemonic processes are not allowed to have children"),
+    ],
+)
+def test_a_callable_that_exits_or_starts_a_pool_is_exit_2_naming_the_key(cleanup: Path, fn: str, said: str) -> None:
+    spec = _spec(cleanup, fn)
+    rc, err, dt = _semidp("audit", "--allow-code", "--time-limit", "20", str(spec), timeout=250)
+    assert rc == 2, err
+    assert f"mechanism.callable = 'hostile.py:{fn}'" in err and said in err and "Traceback" not in err
+    assert dt < 1.25 * hard_deadline(20.0) + 10.0, (dt, err)
+    assert _left_behind(cleanup) == []
+
+
+def test_a_hand_forked_pool_is_stopped_and_killed(cleanup: Path) -> None:
+    spec = _spec(cleanup, "os_fork_pool_and_hang")
+    rc, err, dt = _semidp("audit", "--allow-code", "--time-limit", "20", str(spec), timeout=250)
+    assert rc == 3, err
+    assert "Traceback" not in err
+    assert dt < 1.25 * hard_deadline(20.0) + 10.0, (dt, err)
+    assert len((cleanup / "pids").read_text().split()) >= 3  # the callable and its two forks, at least once
     assert _left_behind(cleanup) == []
 
 
