@@ -7,10 +7,16 @@ CPU until the hard stop. So the text is checked first (:data:`MAX_NUMBER_CHARS`,
 :data:`MAX_DECIMAL_EXPONENT`), then converted, then its magnitude checked against
 :data:`MAGNITUDE_RANGE` (every spec number must survive the float conversions the
 accountant makes: a nonzero value that would round to 0.0 or to inf is refused, never rounded).
+
+A TOML float keeps the decimal text it was written with (:class:`DecimalText`, the loader's
+``parse_float``): ``epsilon = 2.64`` is the rational 66/25, not the binary double nearest to it, so
+sums of decimals compare exactly with a decimal claim (``30 x 2.64 = 79.2``). Every float computation is
+unchanged: the double of the decimal text is the float TOML would have given.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -22,6 +28,29 @@ MAX_DECIMAL_EXPONENT = 400
 MAGNITUDE_RANGE = (Fraction(10) ** -300, Fraction(10) ** 300)
 
 _EXPONENT = re.compile(r"[eE]\s*([-+]?[\d_]+)")
+
+
+class DecimalText(float):
+    """A TOML float that keeps its decimal text (the loader's ``tomllib`` ``parse_float``).
+
+    It is the float TOML gives (``float(text)``, correctly rounded) everywhere a float is used;
+    :func:`exact_number` reads it as the exact rational of its text instead of its binary value.
+
+    >>> x = DecimalText("2.64")
+    >>> x == 2.64, exact_number(x), exact_number(2.64) == Fraction(66, 25)
+    (True, Fraction(66, 25), False)
+    """
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> DecimalText:
+        out = super().__new__(cls, text)
+        out.text = text
+        return out
+
+    def __reduce__(self) -> tuple[type[DecimalText], tuple[str]]:
+        return (DecimalText, (self.text,))
 
 
 class NumberRefused(ValueError):
@@ -47,6 +76,8 @@ def exact_number(value: object) -> Fraction:
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise NumberRefused(f"expected a number or an exact 'p/q' string, got {_short(value)}", syntax=True)
+    if isinstance(value, DecimalText) and math.isfinite(value):  # the decimal it was written as
+        return exact_number(value.text.replace("_", ""))
     if isinstance(value, str):
         text = value.strip()
         if len(text) > MAX_NUMBER_CHARS:
@@ -96,4 +127,11 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:40] + "..."
 
 
-__all__ = ["MAGNITUDE_RANGE", "MAX_DECIMAL_EXPONENT", "MAX_NUMBER_CHARS", "NumberRefused", "exact_number"]
+__all__ = [
+    "DecimalText",
+    "MAGNITUDE_RANGE",
+    "MAX_DECIMAL_EXPONENT",
+    "MAX_NUMBER_CHARS",
+    "NumberRefused",
+    "exact_number",
+]
