@@ -8,6 +8,7 @@ twice (group privacy) and a zCDP part four times.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import pickle
@@ -19,20 +20,23 @@ import pytest
 
 from semidp.accountant.outcome import Refuted, Verified
 from semidp.verify.cli import main
-from semidp.verify.exact_composition import ExactSum, decide_exact, exact_sum
+from semidp.verify.exact_composition import ExactSum, decide_exact, decimal_claim, exact_sum
 from semidp.verify.load import loads
 from semidp.verify.privacy_claim import PrivacyClaim
 from semidp.verify.spec import GuaranteeSpec
-from semidp.verify.spec_numbers import DecimalText, exact_number
+from semidp.verify.spec_numbers import DecimalText, decimal_value, exact_number
 
 
-def test_decimal_text_is_its_float_but_reads_as_its_decimal() -> None:
+def test_decimal_text_is_its_float_and_keeps_its_decimal() -> None:
     x = DecimalText("2.74")
     assert x == 2.74 and isinstance(x, float) and repr(x) == "2.74"
-    assert exact_number(x) == Fraction(137, 50) != exact_number(2.74)
-    assert exact_number(DecimalText("1_000.5")) == Fraction(2001, 2)
-    y = pickle.loads(pickle.dumps(x))
-    assert y.text == "2.74" and exact_number(y) == Fraction(137, 50)
+    n = exact_number(x)
+    assert n == Fraction(2.74) != Fraction(137, 50)  # the binary value, as every spec number was read
+    assert decimal_value(n) == Fraction(137, 50) and decimal_value(Fraction(1, 3)) == Fraction(1, 3)
+    assert decimal_value(exact_number(DecimalText("1_000.5"))) == Fraction(2001, 2)
+    assert type(n + 1) is Fraction  # arithmetic drops the decimal: only exact_composition reads it
+    for y in (pickle.loads(pickle.dumps(x)), pickle.loads(pickle.dumps(n)), copy.deepcopy(n)):
+        assert decimal_value(exact_number(y) if isinstance(y, float) else y) == Fraction(137, 50)
 
 
 def test_loader_keeps_the_decimals_of_every_spec_number() -> None:
@@ -55,10 +59,11 @@ deltas = [1e-6]
 """
     )
     comps = spec.mechanism.components  # type: ignore[attr-defined]
-    assert [c.epsilon for c in comps] == [Fraction(137, 50), Fraction(1, 10)]
-    assert spec.claim is not None and spec.claim.guarantee.epsilon == Fraction(71, 25)
-    assert spec.report.deltas == (Fraction(1, 10**6),)
-    assert float(spec.report.deltas[0]) == 1e-6  # the float used in arithmetic is unchanged
+    assert [c.epsilon for c in comps] == [Fraction(2.74), Fraction(0.1)]  # binary, unchanged
+    assert [decimal_value(c.epsilon) for c in comps] == [Fraction(137, 50), Fraction(1, 10)]
+    assert spec.claim is not None and decimal_value(spec.claim.guarantee.epsilon) == Fraction(71, 25)
+    assert decimal_claim(spec.claim.guarantee).exact("epsilon") == Fraction(71, 25)
+    assert decimal_value(spec.report.deltas[0]) == Fraction(1, 10**6) and spec.report.deltas[0] == Fraction(1e-6)
 
 
 def test_exact_sum_forms_and_grouping() -> None:
@@ -125,3 +130,14 @@ def test_zcdp_parts_sum_exactly_in_an_audit(tmp_path: Path, claim: str, code: in
     check = next(c for c in report["checks"] if c["name"] == "claim")
     assert (got, check["outcome"]) == (code, outcome)
     assert check["detail"].startswith("certified (exact rational): the sum of 3 parts, rho = 0.3 ")
+
+
+def test_a_single_guarantee_claimed_as_written_still_holds(tmp_path: Path) -> None:
+    """Not composed: the claim is read as before (binary), so rho = 2.56 claimed of rho = 2.56 holds (reading the
+    claim as its decimal against the float guarantee would refute it by rounding)."""
+    text = _ZCDP_SPEC.format(claim="2.56").replace(
+        "components = [{ zcdp = 0.1 }, { zcdp = 0.1 }, { zcdp = 0.1 }]", "guarantee = { zcdp = 2.56 }"
+    )
+    got, report = _audit_text(tmp_path, text)
+    check = next(c for c in report["checks"] if c["name"] == "claim")
+    assert (got, check["outcome"]) == (0, "verified")

@@ -4,8 +4,9 @@ A ``published`` release with ``components`` all pure DP (no ``delta``, or ``delt
 :math:`\sum_i \varepsilon_i`-DP [DR14, Thm. 3.14]; all zCDP to :math:`\sum_i \rho_i`-zCDP [BS16, Lemma 2.3].
 The accountant sums the parts' floats (rounded up), so a claim equal to a sum of decimals could be decided
 by binary rounding: ``30 x float(2.74) > float(82.2)``. Spec numbers keep their decimal text
-(:class:`verify.spec_numbers.DecimalText`), so the sum here is the exact rational of the decimals written,
-compared exactly with the claim's own decimal value.
+(:func:`verify.spec_numbers.decimal_value`), so the sum here is the exact rational of the decimals written,
+compared exactly with the claim's own decimal value (:func:`decimal_claim`). Everything else reads spec
+numbers as before (their binary values).
 
 Under Semi-DP at an exact :math:`a(t)` each part is grouped first [CA24, Prop. 21]: an
 :math:`\varepsilon`-DP part gives :math:`a\varepsilon`, a :math:`\rho`-zCDP part :math:`a^2\rho`
@@ -18,13 +19,14 @@ attain :math:`\sum\rho_i`-zCDP exactly. Any other claim form is left to :mod:`ve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Literal, Optional
 
 from semidp.accountant.outcome import Outcome, Refuted, Verified
 from semidp.verify.privacy_claim import PrivacyClaim
 from semidp.verify.spec import GuaranteeSpec
+from semidp.verify.spec_numbers import decimal_value
 
 EXACT_SUM = "certified (exact rational)"
 
@@ -48,15 +50,28 @@ def exact_sum(components: Optional[tuple[GuaranteeSpec, ...]], group: int = 1) -
     """
     if not components or group < 1:
         return None
-    rhos = [c.zcdp for c in components]
+    rhos = [c.zcdp for c in components]  # decimal values below
     if all(r is not None for r in rhos):
-        return ExactSum("rho", group * group * sum((Fraction(r or 0) for r in rhos), Fraction(0)), len(components))
+        return ExactSum(
+            "rho", group * group * sum((decimal_value(r or Fraction(0)) for r in rhos), Fraction(0)), len(components)
+        )
     pure = [
         c.epsilon if not c.delta and c.mu is None and c.zcdp is None and c.rdp is None else None for c in components
     ]
     if all(e is not None for e in pure):
-        return ExactSum("epsilon", group * sum((Fraction(e or 0) for e in pure), Fraction(0)), len(components))
+        return ExactSum(
+            "epsilon", group * sum((decimal_value(e or Fraction(0)) for e in pure), Fraction(0)), len(components)
+        )
     return None
+
+
+def decimal_claim(g: GuaranteeSpec) -> PrivacyClaim:
+    """The claim ``g`` states, its numbers read as the decimals they were written as (``epsilon = 82.2``: 411/5)."""
+
+    def dec(x: Fraction | None) -> Fraction | None:
+        return None if x is None else decimal_value(x)
+
+    return PrivacyClaim.of_spec(replace(g, epsilon=dec(g.epsilon), delta=dec(g.delta), mu=dec(g.mu), zcdp=dec(g.zcdp)))
 
 
 def decide_exact(claim: PrivacyClaim, total: ExactSum) -> Outcome | None:
@@ -102,4 +117,4 @@ def _show(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
-__all__ = ["ExactSum", "decide_exact", "exact_sum"]
+__all__ = ["ExactSum", "decide_exact", "decimal_claim", "exact_sum"]

@@ -32,7 +32,7 @@ from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.verify.certify import certify_summary
 from semidp.verify.claims import check_composed_claim, decide
 from semidp.verify.context import MIN_STEP_SECONDS, Context, KindResult, Plot
-from semidp.verify.exact_composition import ExactSum, decide_exact, exact_sum
+from semidp.verify.exact_composition import ExactSum, decide_exact, decimal_claim, exact_sum
 from semidp.verify.load import validate
 from semidp.verify.privacy_claim import PrivacyClaim
 from semidp.verify.registry import lookup
@@ -121,7 +121,7 @@ def claim_check(
     composed release's ``exact`` sum decides first when it can (:mod:`verify.exact_composition`)."""
     if spec.claim is None:
         return []
-    decided = None if exact is None else decide_exact(claim_of(spec.claim.guarantee), exact)
+    decided = None if exact is None else decide_exact(decimal_claim(spec.claim.guarantee), exact)
     if decided is not None:
         return [Check("claim", decided)]
     outcome, bounds = decide_claim(claim_of(spec.claim.guarantee), effective, parts)
