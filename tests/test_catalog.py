@@ -216,7 +216,8 @@ def _month_spec(name: str) -> dict[str, Any]:
 def test_month_is_thirty_days_and_the_claim_is_the_table_s_monthly_figure(name: str, daily: str, monthly: str) -> None:
     """The table's monthly figure is 30 times its daily one, in decimals exactly; the spec composes 30 days and
     claims the monthly figure. In binary floats, 30 x float(daily) exceeds float(monthly) by a few 1e-15: the
-    reason spec decimals are summed exactly (specs/README.md, "Decimals are exact")."""
+    reason composed spec decimals are summed exactly (specs/README.md, "Decimals are exact for composed
+    claims")."""
     spec = _month_spec(name)
     assert spec["mechanism"]["components"] == [{"epsilon": float(daily)}] * 30
     assert spec["claim"] == {"framework": "dp", "guarantee": {"epsilon": float(monthly)}}

@@ -1,4 +1,5 @@
-"""Decimal spec numbers summed exactly (specs/README.md, "Decimals are exact"; verify/exact_composition.py).
+"""Composed decimal spec numbers summed exactly (specs/README.md, "Decimals are exact for composed claims";
+verify/exact_composition.py).
 
 Figures by hand: 30 x 2.74 = 82.2 = 411/5 and 3 x 0.1 = 0.3 in decimals, while in binary floats
 30 x float(2.74) > float(82.2) and 0.1 + 0.1 + 0.1 > 0.3; under Semi-DP with a(t) = 2 a pure part counts
