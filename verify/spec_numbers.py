@@ -69,6 +69,9 @@ class DecimalFraction(Fraction):
     def __reduce__(self) -> tuple[type[DecimalFraction], tuple[int, int, Fraction]]:
         return (DecimalFraction, (self.numerator, self.denominator, self.decimal))
 
+    def __repr__(self) -> str:  # the value is the binary one: shown as the Fraction it equals
+        return f"Fraction({self.numerator}, {self.denominator})"
+
     def __copy__(self) -> DecimalFraction:
         return self
 
