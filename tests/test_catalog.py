@@ -215,23 +215,29 @@ def _month_spec(name: str) -> dict[str, Any]:
 )
 def test_month_is_thirty_days_and_the_claim_is_the_table_s_monthly_figure(name: str, daily: str, monthly: str) -> None:
     """The table's monthly figure is 30 times its daily one, in decimals exactly; the spec composes 30 days and
-    claims the monthly figure. In binary floats, 30 x float(daily) exceeds float(monthly) by a few 1e-15 (the
-    reason the audit cannot verify the claim, test below)."""
+    claims the monthly figure. In binary floats, 30 x float(daily) exceeds float(monthly) by a few 1e-15: the
+    reason composed spec decimals are summed exactly (specs/README.md, "Decimals are exact for composed
+    claims")."""
     spec = _month_spec(name)
     assert spec["mechanism"]["components"] == [{"epsilon": float(daily)}] * 30
-    assert "claim" not in spec  # figure only: a claim of the monthly figure would be decided by binary rounding
+    assert spec["claim"] == {"framework": "dp", "guarantee": {"epsilon": float(monthly)}}
     assert Fraction(daily) * 30 == Fraction(monthly)
     gap = Fraction(float(daily)) * 30 - Fraction(float(monthly))
     assert 0 < gap < Fraction(1, 10**14)
 
 
-@pytest.mark.parametrize(("name", "daily"), [("google-mobility-month", 2.64), ("microsoft-telemetry-month", 2.74)])
-def test_month_figures_and_verdict(name: str, daily: float) -> None:
+@pytest.mark.parametrize(
+    ("name", "daily", "monthly"), [("google-mobility-month", 2.64, "79.2"), ("microsoft-telemetry-month", 2.74, "82.2")]
+)
+def test_month_figures_and_verdict(name: str, daily: float, monthly: str) -> None:
     """Pure epsilon 30 x daily (basic composition, rounded up); at delta = 1e-6 and 1e-9 the reported epsilon is
-    the optimal composition of the 30 identical guarantees [KOV15] (sound and tight to 1e-6). The claim is left
-    not part of the spec (figure only): the binary sum exceeds the binary monthly figure only by rounding."""
+    the optimal composition of the 30 identical guarantees [KOV15] (sound and tight to 1e-6). The publisher's
+    monthly figure holds, decided by the exact sum of the decimals (not by binary rounding)."""
     code, report = _audit(name)
-    assert code == 0 and report["claim"] is None
+    assert code == 0 and report["verdict"] == "holds"
+    claim = next(c for c in report["checks"] if c["name"] == "claim")
+    assert claim["outcome"] == "verified"
+    assert f"the sum of 30 parts, epsilon = {monthly} <= claimed {monthly}" in claim["detail"]
     adv = report["advertised"]
     assert adv["epsilon"] >= 30 * daily and adv["epsilon"] == pytest.approx(30 * daily, abs=1e-9)
     for delta in (1e-6, 1e-9):
@@ -251,17 +257,21 @@ def test_microsoft_telemetry_day_is_four_reports_rounded_down() -> None:
     assert Fraction("82.32") > Fraction("82.2")
 
 
-def test_month_claim_a_hair_above_the_binary_sum_is_verified(tmp_path: Path) -> None:
-    """The gap to the monthly figure is rounding only (README, catalog): the spec claiming 79.2000000001 holds."""
-    text = (SPECS / "google-mobility-month.toml").read_text(encoding="utf-8")
-    assert "\n[claim]" not in text
-    spec = tmp_path / "mobility-hair-above.toml"
-    claim = '\n[claim]\nframework = "dp"\nguarantee = { epsilon = 79.2000000001 }\n'
-    spec.write_text(text.replace("\n[report]", claim + "\n[report]") if "\n[report]" in text else text + claim)
+@pytest.mark.parametrize(
+    ("claimed", "code", "outcome"),
+    [("82.2", 0, "verified"), ("82.19999999999999", 1, "refuted"), ('"411/5"', 0, "verified"), ("82.3", 0, "verified")],
+)
+def test_month_claim_is_decided_exactly(tmp_path: Path, claimed: str, code: int, outcome: str) -> None:
+    """The telemetry month against claims at, just below and above 30 x 2.74 = 82.2 = 411/5: exactly the
+    decimal sum decides (a claim one digit in the 14th decimal below the sum is refuted: pure DP's basic
+    composition is attained by randomized response)."""
+    text = (SPECS / "microsoft-telemetry-month.toml").read_text(encoding="utf-8")
+    spec = tmp_path / "telemetry.toml"
+    spec.write_text(text.replace("guarantee = { epsilon = 82.2 }", f"guarantee = {{ epsilon = {claimed} }}"))
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        code = main(["audit", str(spec), "--json", "--quiet"])
+        got = main(["audit", str(spec), "--json", "--quiet"])
     report = json.loads(buf.getvalue())
-    assert code == 0 and report["verdict"] == "holds"
-    claim = next(c for c in report["checks"] if c["name"] == "claim")
-    assert claim["outcome"] == "verified"
+    check = next(c for c in report["checks"] if c["name"] == "claim")
+    assert (got, check["outcome"]) == (code, outcome)
+    assert check["detail"].startswith("certified (exact rational): the sum of 30 parts, epsilon = 82.2 ")

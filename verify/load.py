@@ -29,7 +29,7 @@ from semidp.verify.registry import REGISTRY, Problem, unknown_kind_problem
 from semidp.verify.spec import MechanismSpec, Spec, public_fields, strip_optional
 from semidp.verify.spec_checks import SHARED_CHECKS
 from semidp.verify.spec_files import SpecFileRefused, decode_text, read_regular
-from semidp.verify.spec_numbers import NumberRefused, exact_number
+from semidp.verify.spec_numbers import DecimalText, NumberRefused, exact_number
 from semidp.verify.workload_spec import clash_problems, omitted_key_problems, with_geography_features
 
 
@@ -213,7 +213,7 @@ def validate(spec: Spec, *, parse_problems: Sequence[Problem] = ()) -> list[Prob
 def loads(text: str, path: str = "<string>") -> Spec:
     """Parse and validate spec text; raise :class:`InvalidSpec` listing every problem."""
     try:
-        raw = tomllib.loads(text)
+        raw = tomllib.loads(text, parse_float=DecimalText)  # decimals stay exact (spec_numbers)
     except tomllib.TOMLDecodeError as e:
         raise InvalidSpec(path, [f"not valid TOML: {e}"]) from None
     except ValueError as e:  # an integer of more than 4300 digits (Python's int_max_str_digits)

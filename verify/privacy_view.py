@@ -170,7 +170,7 @@ def choose_view(
     violation = None
     if claim is not None and curves:
         over = search_power[subject % len(curves)] > search_power[-1] * GAP_FACTOR
-        if over.any():
+        if over.any() and verdict != "holds":  # a proven claim: a float-rounding excess is not drawn
             violation = (float(search[over].min()), float(search[over].max()))
     # a violation that reaches the search floor (e.g. no finite guarantee) shows at every alpha: keep the default
     bounded = violation is not None and violation[0] > search[0]
@@ -178,7 +178,7 @@ def choose_view(
     alpha = np.logspace(math.log10(lo), 0.0, points)
     powers = [power_bound(eps_calc, d, alpha) for d in calc]
     gap_alpha = gap_eps = None
-    if claim is not None and curves:
+    if claim is not None and curves and verdict != "holds":
         k = subject % len(curves)
         gap_alpha = _largest_gap(alpha, [powers[k]], powers[-1])
         gap_eps = _largest_gap(eps, [shown[k]], shown[-1])

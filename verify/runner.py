@@ -32,6 +32,7 @@ from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.verify.certify import certify_summary
 from semidp.verify.claims import check_composed_claim, decide
 from semidp.verify.context import MIN_STEP_SECONDS, Context, KindResult, Plot
+from semidp.verify.exact_composition import ExactSum, decide_exact, decimal_claim, exact_sum
 from semidp.verify.load import validate
 from semidp.verify.privacy_claim import PrivacyClaim
 from semidp.verify.registry import lookup
@@ -113,10 +114,16 @@ def composed_parts(ctx: Context, radius: int) -> list[Guarantee] | None:
     return parts
 
 
-def claim_check(spec: Spec, effective: AnyGuarantee, parts: Sequence[Guarantee] | None = None) -> list[Check]:
-    """The ``claim`` check (with epsilon bounds when the comparison yields them), if the spec has a claim."""
+def claim_check(
+    spec: Spec, effective: AnyGuarantee, parts: Sequence[Guarantee] | None = None, exact: ExactSum | None = None
+) -> list[Check]:
+    """The ``claim`` check (with epsilon bounds when the comparison yields them), if the spec has a claim; a
+    composed release's ``exact`` sum decides first when it can (:mod:`verify.exact_composition`)."""
     if spec.claim is None:
         return []
+    decided = None if exact is None else decide_exact(decimal_claim(spec.claim.guarantee), exact)
+    if decided is not None:
+        return [Check("claim", decided)]
     outcome, bounds = decide_claim(claim_of(spec.claim.guarantee), effective, parts)
     extra = {"bounds": {"lower": bounds.lower, "estimate": bounds.estimate, "upper": bounds.upper}} if bounds else {}
     return [Check("claim", outcome, extra)]
@@ -257,7 +264,9 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
         )
     else:
         parts = composed_parts(ctx, a.value)
-        checks += [_claim_with_bounds(c, ctx, part) for c in claim_check(spec, part.effective, parts)]
+        group = 1 if ctx.framework == "dp" else a.value if ctx.framework == "semi-dp" else 0
+        exact = exact_sum(getattr(spec.mechanism, "components", None), group) if parts is not None else None
+        checks += [_claim_with_bounds(c, ctx, part) for c in claim_check(spec, part.effective, parts, exact)]
     claims = [c.outcome for c in checks if c.name == "claim"]
     if isinstance(a_outcome, Unknown) and not a.exact and claims and all(isinstance(o, Verified) for o in claims):
         # The claim holds at the proven upper end of a(t): the exact value cannot change the verdict.

@@ -7,10 +7,17 @@ CPU until the hard stop. So the text is checked first (:data:`MAX_NUMBER_CHARS`,
 :data:`MAX_DECIMAL_EXPONENT`), then converted, then its magnitude checked against
 :data:`MAGNITUDE_RANGE` (every spec number must survive the float conversions the
 accountant makes: a nonzero value that would round to 0.0 or to inf is refused, never rounded).
+
+A TOML float keeps the decimal text it was written with (:class:`DecimalText`, the loader's
+``parse_float``), and its exact number is a :class:`DecimalFraction`: the binary value as before
+(every comparison and float computation is unchanged), carrying the rational its text writes
+(``epsilon = 2.64``: 66/25) in ``decimal``. Only :mod:`verify.exact_composition` reads it, so sums of
+decimals compare exactly with a decimal claim (``30 x 2.64 = 79.2``).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -22,6 +29,59 @@ MAX_DECIMAL_EXPONENT = 400
 MAGNITUDE_RANGE = (Fraction(10) ** -300, Fraction(10) ** 300)
 
 _EXPONENT = re.compile(r"[eE]\s*([-+]?[\d_]+)")
+
+
+class DecimalText(float):
+    """A TOML float that keeps its decimal text (the loader's ``tomllib`` ``parse_float``).
+
+    It is the float TOML gives (``float(text)``, correctly rounded) everywhere a float is used;
+    :func:`exact_number` makes it a :class:`DecimalFraction` that also carries its text's rational.
+
+    >>> x = exact_number(DecimalText("2.64"))
+    >>> x == Fraction(2.64), x.decimal
+    (True, Fraction(66, 25))
+    """
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> DecimalText:
+        out = super().__new__(cls, text)
+        out.text = text
+        return out
+
+    def __reduce__(self) -> tuple[type[DecimalText], tuple[str]]:
+        return (DecimalText, (self.text,))
+
+
+class DecimalFraction(Fraction):
+    """The binary value of a TOML float (equal to ``Fraction(float)``, as every spec number was) with the exact
+    rational of its decimal text in ``decimal``; arithmetic gives plain Fractions of the binary value."""
+
+    __slots__ = ("decimal",)
+    decimal: Fraction
+
+    def __new__(cls, numerator: int, denominator: int, decimal: Fraction) -> DecimalFraction:
+        out = super().__new__(cls, numerator, denominator)
+        out.decimal = decimal
+        return out
+
+    def __reduce__(self) -> tuple[type[DecimalFraction], tuple[int, int, Fraction]]:
+        return (DecimalFraction, (self.numerator, self.denominator, self.decimal))
+
+    def __repr__(self) -> str:  # the value is the binary one: shown as the Fraction it equals
+        return f"Fraction({self.numerator}, {self.denominator})"
+
+    def __copy__(self) -> DecimalFraction:
+        return self
+
+    def __deepcopy__(self, memo: object) -> DecimalFraction:
+        return self
+
+
+def decimal_value(x: Fraction) -> Fraction:
+    """The exact rational a spec number was written as: a TOML float's decimal text, else ``x`` itself."""
+    return x.decimal if isinstance(x, DecimalFraction) else x
 
 
 class NumberRefused(ValueError):
@@ -47,6 +107,9 @@ def exact_number(value: object) -> Fraction:
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise NumberRefused(f"expected a number or an exact 'p/q' string, got {_short(value)}", syntax=True)
+    if isinstance(value, DecimalText) and math.isfinite(value):  # its binary value, with the decimal it was written as
+        binary = exact_number(float(value))
+        return DecimalFraction(binary.numerator, binary.denominator, exact_number(value.text.replace("_", "")))
     if isinstance(value, str):
         text = value.strip()
         if len(text) > MAX_NUMBER_CHARS:
@@ -96,4 +159,13 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:40] + "..."
 
 
-__all__ = ["MAGNITUDE_RANGE", "MAX_DECIMAL_EXPONENT", "MAX_NUMBER_CHARS", "NumberRefused", "exact_number"]
+__all__ = [
+    "DecimalFraction",
+    "DecimalText",
+    "MAGNITUDE_RANGE",
+    "MAX_DECIMAL_EXPONENT",
+    "MAX_NUMBER_CHARS",
+    "NumberRefused",
+    "decimal_value",
+    "exact_number",
+]
