@@ -55,8 +55,8 @@ class RefinedInterval(NamedTuple):
     rel_width: float
     """The relative width reached (``inf`` if the upper end is infinite)."""
     stopped_by: str = ""
-    """Why refinement stopped short of the width: ``"budget"``, ``"grid cap"`` (``max_points`` or the engine's
-    size limit), or ``""`` (the width and any target were reached, or the bracket is a closed form)."""
+    """Why refinement stopped short of the width or of deciding the target: ``"budget"``, ``"grid cap"``
+    (``max_points`` or the engine's size limit), or ``""`` (both reached, or the bracket is a closed form)."""
     target_width: float = DEFAULT_REL_WIDTH
     """The relative width asked for."""
 
@@ -121,11 +121,14 @@ def refine_many(
     first_points: int = DEFAULT_POINTS,
     max_points: int = MAX_POINTS,
     budget: Budget | None = None,
+    first_seconds: float | None = None,
 ) -> list[RefinedInterval]:
     """:func:`refine` for several queries (e.g. epsilon at several deltas) sharing each grid's composition.
 
     Each grid is composed once; refinement goes on while any query is short of the width or its target is
-    undecided, and each query's interval is the intersection over the grids tried.
+    undecided, and each query's interval is the intersection over the grids tried. ``first_seconds``: what the
+    first bracket took to compose when ``compose(None)`` returns one composed earlier (the next grid is
+    expected to take 4x that; default: the time ``compose(None)`` and its queries take now).
     """
     check_in_interval("rel_width", rel_width, 0.0, 1.0, lo_open=True)
     if len(queries) != len(targets):
@@ -135,7 +138,7 @@ def refine_many(
     bracket = compose(None)
     ivs = [q(bracket) for q in queries]
     points: int | None = None
-    last = time.monotonic() - t0
+    last = time.monotonic() - t0 if first_seconds is None else max(first_seconds, time.monotonic() - t0)
     stopped = ""
     refinable = not isinstance(bracket, (GaussianBracket, LaplaceBracket))
 
@@ -160,9 +163,10 @@ def refine_many(
         ivs = [PLDInterval(max(iv.lower, n.lower), min(iv.upper, n.upper)) for iv, n in zip(ivs, new)]
         points, last = nxt, time.monotonic() - t0
     out = []
-    for iv in ivs:
+    for iv, t in zip(ivs, targets):
         w = _relative_width(iv)
-        out.append(RefinedInterval(iv, points, w <= rel_width, w, "" if w <= rel_width else stopped, rel_width))
+        short = w > rel_width or _undecided(iv, t)
+        out.append(RefinedInterval(iv, points, w <= rel_width, w, stopped if short else "", rel_width))
     return out
 
 

@@ -111,6 +111,7 @@ def _audit(spec: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple
     [
         (29.99, 1, "fail"),  # default lower end 29.98711 < 29.99; 2^19 points: lower end 29.99274
         (29.99562, 0, "pass"),  # default upper end 29.99564 > 29.99562; 2^19 points: upper end 29.99561
+        (29.9953, 3, "skip"),  # inside the bracket on every grid up to the cap: [29.99482, 29.99561]
     ],
 )
 def test_a_census_claim_inside_the_default_bracket_is_decided(
@@ -119,9 +120,12 @@ def test_a_census_claim_inside_the_default_bracket_is_decided(
     got, report = _audit(_census_with_claim(tmp_path, epsilon), capsys)
     check = next(c for c in report["checks"] if c["name"] == "claim")
     assert got == code and check["status"] == verdict, check
-    assert "grid points" in check["detail"]
     lo, up = check["bounds"]["lower"], check["bounds"]["upper"]
-    assert (lo > epsilon) if code == 1 else (up <= epsilon)
+    if code == 3:  # never refuted from the upper end, never verified from the lower end
+        assert lo <= epsilon < up and "refinement stopped: grid cap" in check["detail"], check
+    else:
+        assert "grid points" in check["detail"]
+        assert (lo > epsilon) if code == 1 else (up <= epsilon)
     assert 29.9871 < lo <= up < 29.9957  # tighter than the default bracket on both ends
 
 
@@ -145,7 +149,12 @@ def test_the_workload_report_refines_its_brackets_and_says_when_the_budget_stopp
     assert (stopped.lower, stopped.upper) == (default.lower, default.upper)
     assert stopped.bracket_note is not None and stopped.bracket_note.endswith("> 0.001: budget")
     assert stopped.to_json()["bracket_note"] == stopped.bracket_note
-    refined = accounted().evaluated([1e-10], Budget.unlimited()).pld_entries([1e-10])[0]
+    acc = accounted().evaluated([1e-10], Budget.unlimited())
+    refined = acc.pld_entries([1e-10])[0]
     assert default.lower < refined.lower <= refined.upper <= default.upper
     assert refined.upper - refined.lower < (default.upper - default.lower) / 4
     assert refined.bracket_note is None or refined.bracket_note.endswith(": grid cap")
+    assert len(acc.finer) == 1  # only the finest grid is kept (memory)
+    # a claim goes on from the finest grid, even with no budget left: its bracket is the refined one
+    r = acc.decide_at(1e-10, refined.lower, Budget.of(0.0))
+    assert (r.interval.lower, r.interval.upper) == (refined.lower, refined.upper) and r.points == max(acc.finer)

@@ -86,8 +86,9 @@ class Accounted:
     semi_radius: int | None = None
     refined: dict[float, RefinedInterval] = field(default_factory=dict, compare=False, repr=False)
     """Epsilon at each delta after :meth:`evaluated`'s refinement."""
-    finer: dict[int, WorkloadBracket] = field(default_factory=dict, compare=False, repr=False)
-    """Finer grids composed so far, by grid-points target (shared by :meth:`evaluated` and :meth:`decide_at`)."""
+    finer: dict[int, tuple[WorkloadBracket, float]] = field(default_factory=dict, compare=False, repr=False)
+    """The finest grid composed so far, by grid-points target, with the seconds it took (one entry at most, to
+    bound memory; :meth:`decide_at` goes on from where :meth:`evaluated` stopped)."""
 
     def entries(self, deltas: list[float], relation: Any) -> list[JSON]:
         """BS and CKS on the summed rho, then the PLD (upper end reported, the bracket beside it)."""
@@ -123,21 +124,32 @@ class Accounted:
     def _compose(self, points: int | None) -> WorkloadBracket:
         if self.pld is None:  # pragma: no cover - callers check
             raise TypeError("no PLD to refine")
-        if points is None or not self.values:
-            return self.pld
-        if points not in self.finer:
-            b = workload_bracket(list(self.values), self.noise, semi_radius=self.semi_radius, points=points)
-            if b is None:  # pragma: no cover - the same measurements changed at the first grid
-                raise TypeError("workload_bracket returned None on a finer grid")
-            self.finer[points] = b
-        return self.finer[points]
+        if points is None:
+            return next(iter(self.finer.values()))[0] if self.finer else self.pld
+        t0 = time.monotonic()
+        b = workload_bracket(list(self.values), self.noise, semi_radius=self.semi_radius, points=points)
+        if b is None:  # pragma: no cover - the same measurements changed at the first grid
+            raise TypeError("workload_bracket returned None on a finer grid")
+        self.finer.clear()
+        self.finer[points] = (b, time.monotonic() - t0)
+        return b
 
     def _refine(
         self, deltas: Sequence[float], targets: Sequence[float | None], budget: Budget
     ) -> list[RefinedInterval]:
         queries = [(lambda b, d=d: b.epsilon(d)) for d in deltas]
         cap = MAX_POINTS if self.values else WORKLOAD_POINTS  # without the measurements: the first grid only
-        return refine_many(self._compose, queries, targets, first_points=WORKLOAD_POINTS, max_points=cap, budget=budget)
+        start, seconds = next(((p, s) for p, (_, s) in self.finer.items()), (WORKLOAD_POINTS, None))
+        out = refine_many(
+            self._compose,
+            queries,
+            targets,
+            first_points=start,
+            first_seconds=seconds,
+            max_points=cap,
+            budget=budget,
+        )
+        return [r if r.points is not None or start == WORKLOAD_POINTS else r._replace(points=start) for r in out]
 
     def evaluated(self, deltas: list[float], budget: Budget | None = None) -> Accounted:
         """``self``, with the PLD's epsilon at every delta computed now and refined to
