@@ -31,7 +31,6 @@ import contextlib
 import math
 import os
 import sys
-import time
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semidp.accountant.arguments import check_int
+from semidp.accountant.budget import Budget
 from semidp.accountant.callable_invariant import CallableInvariant, freeze_value
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, format_size
@@ -56,6 +56,8 @@ DEFAULT_LIMIT = 1_000_000
 
 #: Default work budget (expanded partial states) of the counting pass.
 DEFAULT_COUNT_WORK = 1_000_000
+#: Seconds :meth:`Fiber.support` and :func:`integer_point` take by default (without a budget).
+SUPPORT_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +151,7 @@ class Fiber:
             return np.full(k, self.n, dtype=np.int64)
         return cell_bounds(self.matrix, self.rhs, self.n)
 
-    def estimate_size(self, *, work_limit: int = DEFAULT_COUNT_WORK, time_limit: float | None = None) -> FiberSize:
+    def estimate_size(self, *, work_limit: int = DEFAULT_COUNT_WORK, budget: Budget | None = None) -> FiberSize:
         """Count the fiber without enumerating it, or bound it.
 
         Parameters
@@ -157,8 +159,8 @@ class Fiber:
         work_limit:
             Largest number of partial states the counting pass may expand before
             giving up and returning the upper bound.
-        time_limit:
-            Seconds the counting pass may take before giving up the same way (``None``: no limit).
+        budget:
+            Wall-clock budget of the counting pass: it gives up the same way when it expires (``None``: no limit).
 
         Returns
         -------
@@ -176,8 +178,7 @@ class Fiber:
         if self.matrix is None or self.rhs is None:
             return FiberSize(math.comb(self.n + k - 1, k - 1), False, "compositions")
         bounds = self.cell_upper_bounds()
-        deadline = None if time_limit is None else time.monotonic() + time_limit
-        counted = _count_linear(self.matrix, self.rhs, bounds, work_limit, deadline)
+        counted = _count_linear(self.matrix, self.rhs, bounds, work_limit, budget or Budget.unlimited())
         if counted is not None:
             return FiberSize(counted, True, "dynamic-programming")
         return FiberSize(_partition_bound(self.matrix, self.rhs, bounds), False, "partition-bound")
@@ -231,7 +232,7 @@ class Fiber:
             return allh[np.array(keep, dtype=np.int64)] if keep else allh[:0]
         return _enumerate_linear(self.matrix, self.rhs, self.cell_upper_bounds(), cap)
 
-    def support(self, *, time_limit: float = 60.0) -> dict[int, tuple[int, ...]]:
+    def support(self, *, budget: Budget | None = None) -> dict[int, tuple[int, ...]]:
         r"""The record values ``X_t`` with one conforming histogram showing each.
 
         ``X_t = {x : h_x >= 1 for some conforming h}`` (Cho & Awan 2024,
@@ -245,7 +246,7 @@ class Fiber:
         SearchTooLarge
             Callable invariant with too many histograms to enumerate.
         InvalidArgument
-            If the solver does not finish within ``time_limit`` seconds.
+            If the solver does not finish within ``budget`` (default: :data:`SUPPORT_SECONDS` from now).
         """
         if self.matrix is None or self.rhs is None:
             rows = self.enumerate()
@@ -255,7 +256,7 @@ class Fiber:
                     if v > 0 and c not in out:
                         out[c] = tuple(row)
             return dict(sorted(out.items()))
-        deadline = time.monotonic() + time_limit
+        budget = Budget.of(SUPPORT_SECONDS) if budget is None else budget
         bounds = self.cell_upper_bounds()
         found: dict[int, tuple[int, ...]] = {}
         for c in range(self.n_cells):
@@ -263,13 +264,12 @@ class Fiber:
                 continue
             lower = np.zeros(self.n_cells, dtype=np.int64)
             lower[c] = 1
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if budget.expired:
                 raise BudgetExhausted(
                     f"--time-limit ran out while deciding which records can occur (cell {c} of {self.n_cells})",
                     c,
                 )
-            status, h = integer_point(self.matrix, self.rhs, lower, bounds, time_limit=remaining)
+            status, h = integer_point(self.matrix, self.rhs, lower, bounds, budget=budget)
             if status == "infeasible":
                 continue
             if status != "feasible" or h is None:
@@ -483,9 +483,10 @@ def integer_point(
     lower: NDArray[np.int64],
     upper: NDArray[np.int64],
     *,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
 ) -> tuple[str, NDArray[np.int64] | None]:
-    """Find ``h`` integer with ``a h = b`` and ``lower <= h <= upper`` (HiGHS MILP).
+    """Find ``h`` integer with ``a h = b`` and ``lower <= h <= upper`` (HiGHS MILP), within ``budget``
+    (default: :data:`SUPPORT_SECONDS` from now; the solver always gets at least a millisecond).
 
     Returns
     -------
@@ -499,12 +500,14 @@ def integer_point(
     k = a.shape[1]
     if (lower > upper).any():
         return "infeasible", None
+    seconds = (Budget.of(SUPPORT_SECONDS) if budget is None else budget).remaining()
+    seconds = SUPPORT_SECONDS if seconds == math.inf else seconds
     res = solve_milp(
         c=np.zeros(k),
         integrality=np.ones(k),
         bounds=Bounds(lower.astype(float), upper.astype(float)),
         constraints=[LinearConstraint(a.astype(float), b.astype(float), b.astype(float))],
-        options={"time_limit": max(float(time_limit), 1e-3), "presolve": True},
+        options={"time_limit": max(seconds, 1e-3), "presolve": True},
     )
     if res.status == 2:
         return "infeasible", None
@@ -659,7 +662,7 @@ def _row_keys(res: NDArray[np.int64], lo: NDArray[np.int64], hi: NDArray[np.int6
 
 
 def _count_linear(
-    a: NDArray[np.int64], b: NDArray[np.int64], u: NDArray[np.int64], work_limit: int, deadline: float | None = None
+    a: NDArray[np.int64], b: NDArray[np.int64], u: NDArray[np.int64], work_limit: int, budget: Budget
 ) -> int | None:
     """Exact number of integer points, or ``None`` if the work or time budget runs out."""
     k = a.shape[1]
@@ -670,7 +673,7 @@ def _count_linear(
     weight: NDArray[np.int64] = np.ones(1, dtype=np.int64)
     big = False  # switch to Python ints (object arrays) once counts approach 2**62
     for c in range(k):
-        if deadline is not None and time.monotonic() > deadline:
+        if budget.expired:
             return None
         lo, hi = prop.ranges(c, res)
         width = np.maximum(hi - lo + 1, 0)

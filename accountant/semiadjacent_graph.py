@@ -8,7 +8,6 @@ the witnessed value and a proven upper bound are returned.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semidp.accountant.arguments import check_int
+from semidp.accountant.budget import Budget
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument, VerificationError
 from semidp.accountant.fiber import (
@@ -56,7 +56,7 @@ def pair_search(
     x: int,
     y: int,
     offsets: RecordOffsets | None,
-    deadline: float,
+    budget: Budget,
 ) -> PairOutcome:
     """Directed Hausdorff distance max_{g in G_x} min_{g' in G_y} |g - g'|_1 / 2, level by level.
 
@@ -68,7 +68,7 @@ def pair_search(
     """
     gx = bits.gx
     if offsets is None:
-        return pair_direct(gx, gy, np.arange(gx.shape[0], dtype=np.int64), deadline)
+        return pair_direct(gx, gy, np.arange(gx.shape[0], dtype=np.int64), budget)
     a = offsets.a
     if np.array_equal(a[:, x], a[:, y]):
         return PairOutcome(0, True, 0, gx[0].copy())  # G_x = G_y
@@ -79,9 +79,9 @@ def pair_search(
         r += 1
         if offsets.size(r) > offsets.level_limit:
             rows = np.flatnonzero(np.unpackbits(unres)[: bits.m]).astype(np.int64)
-            direct = pair_direct(gx, gy, rows, deadline)
+            direct = pair_direct(gx, gy, rows, budget)
             return direct if direct.dist >= 0 else out
-        if time.monotonic() > deadline:
+        if budget.expired:
             return out
         nset, pset = offsets.candidates(r, x, y)
         if nset.shape[0] == 0:
@@ -99,14 +99,14 @@ def pair_search(
     return out
 
 
-def pair_direct(gx: NDArray[np.int64], gy: NDArray[np.int64], rows: NDArray[np.int64], deadline: float) -> PairOutcome:
+def pair_direct(gx: NDArray[np.int64], gy: NDArray[np.int64], rows: NDArray[np.int64], budget: Budget) -> PairOutcome:
     """Exact nearest points by direct L1 distances (callable invariants; wide levels)."""
     best = -1
     best_g = int(rows[0])
     best_near = gx[0]
     chunk = max(1, 20_000_000 // max(1, gy.shape[0] * gx.shape[1]))
     for s in range(0, rows.shape[0], chunk):
-        if time.monotonic() > deadline:
+        if budget.expired:
             return PairOutcome(best, False, best_g, best_near.copy())
         idx = rows[s : s + chunk]
         d = np.abs(gx[idx][:, None, :] - gy[None, :, :]).sum(axis=2)
@@ -184,17 +184,17 @@ def semiadjacent_by_graph_search(
     check_budget(limit, time_limit)
     check_int("level_limit", level_limit, minimum=1)
     fib = make_fiber(space, invariant, table, t, n)
-    deadline = t0 + time_limit
+    budget = Budget.until(t0 + time_limit)
     est = fib.estimate_size()
     fibrows = fib.enumerate(limit=limit, estimate=est)
-    return graph_search_on(fib, fibrows, est, deadline, t0, level_limit, note="")
+    return graph_search_on(fib, fibrows, est, budget, t0, level_limit, note="")
 
 
 def graph_search_on(
     fib: Fiber,
     fibrows: NDArray[np.int64],
     est: FiberSize,
-    deadline: float,
+    budget: Budget,
     t0: float,
     level_limit: int,
     note: str,
@@ -239,7 +239,7 @@ def graph_search_on(
         progress.update(idx, f"a(t) >= {best + 1}")
         if pair_bound(x, y) <= best:
             continue
-        if time.monotonic() > deadline:
+        if budget.expired:
             complete = False
             unchecked_bound = max(pair_bound(*p) for p in pairs[idx:])
             notes.append(f"time budget ran out after {idx} of {len(pairs)} record pairs")
@@ -249,7 +249,7 @@ def graph_search_on(
                 bits_cache.clear()
             bits_cache[x] = RowBits(gset(x))
         gy = gset(y) if offsets is None else bits_cache[x].gx[:0]
-        out = pair_search(bits_cache[x], gy, x, y, offsets, deadline)
+        out = pair_search(bits_cache[x], gy, x, y, offsets, budget)
         if not out.complete:
             complete = False
             unchecked_bound = max(pair_bound(*p) for p in pairs[idx:])
@@ -263,7 +263,7 @@ def graph_search_on(
     if best_w is None:  # the budget ran out before any pair was resolved
         x, y = pairs[0]
         g = gset(x)[0].astype(np.int64)
-        near = pair_direct(gset(x), gset(y), np.zeros(1, dtype=np.int64), math.inf)
+        near = pair_direct(gset(x), gset(y), np.zeros(1, dtype=np.int64), Budget.unlimited())
         best = near.dist
         best_w = (x, y, g, near.g_near.astype(np.int64))
     x, y, g, g2 = best_w

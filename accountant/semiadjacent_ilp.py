@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semidp.accountant.arguments import check_int, check_positive
+from semidp.accountant.budget import Budget
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import BudgetExhausted, InvalidArgument, VerificationError
 from semidp.accountant.fiber import (
@@ -254,14 +255,14 @@ def semiadjacent_by_integer_program(
             f"The integer-programming search needs a matrix invariant; {fib.invariant.describe()} "
             "has none. Use method='graph-search' (small spaces) instead."
         )
-    return ilp_search(fib, table, t0, t0 + time_limit, max_cuts, level_limit, note="")
+    return ilp_search(fib, table, t0, Budget.until(t0 + time_limit), max_cuts, level_limit, note="")
 
 
 def ilp_search(
     fib: Fiber,
     table: Sequence[int] | NDArray[np.integer] | None,
     t0: float,
-    deadline: float,
+    budget: Budget,
     max_cuts: int,
     level_limit: int,
     note: str,
@@ -272,9 +273,9 @@ def ilp_search(
     notes = [note] if note else []
 
     def remaining() -> float:
-        return deadline - time.monotonic()
+        return budget.remaining()
 
-    support_ex = fib.support(time_limit=max(remaining(), 1e-3))
+    support_ex = fib.support(budget=Budget.of(max(budget.remaining(), 1e-3)))
     if not support_ex:
         raise InvalidArgument(
             f"No dataset with n={fib.n} records has invariant value t={fib.t!r} "
@@ -345,7 +346,7 @@ def ilp_search(
             continue  # G_x = G_y: distance 0 for every g
         while complete and pair_bound(x, y) > best:
             m = best + 1
-            status, _, gd, gd2, d, lazy = decide_record(a, x, [y], b_of, ub_of, m, offsets, deadline, max_cuts)
+            status, _, gd, gd2, d, lazy = decide_record(a, x, [y], b_of, ub_of, m, offsets, budget, max_cuts)
             n_decisions += 1
             n_lazy += lazy
             if status == "no":
@@ -400,7 +401,7 @@ def decide_record(
     ub_of: dict[int, NDArray[np.int64]],
     m: int,
     offsets: RecordOffsets | None,
-    deadline: float,
+    budget: Budget,
     max_cuts: int,
 ) -> tuple[str, int, NDArray[np.int64] | None, NDArray[np.int64] | None, int, int]:
     """Is some ``g in G_x`` at distance ``>= m`` from some ``G_y``, ``y in ys``?
@@ -422,7 +423,7 @@ def decide_record(
                         master.add_cut(j, nvec)
     lazy = 0
     while True:
-        rem = deadline - time.monotonic()
+        rem = budget.remaining()
         if rem <= 0:
             return "timeout", -1, None, None, -1, lazy
         status, g, j = master.solve(rem)
@@ -431,7 +432,7 @@ def decide_record(
         if status != "feasible" or g is None:
             return "unknown", -1, None, None, -1, lazy
         y = ys[j]
-        rem = deadline - time.monotonic()
+        rem = budget.remaining()
         st, g2, d = inner_min_ilp(a, b_of[y], g, ub_of[y], max(rem, 1e-3))
         if g2 is None or st != "optimal":
             return "unknown", -1, None, None, -1, lazy

@@ -58,6 +58,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
 from semidp.accountant.fiber import (
@@ -152,10 +153,10 @@ def search_semi_adjacent_parameter(
         return semiadjacent_by_integer_program(space, invariant, table=table, t=t, n=n, time_limit=time_limit)
     t0 = time.monotonic()
     fib = make_fiber(space, invariant, table, t, n)
-    est = fib.estimate_size(time_limit=time_limit / 4)  # counting is work too: a quarter of the budget at most
+    est = fib.estimate_size(budget=Budget.of(time_limit / 4))  # counting is work too: a quarter of the budget at most
     if est.value <= limit:
         rows = fib.enumerate(limit=limit, estimate=est)
-        return graph_search_on(fib, rows, est, t0 + time_limit, t0, DEFAULT_LEVEL_LIMIT, note="")
+        return graph_search_on(fib, rows, est, Budget.until(t0 + time_limit), t0, DEFAULT_LEVEL_LIMIT, note="")
     if fib.matrix is None:
         raise SearchTooLarge(
             f"a(t) for the {fib.invariant.describe()} needs enumeration (estimate {est.describe()})",
@@ -164,7 +165,7 @@ def search_semi_adjacent_parameter(
             hint="Callable invariants are for small spaces; use a matrix invariant.",
         )
     note = f"switched from graph search to integer programming: fiber size {est.describe()} exceeds limit {limit}"
-    return ilp_search(fib, table, t0, t0 + time_limit, 5000, 200_000, note=note)
+    return ilp_search(fib, table, t0, Budget.until(t0 + time_limit), 5000, 200_000, note=note)
 
 
 def dataset_semiadjacent_distance(
@@ -253,7 +254,7 @@ def dataset_semiadjacent_distance(
     else:
         assert fib.matrix is not None and fib.rhs is not None
         a, b = fib.matrix, fib.rhs
-        support = sorted(fib.support(time_limit=time_limit))
+        support = sorted(fib.support(budget=Budget.of(time_limit)))
         method = "integer-program"
         fsize = None
         for x in np.flatnonzero(h).tolist():

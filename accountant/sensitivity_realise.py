@@ -8,12 +8,12 @@ budget.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Hashable
 
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.callable_invariant import CallableInvariant
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge
@@ -70,7 +70,7 @@ def realise_by_fiber(rows: NDArray[np.int64], lowers: NDArray[np.int64]) -> tupl
 
 
 def realise_by_ilp(
-    fib: Fiber, lowers: NDArray[np.int64], deadline: float, known: NDArray[np.int64] | None = None
+    fib: Fiber, lowers: NDArray[np.int64], budget: Budget, known: NDArray[np.int64] | None = None
 ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
     """Status 1 feasible (witness row), -1 infeasible, 0 undecided.
 
@@ -96,7 +96,7 @@ def realise_by_ilp(
         # One program for the elementwise maximum of all open lower bounds: when the
         # fiber has a histogram that large (typical for large n), it covers them all.
         top = lowers[status == 0].max(axis=0)
-        st, h = integer_point(fib.matrix, fib.rhs, top, upper, time_limit=max(deadline - time.monotonic(), 1e-3))
+        st, h = integer_point(fib.matrix, fib.rhs, top, upper, budget=budget)
         if st == "feasible" and h is not None:
             cover = (status == 0) & (lowers <= h[None, :]).all(axis=1)
             status[cover] = 1
@@ -104,10 +104,9 @@ def realise_by_ilp(
     for i in np.argsort(-lowers.sum(axis=1), kind="stable").tolist():
         if status[i] != 0 or unknown[i]:
             continue
-        rem = deadline - time.monotonic()
-        if rem <= 0:
+        if budget.expired:
             break
-        st, h = integer_point(fib.matrix, fib.rhs, lowers[i], upper, time_limit=rem)
+        st, h = integer_point(fib.matrix, fib.rhs, lowers[i], upper, budget=budget)
         if st == "feasible" and h is not None:
             cover = (status == 0) & (lowers <= h[None, :]).all(axis=1)
             status[cover] = 1
@@ -121,7 +120,7 @@ def realise_by_ilp(
 
 
 def fiber_pair_differences(
-    groups: list[NDArray[np.int64]], radius: int, limit: int, deadline: float, what: str
+    groups: list[NDArray[np.int64]], radius: int, limit: int, budget: Budget, what: str
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
     """``(u, h)`` for all pairs ``h != h'`` inside each group with ``|h - h'|_1 <= 2a``."""
     pairs = sum(g.shape[0] * (g.shape[0] - 1) // 2 for g in groups)
@@ -138,7 +137,7 @@ def fiber_pair_differences(
         m = g.shape[0]
         step = max(1, 2_000_000 // max(1, m * g.shape[1]))
         for b in range(0, m, step):
-            if time.monotonic() > deadline:
+            if budget.expired:
                 raise BudgetExhausted(f"--time-limit ran out while {what}", b)
             blk = g[b : b + step]
             d = np.abs(blk[:, None, :] - g[None, :, :]).sum(axis=2)

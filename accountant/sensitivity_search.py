@@ -85,6 +85,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semidp.accountant.arguments import check_int, check_positive
+from semidp.accountant.budget import Budget
 from semidp.accountant.callable_invariant import CallableInvariant
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge
@@ -226,7 +227,7 @@ def semi_sensitivity_search(
     check_int("multiset_limit", multiset_limit, minimum=1)
     check_int("fiber_limit", fiber_limit, minimum=1)
     check_positive("time_limit", time_limit)
-    deadline = t0 + time_limit
+    budget = Budget.until(t0 + time_limit)
     notes: list[str] = []
     if isinstance(radius, SemiAdjacentResult):
         res = radius
@@ -274,7 +275,7 @@ def semi_sensitivity_search(
         cand_from = realised = "fiber-pairs"
         groups, gnote = fiber_groups(space, invariant, fib, n, fiber_limit)
         notes.append(gnote)
-        u, h, pairs = fiber_pair_differences(groups, a, limit, deadline, "pairing conforming histograms")
+        u, h, pairs = fiber_pair_differences(groups, a, limit, budget, "pairing conforming histograms")
         if u.shape[0]:
             # one sign per +-u (first nonzero entry positive); the witness of -u is h - u
             sign = np.sign(u[np.arange(u.shape[0]), (u != 0).argmax(axis=1)])
@@ -296,7 +297,7 @@ def semi_sensitivity_search(
                     a,
                     limit=limit,
                     multiset_limit=multiset_limit,
-                    time_limit=max(deadline - time.monotonic(), 1e-3),
+                    time_limit=max(budget.remaining(), 1e-3),
                     what=f"candidates for the {invariant.describe()}",
                 )
             except SearchTooLarge as exc:
@@ -352,7 +353,7 @@ def semi_sensitivity_search(
                 notes.append(
                     f"realisability by integer feasibility (fiber size {est.describe()} > fiber_limit {fiber_limit})"
                 )
-                status, wit = realise_by_ilp(fib, lowers, deadline, known)
+                status, wit = realise_by_ilp(fib, lowers, budget, known)
             st = status[inv]
             found_u, found_h = cand[st == 1], wit[inv[st == 1]]
             undec = cand[st == 0]

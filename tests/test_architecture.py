@@ -308,3 +308,33 @@ def test_docstrings_name_objects_where_they_live() -> None:
                 f"{path.relative_to(ROOT)}:{number}: {q}" for q in QUALIFIED_ROLE.findall(line) if not _resolves(q)
             ]
     assert stale == []
+
+
+#: Parameter names of the float budgets that :class:`semidp.accountant.budget.Budget` replaces (issue 23, Step 14
+#: item 5): seconds (``time_limit``, ``time_budget``) or a ``time.monotonic()`` deadline (``deadline``).
+FLOAT_BUDGET_NAMES = frozenset({"time_limit", "deadline", "time_budget"})
+#: Function parameters of the three packages still named so: a ceiling that only goes down (lower it when you
+#: convert one; 51 before the Budget value, 33 after its first slices).
+MAX_FLOAT_BUDGET_PARAMETERS = 33
+
+
+def _float_budget_parameters(sources: dict[str, str]) -> list[str]:
+    found = []
+    for name, text in sources.items():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                found += [
+                    f"{name}:{node.lineno}: {node.name}({arg.arg})"
+                    for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs)
+                    if arg.arg in FLOAT_BUDGET_NAMES
+                ]
+    return found
+
+
+def test_float_budget_parameters_only_go_down() -> None:
+    """Issue 23, item 5: one ``Budget`` value replaces ``time_limit``, ``deadline`` and ``time_budget`` floats."""
+    found = _float_budget_parameters({n: p.read_text(encoding="utf-8") for n, p in MODULES.items()})
+    assert len(found) <= MAX_FLOAT_BUDGET_PARAMETERS, "use a Budget (semidp.accountant.budget):\n" + "\n".join(found)
+    planted = {"verify.x": "def f(a, *, time_limit=1.0):\n    def g(deadline): ...\nasync def h(time_budget): ...\n"}
+    assert len(_float_budget_parameters(planted)) == 3  # the rule sees each form

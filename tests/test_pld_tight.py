@@ -30,6 +30,7 @@ from test_pld_brute_force import Item, bracket_violations, reference
 from test_pld_engine import laplace_two_fold_delta, rr_composed_delta
 
 from semidp.accountant import pld_engine, pld_parts
+from semidp.accountant.budget import Budget
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.pld_engine import PLDBracket, compose_plds
 from semidp.accountant.pld_parts import (
@@ -229,7 +230,7 @@ def test_refine_says_when_it_could_not_reach_the_width() -> None:
     assert not r.reached and r.rel_width > 1e-9 and r.points == 2**17
     assert r.interval.lower <= RR_20000_TRUTH[0] and RR_20000_TRUTH[1] <= r.interval.upper
     assert r.rel_width == pytest.approx((r.interval.upper - r.interval.lower) / r.interval.upper)
-    tight = refine_bracket([(RandomizedResponsePart(0.01), 20000)], delta=1e-10, time_limit=1e-9)
+    tight = refine_bracket([(RandomizedResponsePart(0.01), 20000)], delta=1e-10, budget=Budget.of(1e-9))
     assert not tight.reached and tight.points is None  # the budget stops it after the default grid
 
 

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from functools import singledispatch
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.claim_certificate import (
     Enclosure,
     approx_dp_profile_enclosure,
@@ -50,8 +51,9 @@ from semidp.accountant.conversions import zcdp_to_approx_dp
 from semidp.accountant.gaussian import gdp_epsilon, gdp_epsilon_lower
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from semidp.accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
-from semidp.accountant.pld_engine import GaussianBracket, PLDBracket, compose_plds
+from semidp.accountant.pld_engine import GaussianBracket, LaplaceBracket, PLDBracket, compose_plds
 from semidp.accountant.pld_parts import ApproxDPPart, GaussianPart, PLDPart
+from semidp.accountant.pld_refine import refine
 from semidp.accountant.semidp import NoFiniteGuarantee
 from semidp.verify.privacy_claim import PrivacyClaim
 
@@ -280,14 +282,19 @@ def dominating_part(g: Guarantee) -> PLDPart | None:
     return None
 
 
-def check_composed_claim(parts: Sequence[Guarantee], claim: PrivacyClaim) -> tuple[Outcome, Bounds] | None:
+def check_composed_claim(
+    parts: Sequence[Guarantee], claim: PrivacyClaim, *, budget: Budget | None = None
+) -> tuple[Outcome, Bounds] | None:
     """Decide an ``(epsilon, delta)`` claim on the composition of ``parts`` from its PLD bracket.
 
     The composition of the parts' dominating pairs satisfies every part and is the worst case of the
     composition [KOV15], [DRS22, Thm. 3.2]: the pessimistic PLD composition bounds its profile from above (so a
     claim it meets holds for every composed release), the optimistic one from below (so a claim it violates is
-    violated by that composed release). ``None`` when the claim is not an ``(epsilon, delta)`` claim or a part
-    has no dominating pair here.
+    violated by that composed release). The bracket of ``delta(epsilon)`` is refined
+    (:func:`semidp.accountant.pld_refine.refine`) to the relative width 1e-3 and, while the claimed delta lies
+    inside it, further, within ``budget`` (default unlimited: the grid cap bounds it); an undecided claim says why
+    refinement stopped. ``None`` when the claim is not an ``(epsilon, delta)`` claim or a part has no dominating
+    pair here.
     """
     if claim.form != "epsilon" or not parts:
         return None
@@ -297,11 +304,21 @@ def check_composed_claim(parts: Sequence[Guarantee], claim: PrivacyClaim) -> tup
     eps_c, delta_c = float(claim.exact("epsilon")), float(claim.exact("delta"))
     if delta_c >= 1.0:
         return Verified("certified (trivial): delta >= 1 holds trivially"), Bounds(0.0, 1.0, 1.0)
-    bracket = compose_plds([p for p in pld_parts if p is not None])
-    iv = bracket.delta(eps_c)
+    kept = [p for p in pld_parts if p is not None]
+    grids: list[PLDBracket | GaussianBracket | LaplaceBracket] = []
+
+    def compose(points: int | None) -> PLDBracket | GaussianBracket | LaplaceBracket:
+        b = compose_plds(kept, points=points)
+        grids.append(b)
+        return b
+
+    r = refine(compose, lambda b: b.delta(eps_c), budget=budget, target=delta_c)
+    iv, bracket = r.interval, grids[-1]
     b = Bounds(lower=iv.lower, estimate=iv.upper, upper=iv.upper)
     how = (
-        f"grid h = {bracket.h!r}; optimistic law -> lower, pessimistic law -> upper, FFT rounding bounded"
+        f"grid h = {bracket.h!r}"
+        + (f" after refinement to {r.points} grid points" if r.points is not None else "")
+        + "; optimistic law -> lower, pessimistic law -> upper, FFT rounding bounded"
         if isinstance(bracket, PLDBracket)
         else f"all Gaussian: mu in [{bracket.mu_lower!r}, {bracket.mu_upper!r}] in closed form [DRS22, Cor. 3.3]"
         if isinstance(bracket, GaussianBracket)
@@ -317,9 +334,10 @@ def check_composed_claim(parts: Sequence[Guarantee], claim: PrivacyClaim) -> tup
             f"certified (PLD bracket): {what}: delta({_fmt(eps_c)}) >= {_num(iv.lower)} > claimed delta {_num(delta_c)}; "
             "the composition of the dominating pairs satisfies every part and violates the claim"
         ), b
+    stop = f"; refinement stopped: {r.stopped_by}" if r.stopped_by else ""
     return Unknown(
         f"{what}: delta({_fmt(eps_c)}) is in [{_num(iv.lower)}, {_num(iv.upper)}], which contains the claimed delta "
-        f"{_num(delta_c)} (a finer grid may decide it)"
+        f"{_num(delta_c)}{stop}"
     ), b
 
 

@@ -103,13 +103,16 @@ class PldEntry:
     ``epsilon`` (= ``upper``) bounds the privacy loss at ``delta`` from the pessimistic composition of the
     parts' privacy-loss distributions, ``lower`` from the optimistic one (discretisation and FFT rounding
     bounded, :mod:`accountant.pld_engine`): that bracket is the entry's certificate (:data:`PLD_CERTIFICATE`).
-    ``set_aside`` lists the CSV lines of measurements bounded through their (eps0, delta0) guarantee.
+    ``set_aside`` lists the CSV lines of measurements bounded through their (eps0, delta0) guarantee;
+    ``bracket_note`` says why the bracket is wider than the requested relative width
+    (``"bracket width 2.1e-3 > 1e-3: budget"``, :meth:`semidp.accountant.pld_refine.RefinedInterval.shortfall`).
     """
 
     delta: float
     lower: float
     upper: float
     set_aside: tuple[int, ...] = ()
+    bracket_note: str | None = None
 
     @property
     def epsilon(self) -> float:
@@ -117,7 +120,7 @@ class PldEntry:
         return self.upper
 
     def to_json(self) -> JSON:
-        """``{"delta", "epsilon", "method": "pld", "bracket": {"lower", "upper"}[, "set_aside"]}``."""
+        """``{"delta", "epsilon", "method": "pld", "bracket": {"lower", "upper"}[, "set_aside"][, "bracket_note"]}``."""
         out: JSON = {
             "delta": self.delta,
             "epsilon": self.upper,
@@ -126,6 +129,8 @@ class PldEntry:
         }
         if self.set_aside:
             out["set_aside"] = list(self.set_aside)
+        if self.bracket_note is not None:
+            out["bracket_note"] = self.bracket_note
         return out
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.errors import InvalidSpec, UnsupportedRelease
 from semidp.accountant.guarantees import GDP, Guarantee
@@ -77,7 +78,10 @@ def claim_of(g: GuaranteeSpec) -> PrivacyClaim:
 
 
 def decide_claim(
-    claim: PrivacyClaim, effective: AnyGuarantee, parts: Sequence[Guarantee] | None = None
+    claim: PrivacyClaim,
+    effective: AnyGuarantee,
+    parts: Sequence[Guarantee] | None = None,
+    budget: Budget | None = None,
 ) -> tuple[Outcome, Bounds | None]:
     """:func:`verify.claims.decide`, and for a composed release (``parts``) its PLD bracket.
 
@@ -86,7 +90,9 @@ def decide_claim(
     compose exactly in closed form, so their closed-form refutation stands.
     """
     outcome, bounds = decide(effective, claim)
-    composed = None if parts is None or isinstance(outcome, Verified) else check_composed_claim(parts, claim)
+    composed = (
+        None if parts is None or isinstance(outcome, Verified) else check_composed_claim(parts, claim, budget=budget)
+    )
     if composed is None:
         return outcome, bounds
     # composed[1] bounds delta at the claim's epsilon, not epsilon: never reported as the claim's epsilon bounds
@@ -115,7 +121,11 @@ def composed_parts(ctx: Context, radius: int) -> list[Guarantee] | None:
 
 
 def claim_check(
-    spec: Spec, effective: AnyGuarantee, parts: Sequence[Guarantee] | None = None, exact: ExactSum | None = None
+    spec: Spec,
+    effective: AnyGuarantee,
+    parts: Sequence[Guarantee] | None = None,
+    exact: ExactSum | None = None,
+    budget: Budget | None = None,
 ) -> list[Check]:
     """The ``claim`` check (with epsilon bounds when the comparison yields them), if the spec has a claim; a
     composed release's ``exact`` sum decides first when it can (:mod:`verify.exact_composition`)."""
@@ -124,7 +134,7 @@ def claim_check(
     decided = None if exact is None else decide_exact(decimal_claim(spec.claim.guarantee), exact)
     if decided is not None:
         return [Check("claim", decided)]
-    outcome, bounds = decide_claim(claim_of(spec.claim.guarantee), effective, parts)
+    outcome, bounds = decide_claim(claim_of(spec.claim.guarantee), effective, parts, budget)
     extra = {"bounds": {"lower": bounds.lower, "estimate": bounds.estimate, "upper": bounds.upper}} if bounds else {}
     return [Check("claim", outcome, extra)]
 
@@ -214,7 +224,12 @@ def _claim_with_bounds(check: Check, ctx: Context, part: KindResult) -> Check:
     if a.exact or ctx.framework != "semi-dp" or not isinstance(check.outcome, Refuted):
         return check
     if part.effective_at_lower is not None and ctx.spec.claim is not None:
-        low, _ = decide_claim(claim_of(ctx.spec.claim.guarantee), part.effective_at_lower, composed_parts(ctx, a.lower))
+        low, _ = decide_claim(
+            claim_of(ctx.spec.claim.guarantee),
+            part.effective_at_lower,
+            composed_parts(ctx, a.lower),
+            Budget.until(ctx.deadline),
+        )
         if isinstance(low, Refuted):
             return Check(
                 "claim",
@@ -243,7 +258,7 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     if part.effective_extra:
         eff = eff.with_extra(**part.effective_extra)
     a_outcome = part.semi_adjacent_check or check_semi_adjacent(
-        ctx.space, ctx.invariant, ctx.relation, a, ctx.table, ctx.remaining()
+        ctx.space, ctx.invariant, ctx.relation, a, ctx.table, Budget.of(ctx.remaining())
     )
     if part.semi_adjacent_check is None and isinstance(a_outcome, Verified) and not a.exact:  # bounds: not a PASS
         a_outcome = Unknown(
@@ -266,7 +281,10 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
         parts = composed_parts(ctx, a.value)
         group = 1 if ctx.framework == "dp" else a.value if ctx.framework == "semi-dp" else 0
         exact = exact_sum(getattr(spec.mechanism, "components", None), group) if parts is not None else None
-        checks += [_claim_with_bounds(c, ctx, part) for c in claim_check(spec, part.effective, parts, exact)]
+        checks += [
+            _claim_with_bounds(c, ctx, part)
+            for c in claim_check(spec, part.effective, parts, exact, Budget.until(ctx.deadline))
+        ]
     claims = [c.outcome for c in checks if c.name == "claim"]
     if isinstance(a_outcome, Unknown) and not a.exact and claims and all(isinstance(o, Verified) for o in claims):
         # The claim holds at the proven upper end of a(t): the exact value cannot change the verdict.
@@ -279,7 +297,7 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
         )
     sections = list(part.sections)
     if reports_sensitivity and spec.query is not None:
-        sens, sens_outcome = sensitivity_section(spec, ctx.space, ctx.invariant, a, ctx.remaining())
+        sens, sens_outcome = sensitivity_section(spec, ctx.space, ctx.invariant, a, Budget.of(ctx.remaining()))
         if part.calibrated_space is not None:
             sens_outcome = _calibrated_to_exact(sens, sens_outcome, part.calibrated_space)
         checks.append(Check("sensitivity", sens_outcome))

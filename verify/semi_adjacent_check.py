@@ -8,6 +8,7 @@ over the fiber up to :data:`CROSS_CHECK_LIMIT` conforming histograms [CA24, Def.
 
 from __future__ import annotations
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.callable_invariant import CallableInvariant
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import SearchTooLarge, ToolkitError
@@ -28,6 +29,8 @@ Z3_CELL_LIMIT = 16
 #: Beyond Z3_CELL_LIMIT, Z3 is tried on tables up to this many cells within a share of the remaining budget.
 Z3_LARGE_CELL_LIMIT = 400
 
+#: Most seconds the search cross-check of a closed-form a(t) takes.
+CROSS_CHECK_SECONDS = 10.0
 #: Share of the remaining budget Z3 may use on a table beyond Z3_CELL_LIMIT cells.
 Z3_BUDGET_SHARE = 0.5
 
@@ -37,19 +40,20 @@ def z3_proof(
     inv: Invariant,
     table: list[int] | None,
     a: SemiAdjacentParameter,
-    time_limit: float | None = None,
+    budget: Budget | None = None,
 ) -> Outcome:
     """Z3's exact proof of a search result's a(t) at the table (unknown when not attempted or out of time, with
-    why). Beyond :data:`Z3_CELL_LIMIT` cells it runs within :data:`Z3_BUDGET_SHARE` of ``time_limit``."""
+    why). Beyond :data:`Z3_CELL_LIMIT` cells it runs within :data:`Z3_BUDGET_SHARE` of what remains of
+    ``budget`` (and is not attempted without a bounded one)."""
     if a.search is None or table is None or not a.exact or isinstance(inv, CallableInvariant):
         return Unknown("not attempted (needs an exact search result at the actual table)")
-    limit: float | None = None
+    limit: Budget | None = None
     if space.n_cells > Z3_CELL_LIMIT:
-        if space.n_cells > Z3_LARGE_CELL_LIMIT or time_limit is None:
+        if space.n_cells > Z3_LARGE_CELL_LIMIT or budget is None or not budget.bounded:
             return Unknown(f"not attempted ({space.n_cells} cells > {Z3_LARGE_CELL_LIMIT}, or no time budget)")
-        limit = Z3_BUDGET_SHARE * time_limit
+        limit = budget.split(Z3_BUDGET_SHARE)
     w = a.search.witness
-    return certify_value(space, inv, table, a.search.value, w.dataset, w.record, w.target, time_limit=limit)
+    return certify_value(space, inv, table, a.search.value, w.dataset, w.record, w.target, budget=limit)
 
 
 def check_semi_adjacent(
@@ -58,16 +62,17 @@ def check_semi_adjacent(
     rel: BaseRelation,
     a: SemiAdjacentParameter,
     table: list[int] | None,
-    time_limit: float = 10.0,
+    budget: Budget | None = None,
 ) -> Outcome:
     """Independent evidence for a(t): re-check a search witness, or cross-check a closed form by search
-    (within ``time_limit`` seconds, at most 10)."""
+    (within ``budget``, default :data:`CROSS_CHECK_SECONDS` from now; the cross-check at most that long)."""
+    budget = Budget.of(CROSS_CHECK_SECONDS) if budget is None else budget
     head = f"a(t) = {a.value} by {a.method} ({'exact' if a.exact else 'upper bound'}, {a.scope})"
     if a.search is not None:
         chk = check_result(space, inv, a.search, table=table)
         if not chk.passed:
             return Refuted(f"BUG: {head}, but the witness check failed: {chk.reason}")
-        proof = z3_proof(space, inv, table, a, time_limit)
+        proof = z3_proof(space, inv, table, a, budget)
         if isinstance(proof, Refuted):
             return Refuted(f"BUG: {head}, but z3 disagrees: {proof.counterexample}")
         z3_note = (
@@ -82,7 +87,11 @@ def check_semi_adjacent(
         return Verified(f"{head}; no table given, so the closed form is not cross-checked by search")
     try:
         r = semiadjacent_by_graph_search(
-            space, inv, table=table, limit=CROSS_CHECK_LIMIT, time_limit=min(10.0, time_limit)
+            space,
+            inv,
+            table=table,
+            limit=CROSS_CHECK_LIMIT,
+            time_limit=max(min(CROSS_CHECK_SECONDS, budget.remaining()), 1e-3),
         )
     except SearchTooLarge as e:  # the summary: the hint names Python arguments
         return Verified(f"{head}; not cross-checked by search ({e.summary})")

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import ToolkitError
 from semidp.accountant.exact_matrices import query_int64
@@ -51,14 +52,14 @@ def _is_two_way_one_way(space: DataSpace, inv: Invariant) -> bool:
 
 
 def sensitivity_section(
-    spec: Spec, space: DataSpace, inv: Invariant, a: SemiAdjacentParameter, time_limit: float
+    spec: Spec, space: DataSpace, inv: Invariant, a: SemiAdjacentParameter, budget: Budget
 ) -> tuple[dict[str, Any], Outcome]:
-    """The ``sensitivity`` report object and the outcome of its check."""
+    """The ``sensitivity`` report object and the outcome of its check (the search within ``budget``)."""
     q = _query_matrix(spec, space)
     table = list(spec.data.table) if spec.data.table is not None else None
     try:
         res = semi_sensitivity_search(
-            space, inv, a.value, table=table, n=spec.data.records, query=q, time_limit=time_limit
+            space, inv, a.value, table=table, n=spec.data.records, query=q, time_limit=max(budget.remaining(), 1e-3)
         )
     except ToolkitError as e:
         return (

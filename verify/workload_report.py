@@ -18,22 +18,27 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.conversion_routes import epsilon_delta
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.guarantees import ZCDP
 from semidp.accountant.outcome import Bounds, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.pld_engine import MAX_POINTS
+from semidp.accountant.pld_refine import RefinedInterval, refine_many
 from semidp.accountant.progress import Progress, stage
 from semidp.accountant.relations import SemiAdjacent
 from semidp.accountant.semidp import semi_dp
 from semidp.accountant.workload import (
     GAUSSIAN_NOISES,
     SET_ASIDE_DELTA,
+    WORKLOAD_POINTS,
     SetAsideBracket,
     WorkloadBracket,
+    WorkloadMeasurement,
     workload_bracket,
     workload_rho,
 )
@@ -61,7 +66,13 @@ def rho_up(x: Fraction) -> float:
 
 @dataclass(frozen=True)
 class Accounted:
-    """One group of measurements accounted one way: exact rho and the PLD bracket of the worst pair."""
+    """One group of measurements accounted one way: exact rho and the PLD bracket of the worst pair.
+
+    The bracket is composed on :data:`~semidp.accountant.workload.WORKLOAD_POINTS` grid points and refined
+    (:func:`semidp.accountant.pld_refine.refine_many`, finer grids of the same measurements) to the relative
+    width :data:`~semidp.accountant.pld_refine.DEFAULT_REL_WIDTH` where the budget allows (:meth:`evaluated`),
+    and further for a claim until it is decided (:meth:`decide_at`).
+    """
 
     rho: Fraction
     pld: WorkloadBracket | None
@@ -69,6 +80,15 @@ class Accounted:
     """Why the PLD could not be composed (an extreme noise scale), or ``None``; the zCDP entries stand."""
     set_aside_lines: tuple[int, ...] = ()
     """CSV lines of the measurements bounded through their (eps0, delta0) guarantee (:class:`SetAsideBracket`)."""
+    values: tuple[WorkloadMeasurement, ...] = ()
+    """The measurements, to compose finer grids (empty: no refinement)."""
+    noise: str = ""
+    semi_radius: int | None = None
+    refined: dict[float, RefinedInterval] = field(default_factory=dict, compare=False, repr=False)
+    """Epsilon at each delta after :meth:`evaluated`'s refinement."""
+    finer: dict[int, tuple[WorkloadBracket, float]] = field(default_factory=dict, compare=False, repr=False)
+    """The finest grid composed so far, by grid-points target, with the seconds it took (one entry at most, to
+    bound memory; :meth:`decide_at` goes on from where :meth:`evaluated` stopped)."""
 
     def entries(self, deltas: list[float], relation: Any) -> list[JSON]:
         """BS and CKS on the summed rho, then the PLD (upper end reported, the bracket beside it)."""
@@ -78,13 +98,18 @@ class Accounted:
         ]
 
     def pld_entries(self, deltas: list[float]) -> tuple[PldEntry, ...]:
-        """The PLD bracket at each of ``deltas`` (none when the PLD could not be composed)."""
+        """The PLD bracket at each of ``deltas`` (none when the PLD could not be composed), refined when
+        :meth:`evaluated` refined it, with a ``bracket_note`` when it is wider than the requested width."""
         if self.pld_unavailable is not None:
             return ()
         if self.pld is None:  # nothing is released: no privacy loss
             return tuple(PldEntry(d, 0.0, 0.0) for d in deltas)
-        brackets = [(d, self.pld.epsilon(d)) for d in deltas]
-        return tuple(PldEntry(d, b.lower, b.upper, self.set_aside_lines) for d, b in brackets)
+        out = []
+        for d in deltas:
+            r = self.refined.get(d)
+            b = r.interval if r is not None else self.pld.epsilon(d)
+            out.append(PldEntry(d, b.lower, b.upper, self.set_aside_lines, r.shortfall() if r is not None else None))
+        return tuple(out)
 
     def to_json(self, deltas: list[float], relation: Any, count: int) -> JSON:
         """``{"rho", "rho_exact", "measurements", "epsilon_delta"}``."""
@@ -96,12 +121,51 @@ class Accounted:
             **self.unavailable_json(),
         }
 
-    def evaluated(self, deltas: list[float]) -> Accounted:
-        """``self``, with the PLD's epsilon at every delta computed now (the bracket composes lazily, by query)."""
-        if self.pld is not None:
-            for d in deltas:
-                self.pld.epsilon(d)
+    def _compose(self, points: int | None) -> WorkloadBracket:
+        if self.pld is None:  # pragma: no cover - callers check
+            raise TypeError("no PLD to refine")
+        if points is None:
+            return next(iter(self.finer.values()))[0] if self.finer else self.pld
+        t0 = time.monotonic()
+        b = workload_bracket(list(self.values), self.noise, semi_radius=self.semi_radius, points=points)
+        if b is None:  # pragma: no cover - the same measurements changed at the first grid
+            raise TypeError("workload_bracket returned None on a finer grid")
+        self.finer.clear()
+        self.finer[points] = (b, time.monotonic() - t0)
+        return b
+
+    def _refine(
+        self, deltas: Sequence[float], targets: Sequence[float | None], budget: Budget
+    ) -> list[RefinedInterval]:
+        queries = [(lambda b, d=d: b.epsilon(d)) for d in deltas]
+        cap = MAX_POINTS if self.values else WORKLOAD_POINTS  # without the measurements: the first grid only
+        start, seconds = next(((p, s) for p, (_, s) in self.finer.items()), (WORKLOAD_POINTS, None))
+        out = refine_many(
+            self._compose,
+            queries,
+            targets,
+            first_points=start,
+            first_seconds=seconds,
+            max_points=cap,
+            budget=budget,
+        )
+        return [r if r.points is not None or start == WORKLOAD_POINTS else r._replace(points=start) for r in out]
+
+    def evaluated(self, deltas: list[float], budget: Budget | None = None) -> Accounted:
+        """``self``, with the PLD's epsilon at every delta computed now and refined to
+        :data:`~semidp.accountant.pld_refine.DEFAULT_REL_WIDTH` within ``budget`` (default unlimited: the
+        engine's grid cap bounds it)."""
+        if self.pld is not None and deltas:
+            for d, r in zip(deltas, self._refine(deltas, [None] * len(deltas), budget or Budget.unlimited())):
+                self.refined[d] = r
         return self
+
+    def decide_at(self, delta: float, claimed: float, budget: Budget) -> RefinedInterval:
+        """Epsilon at ``delta``, refined until ``claimed`` lies outside the bracket (decided), the width is met,
+        or the grid cap or ``budget`` stops it."""
+        if self.pld is None:  # pragma: no cover - callers check
+            raise TypeError("no PLD to refine")
+        return self._refine([delta], [claimed], budget)[0]
 
     def unavailable_json(self) -> JSON:
         """``{"pld_unavailable": reason}`` when the PLD could not be composed, else ``{}``."""
@@ -123,7 +187,9 @@ def account(ms: Sequence[Measurement], noise: str, semi_radius: int | None, *, s
     try:
         bracket = workload_bracket(values, noise, semi_radius=semi_radius)
         lines = tuple(ms[i].line for i in bracket.set_aside) if isinstance(bracket, SetAsideBracket) else ()
-        return Accounted(rho, bracket, set_aside_lines=lines)
+        return Accounted(
+            rho, bracket, set_aside_lines=lines, values=tuple(values), noise=noise, semi_radius=semi_radius
+        )
     except InvalidArgument as e:
         lo = min(ms, key=lambda m: m.scale)
         hi = max(ms, key=lambda m: m.scale)
@@ -218,6 +284,9 @@ class WorkloadSection:
         for side, summary in (("advertised", report.advertised.to_json()), ("effective", report.effective.to_json())):
             if "pld_unavailable" in summary:
                 lines.append(f"  {side}: PLD not composed: {summary['pld_unavailable']}")
+            for e in summary.get("epsilon_delta", []):
+                if "bracket_note" in e:
+                    lines.append(f"  {side}: PLD at delta = {fmt_delta(e['delta'])}: {e['bracket_note']}")
             aside = next((e["set_aside"] for e in summary.get("epsilon_delta", []) if "set_aside" in e), None)
             if aside:
                 lines.append(
@@ -284,20 +353,29 @@ def _claim(ctx: Context, eff: Accounted) -> tuple[Outcome | None, Bounds | None]
         ), bounds
     if bracket is None:
         return Verified("no measurement changes on a semi-adjacent pair: 0-DP"), Bounds(0.0, 0.0, 0.0)
-    b = bracket.epsilon(d)
+    r = eff.decide_at(d, e, Budget.until(ctx.deadline).split(CLAIM_SHARE))
+    b = r.interval
     bounds = Bounds(b.lower, b.upper, b.upper)
+    grid = f"pld, {r.points} grid points" if r.points is not None else "pld"
     if e >= b.upper:
         return Verified(
-            f"query-level Semi-DP epsilon <= {fmt_up(b.upper)} <= claimed {e} at delta = {d:g} (pld)"
+            f"query-level Semi-DP epsilon <= {fmt_up(b.upper)} <= claimed {e} at delta = {d:g} ({grid})"
         ), bounds
     if e < b.lower:
         return Refuted(
-            f"query-level Semi-DP epsilon >= {fmt_down(b.lower)} > claimed {e} at delta = {d:g} (pld lower bound, "
+            f"query-level Semi-DP epsilon >= {fmt_down(b.lower)} > claimed {e} at delta = {d:g} ({grid} lower bound, "
             f"attained by the worst pair: {WORST_PAIR})"
         ), bounds
+    why = f"; {r.shortfall()}" if r.shortfall() else f"; refinement stopped: {r.stopped_by}" if r.stopped_by else ""
     return Unknown(
-        f"claimed {e} lies in the pld bracket [{fmt_down(b.lower)}, {fmt_up(b.upper)}] at delta = {d:g}"
+        f"claimed {e} lies in the pld bracket [{fmt_down(b.lower)}, {fmt_up(b.upper)}] at delta = {d:g}{why}"
     ), bounds
+
+
+#: Share of the remaining ``--time-limit`` budget a claim's refinement may use (finer grids until decided).
+CLAIM_SHARE = 0.5
+#: Share of the remaining ``--time-limit`` budget each main composition's refinement to the default width may use.
+MAIN_SHARE = 0.25
 
 
 #: Share of the remaining ``--time-limit`` budget the breakdowns' PLDs may use; later groups report
@@ -322,12 +400,12 @@ def _breakdowns(
     if semi_radius is not None:
         jobs += [("eff", k, v, semi_radius) for k, v in (*per_attr.items(), *per_level.items())]
     stage(f"{ctx.spec.name}: the certificate's breakdowns ({len(jobs)} groups)")
-    deadline = time.monotonic() + BREAKDOWN_SHARE * ctx.remaining()
+    budget = Budget.until(ctx.deadline).split(BREAKDOWN_SHARE)
     out: dict[tuple[str, str], Accounted] = {}
     with Progress("workload breakdowns", total=len(jobs)) as bar:
         for i, (side, name, group, radius) in enumerate(jobs):
-            late = time.monotonic() > deadline
-            out[side, name] = account(group, noise, radius, skip=TIME_SKIP if late else None).evaluated(ctx.deltas)
+            skip = TIME_SKIP if budget.expired else None
+            out[side, name] = account(group, noise, radius, skip=skip).evaluated(ctx.deltas, budget)
             bar.update(i + 1, f"{side} {name}")
     return out
 
@@ -344,11 +422,12 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str) -> KindResu
     a = ctx.a
     query_level = ctx.framework == "semi-dp" and a.exact and a.value <= 2
     stage(f"{spec.name}: composing the PLD of {len(ms)} measurements ({noise}), advertised")
-    adv = account(ms, noise, None).evaluated(deltas)
+    budget = Budget.until(ctx.deadline)
+    adv = account(ms, noise, None).evaluated(deltas, budget.split(MAIN_SHARE))
     eff_all: Accounted | None = None
     if query_level:
         stage(f"{spec.name}: composing the PLD of the query-level Semi-DP worst pair (a(t) = {a.value})")
-        eff_all = account(ms, noise, a.value).evaluated(deltas)
+        eff_all = account(ms, noise, a.value).evaluated(deltas, budget.split(MAIN_SHARE))
     breakdown = _breakdowns(ctx, noise, per_attr, per_level, a.value if query_level else None)
     advertised = ZCDP(rho_up(adv.rho), rel)
     adv_summary = (

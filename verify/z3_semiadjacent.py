@@ -28,13 +28,13 @@ Outcomes map to ``Verified`` (unsat), ``Refuted`` (sat, with the model) and
 from __future__ import annotations
 
 import itertools
-import time
 from typing import Sequence
 
 import numpy as np
 import z3
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.exact_matrices import check_rows_with_n
 from semidp.accountant.invariants import Invariant
@@ -123,9 +123,9 @@ def _minimal_move_supports(a: NDArray[np.int64], x: int, x2: int, max_size: int)
     return found
 
 
-def _ms_left(deadline: float, timeout_ms: int) -> int:
-    """The solver timeout: ``timeout_ms``, cut to what is left before ``deadline`` (at least 1 ms)."""
-    left = deadline - time.monotonic()
+def _ms_left(budget: Budget, timeout_ms: int) -> int:
+    """The solver timeout: ``timeout_ms``, cut to what is left of ``budget`` (at least 1 ms)."""
+    left = budget.remaining()
     return timeout_ms if left == float("inf") else max(1, min(timeout_ms, int(left * 1000)))
 
 
@@ -136,12 +136,13 @@ def certify_upper_bound(
     r: int,
     *,
     timeout_ms: int = 20_000,
-    deadline: float = float("inf"),
+    budget: Budget | None = None,
 ) -> Outcome:
-    """Prove :math:`a(t) \\le r` exactly with Z3 (see the module docstring); ``Unknown`` once ``deadline``
-    (``time.monotonic()``) passes."""
+    """Prove :math:`a(t) \\le r` exactly with Z3 (see the module docstring); ``Unknown`` once ``budget``
+    (default unlimited) expires."""
+    budget = Budget.unlimited() if budget is None else budget
     a, t, n = _exact_system(space, invariant, table)
-    xt = support(space, invariant, table, timeout_ms=_ms_left(deadline, timeout_ms))
+    xt = support(space, invariant, table, timeout_ms=_ms_left(budget, timeout_ms))
     if xt is None:
         return Unknown("z3 could not decide which cells are plausible (timeout)")
     if len(xt) <= 1:
@@ -150,13 +151,13 @@ def certify_upper_bound(
         return Refuted(f"a(t) >= 1 since X_t has {len(xt)} cells")
     pairs, total = 0, len(xt) * (len(xt) - 1)
     for x, x2 in itertools.permutations(xt, 2):
-        if time.monotonic() >= deadline:
+        if budget.expired:
             return Unknown(f"z3 ran out of time after {pairs} of {total} ordered cell pairs")
         moves = _minimal_move_supports(a, x, x2, r - 1)
         if moves is None:
             return Unknown(f"more than {MOVE_BUDGET} candidate moves of size <= {r - 1}")
         g = [z3.Int(f"g{i}") for i in range(space.n_cells)]
-        s = _solver(_ms_left(deadline, timeout_ms))
+        s = _solver(_ms_left(budget, timeout_ms))
         # g + e_x is conforming: A(g + e_x) = t, sum g = n - 1, g >= 0
         s.add(*_fiber_constraints(a, [tv - int(c) for tv, c in zip(t, a[:, x].tolist())], n - 1, g))
         for m in moves:
@@ -223,17 +224,15 @@ def certify_value(
     target: int,
     *,
     timeout_ms: int = 20_000,
-    time_limit: float | None = None,
+    budget: Budget | None = None,
 ) -> Outcome:
     """:math:`a(t) = v` exactly: the witness proves :math:`\\ge v`, the move argument :math:`\\le v`
-    (within ``time_limit`` seconds in all, when given: then ``Unknown`` with how far it got)."""
-    deadline = float("inf") if time_limit is None else time.monotonic() + time_limit
-    low = certify_lower_bound(
-        space, invariant, dataset, record, target, value, timeout_ms=_ms_left(deadline, timeout_ms)
-    )
+    (within ``budget`` in all, default unlimited: then ``Unknown`` with how far it got)."""
+    budget = Budget.unlimited() if budget is None else budget
+    low = certify_lower_bound(space, invariant, dataset, record, target, value, timeout_ms=_ms_left(budget, timeout_ms))
     if not isinstance(low, Verified):
         return low
-    up = certify_upper_bound(space, invariant, table, value, timeout_ms=timeout_ms, deadline=deadline)
+    up = certify_upper_bound(space, invariant, table, value, timeout_ms=timeout_ms, budget=budget)
     if not isinstance(up, Verified):
         return up
     return Verified(f"a(t) = {value} proved exactly by z3 ({low.certificate}; {up.certificate})")

@@ -15,6 +15,7 @@ from fractions import Fraction as F
 import mpmath
 import pytest
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.claim_certificate import (
     Enclosure,
     approx_dp_profile_enclosure,
@@ -84,7 +85,8 @@ def test_composed_claim_decided_from_the_right_end(parts: list[object]) -> None:
     assert 0 < iv.lower < iv.upper < 1
 
     def decide(delta: float) -> object:
-        res = check_composed_claim(parts, claim("epsilon", F(eps), F(delta)))  # type: ignore[arg-type]
+        # no budget: the default grid's bracket, unrefined (refinement: tests/test_pld_refine_claims.py)
+        res = check_composed_claim(parts, claim("epsilon", F(eps), F(delta)), budget=Budget.of(0.0))  # type: ignore[arg-type]
         assert res is not None
         out, b = res
         assert b.lower == iv.lower and b.upper == iv.upper and b.estimate == iv.upper

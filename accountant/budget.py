@@ -1,0 +1,92 @@
+"""One wall-clock budget value: a deadline on the monotonic clock, what remains of it, and its shares.
+
+A :class:`Budget` replaces the float parameters ``time_limit`` (seconds from now), ``deadline`` (a
+``time.monotonic()`` value) and ``time_budget`` (seconds) that used to travel separately (issue 23, Step 14
+item 5). It is frozen: a callee narrows its own share with :meth:`Budget.split` or :meth:`Budget.child` and
+can never extend its caller's deadline. Units: seconds of ``time.monotonic()`` (never the wall clock, which
+may jump).
+
+>>> b = Budget.unlimited()
+>>> b.expired, b.remaining(), b.bounded
+(False, inf, False)
+>>> half = Budget.of(10.0).split(0.5)
+>>> 0.0 < half.remaining() <= 5.0
+True
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from semidp.accountant.arguments import check_in_interval, check_nonnegative
+from semidp.accountant.errors import InvalidArgument
+
+__all__ = ["Budget"]
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A wall-clock deadline on :func:`time.monotonic` (``math.inf``: unlimited).
+
+    Construct with :meth:`unlimited`, :meth:`of` (seconds from now) or :meth:`until` (a monotonic deadline);
+    narrow with :meth:`split` (a fraction of what remains) or :meth:`child` (at most so many seconds). A share
+    never ends after its parent.
+    """
+
+    deadline: float
+    """``time.monotonic()`` value by which the work must be done (``math.inf``: no limit)."""
+
+    def __post_init__(self) -> None:
+        if math.isnan(self.deadline):
+            raise InvalidArgument("Budget: deadline is NaN.")
+
+    @classmethod
+    def unlimited(cls) -> Budget:
+        """A budget that never expires."""
+        return cls(math.inf)
+
+    @classmethod
+    def of(cls, seconds: float | None) -> Budget:
+        """``seconds`` (``>= 0``) from now; ``None`` or ``inf``: :meth:`unlimited`."""
+        if seconds is None or seconds == math.inf:
+            return cls.unlimited()
+        return cls(time.monotonic() + check_nonnegative("seconds", seconds))
+
+    @classmethod
+    def until(cls, at: float) -> Budget:
+        """Until the ``time.monotonic()`` value ``at`` (``inf``: unlimited)."""
+        return cls(float(at))
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the budget has a finite deadline."""
+        return self.deadline != math.inf
+
+    @property
+    def expired(self) -> bool:
+        """Whether the deadline has passed."""
+        return time.monotonic() >= self.deadline
+
+    def remaining(self) -> float:
+        """Seconds left (``>= 0``; ``inf`` when unlimited)."""
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def split(self, fraction: float) -> Budget:
+        """A share of ``fraction`` (in ``[0, 1]``) of what remains now; unlimited stays unlimited."""
+        f = check_in_interval("fraction", fraction, 0.0, 1.0)
+        if not self.bounded:
+            return self
+        now = time.monotonic()
+        return Budget(min(self.deadline, now + f * max(self.deadline - now, 0.0)))
+
+    def child(self, seconds: float) -> Budget:
+        """At most ``seconds`` (``>= 0``, ``inf`` allowed) from now, and never past this budget's deadline."""
+        if seconds == math.inf:
+            return self
+        return Budget(min(self.deadline, time.monotonic() + check_nonnegative("seconds", seconds)))
+
+    def allows(self, seconds: float) -> bool:
+        """Whether ``seconds`` more work is expected to finish in time."""
+        return seconds <= self.remaining()
