@@ -24,6 +24,7 @@ from tests.peer_specs import peer_marks
 
 SPECS = sorted(Path(__file__).resolve().parent.parent.joinpath("specs").glob("*.toml"))
 SLOW = {
+    "census-2020-pl94-persons-us-design",  # its design: tests/test_design.py
     "delinquent-children-4x4-generalized-gaussian",
     "delinquent-children-4x4-generalized-laplace",
     "intersecting-constraints-generalized-laplace",
