@@ -234,6 +234,8 @@ def _next_scale(
     if lo is not None and root <= float(lo.scale * (1 + tol) ** 2):
         return lo.scale * (1 + tol) * PROBE_SHRINK
     aim = root * (1 - 0.4 * float(tol))
+    if not (math.isfinite(aim) and aim > 0):  # an infinite or zero upper end: no secant, halve or double
+        aim = float(hi.scale) / 2 if hi is not None else 2 * float(lo.scale) if lo is not None else 1.0
     if lo is not None and hi is not None:
         if stalled or not float(lo.scale) < aim < float(hi.scale):
             aim = math.sqrt(float(lo.scale) * float(hi.scale))

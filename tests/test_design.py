@@ -106,6 +106,20 @@ def test_wide_brackets_certify_by_the_upper_end(monkeypatch: pytest.MonkeyPatch)
     assert r.failing.scale <= r.scale * (1 + Fraction(DESIGN_REL_TOL))
 
 
+def test_an_infinite_upper_end_halves_the_scale() -> None:
+    """Above c = 1 the release also spends delta = 0.5 (epsilon(1e-5) infinite): the search halves, no secant."""
+    from semidp.accountant.pld_parts import ApproxDPPart
+
+    def parts(c: Fraction) -> list[tuple[PLDPart, int]]:
+        return _gauss(c) + ([(ApproxDPPart(1.0, 0.5), 1)] if c > 1 else [])
+
+    r = design_scale(parts, epsilon=1.0, delta=1e-5, initial=Fraction(64))
+    plain = design_scale(_gauss, epsilon=1.0, delta=1e-5).scale
+    assert r.met and r.tight and r.scale is not None and plain is not None
+    assert abs(float(r.scale / plain) - 1) <= DESIGN_REL_TOL
+    assert math.isinf(r.probes[0].bracket.upper)
+
+
 def test_a_spent_budget_never_returns_an_unproven_scale() -> None:
     r = design_scale(_gauss, epsilon=1.0, delta=1e-5, initial=Fraction(50), time_limit=1e-9)
     assert r.stopped == "the time budget ran out"
