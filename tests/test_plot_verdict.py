@@ -23,6 +23,7 @@ from semidp.verify.spec_values import guarantee_of
 from tests.peer_specs import shipped_spec_params
 
 SLOW = {
+    "census-2020-pl94-persons-us-design",  # its design: tests/test_design.py
     "delinquent-children-4x4-generalized-gaussian",
     "delinquent-children-4x4-generalized-laplace",
     "intersecting-constraints-generalized-laplace",

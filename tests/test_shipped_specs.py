@@ -21,6 +21,7 @@ SLOW = {
     "census-2020-dhc-units-pr",
     "census-2020-dhc-units-us",
     "census-2020-pl94-persons-us",
+    "census-2020-pl94-persons-us-design",  # its design: tests/test_design.py
     "delinquent-children-4x4-generalized-gaussian",
     "delinquent-children-4x4-generalized-laplace",
     "intersecting-constraints-generalized-laplace",

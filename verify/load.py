@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from semidp.accountant.errors import InvalidSpec, ToolkitError
 from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
+from semidp.verify.design import design_problems
 from semidp.verify.kinds.calibrated import postprocess_problems
 from semidp.verify.registry import REGISTRY, Problem, unknown_kind_problem
 from semidp.verify.spec import MechanismSpec, Spec, public_fields, strip_optional
@@ -196,6 +197,7 @@ def validate(spec: Spec, *, parse_problems: Sequence[Problem] = ()) -> list[Prob
         checks.append((f"{kind.name!r} kind", kind.validate))
     checks.append((SHARED_CHECKS[3].__name__, SHARED_CHECKS[3]))
     checks.append(("postprocess_problems", postprocess_problems))
+    checks.append(("design_problems", design_problems))
     for name, check in checks:
         try:
             probs += check(spec)

@@ -197,6 +197,25 @@ class PostprocessSpec:
 
 
 @dataclass(frozen=True)
+class DesignSpec:
+    """``[design]`` (extension, workload specs): calibrate the release to the guarantee it will announce."""
+
+    target: GuaranteeSpec = documented(
+        "The guarantee the design must meet, in any form a claim accepts (supported: {epsilon, delta > 0} "
+        "through the certified PLD bracket, {zcdp} exactly)."
+    )
+    framework: Literal["dp", "semi-dp"] = documented(
+        "semi-dp: the query-level worst pair under the invariant; dp: the advertised (replace-one) guarantee.",
+        default="semi-dp",
+    )
+    vary: Literal["scale", "allocation"] = documented(
+        "scale: one factor c on every measurement's rho (the allocation kept); allocation: each measurement's rho "
+        "(not available yet).",
+        default="scale",
+    )
+
+
+@dataclass(frozen=True)
 class Spec:
     """A whole spec file (contract v1)."""
 
@@ -213,6 +232,9 @@ class Spec:
     audit: Optional[AuditSpec] = documented("Sampling-based checks.", default=None)
     postprocess: Optional[PostprocessSpec] = documented(
         "Projection post-processing study of the noisy histogram (extension).", default=None
+    )
+    design: Optional[DesignSpec] = documented(
+        "Design the release's noise to meet a target guarantee (extension, workload specs).", default=None
     )
     path: str = field(default="<string>", metadata={"internal": True})
     sha256: str = field(default="", metadata={"internal": True})
@@ -244,6 +266,7 @@ __all__ = [
     "AuditSpec",
     "ClaimSpec",
     "DataSpec",
+    "DesignSpec",
     "FeatureSpec",
     "GeolevelSpec",
     "GuaranteeSpec",

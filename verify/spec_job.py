@@ -187,6 +187,9 @@ def _write_files(out: Path, result: Audit, spec: Spec, stop_at: float | None) ->
         draws = np.ascontiguousarray(result.samples, dtype=np.float64)
         write_with(out / f"{name}.samples.npy", lambda f: np.save(f, draws))
         samples_file = f"{name}.samples.npy"
+    for section in r.sections:  # files a section writes beside the report (e.g. <name>.design.csv)
+        for file_name, text in getattr(section, "out_files", lambda _name: [])(name):
+            write_text(out / file_name, text)
     draw = _plots(out, result, spec)
     pending = f"not drawn: the budget ran out before the {len(draw)} plot(s) (the verdict does not depend on them)"
     r = dataclasses.replace(r, plots=(), samples_file=samples_file, plots_note=pending)

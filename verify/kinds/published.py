@@ -20,6 +20,7 @@ from semidp.accountant.guarantees import Guarantee
 from semidp.accountant.outcome import Skipped
 from semidp.accountant.semidp import joint_release_dp, semi_dp, semi_dp_composition
 from semidp.verify.context import Context, KindResult
+from semidp.verify.design import with_design
 from semidp.verify.registry import Problem
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection
 from semidp.verify.spec import GuaranteeSpec, MechanismSpec, Spec, documented
@@ -133,7 +134,7 @@ class PublishedKind:
         """The advertised guarantee, and what holds for the joint release in the claim's framework."""
         m = ctx.mechanism(PublishedSpec)
         if m.measurements is not None and m.noise is not None:
-            return workload_result(ctx, m.measurements, m.noise)
+            return with_design(ctx, workload_result(ctx, m.measurements, m.noise), m.measurements, m.noise)
         rel, inv = ctx.relation, ctx.invariant
         extra: dict[str, object] = {}
         semi_effective: Guarantee | None = None

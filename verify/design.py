@@ -1,0 +1,325 @@
+"""``[design]`` of a workload spec: the common scale of the measurements' rho that meets a target, certified and tight.
+
+A ``published`` spec with ``measurements`` and a ``[design]`` section (contract: ``specs/README.md``,
+"[design]") is audited as written and, besides, designed: :func:`accountant.design.design_scale` finds the
+largest factor ``c`` (to 0.1 %) such that the release with every rho multiplied by ``c`` meets ``design.target``
+by the certified upper end of its PLD bracket, in the framework ``design.framework`` (``semi-dp``: the
+query-level worst pair of :mod:`accountant.workload` at a(t) <= 2; ``dp``: the advertised replace-one pair).
+The report gets a ``design`` object and a ``design`` check (verified: a certified design within the tolerance;
+unknown: the budget ran out first, with the best certified scale so far); ``--out`` writes
+``<name>.design.csv`` (``geolevel,query,rho``, exact rationals, the format the spec reads) and
+``<name>.design.png`` (epsilon(delta) of the designed release against the target).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from semidp.accountant.design import DESIGN_REL_TOL, ScaleDesign, design_scale, design_scale_zcdp
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.outcome import Outcome, Unknown, Verified
+from semidp.accountant.workload import (
+    GAUSSIAN_NOISES,
+    WorkloadMeasurement,
+    workload_bracket,
+    workload_parts,
+    workload_rho,
+)
+from semidp.verify.context import Context, KindResult, Plot
+from semidp.verify.display import fmt_delta, fmt_down, fmt_up
+from semidp.verify.registry import Problem
+from semidp.verify.report import Check, Report
+from semidp.verify.spec import Spec
+from semidp.verify.spec_checks import guarantee_problems
+from semidp.verify.spec_values import guarantee_of, guarantee_spec_json
+from semidp.verify.workload_spec import Measurement, MeasurementsKey, read_measurements
+
+JSON = dict[str, Any]
+
+
+def allocation_unavailable() -> Problem:
+    """``vary = "allocation"``: the one place the allocation design (``accountant/design_allocation.py``) will be
+    wired in. Until then the spec is refused (exit 2)."""
+    return Problem("design.vary", 'vary = "allocation": not available yet (use vary = "scale")')
+
+
+def design_problems(spec: Spec) -> list[Problem]:
+    """Problems of ``[design]`` (each naming its key): a workload spec with Gaussian noise, a supported target."""
+    d = spec.design
+    if d is None:
+        return []
+    m = spec.mechanism
+    if m is None or m.kind != "published" or getattr(m, "measurements", None) is None:
+        return [
+            Problem(
+                "design",
+                "[design] is for workload specs (kind = 'published' with measurements); the calibrated kinds "
+                "calibrate to their own epsilon/delta",
+            )
+        ]
+    probs = guarantee_problems(d.target, "design.target")
+    if probs:
+        return probs
+    if d.vary == "allocation":
+        probs.append(allocation_unavailable())
+    noise = getattr(m, "noise", None)
+    if noise is not None and noise not in GAUSSIAN_NOISES:
+        probs.append(
+            Problem("mechanism.noise", f"[design] scales rho (Gaussian noise); noise = {noise!r} has no rho to scale")
+        )
+    g = d.target
+    if g.zcdp is not None:
+        if g.zcdp <= 0:
+            probs.append(Problem("design.target.zcdp", "must be > 0 (a release with no privacy loss has no noise)"))
+    elif g.epsilon is not None:
+        if g.epsilon <= 0:
+            probs.append(Problem("design.target.epsilon", "must be > 0"))
+        if g.delta is None or not 0 < g.delta < 1:
+            probs.append(Problem("design.target.delta", "needs 0 < delta < 1 (Gaussian noise meets no pure-DP target)"))
+    else:
+        probs.append(
+            Problem("design.target", f"form {g.form()!r} is not supported yet: give {{epsilon, delta}} or {{zcdp}}")
+        )
+    return probs
+
+
+def _down(x: Fraction) -> float:
+    """``float(x)`` rounded down (the target epsilon and delta: a certified meet at them meets the exact target)."""
+    f = float(x)
+    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
+
+
+def scaled(values: Sequence[WorkloadMeasurement], c: Fraction) -> list[WorkloadMeasurement]:
+    """Every rho multiplied by ``c``: sigma^2 divided by ``c`` (Gaussian kinds)."""
+    return [dataclasses.replace(v, scale=v.scale / c) for v in values]
+
+
+def rho_of(m: Measurement) -> Fraction:
+    """The measurement's rho (given, or ``1/sigma^2``), exact."""
+    return m.rho if m.rho is not None else 1 / m.scale
+
+
+def design_csv(ms: Sequence[Measurement], c: Fraction) -> str:
+    """``geolevel,query,rho`` with every rho multiplied by ``c`` (exact rationals ``p/q``), the file's order."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["geolevel", "query", "rho"])
+    for m in ms:
+        w.writerow([m.geolevel, m.query, str(c * rho_of(m))])
+    return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class DesignSection:
+    """The ``design`` report section (JSON, text and Markdown) and the CSV ``--out`` writes."""
+
+    data: JSON
+    csv_text: str | None
+
+    key: str = "design"
+
+    def to_json(self) -> JSON:
+        """The section's JSON."""
+        return self.data
+
+    def out_files(self, name: str) -> list[tuple[str, str]]:
+        """``[(file name, text)]`` written next to the report by ``--out``: ``<name>.design.csv``."""
+        return [] if self.csv_text is None else [(f"{name}.design.csv", self.csv_text)]
+
+    def text_lines(self, report: Report) -> list[str]:
+        """The design's summary."""
+        d = self.data
+        t = d["target"]
+        target = ", ".join(f"{k} = {fmt_delta(v) if k == 'delta' else v:}" for k, v in t.items())
+        lines = [f"design: {d['framework']} target {target}, vary = {d['vary']}"]
+        if d["scale"] is None:
+            lines.append(f"  no certified design: {d['stopped'] or d.get('why', '')}")
+        else:
+            lines.append(
+                f"  scale c = {d['scale_exact']} ({d['scale']:.6g}): every rho x c, every variance x 1/c = "
+                f"{fmt_up(d['expected_error']['variance_factor'])}"
+            )
+            a = d["achieved"]
+            what = f"epsilon in [{fmt_down(a['lower'])}, {fmt_up(a['upper'])}] at delta = {fmt_delta(a['delta'])}"
+            if "zcdp" in t:
+                what = f"zcdp = {a['upper']:.6g} (exact)"
+            lines.append(f"  achieved: {what} (certified; upper end <= target)")
+            lines.append(f"  tightness: {d['tightness']}")
+        lines.append(f"  {d['iterations']} PLD evaluation(s) in {d['seconds']:.2f} s; with --out: {d['csv_file']}")
+        return lines
+
+    def markdown_lines(self, report: Report) -> list[str]:
+        """The same, as a fenced block."""
+        return ["## Design", "", "```", *self.text_lines(report), "```", ""]
+
+
+def _tightness(r: ScaleDesign, c: Fraction, eps: float | None) -> str:
+    if eps is None:
+        return "exact (zCDP is linear in c)"
+    f = r.failing
+    if r.tight and f is not None:
+        return (
+            f"proven: c x {float(f.scale / c):.6f} fails, epsilon >= {fmt_down(f.bracket.lower)} > {eps:g} "
+            "(certified lower end)"
+        )
+    if f is None:
+        return "tightness not proven: no failing scale was evaluated"
+    return (
+        f"tightness not proven: c x {float(f.scale / c):.6f} has epsilon in [{fmt_down(f.bracket.lower)}, "
+        f"{fmt_up(f.bracket.upper)}], straddling {eps:g}"
+    )
+
+
+def with_design(ctx: Context, result: KindResult, file: MeasurementsKey, noise: str) -> KindResult:
+    """``result`` with the ``design`` section, check and plot of ``[design]`` (see the module docstring)."""
+    spec = ctx.spec
+    d = spec.design
+    if d is None:
+        return result
+    ms, _ = read_measurements(spec, file, noise)  # validated by the loader
+    values = [m.accountant_value() for m in ms]
+    g = d.target
+    data: JSON = {
+        "target": guarantee_spec_json(g),
+        "framework": d.framework,
+        "vary": d.vary,
+        "rel_tol": DESIGN_REL_TOL,
+        "scale": None,
+        "scale_exact": None,
+        "csv_file": f"{spec.name}.design.csv",
+    }
+    radius: int | None = None
+    why: str | None = None
+    if d.framework == "semi-dp":
+        if ctx.a.exact and ctx.a.value <= 2:
+            radius = ctx.a.value
+        else:
+            why = f"the query-level worst pair is analysed for a(t) <= 2 known exactly; here {ctx.a.bounds_text()}"
+
+    def parts_at(c: Fraction) -> Any:
+        return workload_parts(scaled(values, c), noise, semi_radius=radius)
+
+    r: ScaleDesign | None = None
+    eps = delta = None
+    if why is None and not parts_at(Fraction(1)):
+        why = "no measurement changes on a neighbouring pair: every scale meets the target"
+    if why is None:
+        try:
+            if g.zcdp is not None:
+                r = design_scale_zcdp(workload_rho(values, noise, semi_radius=radius), g.zcdp)
+            elif g.epsilon is not None and g.delta is not None:
+                eps, delta = _down(g.epsilon), _down(g.delta)
+                r = design_scale(parts_at, epsilon=eps, delta=delta, time_limit=ctx.remaining())
+        except InvalidArgument as e:
+            why = f"the design could not be evaluated: {e}"
+    outcome: Outcome
+    csv_text = None
+    plots: tuple[Plot, ...] = ()
+    if r is None or r.scale is None:
+        stopped = r.stopped if r is not None else None
+        data.update(why=why, stopped=stopped, iterations=r.iterations if r else 0, seconds=r.seconds if r else 0.0)
+        outcome = Unknown(f"no certified design: {why or stopped or 'the search ended without one'}")
+    else:
+        c = r.scale
+        csv_text = design_csv(ms, c)
+        achieved = {"lower": r.achieved.lower, "upper": r.achieved.upper} if r.achieved else {}
+        if delta is not None:
+            achieved["delta"] = delta
+        data.update(
+            scale=float(c),
+            scale_exact=str(c),
+            achieved=achieved,
+            tight=r.tight,
+            tightness=_tightness(r, c, eps),
+            failing=None
+            if r.failing is None
+            else {
+                "scale": float(r.failing.scale),
+                "ratio": float(r.failing.scale / c),
+                "lower": r.failing.bracket.lower,
+                "upper": r.failing.bracket.upper,
+            },
+            stopped=r.stopped,
+            iterations=r.iterations,
+            seconds=r.seconds,
+            probes=[{"scale": float(p.scale), "lower": p.bracket.lower, "upper": p.bracket.upper} for p in r.probes],
+            expected_error={
+                "variance_factor": float(1 / c),
+                "variance_factor_exact": str(1 / c),
+                "note": "every measurement's per-cell variance sigma^2 = 1/rho is multiplied by 1/c",
+                "per_measurement": [
+                    {
+                        "geolevel": m.geolevel,
+                        "query": m.query,
+                        "rho_before": str(rho_of(m)),
+                        "rho": str(c * rho_of(m)),
+                        "sigma2_before": float(1 / rho_of(m)),
+                        "sigma2": float(1 / (c * rho_of(m))),
+                    }
+                    for m in ms
+                ],
+            },
+        )
+        within = r.gap is not None and r.gap <= r.rel_tol * (1 + 1e-9)
+        met = (
+            f"the designed release (c = {c}) meets the target by its certified upper bound "
+            + (f"(epsilon <= {fmt_up(r.achieved.upper)} <= {eps:g} at delta = {fmt_delta(delta)})" if eps else "(zCDP)")
+            if r.achieved is not None
+            else ""
+        )
+        if r.stopped is not None:
+            outcome = Unknown(f"{met}, but {r.stopped} before the scale was known to {r.rel_tol:g} relative")
+        elif eps is not None and not within:
+            outcome = Unknown(f"{met}, but no failing scale within {r.rel_tol:g} relative was found")
+        else:
+            outcome = Verified(f"{met}; tightness {data['tightness']}")
+        plots = (_plot(values, noise, radius, c, d.framework, g, ctx),) if eps is not None else ()
+    section = DesignSection(data, csv_text)
+    return dataclasses.replace(
+        result,
+        sections=(*result.sections, section),
+        final_checks=(*result.final_checks, Check("design", outcome)),
+        plots=(*result.plots, *plots),
+    )
+
+
+def _plot(
+    values: Sequence[WorkloadMeasurement],
+    noise: str,
+    radius: int | None,
+    c: Fraction,
+    framework: str,
+    g: Any,
+    ctx: Context,
+) -> Plot:
+    from semidp.verify.workload_plot import draw_workload_plot
+
+    target = guarantee_of(g, ctx.relation)
+    text = f"target, epsilon = {float(g.epsilon):g}, delta = {float(g.delta):g}"
+
+    def draw(path: Path, title: str) -> Path:
+        designed = workload_bracket(scaled(values, c), noise, semi_radius=radius)
+        as_published = workload_bracket(values, noise, semi_radius=radius)
+        return draw_workload_plot(
+            path,
+            title,
+            [
+                (f"as published, {framework} (pld)", as_published),
+                (f"designed c = {float(c):.6g}, {framework} (pld)", designed),
+            ],
+            claim=(text, target),
+            verdict="holds",
+        )
+
+    return Plot("design", "epsilon(delta) of the designed release against the target", draw)
+
+
+__all__ = ["DesignSection", "allocation_unavailable", "design_csv", "design_problems", "scaled", "with_design"]
