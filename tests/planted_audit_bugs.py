@@ -1,4 +1,7 @@
-"""Planted bugs the fixed likelihood-ratio statistics read poorly, for the classifier statistic (verify.audit_classifier).
+"""Planted bugs the projection statistic reads poorly, with their correct twins (verify.audit_classifier and the
+likelihood ratios of verify.audit_pairs): a data-dependent noise scale (tests/test_audit_peers.py), and one bug
+per noise family of Step 12 item 4 (tests/test_audit_families.py): a discrete Gaussian with sigma^2 too small,
+a K-norm sampler with the wrong ball, a clamp that leaks, P+ on an under-noised base.
 
 Audited through ``tests.planted_bugs.spec_text`` with ``callable = "tests.planted_audit_bugs:<name>"`` (DP
 framework, replace-one, the 3 x 3 test table; the pairs move one record out of cell 0).
