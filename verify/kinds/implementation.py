@@ -62,6 +62,7 @@ from semidp.verify.release_pool import (
     call_release,
     default_processes,
     load_function,
+    seed_globals,
     stream,
     takes_size,
 )
@@ -256,6 +257,7 @@ def draw_task(
     level: a Dask task; the parent checked ``--allow-code`` before any task was made). The same stream as a
     :class:`verify.release_pool.ReleasePool` worker's, so the draws do not depend on where they ran."""
     try:
+        seed_globals(seed, key)
         return call_release(load_function(callable_name, spec_path), histogram, stream(seed, key), n)
     except ReleaseFailure as e:
         raise _failure(spec_path, callable_name, e) from None
@@ -581,7 +583,7 @@ REPRODUCIBILITY = {
     True: "the first batch drawn again from its stream (--seed, pair, side, batch) gave the same releases: "
     "--seed reproduces the draws",
     False: "the first batch drawn again from its stream gave other releases: the function does not draw (only) "
-    "from the rng it is given (e.g. the operating system's entropy, as OpenDP does, or a global generator), so "
+    "from the rng it is given (e.g. the operating system's entropy, as OpenDP does), so "
     "--seed does not reproduce the draws or the verdict; the bounds hold at their confidence all the same",
     None: "not checked (recorded releases only, or the budget ran out before the first batch could be redrawn)",
 }
