@@ -11,15 +11,17 @@ Prints
   until the refutation (target <= 60 s on 2 cores), and the round it came in;
 * **false alarms**: over the same seeds, the share of audits that refute a correct twin (Gaussian, DP
   histogram, K-norm; batched, ``--draws`` per side); each must be <= 1 - confidence = 0.05;
-* **per-call twin**: the correct Gaussian written per call at the default settings: it runs to the budget and
-  ends "not refuted at this sample size" with its draws and its empirical lower bound.
+* **per-call twin**: the correct Gaussian written per call (``gaussian_loop_only``) at the default settings of
+  the per-call refutation, over the same seeds: its false alarms (<= 1 - confidence = 0.05), how its audits
+  ended (budget or samples) and their wall seconds, draws per side and empirical lower bound.
 * **efficiency**: for mechanisms whose epsilon(delta) is known exactly (the batched 1-GDP Gaussians: their
   claim is tight, so the claim's certified epsilon is the true one), the median over ``--efficiency-seeds`` of
   the empirical epsilon lower bound divided by the true epsilon at ``delta = 1e-6``, at each of
   ``--efficiency-draws`` draws per side (default 10**5 and 10**6; ``--time-limit`` raised to 600 s so the
   draws are made), with the likelihood-ratio statistics and with the classifier added.
 
-Run: ``python benchmarks/audit.py`` (about 25 minutes on 2 cores), ``--seeds 3`` for a quick look.
+Run: ``python benchmarks/audit.py`` (about 50 minutes on 2 cores), ``--seeds 3`` for a quick look, ``--parts``
+to run some parts only (e.g. ``--parts refute twin`` for the per-call figures of the README).
 """
 
 from __future__ import annotations
@@ -105,19 +107,39 @@ def main() -> None:
     p.add_argument("--draws", type=int, default=20_000, help="draws per side of each pair for the batched twins")
     p.add_argument("--efficiency-seeds", type=int, default=5)
     p.add_argument("--efficiency-draws", type=int, nargs="*", default=[100_000, 1_000_000])
-    p.add_argument("--only-efficiency", action="store_true", help="print the efficiency figures only")
+    p.add_argument("--parts", nargs="*", choices=PARTS, default=list(PARTS), help="parts to run (default: all)")
     args = p.parse_args()
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}")
     seeds = range(1, args.seeds + 1)
-    efficiency(args.efficiency_draws, args.efficiency_seeds)
-    if args.only_efficiency:
-        return
+    if "efficiency" in args.parts:
+        efficiency(args.efficiency_draws, args.efficiency_seeds)
+    if "rate" in args.parts:
+        rates()
+    if "refute" in args.parts:
+        per_call_refutation(seeds)
+    if "alarms" in args.parts:
+        for fn, fw, cl in TWINS:
+            alarms = sum(bool(run(fn, fw, cl, args.draws, s)[0]["refuted"]) for s in seeds)
+            print(f"false alarms: {fn} ({fw}, {cl}): {alarms}/{len(seeds)} = {alarms / len(seeds):.2f} (<= 0.05)")
+    if "twin" in args.parts:
+        per_call_twin(seeds)
+    print(f"load average at the end: {os.getloadavg()}")
 
+
+#: What :func:`main` can run (``--parts``).
+PARTS = ("efficiency", "rate", "refute", "alarms", "twin")
+
+
+def rates() -> None:
+    """Draws per second, per-call and batched, on one process and on all cores."""
     for fn, n in (("gaussian_loop_only", 40_000), ("gaussian_exact", 1_000_000)):
         one, every = rate(fn, n, 1), rate(fn, n, None)
         kind = "per-call" if fn.endswith("loop_only") else "batched"
         print(f"rate ({kind}): {one:,.0f} draws/s on 1 process, {every:,.0f} on all cores ({every / one:.2f}x)")
 
+
+def per_call_refutation(seeds: range) -> None:
+    """The 20 %-small Gaussian written per call, at the default settings, over ``seeds``."""
     hits, times, sides, rounds = 0, [], [], []
     for s in seeds:
         sec, secs = run("gaussian_20pct_small_loop", "semi-dp", "{ mu = 1.0 }", 1_000_000, s)
@@ -133,18 +155,30 @@ def main() -> None:
         f"{max(times):.1f} s); draws per side median {statistics.median(sides):,.0f} (max {max(sides):,}); "
         f"rounds median {statistics.median(rounds):g} (max {max(rounds)})"
     )
-    for fn, fw, cl in TWINS:
-        alarms = sum(bool(run(fn, fw, cl, args.draws, s)[0]["refuted"]) for s in seeds)
-        print(f"false alarms: {fn} ({fw}, {cl}): {alarms}/{len(seeds)} = {alarms / len(seeds):.2f} (<= 0.05 stated)")
 
-    sec, secs = run("gaussian_loop_only", "semi-dp", "{ mu = 1.0 }", 1_000_000, 1)
-    eps = sec["epsilon_delta"]
-    d = sec["draws"]
-    assert isinstance(eps, list) and isinstance(d, dict)
+
+def per_call_twin(seeds: range) -> None:
+    """The correct Gaussian written per call, at the default settings, over ``seeds``: false alarms and ends."""
+    alarms, times, sides, lows, stops = 0, [], [], [], []
+    claimed = 0.0
+    for s in seeds:
+        sec, secs = run("gaussian_loop_only", "semi-dp", "{ mu = 1.0 }", 1_000_000, s)
+        alarms += bool(sec["refuted"])
+        eps = sec["epsilon_delta"]
+        d = sec["draws"]
+        assert isinstance(eps, list) and isinstance(d, dict)
+        times.append(secs)
+        sides.append(int(d["drawn_per_side"]))
+        lows.append(float(eps[0]["epsilon_lower"]))
+        claimed = float(eps[0]["epsilon_upper"])
+        stops.append(str(sec["stop"]))
+    ends = ", ".join(f"{k} {stops.count(k)}" for k in sorted(set(stops)))
     print(
-        f"per-call twin, samples 10**6, --time-limit 60: refuted {sec['refuted']}, stopped by {sec['stop']} after "
-        f"{secs:.1f} s with {d['drawn_per_side']:,} draws per side; epsilon lower bound "
-        f"{eps[0]['epsilon_lower']:.3f} vs claimed {eps[0]['epsilon_upper']:.3f} at delta {eps[0]['delta']:g}"
+        f"per-call twin (correct Gaussian) vs mu = 1, samples 10**6, --time-limit 60: false alarms {alarms}/"
+        f"{len(times)} = {alarms / len(times):.2f} (<= 0.05); stopped by {ends}; wall median "
+        f"{statistics.median(times):.1f} s (max {max(times):.1f} s); draws per side median "
+        f"{statistics.median(sides):,.0f}; epsilon lower bound median {statistics.median(lows):.3f} (max "
+        f"{max(lows):.3f}) vs claimed {claimed:.3f} at delta 1e-6"
     )
 
 

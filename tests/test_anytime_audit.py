@@ -16,12 +16,15 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from semidp.verify import audit_looks
 from semidp.verify.cli import main
 from semidp.verify.load import loads
+from semidp.verify.release_pool import ReleasePool, Task
 from semidp.verify.runner import audit
-from semidp.verify.threshold_audit import batch_split, round_sizes, spending
+from semidp.verify.threshold_audit import Statistic, batch_split, round_sizes, spending
 from tests.planted_bugs import spec_text
 
 
@@ -92,6 +95,45 @@ def _section_seed2() -> object:
     return sec["tradeoff_points"], sec["epsilon_delta"], sec["candidates"]
 
 
+def test_the_last_look_is_budgeted_so_the_audit_ends_by_its_own_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look whose cost grows with the draws (1 s per 5,000 selection rows: 1, 4, 16, 64 s at rounds 1-4): the
+    third round's look would end past the hard stop (20 s x 1.1 + 1), so the draws stop after the second and
+    the audit ends with its own report (exit 3, ``budget``), its second look measured, not at the hard stop."""
+    real = audit_looks.select
+
+    def slow(pair: int, stats: object, sel_x: np.ndarray, *args: object, **kw: object) -> object:
+        time.sleep(len(sel_x) / 5_000)
+        return real(pair, stats, sel_x, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audit_looks, "select", slow)
+    (tmp_path / "s.toml").write_text(spec_text("gaussian_exact", draws=1_000_000, seed=1, max_pairs=1))
+    code = main(["audit", "--allow-code", "--json", "--time-limit", "20", str(tmp_path / "s.toml")])
+    out = capsys.readouterr()
+    assert code == 3 and "stopped after" not in out.out + out.err  # not the supervisor's hard stop
+    sec = json.loads(out.out)["audit_lower_bound"]
+    assert sec["stop"] == "budget" and sec["refuted"] is False
+    # Unloaded: rounds 1 and 2 measured, round 3 never drawn (its look would overrun). A loaded machine may stop
+    # a round earlier; round 3's 160,000 draws per side are never all drawn.
+    assert 1 <= len(sec["rounds"]) <= 3 and sec["draws"]["drawn_per_side"] < 160_000
+    assert sec["rounds"][0]["measured"] is True and sec["tradeoff_points"]
+
+
+def test_a_look_past_its_deadline_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The look checks the clock between its steps: past its deadline it raises, and the audit keeps the last look."""
+    drawn = [audit_looks.Drawn.empty()]
+    rng = np.random.default_rng(0)
+    drawn[0].add(0, rng.standard_normal((400, 2)), 0.5)
+    drawn[0].add(1, rng.standard_normal((400, 2)) + 1, 0.5)
+    stats = [[Statistic("first", lambda y: y[:, 0])]]
+    got = audit_looks.look(drawn, stats, lambda a: 1 - a, 1, 0.05, 2, deadline=time.monotonic() + 600)
+    assert len(got.measured) == 1 and got.measured[0].candidate.statistic == "first"
+    with pytest.raises(audit_looks.OutOfTime):
+        audit_looks.look(drawn, stats, lambda a: 1 - a, 1, 0.05, 2, deadline=time.monotonic() - 1)
+    assert audit_looks.look_cost(None, 10**6) == 0 and audit_looks.look_cost(1e-6, 10**6) == 2.0
+
+
 # ------------------------------------------------------------------------------------------- hostile functions
 
 
@@ -126,6 +168,40 @@ def _hostile(
 def _pids(tmp_path: Path) -> list[int]:
     p = tmp_path / "pids"
     return [int(x) for x in p.read_text().split()] if p.exists() else []
+
+
+def test_a_function_drawing_from_numpys_global_generator_gets_independent_batches(tmp_path: Path) -> None:
+    """Forked workers share the parent's global generator state: without seeding it per batch, the 2 workers
+    repeated each other's batches (350 distinct rows of 400)."""
+    (tmp_path / "g.py").write_text(
+        "import numpy as np\ndef f(h, rng):\n    return h + np.random.standard_normal(len(h))\n"
+    )
+    (tmp_path / "s.toml").write_text("")
+
+    def rows() -> np.ndarray:
+        pool = ReleasePool("g.py:f", str(tmp_path / "s.toml"), 1, 2, memory_limit=None)
+        pool.start()
+        try:
+            got = pool.run([Task((0, s, j), (0,) * 9, 50) for j in range(4) for s in (0, 1)], time.monotonic() + 120)
+        finally:
+            pool.close()
+        return np.concatenate([got.done[i] for i in sorted(got.done)])
+
+    first = rows()
+    assert first.shape == (400, 9) and len(np.unique(first, axis=0)) == 400
+    assert np.array_equal(first, rows())  # and reproducible by the seed
+
+
+@pytest.mark.parametrize(("rng", "reproducible"), [("rng", True), ("np.random.default_rng()", False)])
+def test_the_report_says_whether_seed_reproduces_the_draws(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rng: str, reproducible: bool
+) -> None:
+    """The first batch is drawn twice from its stream: a function drawing from the OS's entropy (as OpenDP does)
+    gives other releases the second time, so the report says --seed does not reproduce its draws."""
+    code, _, _ = _hostile(tmp_path, f"def f(h, rng):\n    return G(h, {rng})\n", draws=400, extra="batch = 100\n")
+    sec = json.loads(capsys.readouterr().out)["audit_lower_bound"]
+    assert code == 3 and sec["reproducible"] is reproducible
+    assert ("does not reproduce" in sec["reproducibility"]) is not reproducible
 
 
 def test_raising_function_is_named_with_its_exception(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,7 +19,10 @@ chosen and measured after each round and the error ``1 - confidence`` spent acro
 alpha-spending [LD83] with a Bonferroni bound over the looks; :mod:`verify.threshold_audit`). The audit stops
 at the first refutation (``refuted``), when the planned draws are made (``samples``), or when the budget
 runs out (``budget``: ``--time-limit`` less a reserve for measuring and reporting), and then measures what
-it has; ``memory`` when the function ran out of memory. The release function runs only in worker processes
+it has; ``memory`` when the function ran out of memory. The looks are budgeted too (:mod:`verify.audit_looks`):
+a round is drawn only while its look is predicted (from the last look's seconds per row) to end before the
+report's reserve, and a look that still runs past it is given up, the previous look standing; so an audit
+ends by its own budget, never by the supervisor's hard stop. The release function runs only in worker processes
 (:mod:`verify.release_pool`); its failures are invalid specs naming it (exit 2).
 """
 
@@ -44,8 +47,9 @@ from semidp.accountant.knorm_cache import cached_knorm_ball
 from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
 from semidp.accountant.relations import Relation, SemiAdjacent
 from semidp.accountant.tradeoff import TradeoffCurve
-from semidp.verify.audit_classifier import classifier_statistic
 from semidp.verify.audit_evidence import Evidence, refutation_evidence
+from semidp.verify.audit_looks import Drawn, Look, OutOfTime, look_cost
+from semidp.verify.audit_looks import look as look_at
 from semidp.verify.audit_pairs import AuditPair, check_pair, distance_of, dp_pairs, pair_statistics, semi_pairs
 from semidp.verify.audit_report import AuditSection, audit_plot
 from semidp.verify.context import Context, KindResult
@@ -58,6 +62,7 @@ from semidp.verify.release_pool import (
     call_release,
     default_processes,
     load_function,
+    seed_globals,
     stream,
     takes_size,
 )
@@ -68,16 +73,11 @@ from semidp.verify.spec_values import guarantee_of
 from semidp.verify.supervisor import memory_limit
 from semidp.verify.threshold_audit import (
     GROWTH,
-    Candidate,
     Measured,
     Statistic,
-    batch_split,
-    choose,
     epsilon_lower,
-    measure,
     per_bound_level,
     round_sizes,
-    select,
     spending,
 )
 
@@ -91,12 +91,12 @@ DEFAULT_TOLERANCE = Fraction(1, 10**9)
 #: The draws stop this long before the spec's deadline (at least :data:`RESERVE_SECONDS`, else this share of
 #: ``--time-limit``), leaving the time to measure what was drawn and write the report.
 RESERVE_SECONDS = 3.0
+#: After the last look, this long (at least :data:`REPORT_SECONDS`, else this share of ``--time-limit``) is kept
+#: for the invariant check, the evidence and the report: a look that would run into it is not made.
+REPORT_SECONDS = 2.0
+REPORT_SHARE = 0.05
 #: Values of ``mechanism.statistics``.
 STATISTICS = ("likelihood-ratio", "all")
-#: Selection rows per side a pair needs before a classifier is fitted on it (half fit, half choose).
-CLASSIFIER_MIN_ROWS = 200
-#: Held-out selection rows per side that choose the classifier's threshold (it is fitted on as many).
-CLASSIFIER_MAX_ROWS = 20_000
 RESERVE_SHARE = 0.15
 
 
@@ -257,6 +257,7 @@ def draw_task(
     level: a Dask task; the parent checked ``--allow-code`` before any task was made). The same stream as a
     :class:`verify.release_pool.ReleasePool` worker's, so the draws do not depend on where they ran."""
     try:
+        seed_globals(seed, key)
         return call_release(load_function(callable_name, spec_path), histogram, stream(seed, key), n)
     except ReleaseFailure as e:
         raise _failure(spec_path, callable_name, e) from None
@@ -322,97 +323,15 @@ def _ball(ctx: Context, res: object) -> KNormBall | None:
     return ball if ball.symmetry is None or len(ball.facets) == ball.facet_count else None
 
 
-@dataclass
-class _Drawn:
-    """The releases of one pair so far, by side: the selection rows and the measurement rows (float64)."""
-
-    sel: list[list[FloatArray]]
-    meas: list[list[FloatArray]]
-    raw: list[list[NDArray[Any]]]
-    """As released (for the invariant check: integer releases are checked exactly)."""
-
-    @staticmethod
-    def empty() -> _Drawn:
-        return _Drawn([[], []], [[], []], [[], []])
-
-    def add(self, side: int, y: NDArray[Any], selection: float) -> None:
-        s = batch_split(len(y), selection)
-        f = y.astype(np.float64)
-        self.sel[side].append(f[:s])
-        self.meas[side].append(f[s:])
-        self.raw[side].append(y)
-
-    @staticmethod
-    def _cat(parts: list[FloatArray], cells: int) -> FloatArray:
-        if len(parts) > 1:  # keep one array: a look concatenates each side once
-            parts[:] = [np.concatenate(parts)]
-        return parts[0] if parts else np.empty((0, cells))
-
-    def selection(self, side: int, cells: int) -> FloatArray:
-        return self._cat(self.sel[side], cells)
-
-    def measurement(self, side: int, cells: int) -> FloatArray:
-        return self._cat(self.meas[side], cells)
-
-    def releases(self, side: int, cells: int) -> NDArray[Any]:
-        parts = self.raw[side]
-        if len(parts) > 1:
-            parts[:] = [np.concatenate(parts)]
-        return parts[0] if parts else np.empty((0, cells))
-
-    def count(self, side: int) -> int:
-        return sum(len(p) for p in self.raw[side])
-
-
-@dataclass(frozen=True)
-class _Look:
-    candidates: list[Candidate]
-    measured: list[Measured]
-    level: float
-    stats: list[list[Statistic]]
-    """The statistics each pair was read with at this look (the fixed ones, then a fitted classifier)."""
-
-
-def _look(
-    drawn: list[_Drawn],
-    stats_of: list[list[Statistic]],
-    curve: TradeoffCurve,
-    tests: int,
-    alpha: float,
-    cells: int,
-    pairs: list[AuditPair] | None = None,
-) -> _Look:
-    """Choose the tests on the selection rows, measure them on the measurement rows, each bound at
-    ``alpha / (2 tests)`` (pairs without a selection and a measurement row on each side wait). With ``pairs``,
-    each pair also gets a classifier (:mod:`verify.audit_classifier`) fitted on the even selection rows; its
-    threshold and predicted gap come from the odd ones (held out, so it is not preferred for overfitting)."""
-    level = per_bound_level(1.0 - alpha, tests)
-    cands: list[Candidate] = []
-    used = [list(s) for s in stats_of]
-    for k, d in enumerate(drawn):
-        s0, s1 = d.selection(0, cells), d.selection(1, cells)
-        m0, m1 = d.measurement(0, cells), d.measurement(1, cells)
-        if min(len(s0), len(s1), len(m0), len(m1)) == 0:
-            continue
-        n_measure = min(len(m0), len(m1))
-        cands += select(k, stats_of[k], s0, s1, curve.std, n_measure=n_measure, level=level)
-        if pairs is not None and min(len(s0), len(s1)) >= CLASSIFIER_MIN_ROWS:
-            clf = classifier_statistic(pairs[k].x, pairs[k].x_prime, s0[0::2], s1[0::2])
-            used[k].append(clf)
-            held0, held1 = s0[1::2][:CLASSIFIER_MAX_ROWS], s1[1::2][:CLASSIFIER_MAX_ROWS]
-            cands += select(k, [clf], held0, held1, curve.std, n_measure=n_measure, level=level)
-    chosen = choose(cands, tests) if cands else []
-    measured = []
-    for c in chosen:
-        stat = next(s for s in used[c.pair] if s.name == c.statistic)
-        d = drawn[c.pair]
-        measured.append(measure(c, stat, d.measurement(0, cells), d.measurement(1, cells), curve.std, level=level))
-    return _Look(cands, measured, level, used)
-
-
 def _draw_reserve(ctx: Context) -> float:
-    """Seconds of the budget kept for measuring what was drawn, the invariant check and the report."""
+    """Seconds of the budget kept for measuring what was drawn, the invariant check and the report (before the
+    first look's cost is known; later rounds also keep the predicted cost of their look, :func:`_look_cost`)."""
     return max(RESERVE_SECONDS, RESERVE_SHARE * ctx.time_limit)
+
+
+def _report_reserve(ctx: Context) -> float:
+    """Seconds of the budget kept after the last look for the invariant check, the evidence and the report."""
+    return max(REPORT_SECONDS, REPORT_SHARE * ctx.time_limit)
 
 
 def run_audit(ctx: Context) -> KindResult:
@@ -483,18 +402,20 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     sizes = round_sizes(n) if todo else [0]  # recorded releases only: one look
     alphas = spending(1.0 - conf, sizes) if todo else [1.0 - conf]
     stats_of = [pair_statistics(p, ball) for p in pairs]
-    drawn = [_Drawn.empty() for _ in pairs]
+    drawn = [Drawn.empty() for _ in pairs]
     for k, (yx, yxp) in recorded.items():
         drawn[k].add(0, yx, sel)
         drawn[k].add(1, yxp, sel)
-    draw_deadline = ctx.deadline - _draw_reserve(ctx)
+    look_deadline = ctx.deadline - _report_reserve(ctx)
+    per_row: float | None = None  # seconds per drawn row of the last look
 
     start = time.perf_counter()
     draw_seconds = 0.0
     rounds: list[dict[str, Any]] = []
     history: list[list[Measured]] = []
     stop, note = "samples", ""
-    look = _Look([], [], per_bound_level(conf, m.tests), stats_of)
+    look = Look([], [], per_bound_level(conf, m.tests), stats_of)
+    repro: bool | None = None  # the first batch drawn twice from its stream gave the same releases
     batch_no = 0
     for r, target in enumerate(sizes):
         before = sizes[r - 1] if r else 0
@@ -506,6 +427,9 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             for side in (0, 1)
         ]
         batch_no += len(spans)
+        rows = 2 * target * len(pairs)
+        draw_deadline = min(ctx.deadline - _draw_reserve(ctx), look_deadline - look_cost(per_row, rows))
+        had = sum(d.count(0) + d.count(1) for d in drawn)
         t0 = time.perf_counter()
         stopped: str | None = None
         if tasks and time.monotonic() >= draw_deadline:
@@ -519,6 +443,9 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             for i, t in enumerate(tasks):
                 if i in got.done:
                     drawn[t.key[0]].add(t.key[1], got.done[i], sel)
+            if r == 0 and 0 in got.done and stopped is None:  # the first batch again, from the same stream
+                again = pool.run(tasks[:1], draw_deadline)
+                repro = _same(got.done[0], again.done[0]) if 0 in again.done else None
         elif tasks:
             outs = run_tasks(
                 draw_task,
@@ -528,28 +455,42 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             )
             for t, y in zip(tasks, outs):
                 drawn[t.key[0]].add(t.key[1], y, sel)
+            if r == 0 and outs:  # the first batch again, on the cluster (two copies: one task would run here)
+                t = tasks[0]
+                first = (m.callable, spec.path, t.histogram, seed, t.key, t.n)
+                repro = _same(outs[0], run_tasks(draw_task, [first, first], ctx.scheduler, deadline=draw_deadline)[0])
         draw_seconds += time.perf_counter() - t0
-        look = _look(drawn, stats_of, curve, m.tests, alphas[r], cells, pairs if m.statistics == "all" else None)
+        if stopped is not None and sum(d.count(0) + d.count(1) for d in drawn) == had:
+            stop = stopped  # nothing new to look at: the previous look stands
+            break
+        t1 = time.monotonic()
+        try:
+            look = look_at(
+                drawn,
+                stats_of,
+                curve.std,
+                m.tests,
+                alphas[r],
+                cells,
+                pairs if m.statistics == "all" else None,
+                deadline=look_deadline,
+            )
+        except OutOfTime:  # the previous look's bounds stand (each look is valid on its own)
+            rounds.append(_round_row(r, target, drawn, todo, alphas[r], None, time.perf_counter() - start))
+            stop = "budget"
+            break
+        per_row = (time.monotonic() - t1) / max(1, sum(d.count(0) + d.count(1) for d in drawn))
         history.append(look.measured)
         refuted = any(p.refutes for p in look.measured)
-        rounds.append(
-            {
-                "round": r + 1,
-                "planned_per_side": target,
-                "draws_per_side": min((drawn[k].count(s) for k in todo for s in (0, 1)), default=target),
-                "alpha": alphas[r],
-                "per_bound_level": look.level,
-                "refuted": refuted,
-                "seconds": time.perf_counter() - start,
-            }
-        )
+        rounds.append(_round_row(r, target, drawn, todo, alphas[r], look, time.perf_counter() - start))
         if refuted:
             stop = "refuted"
             break
         if stopped is not None:
             stop = stopped
             break
-        if r + 1 < len(sizes) and time.monotonic() >= draw_deadline:
+        nxt = 2 * sizes[r + 1] * len(pairs) if r + 1 < len(sizes) else 0
+        if r + 1 < len(sizes) and time.monotonic() >= look_deadline - look_cost(per_row, nxt):
             stop = "budget"
             break
     if pool is not None:
@@ -619,6 +560,8 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             for c in cands
         ],
         "evidence": None if evidence is None else evidence.to_json(),
+        "reproducible": repro,
+        "reproducibility": REPRODUCIBILITY[repro],
         "claimed_curve": "lower bound of the claim's tradeoff function (standard convention), "
         + f"{curve.n_vertices} vertices",
         "note": "a statistical audit refutes with confidence or does not refute; it never verifies",
@@ -634,6 +577,38 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
         effective_extra={"source": "the claim: a black box has no certified guarantee; the audit bounds it below"},
         plots=(audit_plot(curve, measured, conf, history),),
     )
+
+
+REPRODUCIBILITY = {
+    True: "the first batch drawn again from its stream (--seed, pair, side, batch) gave the same releases: "
+    "--seed reproduces the draws",
+    False: "the first batch drawn again from its stream gave other releases: the function does not draw (only) "
+    "from the rng it is given (e.g. the operating system's entropy, as OpenDP does), so "
+    "--seed does not reproduce the draws or the verdict; the bounds hold at their confidence all the same",
+    None: "not checked (recorded releases only, or the budget ran out before the first batch could be redrawn)",
+}
+"""``audit_lower_bound.reproducibility`` by ``audit_lower_bound.reproducible``."""
+
+
+def _same(a: NDArray[Any], b: NDArray[Any]) -> bool:
+    """The two batches hold the same releases, bit for bit (NaN equal to NaN)."""
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+
+
+def _round_row(
+    r: int, target: int, drawn: list[Drawn], todo: list[int], alpha: float, look: Look | None, seconds: float
+) -> dict[str, Any]:
+    """The report's ``rounds[]`` entry of round ``r`` (``look`` ``None``: its look was not made in time)."""
+    return {
+        "round": r + 1,
+        "planned_per_side": target,
+        "draws_per_side": min((drawn[k].count(s) for k in todo for s in (0, 1)), default=target),
+        "alpha": alpha,
+        "per_bound_level": None if look is None else look.level,
+        "refuted": False if look is None else any(p.refutes for p in look.measured),
+        "measured": look is not None,
+        "seconds": seconds,
+    }
 
 
 def _invariant_outcome(
@@ -687,7 +662,7 @@ def _refuting(measured: list[Measured]) -> Measured | None:
 
 
 def _evidence(
-    measured: list[Measured], stats_of: list[list[Statistic]], drawn: list[_Drawn], cells: int
+    measured: list[Measured], stats_of: list[list[Statistic]], drawn: list[Drawn], cells: int
 ) -> Evidence | None:
     """What the refuting test counted (:mod:`verify.audit_evidence`), or ``None`` without a refutation."""
     p = _refuting(measured)
