@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from semidp.accountant.arguments import check_in_interval, check_positive
+from semidp.accountant.budget import Budget
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.pld_closed_forms import PLDInterval
 from semidp.accountant.pld_parts import PLDPart
@@ -125,7 +126,7 @@ def design_scale(
     rel_tol: float = DESIGN_REL_TOL,
     rel_width: float = DESIGN_REL_WIDTH,
     search_width: float = SEARCH_REL_WIDTH,
-    time_limit: float | None = None,
+    budget: Budget | None = None,
     max_probes: int = MAX_PROBES,
 ) -> ScaleDesign:
     r"""The largest scale ``c`` (to ``rel_tol``) whose composition ``parts_at(c)`` has certified
@@ -135,7 +136,7 @@ def design_scale(
     (its noise parameters must be rounded toward less noise, as :func:`accountant.workload.workload_parts` does).
     Probes are refined to ``search_width``; the failing probe that witnesses tightness, when its lower end does
     not yet exceed the target, to ``rel_width``. ``initial``: the first scale tried (e.g. 1, the release as
-    published). ``time_limit`` (seconds): the search stops when it is spent and returns the best certified scale
+    published). ``budget``: the search stops when it is spent and returns the best certified scale
     so far (``stopped`` says why; ``scale`` is ``None`` if none was certified). Units: epsilon in nats, delta a
     probability.
 
@@ -153,7 +154,7 @@ def design_scale(
     if initial <= 0:
         raise InvalidArgument(f"initial={initial}: the first scale must be > 0.")
     start = time.monotonic()
-    deadline = math.inf if time_limit is None else start + time_limit
+    budget = Budget.unlimited() if budget is None else budget
     probes: list[DesignProbe] = []
     lo: DesignProbe | None = None  # largest scale certified to meet the target
     hi: DesignProbe | None = None  # smallest scale whose upper end exceeds it
@@ -161,10 +162,7 @@ def design_scale(
     stopped: str | None = None
 
     def evaluate(c: Fraction, width: float) -> DesignProbe:
-        left = deadline - time.monotonic()
-        r = refine_bracket(
-            parts_at(c), delta=delta, rel_width=width, time_limit=None if math.isinf(left) else max(left, 1e-3)
-        )
+        r = refine_bracket(parts_at(c), delta=delta, rel_width=width, budget=budget)
         p = DesignProbe(c, r.interval, r.reached)
         probes.append(p)
         return p
@@ -184,7 +182,7 @@ def design_scale(
         if len(probes) >= max_probes:
             stopped = f"the search stopped after {max_probes} evaluations"
             break
-        if time.monotonic() >= deadline:
+        if budget.expired:
             stopped = "the time budget ran out"
             break
         p = evaluate(c, search_width)
@@ -199,7 +197,7 @@ def design_scale(
     tight = hi is not None and lo is not None and hi.scale <= lo.scale * (1 + tol) and hi.bracket.lower > epsilon
     if lo is not None and hi is not None and hi.scale <= lo.scale * (1 + tol) and not tight and stopped is None:
         # the straddling bracket of the failing probe: once more, narrower, if time allows
-        if time.monotonic() < deadline:
+        if not budget.expired:
             q = evaluate(hi.scale, rel_width)
             both = PLDInterval(max(q.bracket.lower, hi.bracket.lower), min(q.bracket.upper, hi.bracket.upper))
             hi = DesignProbe(hi.scale, both, q.reached)  # both brackets contain the truth: so does their intersection

@@ -23,8 +23,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.design import DESIGN_REL_TOL, ScaleDesign, design_scale, design_scale_zcdp
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.design_allocation import (
+    AllocationResult,
+    allocated_measurements,
+    design_workload_allocation,
+)
+from semidp.accountant.errors import InvalidArgument, VerificationError
 from semidp.accountant.outcome import Outcome, Unknown, Verified
 from semidp.accountant.workload import (
     GAUSSIAN_NOISES,
@@ -45,12 +51,6 @@ from semidp.verify.workload_spec import Measurement, MeasurementsKey, read_measu
 JSON = dict[str, Any]
 
 
-def allocation_unavailable() -> Problem:
-    """``vary = "allocation"``: the one place the allocation design (``accountant/design_allocation.py``) will be
-    wired in. Until then the spec is refused (exit 2)."""
-    return Problem("design.vary", 'vary = "allocation": not available yet (use vary = "scale")')
-
-
 def design_problems(spec: Spec) -> list[Problem]:
     """Problems of ``[design]`` (each naming its key): a workload spec with Gaussian noise, a supported target."""
     d = spec.design
@@ -68,8 +68,6 @@ def design_problems(spec: Spec) -> list[Problem]:
     probs = guarantee_problems(d.target, "design.target")
     if probs:
         return probs
-    if d.vary == "allocation":
-        probs.append(allocation_unavailable())
     noise = getattr(m, "noise", None)
     if noise is not None and noise not in GAUSSIAN_NOISES:
         probs.append(
@@ -97,9 +95,12 @@ def _down(x: Fraction) -> float:
     return math.nextafter(f, -math.inf) if Fraction(f) > x else f
 
 
-def scaled(values: Sequence[WorkloadMeasurement], c: Fraction) -> list[WorkloadMeasurement]:
-    """Every rho multiplied by ``c``: sigma^2 divided by ``c`` (Gaussian kinds)."""
-    return [dataclasses.replace(v, scale=v.scale / c) for v in values]
+def scaled(
+    values: Sequence[WorkloadMeasurement], c: Fraction, kept: frozenset[int] = frozenset()
+) -> list[WorkloadMeasurement]:
+    """Every rho multiplied by ``c``: sigma^2 divided by ``c`` (Gaussian kinds); the measurements at the indices
+    ``kept`` (an allocation's fixed ones, which change on no worst pair) keep theirs."""
+    return [v if i in kept else dataclasses.replace(v, scale=v.scale / c) for i, v in enumerate(values)]
 
 
 def rho_of(m: Measurement) -> Fraction:
@@ -107,13 +108,21 @@ def rho_of(m: Measurement) -> Fraction:
     return m.rho if m.rho is not None else 1 / m.scale
 
 
-def design_csv(ms: Sequence[Measurement], c: Fraction) -> str:
-    """``geolevel,query,rho`` with every rho multiplied by ``c`` (exact rationals ``p/q``), the file's order."""
+def designed_rhos(
+    ms: Sequence[Measurement], c: Fraction, base: Sequence[Fraction] | None = None, kept: frozenset[int] = frozenset()
+) -> list[Fraction]:
+    """Each measurement's designed rho: ``c`` times its ``base`` rho (default: the file's), except at ``kept``."""
+    rhos = [rho_of(m) for m in ms] if base is None else list(base)
+    return [r if i in kept else c * r for i, r in enumerate(rhos)]
+
+
+def design_csv(ms: Sequence[Measurement], rhos: Sequence[Fraction]) -> str:
+    """``geolevel,query,rho`` with the designed ``rhos`` (exact rationals ``p/q``), the file's order."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["geolevel", "query", "rho"])
-    for m in ms:
-        w.writerow([m.geolevel, m.query, str(c * rho_of(m))])
+    for m, r in zip(ms, rhos):
+        w.writerow([m.geolevel, m.query, str(r)])
     return buf.getvalue()
 
 
@@ -142,6 +151,16 @@ class DesignSection:
         lines = [f"design: {d['framework']} target {target}, vary = {d['vary']}"]
         if d["scale"] is None:
             lines.append(f"  no certified design: {d['stopped'] or d.get('why', '')}")
+        elif "allocation" in d:
+            a = d["allocation"]
+            lines.append(
+                f"  allocation ({a['method']}, {a['solver']}) then scale c = {d['scale_exact']} ({d['scale']:.6g}); "
+                f"{len(a['kept'])} measurement(s) kept (fixed by the invariant)"
+            )
+            lines.append(
+                f"  sum of weight x variance: published {a['objective_published']:.6g} -> designed "
+                f"{a['objective_designed']:.6g}"
+            )
         else:
             lines.append(
                 f"  scale c = {d['scale_exact']} ({d['scale']:.6g}): every rho x c, every variance x 1/c = "
@@ -159,6 +178,25 @@ class DesignSection:
     def markdown_lines(self, report: Report) -> list[str]:
         """The same, as a fenced block."""
         return ["## Design", "", "```", *self.text_lines(report), "```", ""]
+
+
+def _allocation_json(a: AllocationResult) -> JSON:
+    """The allocation's summary (``design.allocation``); objectives: sum of weight x per-cell variance (1/rho)."""
+    return {
+        "budget_zcdp": str(a.budget),
+        "constraint_zcdp": str(a.constraint),
+        "kept": list(a.kept),
+        "objective_before": a.objective_before,
+        "objective_uniform": a.objective_uniform,
+        "objective_after": a.objective_after,
+        "method": a.method,
+        "solver": a.solver,
+        "status": a.status,
+        "seconds": a.seconds,
+        "note": "objectives: sum over measurements of weight x sigma^2 (per-cell variance bound 1/rho); before/"
+        "uniform/after at the zCDP budget of the published release; published/designed: the file's rhos and the "
+        "designed CSV's",
+    }
 
 
 def _tightness(r: ScaleDesign, c: Fraction, eps: float | None) -> str:
@@ -204,8 +242,28 @@ def with_design(ctx: Context, result: KindResult, file: MeasurementsKey, noise: 
         else:
             why = f"the query-level worst pair is analysed for a(t) <= 2 known exactly; here {ctx.a.bounds_text()}"
 
+    base: list[Fraction] | None = None  # the allocation's rhos (vary = "allocation"), else the file's
+    kept: frozenset[int] = frozenset()
+    alloc: AllocationResult | None = None
+    if why is None and d.vary == "allocation":
+        try:
+            alloc = design_workload_allocation(
+                values,
+                noise,
+                workload_rho(values, noise, semi_radius=radius),
+                framework=d.framework,
+                semi_radius=radius or 2,
+                weights=[m.weight for m in ms],
+            )
+        except (InvalidArgument, VerificationError) as e:
+            why = f"the allocation could not be computed: {e}"
+        else:
+            base, kept = list(alloc.rhos), frozenset(alloc.kept)
+            values = list(allocated_measurements(values, alloc.rhos, noise))
+            data["allocation"] = _allocation_json(alloc)
+
     def parts_at(c: Fraction) -> Any:
-        return workload_parts(scaled(values, c), noise, semi_radius=radius)
+        return workload_parts(scaled(values, c, kept), noise, semi_radius=radius)
 
     r: ScaleDesign | None = None
     eps = delta = None
@@ -217,7 +275,7 @@ def with_design(ctx: Context, result: KindResult, file: MeasurementsKey, noise: 
                 r = design_scale_zcdp(workload_rho(values, noise, semi_radius=radius), g.zcdp)
             elif g.epsilon is not None and g.delta is not None:
                 eps, delta = _down(g.epsilon), _down(g.delta)
-                r = design_scale(parts_at, epsilon=eps, delta=delta, time_limit=ctx.remaining())
+                r = design_scale(parts_at, epsilon=eps, delta=delta, budget=Budget.until(ctx.deadline))
         except InvalidArgument as e:
             why = f"the design could not be evaluated: {e}"
     outcome: Outcome
@@ -229,7 +287,12 @@ def with_design(ctx: Context, result: KindResult, file: MeasurementsKey, noise: 
         outcome = Unknown(f"no certified design: {why or stopped or 'the search ended without one'}")
     else:
         c = r.scale
-        csv_text = design_csv(ms, c)
+        rhos = designed_rhos(ms, c, base, kept)
+        csv_text = design_csv(ms, rhos)
+        if alloc is not None:
+            after = sum((m.weight / rho for m, rho in zip(ms, rhos)), Fraction(0))
+            data["allocation"]["objective_designed"] = float(after)
+            data["allocation"]["objective_published"] = float(sum((m.weight / rho_of(m) for m in ms), Fraction(0)))
         achieved = {"lower": r.achieved.lower, "upper": r.achieved.upper} if r.achieved else {}
         if delta is not None:
             achieved["delta"] = delta
@@ -254,17 +317,18 @@ def with_design(ctx: Context, result: KindResult, file: MeasurementsKey, noise: 
             expected_error={
                 "variance_factor": float(1 / c),
                 "variance_factor_exact": str(1 / c),
-                "note": "every measurement's per-cell variance sigma^2 = 1/rho is multiplied by 1/c",
+                "note": "every measurement's per-cell variance sigma^2 = 1/rho is multiplied by 1/c"
+                + (" (of the allocation's rho; fixed measurements keep theirs)" if alloc is not None else ""),
                 "per_measurement": [
                     {
                         "geolevel": m.geolevel,
                         "query": m.query,
                         "rho_before": str(rho_of(m)),
-                        "rho": str(c * rho_of(m)),
+                        "rho": str(rho),
                         "sigma2_before": float(1 / rho_of(m)),
-                        "sigma2": float(1 / (c * rho_of(m))),
+                        "sigma2": float(1 / rho),
                     }
-                    for m in ms
+                    for m, rho in zip(ms, rhos)
                 ],
             },
         )
@@ -322,4 +386,4 @@ def _plot(
     return Plot("design", "epsilon(delta) of the designed release against the target", draw)
 
 
-__all__ = ["DesignSection", "allocation_unavailable", "design_csv", "design_problems", "scaled", "with_design"]
+__all__ = ["DesignSection", "design_csv", "design_problems", "scaled", "with_design"]
