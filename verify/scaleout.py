@@ -10,7 +10,7 @@ at most :func:`cluster_deadline`; specs still running then are cancelled and rep
 
 With one spec, a guarded child (its own session, forked before any Dask client exists) starts the local
 cluster or connects to the scheduler, within the budget, and sends its independent, seeded batches to the
-cluster through :func:`verify.dask_client.run_tasks` (``Context.scheduler``): an ``implementation``
+cluster through :func:`verify.dask_client.run_tasks` (``Context.options.scheduler``): an ``implementation``
 audit's draws and a lattice sampler's coupled-chain batches. The hard stop kills the child's session, local
 workers included.
 
