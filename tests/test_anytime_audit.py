@@ -23,6 +23,7 @@ from semidp.verify import audit_looks
 from semidp.verify.cli import main
 from semidp.verify.load import loads
 from semidp.verify.release_pool import ReleasePool, Task
+from semidp.verify.run_options import RunOptions
 from semidp.verify.runner import audit
 from semidp.verify.threshold_audit import Statistic, batch_split, round_sizes, spending
 from tests.planted_bugs import spec_text
@@ -32,7 +33,7 @@ def _section(function: str, *, draws: int, extra: str = "", time_limit: float = 
     text = spec_text(function, draws=draws, seed=1)
     if extra:
         text = text.replace("[claim]", extra + "\n[claim]")
-    rep = audit(loads(text), allow_code=True, time_limit=time_limit).report
+    rep = audit(loads(text), options=RunOptions(allow_code=True), time_limit=time_limit).report
     sec: dict[str, object] = rep["audit_lower_bound"]
     return sec
 
@@ -91,7 +92,7 @@ def test_draws_do_not_depend_on_the_number_of_processes() -> None:
 
 def _section_seed2() -> object:
     text = spec_text("gaussian_loop_only", draws=1_200, seed=2).replace("[claim]", "batch = 250\n[claim]")
-    sec = audit(loads(text), allow_code=True).report["audit_lower_bound"]
+    sec = audit(loads(text), options=RunOptions(allow_code=True)).report["audit_lower_bound"]
     return sec["tradeoff_points"], sec["epsilon_delta"], sec["candidates"]
 
 

@@ -338,3 +338,68 @@ def test_float_budget_parameters_only_go_down() -> None:
     assert len(found) <= MAX_FLOAT_BUDGET_PARAMETERS, "use a Budget (semidp.accountant.budget):\n" + "\n".join(found)
     planted = {"verify.x": "def f(a, *, time_limit=1.0):\n    def g(deadline): ...\nasync def h(time_budget): ...\n"}
     assert len(_float_budget_parameters(planted)) == 3  # the rule sees each form
+
+
+def _kind_dispatch(name: str, text: str, kind_names: set[str]) -> list[str]:
+    """Comparisons of a ``kind`` (``m.kind``, ``spec.mechanism.kind``, a name ``kind``) with a mechanism kind's name."""
+    bad = []
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        on_kind = any(
+            (isinstance(s, ast.Attribute) and s.attr == "kind") or (isinstance(s, ast.Name) and s.id == "kind")
+            for s in sides
+        )
+        names = {
+            c.value for s in sides for c in ast.walk(s) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+        }
+        if on_kind and names & kind_names:
+            bad.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+    return bad
+
+
+def _kinds_per_module(name: str, text: str) -> list[str]:
+    """The ``mechanism.kind`` names a module declares (the first argument of each ``KindInfo(...)``)."""
+    return [
+        ast.literal_eval(node.args[0])
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "KindInfo"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ]
+
+
+def test_kinds_are_plugins_one_per_module_without_string_dispatch() -> None:
+    """Issue 23, item 4: each module of ``verify/kinds`` declares at most one kind (its ``KindInfo``), every
+    registered kind is declared so, and no module there compares a kind with a kind's name (dispatch goes through
+    the registry and the kind's own values)."""
+    from semidp.verify.registry import kind_names
+
+    names = set(kind_names())
+    kind_modules = {n: p.read_text(encoding="utf-8") for n, p in MODULES.items() if n.startswith("verify.kinds")}
+    dispatch = [v for n, t in kind_modules.items() for v in _kind_dispatch(n, t, names)]
+    assert dispatch == []
+    declared = {n: _kinds_per_module(n, t) for n, t in kind_modules.items()}
+    assert {n: d for n, d in declared.items() if len(d) > 1} == {}
+    assert sorted(k for d in declared.values() for k in d) == sorted(names)
+    # the rules see a planted violation
+    planted = 'GAUSS = KindInfo("gaussian", S)\nLAP = KindInfo("laplace", S)\nif m.kind == "laplace":\n    pass\n'
+    assert len(_kind_dispatch("verify.kinds.x", planted, names)) == 1
+    assert len(_kinds_per_module("verify.kinds.x", planted)) == 2
+    assert _kind_dispatch("verify.kinds.x", 'if spec.invariant.kind == "none":\n    pass\n', names) == []
+
+
+def test_no_passed_validation_errors() -> None:
+    """Issue 23, item 3: a spec type with "exactly one of" fields is a tagged union the loader validates once
+    (``mechanism.noise`` on ``cnd``), and a key a kind requires is read with ``Context.required`` (an invalid spec
+    naming the key); no kind re-checks its validation with ``raise TypeError("... passed validation")``."""
+    bad = [
+        f"{n}:{i}"
+        for n, p in MODULES.items()
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if "passed validation" in line
+    ]
+    assert bad == []

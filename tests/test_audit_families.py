@@ -14,6 +14,7 @@ import pytest
 
 from semidp.accountant.outcome import Refuted, Unknown, Verified
 from semidp.verify.load import loads
+from semidp.verify.run_options import RunOptions
 from semidp.verify.runner import audit
 from tests.planted_bugs import spec_text
 
@@ -34,7 +35,7 @@ def _audit(function: str, framework: str, claim: str, extra: str) -> tuple[dict[
     text = spec_text(function, framework=framework, claim=claim, draws=DRAWS, seed=SEED)
     text = text.replace("tests.planted_bugs:", "tests.planted_audit_bugs:")
     text = text.replace("[claim]", f'statistics = "all"\n{extra}[claim]')
-    r = audit(loads(text), allow_code=True, time_limit=300)
+    r = audit(loads(text), options=RunOptions(allow_code=True), time_limit=300)
     checks = {c.name: c.outcome for c in r.typed.checks}
     return r.report["audit_lower_bound"], checks["statistical-audit"], checks["invariant-preserved"]
 

@@ -17,6 +17,7 @@ from semidp.verify.audit_evidence import refutation_evidence
 from semidp.verify.audit_pairs import AuditPair, pair_statistics
 from semidp.verify.kinds.implementation import ImplementationSpec
 from semidp.verify.load import load, loads
+from semidp.verify.run_options import RunOptions
 from semidp.verify.runner import audit
 from semidp.verify.threshold_audit import Candidate, Measured, Statistic
 from tests.planted_bugs import spec_text
@@ -79,7 +80,9 @@ def test_the_rarer_side_of_the_test_is_the_event_shown() -> None:
 
 @pytest.mark.slow
 def test_the_textbook_float_laplace_is_refuted_on_outputs_exact_arithmetic_forbids() -> None:
-    res = audit(load(str(SPECS / "audit-textbook-laplace.toml")), seed=7, time_limit=300.0, allow_code=True)
+    res = audit(
+        load(str(SPECS / "audit-textbook-laplace.toml")), seed=7, time_limit=300.0, options=RunOptions(allow_code=True)
+    )
     check = next(c for c in res.typed.checks if c.name == "statistical-audit")
     assert isinstance(check.outcome, Refuted)
     text = check.outcome.counterexample
@@ -106,7 +109,7 @@ def test_a_correct_library_mechanism_is_not_refuted_and_keeps_the_margins(stem: 
     spec = load(str(SPECS / f"{stem}.toml"))
     assert isinstance(spec.mechanism, ImplementationSpec)
     spec = dataclasses.replace(spec, mechanism=dataclasses.replace(spec.mechanism, draws=10_000))
-    res = audit(spec, seed=1, time_limit=300.0, allow_code=True)
+    res = audit(spec, seed=1, time_limit=300.0, options=RunOptions(allow_code=True))
     checks = {c.name: c.outcome for c in res.typed.checks}
     assert isinstance(checks["statistical-audit"], Unknown), checks["statistical-audit"]
     assert "not refuted at this sample size" in str(checks["statistical-audit"])
@@ -129,7 +132,7 @@ def _audit_planted(function: str, draws: int, *, classifier: bool = True) -> dic
     text = text.replace("tests.planted_bugs:", "tests.planted_audit_bugs:")
     key = "all" if classifier else "likelihood-ratio"
     text = text.replace('kind = "implementation"', f'kind = "implementation"\nstatistics = "{key}"')
-    r = audit(loads(text), allow_code=True)
+    r = audit(loads(text), options=RunOptions(allow_code=True))
     return {c.name: c.outcome for c in r.typed.checks} | {"report": r.report}
 
 

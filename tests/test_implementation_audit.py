@@ -18,6 +18,7 @@ from semidp.accountant.outcome import Refuted, Unknown, Verified
 from semidp.verify.cli import main
 from semidp.verify.kinds.implementation import exact_invariant_check
 from semidp.verify.load import loads
+from semidp.verify.run_options import RunOptions
 from semidp.verify.runner import audit
 from semidp.verify.threshold_audit import cp_upper, epsilon_lower
 from tests.planted_bugs import TABLE, gaussian_sigma_halved, spec_text
@@ -40,7 +41,7 @@ CATALOGUE = [
 
 
 def _checks(function: str, framework: str, claim: str, **kw: int) -> dict[str, object]:
-    r = audit(loads(spec_text(function, framework=framework, claim=claim, **kw)), allow_code=True)
+    r = audit(loads(spec_text(function, framework=framework, claim=claim, **kw)), options=RunOptions(allow_code=True))
     return {c.name: c.outcome for c in r.typed.checks} | {"report": r.report}
 
 

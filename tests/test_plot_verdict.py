@@ -18,6 +18,7 @@ from semidp.accountant.relations import Replace
 from semidp.verify.load import load
 from semidp.verify.plots import guarantee_profile, privacy_view
 from semidp.verify.privacy_view import ALPHA_DEFAULT, GAP_FACTOR, ClaimPoint, ProvenPoint, choose_view
+from semidp.verify.run_options import RunOptions
 from semidp.verify.runner import audit
 from semidp.verify.spec_values import guarantee_of
 from tests.peer_specs import shipped_spec_params
@@ -38,7 +39,7 @@ R = Replace()
 @pytest.mark.parametrize("path", shipped_spec_params(SLOW))
 def test_the_privacy_plot_shows_the_verdict(path: Path) -> None:
     spec = load(str(path))
-    res = audit(spec, seed=1, time_limit=120.0, allow_code=True)
+    res = audit(spec, seed=1, time_limit=120.0, options=RunOptions(allow_code=True))
     r = res.typed
     claim = None
     if spec.claim is not None:

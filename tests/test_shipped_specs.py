@@ -12,6 +12,7 @@ import pytest
 
 from semidp.accountant.outcome import NotApplicable, Refuted, Skipped, Unknown, Verified
 from semidp.verify.load import load
+from semidp.verify.run_options import RunOptions
 from semidp.verify.runner import audit
 from tests.peer_specs import shipped_spec_params
 
@@ -37,7 +38,7 @@ BUILT = {"projected-gaussian", "projected-laplace", "k-norm", "generalized-lapla
 @pytest.mark.parametrize("path", shipped_spec_params(SLOW))
 def test_every_claim_names_its_certificate_or_says_unknown(path: Path) -> None:
     spec = load(str(path))
-    result = audit(spec, seed=1, time_limit=120.0, allow_code=True)
+    result = audit(spec, seed=1, time_limit=120.0, options=RunOptions(allow_code=True))
     checks = result.typed.checks
     claims = [c for c in checks if c.name == "claim"]
     if spec.claim is not None:

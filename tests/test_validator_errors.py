@@ -11,84 +11,48 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
-from semidp.accountant.guarantees import PureDP
-from semidp.accountant.semidp import semi_dp
 from semidp.verify.cli import main
-from semidp.verify.context import Context, KindResult
 from semidp.verify.load import ValidatorError, loads
-from semidp.verify.registry import Problem, register, unregister
-from semidp.verify.spec import MechanismSpec, Spec, documented
+from semidp.verify.registry import Kind, KindInfo, Problem
+from semidp.verify.spec import Spec
+from tests.toy_kind import TOY_SPEC, ToyKind, ToySpec, registered
 
 
 @dataclass(frozen=True)
-class BuggySpec(MechanismSpec):
-    """``[mechanism]`` of a kind whose validator has a bug."""
+class BuggyKind(ToyKind):
+    """The toy kind under another name, with a bug in its validator."""
 
-    buggy_epsilon: Optional[Fraction] = documented("The release's epsilon.", default=None)
-
-
-@dataclass(frozen=True)
-class BuggyKind:
-    name: str = "buggy-release"
-    spec_type: type[BuggySpec] = BuggySpec
-    frameworks: tuple[str, ...] = ("semi-dp",)
-    reports_sensitivity: bool = False
-
-    def default_framework(self, spec: Spec) -> str:
-        return "semi-dp"
-
-    def semi_adjacent_method(self, spec: Spec) -> str:
-        return "auto"
+    info: KindInfo = KindInfo("buggy-release", ToySpec, frameworks=("semi-dp",))
 
     def validate(self, spec: Spec) -> list[Problem]:
         m = spec.mechanism
-        assert isinstance(m, BuggySpec)
-        if m.buggy_epsilon is not None and m.buggy_epsilon > 1:  # the bug: a typo'd attribute
-            return [Problem("mechanism.buggy_epsilon", f"too large: {m.epsilon_typo}")]  # type: ignore[attr-defined]
+        assert isinstance(m, ToySpec)
+        if m.toy_epsilon is not None and m.toy_epsilon > 1:  # the bug: a typo'd attribute
+            return [Problem("mechanism.toy_epsilon", f"too large: {m.epsilon_typo}")]  # type: ignore[attr-defined]
         return []
 
-    def run(self, ctx: Context) -> KindResult:
-        m = ctx.mechanism(BuggySpec)
-        advertised = PureDP(float(m.buggy_epsilon or 0), ctx.relation)
-        return KindResult(advertised=advertised, effective=semi_dp(advertised, ctx.invariant, ctx.a.value))
 
-
-SPEC = """
-version = 1
-name = "buggy"
-[data]
-features = [{ name = "state", levels = 4 }]
-[invariant]
-kind = "margins"
-margins = [["state"]]
-[mechanism]
-kind = "buggy-release"
-buggy_epsilon = EPS
-"""
+SPEC = TOY_SPEC.replace('name = "toy"', 'name = "buggy"').replace("toy-release", "buggy-release")
 
 
 @pytest.fixture
-def buggy() -> Iterator[BuggyKind]:
-    kind = BuggyKind()
-    register(kind)
-    yield kind
-    unregister(kind.name)
+def buggy() -> Iterator[Kind]:
+    with registered(BuggyKind()) as kind:
+        yield kind
 
 
-def test_a_validator_that_raises_is_an_internal_error_naming_it(buggy: BuggyKind) -> None:
+def test_a_validator_that_raises_is_an_internal_error_naming_it(buggy: Kind) -> None:
     assert loads(SPEC.replace("EPS", "0.5")).name == "buggy"  # the validator's happy path
     with pytest.raises(ValidatorError, match="internal error in the 'buggy-release' kind validator: AttributeError"):
         loads(SPEC.replace("EPS", "2"))
 
 
 def test_through_the_cli_exit_2_and_the_traceback_under_debug(
-    buggy: BuggyKind, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    buggy: Kind, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "buggy.toml"
     path.write_text(SPEC.replace("EPS", "2"), encoding="utf-8")
@@ -101,7 +65,7 @@ def test_through_the_cli_exit_2_and_the_traceback_under_debug(
     assert "Traceback" in err and "epsilon_typo" in err  # the validator's own exception, chained
 
 
-def test_a_section_that_failed_to_parse_is_reported_as_its_problem(buggy: BuggyKind) -> None:
+def test_a_section_that_failed_to_parse_is_reported_as_its_problem(buggy: Kind) -> None:
     """The loader leaves a section that failed to parse out; validators reading it stay quiet, the problem is
     listed (a spec with a broken [data] is rejected for that, not as an internal error)."""
     broken = SPEC.replace("EPS", "2").replace('features = [{ name = "state", levels = 4 }]', "features = 3")

@@ -34,6 +34,7 @@ from semidp.verify.contract import contract_hint, contract_path, contract_text
 from semidp.verify.dask_client import exit_if_stopped
 from semidp.verify.render import render_text
 from semidp.verify.report import Report
+from semidp.verify.run_options import RunOptions
 from semidp.verify.runner import exit_code
 from semidp.verify.scaleout import Cluster, ScaleOutError, map_specs
 from semidp.verify.schema import schema
@@ -164,7 +165,7 @@ def _options(args: argparse.Namespace) -> JobOptions:
         seed=args.seed,
         time_limit=args.time_limit,
         out=Path(args.out) if getattr(args, "out", None) else None,
-        allow_code=bool(getattr(args, "allow_code", False)),
+        run=RunOptions(allow_code=bool(getattr(args, "allow_code", False))),
         files_root=getattr(args, "files_root", None),
     )
 

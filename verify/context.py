@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.errors import InvalidSpec
 from semidp.accountant.guarantees import Guarantee
 from semidp.accountant.invariants import Invariant
 from semidp.accountant.outcome import Bounds, Outcome
@@ -29,9 +30,11 @@ from semidp.accountant.relations import BaseRelation
 from semidp.accountant.semiadjacent import SemiAdjacentParameter
 from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.verify.report import Check, GuaranteeSummary, PldEntry, Section
+from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.spec import MechanismSpec, Spec
 
 M = TypeVar("M", bound=MechanismSpec)
+V = TypeVar("V")
 
 #: Draws when the spec has no ``[audit]`` section.
 DEFAULT_SAMPLES = 200
@@ -59,11 +62,8 @@ class Context:
 
     deadline: float = float("inf")
     """``time.monotonic()`` by which the whole spec must be done (``--time-limit`` from the start)."""
-    allow_code: bool = False
-    scheduler: str | None = None
-    """A Dask scheduler address (``--workers``/``--scheduler`` with one spec): the kind's independent batches
-    run there (:func:`verify.dask_client.run_tasks`); ``None``: here, one after the other."""
-    """``--allow-code``: a kind may import code named in the spec (``implementation``); never without it."""
+    options: RunOptions = DEFAULT_OPTIONS
+    """The run's options (``--allow-code``, the Dask scheduler), as the caller set them."""
 
     def remaining(self) -> float:
         """Seconds left of the spec's budget (at least :data:`MIN_STEP_SECONDS`: a step always gets a try and
@@ -81,6 +81,15 @@ class Context:
     def table(self) -> list[int] | None:
         """``data.table`` as Python ints (row-major cells), if given."""
         return None if self.spec.data.table is None else [int(c) for c in self.spec.data.table]
+
+    def required(self, value: V | None, key: str) -> V:
+        """``value`` (a spec key the kind's validation requires, e.g. ``data.table``), or :class:`InvalidSpec`
+        naming ``key``: a spec built in Python that skipped the loader is refused as invalid, never run without it."""
+        if value is None:
+            raise InvalidSpec(
+                self.spec.path, [f"{key}: missing (required by mechanism.kind = {self.spec.mechanism.kind!r})"]
+            )
+        return value
 
     def draw_seed(self) -> int:
         """The seed of the draws: ``--seed``, else ``[audit] seed``, else fresh OS entropy (always reported)."""

@@ -2,7 +2,11 @@
 
 :func:`load` walks the dataclasses' type hints to convert and check every key.
 ``[mechanism]`` is a tagged union: its ``kind`` picks the registered kind
-(:mod:`verify.registry`) whose dataclass holds the rest of the table. Unknown
+(:mod:`verify.registry`) whose dataclass holds the rest of the table. A field typed as a union of
+dataclasses is a tagged union too: the variants share a first ``Literal`` field (the tag, e.g.
+``cnd``) whose value picks the variant, so each variant's required keys are checked once, here.
+The tables of registered section plugins (:class:`~verify.registry.SectionPlugin`) are built from
+their own dataclasses. Unknown
 keys are errors with ``difflib`` suggestions, and every problem -- shared
 (:mod:`verify.spec_checks`) and the kind's own -- is reported at once in one
 :class:`~accountant.errors.InvalidSpec`.
@@ -23,15 +27,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from semidp.accountant.errors import InvalidSpec, ToolkitError
-from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
+from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds and sections)
 from semidp.verify.design import design_problems
-from semidp.verify.kinds.calibrated import postprocess_problems
-from semidp.verify.registry import REGISTRY, Problem, unknown_kind_problem
+from semidp.verify.registry import REGISTRY, Problem, section_plugins, unknown_kind_problem
 from semidp.verify.spec import MechanismSpec, Spec, public_fields, strip_optional
 from semidp.verify.spec_checks import SHARED_CHECKS
 from semidp.verify.spec_files import SpecFileRefused, decode_text, read_regular
 from semidp.verify.spec_numbers import DecimalText, NumberRefused, exact_number
-from semidp.verify.workload_spec import clash_problems, omitted_key_problems, with_geography_features
 
 
 def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
@@ -54,6 +56,9 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
         return value
     if origin in (typing.Union, types.UnionType):  # e.g. a file name or a table: picked by the value's type
         args = typing.get_args(tp)
+        variants = [a for a in args if dataclasses.is_dataclass(a)]
+        if len(variants) > 1 and isinstance(value, dict):  # tables of several shapes: picked by their tag
+            return _build_tagged(variants, value, key, probs)
         table = next((a for a in args if dataclasses.is_dataclass(a)), None)
         if isinstance(value, dict) and table is not None:
             return _convert(table, value, key, probs)
@@ -119,10 +124,38 @@ def _build_mechanism(value: Any, key: str, probs: list[Problem]) -> Any:
     if kind is None:
         probs.append(unknown_kind_problem(value["kind"]))
         return None
-    return _build(kind.spec_type, value, key, probs)
+    return _build(kind.info.spec_type, value, key, probs)
 
 
-def _build(cls: Any, table: dict[str, Any], prefix: str, probs: list[Problem]) -> Any:
+def _tag_of(variants: Sequence[Any]) -> str:
+    """The tag of a tagged union of tables: the first field of every variant, typed ``Literal``."""
+    tags = {public_fields(v)[0].name for v in variants}
+    if len(tags) != 1:  # programming error in a spec type, not bad input
+        raise TypeError(f"the variants {[v.__name__ for v in variants]} do not share a first (tag) field")
+    return tags.pop()
+
+
+def _build_tagged(variants: Sequence[Any], table: dict[str, Any], key: str, probs: list[Problem]) -> Any:
+    """A table of a tagged union (e.g. ``mechanism.noise``): the variant whose ``Literal`` tag field holds the
+    table's tag value, with its own required keys (so a built value never lacks one: validated once)."""
+    tag = _tag_of(variants)
+    by_value = {t: v for v in variants for t in typing.get_args(typing.get_type_hints(v)[tag])}
+    if tag not in table:
+        probs.append(Problem(_join(key, tag), f"missing (required): one of {list(by_value)}"))
+        return None
+    chosen = table[tag]
+    cls = by_value.get(chosen) if isinstance(chosen, str) else None
+    if cls is None:
+        close = difflib.get_close_matches(str(chosen), [str(t) for t in by_value], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        probs.append(Problem(_join(key, tag), f"{chosen!r} is not one of {list(by_value)}{hint}"))
+        return None
+    return _build(cls, table, key, probs, required=f"required when {tag} = {chosen!r}")
+
+
+def _build(
+    cls: Any, table: dict[str, Any], prefix: str, probs: list[Problem], *, required: str = "missing (required)"
+) -> Any:
     hints = typing.get_type_hints(cls)
     fields = public_fields(cls)
     names = [f.name for f in fields]
@@ -137,7 +170,7 @@ def _build(cls: Any, table: dict[str, Any], prefix: str, probs: list[Problem]) -
         if f.name in table:
             kwargs[f.name] = _convert(hints[f.name], table[f.name], key, probs)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            probs.append(Problem(key, "missing (required)"))
+            probs.append(Problem(key, required))
     try:
         return cls(**kwargs)
     except TypeError:
@@ -194,9 +227,9 @@ def validate(spec: Spec, *, parse_problems: Sequence[Problem] = ()) -> list[Prob
     checks: list[tuple[str, Callable[[Spec], list[Problem]]]] = [(c.__name__, c) for c in SHARED_CHECKS[:3]]
     kind = REGISTRY.get(spec.mechanism.kind) if spec.mechanism is not None else None
     if kind is not None:
-        checks.append((f"{kind.name!r} kind", kind.validate))
+        checks.append((f"{kind.info.name!r} kind", kind.validate))
     checks.append((SHARED_CHECKS[3].__name__, SHARED_CHECKS[3]))
-    checks.append(("postprocess_problems", postprocess_problems))
+    checks += [(f"{plugin.name!r} section", plugin.validate) for plugin in section_plugins()]
     checks.append(("design_problems", design_problems))
     for name, check in checks:
         try:
@@ -221,13 +254,16 @@ def loads(text: str, path: str = "<string>") -> Spec:
     except ValueError as e:  # an integer of more than 4300 digits (Python's int_max_str_digits)
         raise InvalidSpec(path, [f"not valid TOML: {str(e)[:120]}"]) from None
     probs: list[Problem] = []
-    spec = _build(Spec, raw, "", probs)
-    if spec is not None and spec.data is not None:
-        # The measurements file is relative to the spec, and geolevels named by the invariant become
-        # stand-in features of the data space (verify.workload_spec).
-        probs += clash_problems(spec) + omitted_key_problems(raw, spec)
-        spec = with_geography_features(dataclasses.replace(spec, path=path))
+    owned = {p.name: p for p in section_plugins() if p.table is not None}  # tables of section plugins
+    spec = _build(Spec, {k: v for k, v in raw.items() if k not in owned}, "", probs)
     if spec is not None:
+        tables = tuple((k, _convert(owned[k].table, v, k, probs)) for k, v in raw.items() if k in owned)
+        # Files the spec names are relative to it; each section plugin checks what only the TOML shows and
+        # prepares the spec (e.g. geolevels named by the invariant become stand-in features of the data space).
+        spec = dataclasses.replace(spec, path=path, plugin_tables=tables)
+        for plugin in section_plugins():
+            probs += plugin.raw_problems(raw, spec)
+            spec = plugin.prepare(spec)
         probs += validate(spec, parse_problems=probs)
     probs = without_contradictions(probs)
     if probs or spec is None:

@@ -33,13 +33,16 @@ from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Unknown, 
 from semidp.mechanisms.postprocess_noise import NoiseLaw
 from semidp.verify.postprocess_audit import (
     CHECK_LEVEL,
+    MAX_DRAW_CELLS,
     REPORT_LEVEL,
     Study,
     ball_probability,
     noise_description,
     thm4_bound,
 )
+from semidp.verify.registry import REGISTRY, Problem, SectionDefaults, kinds_accepting
 from semidp.verify.report import Check, Report
+from semidp.verify.spec import Spec, cell_count
 
 PROGRAMS = {
     "none": "noisy release x + eta (no post-processing)",
@@ -310,4 +313,50 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
 
 
-__all__ = ["PROGRAMS", "PostprocessSection", "build"]
+class PostprocessPlugin(SectionDefaults):
+    """``[postprocess]`` as a registered section plugin (:func:`verify.registry.register_section`): its problems.
+
+    The study itself runs inside a kind that names ``postprocess`` in its :attr:`~verify.registry.KindInfo.sections`
+    (:func:`verify.kinds.calibrated.postprocess_part`); the loader calls :meth:`validate` with every plugin's.
+    """
+
+    name = "postprocess"
+
+    def validate(self, spec: Spec) -> list[Problem]:
+        """Problems of ``[postprocess]``: a kind that adds i.i.d. noise in every cell, an invariant to project
+        onto, and ``2 <= draws`` with ``draws x cells <= MAX_DRAW_CELLS`` (2e7)."""
+        pp = spec.postprocess
+        if pp is None:
+            return []
+        probs: list[Problem] = []
+        kind = REGISTRY.get(spec.mechanism.kind) if spec.mechanism is not None else None
+        if kind is None or self.name not in kind.info.sections:
+            probs.append(
+                Problem(
+                    "postprocess",
+                    f"mechanism.kind = {spec.mechanism.kind!r} does not support [postprocess]; it needs i.i.d. "
+                    f"noise in every cell: one of {kinds_accepting(self.name)}",
+                )
+            )
+        if spec.invariant is not None and spec.invariant.kind == "none":
+            probs.append(
+                Problem("invariant.kind", "[postprocess] projects onto the invariant; 'none' has nothing to keep")
+            )
+        cells = cell_count(spec)
+        if pp.draws < 2:
+            probs.append(Problem("postprocess.draws", f"must be >= 2 (a variance needs two draws), got {pp.draws}"))
+        elif pp.draws * cells > MAX_DRAW_CELLS:
+            probs.append(
+                Problem(
+                    "postprocess.draws",
+                    f"{pp.draws} draws x {cells} cells = {pp.draws * cells:.3g} numbers exceeds the limit "
+                    f"{MAX_DRAW_CELLS:.0e} (draws x cells); use at most {MAX_DRAW_CELLS // cells} draws",
+                )
+            )
+        return probs
+
+
+POSTPROCESS = PostprocessPlugin()
+"""The ``[postprocess]`` section plugin (registered in :mod:`verify.kinds`)."""
+
+__all__ = ["POSTPROCESS", "PROGRAMS", "PostprocessPlugin", "PostprocessSection", "build"]

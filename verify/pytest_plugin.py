@@ -117,13 +117,14 @@ class SpecItem(pytest.Item):
         """Audit, then fail on a regression, a refuted claim (no baseline) or an invalid spec."""
         from semidp.verify.check_command import judge
         from semidp.verify.regression import InvalidBaseline, load_baseline, spec_key
+        from semidp.verify.run_options import RunOptions
         from semidp.verify.spec_job import JobOptions, run_spec
 
         cfg = self.config
         opts = JobOptions(
             seed=cfg.getoption("--semidp-seed"),
             time_limit=cfg.getoption("--semidp-time-limit"),
-            allow_code=bool(cfg.getoption("--semidp-allow-code")),
+            run=RunOptions(allow_code=bool(cfg.getoption("--semidp-allow-code"))),
             files_root=cfg.getoption("--semidp-files-root"),
         )
         baseline_opt = cfg.getoption("--semidp-baseline")

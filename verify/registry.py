@@ -1,22 +1,27 @@
 """The registry of mechanism kinds: ``mechanism.kind`` -> the :class:`Kind` object that owns it (house style R16).
 
-A kind owns its spec dataclass (a subclass of :class:`~verify.spec.MechanismSpec`
-with the kind's TOML keys), its validation (problems named by key), the claim
-frameworks it evaluates, and its run step (:meth:`Kind.run`), which returns a
+A kind owns its :class:`KindInfo` (name; spec dataclass, a subclass of :class:`~verify.spec.MechanismSpec`
+with the kind's TOML keys; the claim frameworks it evaluates; the optional sections it accepts), its
+validation (problems named by key), and its run step (:meth:`Kind.run`), which returns a
 :class:`~verify.context.KindResult` of typed sections, checks and artefacts. The
 runner (:mod:`verify.runner`) does the shared part once.
 
 Adding a kind is one module that defines it and one :func:`register` line
 (the built-in kinds are registered in :mod:`verify.kinds`); a test registers a
 toy kind the same way. Kinds are looked up, never dispatched by an ``if`` chain.
+
+Sections the kinds do not own (``[postprocess]``, the workload's geolevels, a plugin's own table) are
+:class:`SectionPlugin` objects registered with :func:`register_section`: the loader and the runner call
+every registered one, and import none by name. The options of a run (``--allow-code``, a Dask scheduler)
+reach the kind as one :class:`~verify.run_options.RunOptions` on its context.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from semidp.accountant.errors import InvalidSpec
 
@@ -36,27 +41,29 @@ class Problem:
         return f"{self.key}: {self.message}" if self.key else self.message
 
 
+@dataclass(frozen=True, slots=True)
+class KindInfo:
+    """What the runner and the loader read of a kind without calling it: one frozen value with defaults."""
+
+    name: str
+    """The TOML ``mechanism.kind``."""
+    spec_type: type[MechanismSpec]
+    """Its frozen dataclass (TOML keys unchanged from contract v1)."""
+    frameworks: tuple[str, ...] = ("dp", "semi-dp")
+    """The ``claim.framework`` values it evaluates."""
+    reports_sensitivity: bool = False
+    """Whether the runner adds the ``sensitivity`` section (and check) when the spec has a ``[query]``."""
+    sections: tuple[str, ...] = ()
+    """The registered section plugins (:class:`SectionPlugin`) whose optional table the kind accepts
+    (e.g. ``postprocess``)."""
+
+
 class Kind(Protocol):
     """What the runner and the loader need from a kind of ``[mechanism]``."""
 
     @property
-    def name(self) -> str:
-        """The TOML ``mechanism.kind``."""
-        ...
-
-    @property
-    def spec_type(self) -> type[MechanismSpec]:
-        """Its frozen dataclass (TOML keys unchanged from contract v1)."""
-        ...
-
-    @property
-    def frameworks(self) -> tuple[str, ...]:
-        """The ``claim.framework`` values it evaluates."""
-        ...
-
-    @property
-    def reports_sensitivity(self) -> bool:
-        """Whether the runner adds the ``sensitivity`` section (and check) when the spec has a ``[query]``."""
+    def info(self) -> KindInfo:
+        """Its name, dataclass, frameworks and the optional sections it accepts."""
         ...
 
     def default_framework(self, spec: Spec) -> str:
@@ -77,15 +84,129 @@ class Kind(Protocol):
         ...
 
 
+class KindDefaults:
+    """The defaults a kind object may inherit: framework ``semi-dp``, a(t) by ``auto``, no problems of its own.
+
+    A subclass sets :attr:`info` and defines :meth:`run`; it overrides a method only where it differs.
+    """
+
+    info: KindInfo
+
+    @property
+    def name(self) -> str:
+        """``info.name``."""
+        return self.info.name
+
+    @property
+    def spec_type(self) -> type[MechanismSpec]:
+        """``info.spec_type``."""
+        return self.info.spec_type
+
+    def default_framework(self, spec: Spec) -> str:
+        """``semi-dp``."""
+        return "semi-dp"
+
+    def semi_adjacent_method(self, spec: Spec) -> str:
+        """``auto``: the closed form when exact, else the exact search at the table."""
+        return "auto"
+
+    def validate(self, spec: Spec) -> list[Problem]:
+        """No problems of its own."""
+        return []
+
+
+class SectionPlugin(Protocol):
+    """A spec section handled outside the kinds (``[postprocess]``, the workload's geography, a plugin's table).
+
+    The loader and the runner call every registered section plugin; neither imports one by name.
+    """
+
+    @property
+    def name(self) -> str:
+        """The TOML table the plugin owns (also what :attr:`KindInfo.sections` names)."""
+        ...
+
+    @property
+    def table(self) -> type | None:
+        """The dataclass of a table the plugin adds to the spec (read into ``Spec.plugin_tables``); ``None``
+        when its table is a field of :class:`~verify.spec.Spec` already (``postprocess``) or it has none."""
+        ...
+
+    def raw_problems(self, raw: Mapping[str, Any], spec: Spec) -> list[Problem]:
+        """Problems only the parsed TOML shows (e.g. a key the dataclass defaults), before :meth:`prepare`."""
+        ...
+
+    def prepare(self, spec: Spec) -> Spec:
+        """The spec as the accounting reads it (idempotent: the loader and the runner both call it)."""
+        ...
+
+    def validate(self, spec: Spec) -> list[Problem]:
+        """Problems of the section, each naming its key (run after the kind's own validation)."""
+        ...
+
+
+class SectionDefaults:
+    """The defaults a section plugin may inherit: no table of its own, nothing to prepare, no problems."""
+
+    table: type | None = None
+
+    def raw_problems(self, raw: Mapping[str, Any], spec: Spec) -> list[Problem]:
+        """None."""
+        return []
+
+    def prepare(self, spec: Spec) -> Spec:
+        """The spec unchanged."""
+        return spec
+
+    def validate(self, spec: Spec) -> list[Problem]:
+        """None."""
+        return []
+
+
+SECTIONS: dict[str, SectionPlugin] = {}
+"""Section name -> section plugin, in registration order."""
+
+
+def register_section(plugin: SectionPlugin, *, replace: bool = False) -> SectionPlugin:
+    """Register a section plugin under ``plugin.name``; refuse a second one of the same name unless ``replace``."""
+    if plugin.name in SECTIONS and not replace and SECTIONS[plugin.name] is not plugin:
+        raise ValueError(f"a section plugin named {plugin.name!r} is already registered")
+    SECTIONS[plugin.name] = plugin
+    return plugin
+
+
+def unregister_section(name: str) -> None:
+    """Remove a registered section plugin (tests that register toy sections clean up with this)."""
+    SECTIONS.pop(name, None)
+
+
+def section_plugins() -> list[SectionPlugin]:
+    """The registered section plugins, in registration order."""
+    return list(SECTIONS.values())
+
+
+def prepare_sections(spec: Spec) -> Spec:
+    """``spec`` after every section plugin's :meth:`SectionPlugin.prepare` (idempotent)."""
+    for plugin in section_plugins():
+        spec = plugin.prepare(spec)
+    return spec
+
+
+def kinds_accepting(section: str) -> list[str]:
+    """The registered kinds whose :attr:`KindInfo.sections` name ``section``, in registration order."""
+    return [k.info.name for k in REGISTRY.values() if section in k.info.sections]
+
+
 REGISTRY: dict[str, Kind] = {}
 """``mechanism.kind`` -> kind, in registration order."""
 
 
 def register(kind: Kind, *, replace: bool = False) -> Kind:
-    """Register ``kind`` under ``kind.name``; refuse a second kind of the same name unless ``replace``."""
-    if kind.name in REGISTRY and not replace and REGISTRY[kind.name] is not kind:
-        raise ValueError(f"a mechanism kind named {kind.name!r} is already registered")
-    REGISTRY[kind.name] = kind
+    """Register ``kind`` under ``kind.info.name``; refuse a second kind of the same name unless ``replace``."""
+    name = kind.info.name
+    if name in REGISTRY and not replace and REGISTRY[name] is not kind:
+        raise ValueError(f"a mechanism kind named {name!r} is already registered")
+    REGISTRY[name] = kind
     return kind
 
 
@@ -122,12 +243,22 @@ def unknown_kind_problem(name: object) -> Problem:
 
 __all__ = [
     "Kind",
+    "KindDefaults",
+    "KindInfo",
     "Problem",
     "REGISTRY",
+    "SECTIONS",
+    "SectionDefaults",
+    "SectionPlugin",
     "kind_names",
     "kinds",
+    "kinds_accepting",
     "lookup",
+    "prepare_sections",
     "register",
+    "register_section",
+    "section_plugins",
     "unknown_kind_problem",
     "unregister",
+    "unregister_section",
 ]

@@ -36,14 +36,14 @@ from semidp.verify.context import MIN_STEP_SECONDS, Context, KindResult, Plot
 from semidp.verify.exact_composition import ExactSum, decide_exact, decimal_claim, exact_sum
 from semidp.verify.load import validate
 from semidp.verify.privacy_claim import PrivacyClaim
-from semidp.verify.registry import lookup
+from semidp.verify.registry import lookup, prepare_sections
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
+from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.semi_adjacent_check import check_semi_adjacent
 from semidp.verify.sensitivity_report import sensitivity_section
 from semidp.verify.spec import GuaranteeSpec, Spec
 from semidp.verify.spec_values import guarantee_of, guarantee_spec_json, invariant_of, relation_of, space_of
 from semidp.verify.version import __version__
-from semidp.verify.workload_spec import with_geography_features
 
 
 @dataclass(frozen=True)
@@ -148,8 +148,7 @@ def build_context(
     *,
     seed: int | None,
     time_limit: float,
-    allow_code: bool = False,
-    scheduler: str | None = None,
+    options: RunOptions = DEFAULT_OPTIONS,
     deadline: float | None = None,
 ) -> Context:
     """The shared part of an audit: accountant values of the spec and a(t) at its table.
@@ -163,10 +162,10 @@ def build_context(
     left = max(deadline - now, MIN_STEP_SECONDS)
     kind = lookup(spec.mechanism.kind, spec.path)
     framework = spec.claim.framework if spec.claim else kind.default_framework(spec)
-    if framework not in kind.frameworks:
+    if framework not in kind.info.frameworks:
         raise UnsupportedRelease(
             f"{spec.path}: claim.framework = {framework!r} is not evaluated for mechanism.kind = "
-            f"{kind.name!r} by semidp {__version__}; supported: {list(kind.frameworks)}."
+            f"{kind.info.name!r} by semidp {__version__}; supported: {list(kind.info.frameworks)}."
         )
     space, inv, rel = space_of(spec), invariant_of(spec), relation_of(spec)
     table = None if spec.data.table is None else [int(c) for c in spec.data.table]
@@ -191,8 +190,7 @@ def build_context(
         time_limit=time_limit,
         seed=seed,
         deadline=deadline,
-        allow_code=allow_code,
-        scheduler=scheduler,
+        options=options,
     )
 
 
@@ -337,16 +335,15 @@ def audit(
     *,
     seed: int | None = None,
     time_limit: float = 60.0,
-    allow_code: bool = False,
-    scheduler: str | None = None,
+    options: RunOptions = DEFAULT_OPTIONS,
     deadline: float | None = None,
 ) -> Audit:
     """Audit one spec: the shared part, the kind's part (looked up by ``mechanism.kind``), the verdict.
 
     ``time_limit`` (seconds) is one budget for the whole spec: each step gets what is left, and a step
     that runs out degrades to its proven bounds (the report says so; the verdict is then inconclusive
-    unless the bounds decide the claim). ``allow_code`` (``--allow-code``) lets a kind import code the spec
-    names (``implementation``). ``scheduler``: a Dask scheduler for the kind's batches. ``deadline``
+    unless the bounds decide the claim). ``options`` (:class:`~verify.run_options.RunOptions`: ``--allow-code``, a
+    Dask scheduler) are handed to the kind unchanged. ``deadline``
     (``time.monotonic()``): when the budget ends, if it started before this call (e.g. at process start). Raises
     :class:`~accountant.errors.UnsupportedRelease` when the spec cannot be evaluated.
 
@@ -357,15 +354,13 @@ def audit(
     'holds'
     """
     kind = lookup(spec.mechanism.kind, spec.path)
-    spec = with_geography_features(spec)  # a spec built in Python: the loader's geolevel stand-ins (idempotent)
+    spec = prepare_sections(spec)  # a spec built in Python: what the loader's section plugins prepare (idempotent)
     problems = validate(spec)  # a spec built or edited in Python has not been through the loader
     if problems:
         raise InvalidSpec(spec.path, [str(p) for p in problems])
-    ctx = build_context(
-        spec, seed=seed, time_limit=time_limit, allow_code=allow_code, scheduler=scheduler, deadline=deadline
-    )
+    ctx = build_context(spec, seed=seed, time_limit=time_limit, options=options, deadline=deadline)
     part = kind.run(ctx)
-    report = assemble(ctx, part, reports_sensitivity=kind.reports_sensitivity)
+    report = assemble(ctx, part, reports_sensitivity=kind.info.reports_sensitivity)
     return Audit(
         typed=report, advertised=part.advertised, effective=part.effective, samples=part.samples, plots=part.plots
     )

@@ -11,7 +11,7 @@ a local cluster is killed then (:func:`verify.dask_client.local_cluster_guard`).
 
 With one spec, this process starts the local cluster or connects to the scheduler, within the budget, and
 sends its independent, seeded batches to the cluster through :func:`verify.dask_client.run_tasks`
-(``Context.scheduler``): an ``implementation`` audit's draws and a lattice sampler's coupled-chain batches.
+(``Context.options.scheduler``): an ``implementation`` audit's draws and a lattice sampler's coupled-chain batches.
 At the spec's hard stop a local cluster's processes are killed and a hung wait is interrupted
 (:func:`verify.dask_client.local_cluster_guard`; the run ends within ``DASK_GRACE_SECONDS`` more).
 

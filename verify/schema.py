@@ -33,7 +33,9 @@ def _type_schema(tp: Any) -> dict[str, Any]:
     if origin is Literal:
         return {"enum": list(typing.get_args(tp))}
     if origin in (typing.Union, types.UnionType):
-        return {"anyOf": [_type_schema(a) for a in typing.get_args(tp) if a is not type(None)]}
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        tagged = sum(dataclasses.is_dataclass(a) for a in args) > 1  # a tagged union of tables: exactly one fits
+        return {"oneOf" if tagged else "anyOf": [_type_schema(a) for a in args]}
     if origin is dict:
         return {"type": "object", "additionalProperties": _type_schema(typing.get_args(tp)[1])}
     if origin is tuple:
@@ -72,9 +74,9 @@ def _mechanism_schema() -> dict[str, Any]:
     """One object schema per registered kind, ``kind`` fixed to its name."""
     variants = []
     for kind in kinds():
-        obj = _object_schema(kind.spec_type)
-        obj["properties"]["kind"] = {"description": "Mechanism kind.", "const": kind.name}
-        obj["title"] = kind.name
+        obj = _object_schema(kind.info.spec_type)
+        obj["properties"]["kind"] = {"description": "Mechanism kind.", "const": kind.info.name}
+        obj["title"] = kind.info.name
         variants.append(obj)
     return {"description": "The mechanism or published release: one object per kind.", "oneOf": variants}
 

@@ -238,6 +238,13 @@ class Spec:
     )
     path: str = field(default="<string>", metadata={"internal": True})
     sha256: str = field(default="", metadata={"internal": True})
+    plugin_tables: tuple[tuple[str, Any], ...] = field(default=(), metadata={"internal": True})
+    """``(name, value)`` of the tables owned by registered section plugins (:class:`verify.registry.SectionPlugin`
+    with a ``table``), as the loader built them."""
+
+    def plugin_table(self, name: str) -> Any:
+        """The table of the section plugin ``name`` as its dataclass, or ``None`` when the spec has none."""
+        return next((v for k, v in self.plugin_tables if k == name), None)
 
 
 def public_fields(cls: Any) -> list[dataclasses.Field[Any]]:

@@ -25,6 +25,7 @@ from semidp.verify.load import load
 from semidp.verify.plots import plot_privacy
 from semidp.verify.render import render_markdown
 from semidp.verify.report import Report
+from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.runner import Audit, audit
 from semidp.verify.spec import Spec
 from semidp.verify.spec_files import files_root
@@ -40,10 +41,8 @@ class JobOptions:
     time_limit: float = 60.0
     out: Path | None = None
     """``--out DIR``: write ``<name>.json``, ``.md``, plots and samples there."""
-    allow_code: bool = False
-    """``--allow-code``: a spec may import the code it names."""
-    scheduler: str | None = None
-    """A Dask scheduler address for the spec's batches (one spec on a cluster)."""
+    run: RunOptions = DEFAULT_OPTIONS
+    """What the kind may read (``--allow-code``; the Dask scheduler of one spec on a cluster)."""
     files_root: str | None = None
     """``--files-root DIR``: files named by the spec may lie anywhere under DIR (default: the spec's folder)."""
     deadline: float | None = None
@@ -71,8 +70,7 @@ def audit_spec(path: str, opts: JobOptions) -> Report:
             spec,
             seed=opts.seed,
             time_limit=opts.time_limit,
-            allow_code=opts.allow_code,
-            scheduler=opts.scheduler,
+            options=opts.run,
             deadline=opts.deadline,
         )
     if opts.out is None:
@@ -130,7 +128,10 @@ def _audit_on_cluster(path: str, opts: JobOptions, cluster: Cluster | None) -> R
     with local_cluster_guard(stop_at, f"{path}: --workers {cluster.workers}"):
         client, owned = client_for(cluster, timeout=left)
         try:
-            return audit_spec(path, dataclasses.replace(opts, scheduler=client.scheduler.address))
+            return audit_spec(
+                path,
+                dataclasses.replace(opts, run=dataclasses.replace(opts.run, scheduler=client.scheduler.address)),
+            )
         finally:
             close_client(client, owned)
 

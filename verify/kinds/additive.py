@@ -1,6 +1,7 @@
-"""The additive kinds: ``gaussian``, ``projected-gaussian``, ``laplace``, ``projected-laplace``.
+"""The builders of additive noise, shared by the kinds ``gaussian``, ``projected-gaussian``, ``laplace``,
+``projected-laplace`` (one module each: :mod:`verify.kinds.gaussian`, ...) and ``k-norm``.
 
-Each is calibrated on :math:`(\\mathcal D_t, A_{a(t)})` to the exact Semi-DP
+Each kind is calibrated on :math:`(\\mathcal D_t, A_{a(t)})` to the exact Semi-DP
 sensitivity space S (:mod:`verify.kinds.calibrated` runs them):
 
 * ``projected-gaussian`` [CA24, Alg. 1, Prop. 28]: noise :math:`(\\Delta_2/\\mu) Q\\xi`,
@@ -40,7 +41,7 @@ from semidp.accountant.gaussian import gdp_mu_for
 from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
 from semidp.accountant.knorm_certificates import certified_span
 from semidp.accountant.outcome import Outcome
-from semidp.accountant.relations import SemiAdjacent
+from semidp.accountant.relations import Relation, SemiAdjacent
 from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.accountant.table_space_norms import TableSpaceNorms
 from semidp.mechanisms.postprocess_noise import GaussianNoise, LaplaceNoise
@@ -50,7 +51,6 @@ from semidp.mechanisms.subspace import ProjectedGaussian, ProjectedLaplace
 from semidp.verify.context import Context
 from semidp.verify.kinds.calibrated import (
     BuiltMechanism,
-    CalibratedKind,
     CalibratedSpec,
     GaussianSpec,
     ScaledGaussianSpec,
@@ -124,8 +124,8 @@ def _scaled_gaussian(s_space: SensitivitySpace, sigma: Fraction, semi: SemiAdjac
 
 
 def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi: SemiAdjacent) -> BuiltMechanism:
-    """``projected-gaussian`` [CA24, Alg. 1, Prop. 28] or ``gaussian`` (noise in every cell)."""
-    mech: ProjectedGaussianMechanism | SemiGaussianMechanism
+    """``gaussian``: the same sigma in every cell, from a calibration target or ``mechanism.scale``."""
+    mech: SemiGaussianMechanism
     advertised: Guarantee
     scale = _scale_of(m)
     if scale is not None:
@@ -137,11 +137,6 @@ def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, s
             "Gaussian noise of the given sigma in every cell; mu = Delta_2(S)/sigma (Dong, Roth & Su Thm. 2.7 on "
             "the Semi-DP relation); does not keep the invariant, which is published separately"
         )
-        dim = mech.dimension
-    elif m.kind == "projected-gaussian":
-        mu, advertised, how = _gaussian_target(ctx, m, semi)
-        mech = ProjectedGaussianMechanism.for_gdp(s_space, mu, semi)
-        label, dim = "Semi-DP Gaussian (Cho & Awan Alg. 1, Prop. 28)", mech.dimension
     else:
         mu, advertised, how = _gaussian_target(ctx, m, semi)
         mech = SemiGaussianMechanism.for_gdp(s_space, mu, semi)
@@ -149,7 +144,31 @@ def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, s
             "Gaussian noise in every cell, sigma = Delta_2(S)/mu (Dong, Roth & Su Thm. 2.7 on the "
             "Semi-DP relation); does not keep the invariant, which is published separately"
         )
-        dim = mech.dimension
+    return _gaussian_built(mech, s_space, semi, advertised, how, label, keeps_invariant=False)
+
+
+def build_projected_gaussian(
+    ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi: SemiAdjacent
+) -> BuiltMechanism:
+    """``projected-gaussian`` [CA24, Alg. 1, Prop. 28]: noise in span(S), so the invariant is kept."""
+    mu, advertised, how = _gaussian_target(ctx, m, semi)
+    mech = ProjectedGaussianMechanism.for_gdp(s_space, mu, semi)
+    label = "Semi-DP Gaussian (Cho & Awan Alg. 1, Prop. 28)"
+    return _gaussian_built(mech, s_space, semi, advertised, how, label, keeps_invariant=True)
+
+
+def _gaussian_built(
+    mech: ProjectedGaussianMechanism | SemiGaussianMechanism,
+    s_space: SensitivitySpace,
+    semi: SemiAdjacent,
+    advertised: Guarantee,
+    how: str,
+    label: str,
+    *,
+    keeps_invariant: bool,
+) -> BuiltMechanism:
+    """The report fields and the E||noise||_2 check of a Gaussian mechanism (T-G1)."""
+    dim = mech.dimension
     info = {
         "calibration": how,
         "sigma": mech.sigma,
@@ -172,12 +191,26 @@ def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, s
         return sec, out
 
     noise = GaussianNoise(mech.sigma) if isinstance(mech, SemiGaussianMechanism) else None
-    return BuiltMechanism(mech, semi, advertised, info, m.kind == "projected-gaussian", check, noise)
+    return BuiltMechanism(mech, semi, advertised, info, keeps_invariant, check, noise)
 
 
 def build_laplace(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi: SemiAdjacent) -> BuiltMechanism:
-    """``laplace`` / ``projected-laplace``: Lap(Delta_1(S)/epsilon) per cell, projected onto span(S) or not;
-    ``laplace`` with ``mechanism.scale``: Lap(scale), epsilon = Delta_1(S)/scale computed."""
+    """``laplace``: Lap(Delta_1(S)/epsilon) in every cell; with ``mechanism.scale``: Lap(scale), epsilon =
+    Delta_1(S)/scale computed."""
+    return _laplace_on_space(ctx, m, s_space, semi, projected=False)
+
+
+def build_projected_laplace(
+    ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi: SemiAdjacent
+) -> BuiltMechanism:
+    """``projected-laplace``: Lap(Delta_1(S)/epsilon) per cell projected onto span(S) (keeps the invariant)."""
+    return _laplace_on_space(ctx, m, s_space, semi, projected=True)
+
+
+def _laplace_on_space(
+    ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi: SemiAdjacent, *, projected: bool
+) -> BuiltMechanism:
+    """:func:`build_laplace` (``projected=False``) or :func:`build_projected_laplace`."""
     scale = _scale_of(m)
     if scale is not None:
         if s_space.size == 0 or s_space.l1 == 0:
@@ -185,21 +218,34 @@ def build_laplace(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, se
         basis = np.asarray(certified_span(s_space).orthonormal, dtype=np.float64)
         return _laplace_built(SemiLaplaceMechanism(float(scale), s_space.l1, basis, False, semi), None, semi)
     eps = pure_target(ctx, m)
-    mech = SemiLaplaceMechanism.for_epsilon(s_space, eps, semi, projected=m.kind == "projected-laplace")
+    mech = SemiLaplaceMechanism.for_epsilon(s_space, eps, semi, projected=projected)
     return _laplace_built(mech, eps, semi)
 
 
 def build_laplace_from_norms(
     ctx: Context, m: CalibratedSpec, norms: TableSpaceNorms, semi: SemiAdjacent
 ) -> BuiltMechanism:
-    """``laplace`` / ``projected-laplace`` when S is too large to list: Delta_1 and span(S) in closed form
+    """``laplace`` when S is too large to list: Delta_1 and span(S) in closed form
     (:class:`accountant.table_space_norms.TableSpaceNorms`, a superset of S at the table: conservative)."""
+    return _laplace_from_norms(ctx, m, norms, semi, projected=False)
+
+
+def build_projected_laplace_from_norms(
+    ctx: Context, m: CalibratedSpec, norms: TableSpaceNorms, semi: SemiAdjacent
+) -> BuiltMechanism:
+    """``projected-laplace`` when S is too large to list (as :func:`build_laplace_from_norms`)."""
+    return _laplace_from_norms(ctx, m, norms, semi, projected=True)
+
+
+def _laplace_from_norms(
+    ctx: Context, m: CalibratedSpec, norms: TableSpaceNorms, semi: SemiAdjacent, *, projected: bool
+) -> BuiltMechanism:
+    """:func:`build_laplace_from_norms` (``projected=False``) or :func:`build_projected_laplace_from_norms`."""
     basis = norms.orthonormal_basis()
     scale = _scale_of(m)
     if scale is not None:
         return _laplace_built(SemiLaplaceMechanism(float(scale), norms.l1, basis, False, semi), None, semi)
     eps = pure_target(ctx, m)
-    projected = m.kind == "projected-laplace"
     mech = SemiLaplaceMechanism.from_norms(norms.l1, basis, eps, semi, projected=projected)
     return _laplace_built(mech, eps, semi)
 
@@ -236,45 +282,58 @@ def _laplace_built(mech: SemiLaplaceMechanism, eps: float | None, semi: SemiAdja
     return BuiltMechanism(mech, semi, advertised, info, projected, check, noise)
 
 
-def build_subspace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
-    """GGY's projected Gaussian (Cor 3.5/14, their c_{eps,delta}, eps < 1) or projected Laplace (Cor 3.8/17).
+def build_subspace_gaussian(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
+    """GGY's projected Gaussian (Cor 3.5/14, their c_{eps,delta}, eps < 1), on the base relation.
 
-    Calibrated on the base relation with the histogram's Delta_p; the guarantee is
-    induced subspace DP w.r.t. the invariant matrix (``Subspace`` relation), not DP of
-    the joint release and not Semi-DP.
+    Calibrated with the histogram's Delta_2; the guarantee is induced subspace DP w.r.t. the invariant matrix
+    (``Subspace`` relation), not DP of the joint release and not Semi-DP.
     """
     spec, rel = ctx.spec, ctx.relation
     constraint = ctx.invariant.matrix(ctx.space)
-    if m.kind == "projected-gaussian":
-        if m.epsilon is None or m.delta is None or getattr(m, "mu", None) is not None:
-            raise UnsupportedRelease(
-                f"{spec.path}: claim.framework = 'subspace-dp' with projected-gaussian needs "
-                "mechanism.epsilon and mechanism.delta (GGY's c_eps_delta, both in (0, 1))."
-            )
-        eps, delta = float(m.epsilon), float(m.delta)
-        try:
-            g = ProjectedGaussian.calibrate(constraint, eps, delta, relation=rel)
-        except InvalidArgument as e:
-            raise UnsupportedRelease(f"{spec.path}: mechanism: {e}") from e
-        info: dict[str, Any] = {
-            "calibration": f"(epsilon, delta) = ({eps!r}, {delta!r}) -> sigma = c_eps_delta * Delta_2 = {g.sigma!r}",
-            "sigma": g.sigma,
-            "l2_sensitivity": g.sensitivity,
-        }
-        advertised: Guarantee = ApproxDP(eps, delta, g.privacy_map(rel).relation)
-        mech: ProjectedGaussian | ProjectedLaplace = g
-        label = "GGY projected Gaussian (Cor 3.5/14): induced subspace DP, not DP of the joint release"
-    else:
-        eps = pure_target(ctx, m)
-        lap = ProjectedLaplace.calibrate(constraint, eps, relation=rel)
-        info = {
-            "calibration": f"epsilon = {eps!r} -> b = Delta_1/epsilon = {lap.scale!r}",
-            "scale": lap.scale,
-            "l1_sensitivity": lap.sensitivity,
-        }
-        advertised = PureDP(eps, lap.privacy_map(rel).relation)
-        mech = lap
-        label = "GGY projected Laplace (Cor 3.8/17): induced subspace DP, not DP of the joint release"
+    if m.epsilon is None or m.delta is None or getattr(m, "mu", None) is not None:
+        raise UnsupportedRelease(
+            f"{spec.path}: claim.framework = 'subspace-dp' with projected-gaussian needs "
+            "mechanism.epsilon and mechanism.delta (GGY's c_eps_delta, both in (0, 1))."
+        )
+    eps, delta = float(m.epsilon), float(m.delta)
+    try:
+        g = ProjectedGaussian.calibrate(constraint, eps, delta, relation=rel)
+    except InvalidArgument as e:
+        raise UnsupportedRelease(f"{spec.path}: mechanism: {e}") from e
+    info: dict[str, Any] = {
+        "calibration": f"(epsilon, delta) = ({eps!r}, {delta!r}) -> sigma = c_eps_delta * Delta_2 = {g.sigma!r}",
+        "sigma": g.sigma,
+        "l2_sensitivity": g.sensitivity,
+    }
+    advertised = ApproxDP(eps, delta, g.privacy_map(rel).relation)
+    label = "GGY projected Gaussian (Cor 3.5/14): induced subspace DP, not DP of the joint release"
+    return _subspace_built(g, rel, advertised, info, label)
+
+
+def build_subspace_laplace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
+    """GGY's projected Laplace (Cor 3.8/17), on the base relation (as :func:`build_subspace_gaussian`, Delta_1)."""
+    rel = ctx.relation
+    constraint = ctx.invariant.matrix(ctx.space)
+    eps = pure_target(ctx, m)
+    lap = ProjectedLaplace.calibrate(constraint, eps, relation=rel)
+    info: dict[str, Any] = {
+        "calibration": f"epsilon = {eps!r} -> b = Delta_1/epsilon = {lap.scale!r}",
+        "scale": lap.scale,
+        "l1_sensitivity": lap.sensitivity,
+    }
+    advertised = PureDP(eps, lap.privacy_map(rel).relation)
+    label = "GGY projected Laplace (Cor 3.8/17): induced subspace DP, not DP of the joint release"
+    return _subspace_built(lap, rel, advertised, info, label)
+
+
+def _subspace_built(
+    mech: ProjectedGaussian | ProjectedLaplace,
+    rel: Relation,
+    advertised: Guarantee,
+    info: dict[str, Any],
+    label: str,
+) -> BuiltMechanism:
+    """The report fields and the E||noise||_2^2 check of a GGY subspace mechanism."""
     exact = mech.expected_squared_error()
     k = mech.subspace.null_dimension
     var = (
@@ -299,22 +358,15 @@ def build_subspace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
     return BuiltMechanism(mech, rel, advertised, info, True, check)
 
 
-GAUSSIAN = CalibratedKind("gaussian", ScaledGaussianSpec, build_gaussian, postprocess=True)
-PROJECTED_GAUSSIAN = CalibratedKind("projected-gaussian", GaussianSpec, build_gaussian, build_subspace)
-LAPLACE = CalibratedKind("laplace", ScaledSpec, build_laplace, norms_builder=build_laplace_from_norms, postprocess=True)
-PROJECTED_LAPLACE = CalibratedKind(
-    "projected-laplace", CalibratedSpec, build_laplace, build_subspace, norms_builder=build_laplace_from_norms
-)
-
 __all__ = [
-    "GAUSSIAN",
-    "LAPLACE",
-    "PROJECTED_GAUSSIAN",
-    "PROJECTED_LAPLACE",
     "build_gaussian",
     "build_laplace",
     "build_laplace_from_norms",
-    "build_subspace",
+    "build_projected_gaussian",
+    "build_projected_laplace",
+    "build_projected_laplace_from_norms",
+    "build_subspace_gaussian",
+    "build_subspace_laplace",
     "gdp_mu_for_zcdp",
     "pure_target",
 ]

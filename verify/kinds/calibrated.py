@@ -50,15 +50,18 @@ from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.invariant_certificate import certify_noise_support
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.plots_postprocess import plot_postprocess_bias
-from semidp.verify.postprocess_audit import MAX_DRAW_CELLS, run_study
+from semidp.verify.postprocess_audit import run_study
 from semidp.verify.postprocess_section import build as build_postprocess
-from semidp.verify.registry import REGISTRY, Problem
+from semidp.verify.registry import KindDefaults, KindInfo, Problem
 from semidp.verify.report import Check, JsonSection, Section, detail_of
 from semidp.verify.sections import MechanismSection
-from semidp.verify.spec import MechanismSpec, Spec, cell_count, documented
+from semidp.verify.spec import MechanismSpec, Spec, documented
 from semidp.verify.spec_checks import table_required
 
 FloatArray = NDArray[np.float64]
+
+#: The frameworks of a calibrated kind; ``subspace-dp`` is added for a kind with a subspace builder.
+CALIBRATED_FRAMEWORKS = ("dp", "semi-dp")
 
 #: Above this many entries (vectors x cells) of the closed-form S, a kind with a norms builder does not list S
 #: at the table (a 8x8 table: 2.5e6; 7x7: 7.6e5); the closed form is a superset, so this is conservative.
@@ -67,8 +70,6 @@ NORMS_FIRST_ENTRIES = 1_000_000
 INVARIANT_RTOL = 1e-9
 #: Share of the remaining budget the ``[postprocess]`` study may use (the runner's checks follow it).
 POSTPROCESS_SHARE = 0.8
-#: The kinds that take ``mechanism.scale`` and ``[postprocess]`` (i.i.d. noise in every cell).
-SCALED_KINDS = ("laplace", "gaussian", "discrete-laplace")
 
 
 @dataclass(frozen=True)
@@ -213,33 +214,18 @@ def on_base(g: Guarantee, ctx: Context) -> Guarantee:
 
 
 @dataclass(frozen=True)
-class CalibratedKind:
+class CalibratedKind(KindDefaults):
     """A kind whose mechanism semidp builds with ``builder`` and draws from (see the module docstring)."""
 
-    name: str
-    spec_type: type[CalibratedSpec]
+    info: KindInfo
+    """Its name, dataclass, frameworks (``subspace-dp`` too with a subspace builder) and ``postprocess`` among
+    its sections when it adds i.i.d. noise in every cell (it then also accepts ``mechanism.scale``)."""
     builder: Builder
     subspace_builder: SubspaceBuilder | None = None
-    """Set for the kinds that also run as Gao, Gong & Yu's mechanisms (adds ``subspace-dp``)."""
-    reports_sensitivity: bool = True
+    """Set for the kinds that also run as Gao, Gong & Yu's mechanisms (``subspace-dp`` in ``info.frameworks``)."""
     norms_builder: NormsBuilder | None = None
     """Set for the kinds that can be calibrated from S's norms and span alone: used for a table under both
     one-way margins whose S is too large to list within the budget (:mod:`accountant.table_space_norms`)."""
-    postprocess: bool = False
-    """Accepts ``mechanism.scale`` and ``[postprocess]`` (i.i.d. noise in every cell)."""
-
-    @property
-    def frameworks(self) -> tuple[str, ...]:
-        """``dp`` and ``semi-dp``; also ``subspace-dp`` with a subspace builder."""
-        return ("dp", "semi-dp", "subspace-dp") if self.subspace_builder is not None else ("dp", "semi-dp")
-
-    def default_framework(self, spec: Spec) -> str:
-        """``semi-dp``."""
-        return "semi-dp"
-
-    def semi_adjacent_method(self, spec: Spec) -> str:
-        """``auto``: the closed form when exact, else the exact search at the table."""
-        return "auto"
 
     def validate(self, spec: Spec) -> list[Problem]:
         """A table to draw at, a histogram query, and exactly one calibration target of the kind's form."""
@@ -295,9 +281,7 @@ class CalibratedKind:
         """Build, calibrate, draw and check (see the module docstring)."""
         m = ctx.mechanism(CalibratedSpec)
         space, inv, a = ctx.space, ctx.invariant, ctx.a
-        table_list = ctx.table
-        if table_list is None:  # the loader requires data.table for these kinds
-            raise TypeError("a calibrated mechanism spec without data.table passed validation")
+        table_list = ctx.required(ctx.table, "data.table")
         table = np.asarray(table_list, dtype=np.float64)
         semi = SemiAdjacent(ctx.relation, inv, a.value)
         mechanism_info: dict[str, Any] = {"kind": m.kind}
@@ -427,45 +411,13 @@ def postprocess_part(ctx: Context, noise: NoiseLaw, table: FloatArray, seed: int
     return section, checks, plot
 
 
-def postprocess_problems(spec: Spec) -> list[Problem]:
-    """Problems of ``[postprocess]``: a kind that adds i.i.d. noise in every cell, an invariant to project
-    onto, and ``2 <= draws`` with ``draws x cells <= MAX_DRAW_CELLS`` (2e7)."""
-    pp = spec.postprocess
-    if pp is None:
-        return []
-    probs: list[Problem] = []
-    kind = REGISTRY.get(spec.mechanism.kind) if spec.mechanism is not None else None
-    if not (isinstance(kind, CalibratedKind) and kind.postprocess):
-        probs.append(
-            Problem(
-                "postprocess",
-                f"mechanism.kind = {spec.mechanism.kind!r} does not support [postprocess]; it needs i.i.d. noise "
-                f"in every cell: one of {list(SCALED_KINDS)}",
-            )
-        )
-    if spec.invariant is not None and spec.invariant.kind == "none":
-        probs.append(Problem("invariant.kind", "[postprocess] projects onto the invariant; 'none' has nothing to keep"))
-    cells = cell_count(spec)
-    if pp.draws < 2:
-        probs.append(Problem("postprocess.draws", f"must be >= 2 (a variance needs two draws), got {pp.draws}"))
-    elif pp.draws * cells > MAX_DRAW_CELLS:
-        probs.append(
-            Problem(
-                "postprocess.draws",
-                f"{pp.draws} draws x {cells} cells = {pp.draws * cells:.3g} numbers exceeds the limit "
-                f"{MAX_DRAW_CELLS:.0e} (draws x cells); use at most {MAX_DRAW_CELLS // cells} draws",
-            )
-        )
-    return probs
-
-
 __all__ = [
+    "CALIBRATED_FRAMEWORKS",
     "BuiltMechanism",
     "CalibratedKind",
     "CalibratedSpec",
     "GaussianSpec",
     "POSTPROCESS_SHARE",
-    "SCALED_KINDS",
     "ScaledGaussianSpec",
     "ScaledSpec",
     "implies",
@@ -473,5 +425,4 @@ __all__ = [
     "mean_check",
     "on_base",
     "postprocess_part",
-    "postprocess_problems",
 ]

@@ -25,6 +25,7 @@ from semidp.mechanisms.postprocess_noise import DoubleGeometricNoise
 from semidp.mechanisms.semi_discrete_laplace import MAX_SCALE_PART, SemiDiscreteLaplaceMechanism
 from semidp.verify.context import Context
 from semidp.verify.kinds.calibrated import (
+    CALIBRATED_FRAMEWORKS,
     BuiltMechanism,
     CalibratedKind,
     CalibratedSpec,
@@ -32,7 +33,7 @@ from semidp.verify.kinds.calibrated import (
     ScaledSpec,
     mean_check,
 )
-from semidp.verify.registry import Problem
+from semidp.verify.registry import KindInfo, Problem
 from semidp.verify.spec import Spec
 
 
@@ -87,6 +88,15 @@ class DiscreteLaplaceKind(CalibratedKind):
         return probs
 
 
-DISCRETE_LAPLACE = DiscreteLaplaceKind("discrete-laplace", ScaledSpec, build_discrete_laplace, postprocess=True)
+DISCRETE_LAPLACE = DiscreteLaplaceKind(
+    KindInfo(
+        "discrete-laplace",
+        ScaledSpec,
+        frameworks=CALIBRATED_FRAMEWORKS,
+        reports_sensitivity=True,
+        sections=("postprocess",),
+    ),
+    build_discrete_laplace,
+)
 
 __all__ = ["DISCRETE_LAPLACE", "DiscreteLaplaceKind", "build_discrete_laplace"]

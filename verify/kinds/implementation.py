@@ -54,7 +54,7 @@ from semidp.verify.audit_pairs import AuditPair, check_pair, distance_of, dp_pai
 from semidp.verify.audit_report import AuditSection, audit_plot
 from semidp.verify.context import Context, KindResult
 from semidp.verify.dask_client import run_tasks
-from semidp.verify.registry import Problem
+from semidp.verify.registry import KindDefaults, KindInfo, Problem
 from semidp.verify.release_pool import (
     ReleaseFailure,
     ReleasePool,
@@ -157,17 +157,10 @@ def _callable_problems(name: str) -> list[Problem]:
 
 
 @dataclass(frozen=True)
-class ImplementationKind:
+class ImplementationKind(KindDefaults):
     """The ``implementation`` kind (module docstring)."""
 
-    name: str = "implementation"
-    spec_type: type[ImplementationSpec] = ImplementationSpec
-    frameworks: tuple[str, ...] = ("dp", "semi-dp")
-    reports_sensitivity: bool = False
-
-    def default_framework(self, spec: Spec) -> str:
-        """``semi-dp``."""
-        return "semi-dp"
+    info: KindInfo = KindInfo("implementation", ImplementationSpec)
 
     def semi_adjacent_method(self, spec: Spec) -> str:
         """``auto``: the pairs start from a(t) at the table."""
@@ -339,9 +332,9 @@ def run_audit(ctx: Context) -> KindResult:
     import it while the pairs are built) and are ended, with everything they forked, however the run ends."""
     m = ctx.mechanism(ImplementationSpec)
     if m.callable is not None:
-        _need_code(m.callable, ctx.spec.path, ctx.allow_code)
+        _need_code(m.callable, ctx.spec.path, ctx.options.allow_code)
     pool = None
-    if m.callable is not None and ctx.scheduler is None:
+    if m.callable is not None and ctx.options.scheduler is None:
         processes = m.processes if m.processes is not None else default_processes()
         pool = ReleasePool(m.callable, ctx.spec.path, ctx.draw_seed(), processes, memory_limit=memory_limit())
         pool.start()
@@ -355,8 +348,7 @@ def run_audit(ctx: Context) -> KindResult:
 def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     m = ctx.mechanism(ImplementationSpec)
     spec = ctx.spec
-    if spec.claim is None:  # validate() requires it
-        raise TypeError("an implementation spec without a claim passed validation")
+    claim_spec = ctx.required(spec.claim, "claim")  # validate() requires it
     semi = ctx.framework == "semi-dp"
     a_mat = ctx.invariant.matrix(ctx.space)
     cells = ctx.space.n_cells
@@ -387,7 +379,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     if not pairs:
         raise InvalidSpec(spec.path, ["mechanism: no pair to audit (a(t) = 0: D_t has one dataset, nothing to test)"])
     relation: Relation = SemiAdjacent(ctx.relation, ctx.invariant, radius) if semi else ctx.relation
-    claim = guarantee_of(spec.claim.guarantee, relation)
+    claim = guarantee_of(claim_spec.guarantee, relation)
     curve = claimed_curve(claim)
     ball = _ball(ctx, res) if semi else None
 
@@ -397,8 +389,8 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     sel = float(m.selection if m.selection is not None else DEFAULT_SELECTION)
     tol = float(m.invariant_tolerance if m.invariant_tolerance is not None else DEFAULT_TOLERANCE)
     todo = [k for k in range(len(pairs)) if k not in recorded]
-    if todo and m.callable is None:  # pairs without samples exist only with a callable (validate)
-        raise TypeError("a pair without samples and no callable passed validation")
+    if todo:  # pairs without samples exist only with a callable (validate)
+        ctx.required(m.callable, "mechanism.callable")
     sizes = round_sizes(n) if todo else [0]  # recorded releases only: one look
     alphas = spending(1.0 - conf, sizes) if todo else [1.0 - conf]
     stats_of = [pair_statistics(p, ball) for p in pairs]
@@ -450,7 +442,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             outs = run_tasks(
                 draw_task,
                 [(m.callable, spec.path, t.histogram, seed, t.key, t.n) for t in tasks],
-                ctx.scheduler,
+                ctx.options.scheduler,
                 deadline=draw_deadline,
             )
             for t, y in zip(tasks, outs):
@@ -458,7 +450,9 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             if r == 0 and outs:  # the first batch again, on the cluster (two copies: one task would run here)
                 t = tasks[0]
                 first = (m.callable, spec.path, t.histogram, seed, t.key, t.n)
-                repro = _same(outs[0], run_tasks(draw_task, [first, first], ctx.scheduler, deadline=draw_deadline)[0])
+                repro = _same(
+                    outs[0], run_tasks(draw_task, [first, first], ctx.options.scheduler, deadline=draw_deadline)[0]
+                )
         draw_seconds += time.perf_counter() - t0
         if stopped is not None and sum(d.count(0) + d.count(1) for d in drawn) == had:
             stop = stopped  # nothing new to look at: the previous look stands

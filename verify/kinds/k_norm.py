@@ -14,7 +14,6 @@ estimate.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -36,9 +35,10 @@ from semidp.accountant.table_space_norms import TableSpaceNorms
 from semidp.accountant.table_symmetry import TableSymmetry
 from semidp.mechanisms.knorm import KNormMechanism
 from semidp.verify.context import Context
-from semidp.verify.kinds.additive import build_laplace, build_laplace_from_norms, pure_target
-from semidp.verify.kinds.calibrated import BuiltMechanism, CalibratedKind, CalibratedSpec
+from semidp.verify.kinds.additive import build_projected_laplace, build_projected_laplace_from_norms, pure_target
+from semidp.verify.kinds.calibrated import CALIBRATED_FRAMEWORKS, BuiltMechanism, CalibratedKind, CalibratedSpec
 from semidp.verify.monte_carlo import LEVEL, mc_interval
+from semidp.verify.registry import KindInfo
 
 FloatArray = NDArray[np.float64]
 
@@ -75,7 +75,7 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         label = f"{ball.label}; the optimal hull was refused: {e.summary}"
         # The other exact, invariant-keeping candidate: projected Laplace on Delta_1(S). Pick the smaller
         # expected l2 error (upper bounds on both sides, so the choice is never made on an optimistic number).
-        lap = build_laplace(ctx, dataclasses.replace(m, kind="projected-laplace"), s_space, semi)
+        lap = build_projected_laplace(ctx, m, s_space, semi)
         lap_upper = math.sqrt(lap.info["expected_squared_error"])  # Jensen
         ball_upper = _containing_ball_mean_upper(ball, eps)
         alternatives = {
@@ -160,7 +160,7 @@ def build_knorm_from_norms(
     """The labelled NON-OPTIMAL fallback when S is too large to list (so conv(S) is out of reach too):
     projected Laplace on the closed-form Delta_1(S) and span(S) (:mod:`accountant.table_space_norms`)."""
     eps = pure_target(ctx, m)
-    lap = build_laplace_from_norms(ctx, dataclasses.replace(m, kind="projected-laplace"), norms, semi)
+    lap = build_projected_laplace_from_norms(ctx, m, norms, semi)
     lap_upper = math.sqrt(lap.info["expected_squared_error"])  # Jensen
     # The containing l2-ball of radius Delta_2 in span(S): E||R U||_2 = (s+1)/eps * s/(s+1) * r = s r / eps.
     ball_upper = norms.rank * norms.l2 / eps
@@ -220,6 +220,10 @@ def _containing_ball_mean_upper(ball: ContainingBall, eps: float) -> float:
     return (s + 1) / eps * mean_u
 
 
-K_NORM = CalibratedKind("k-norm", CalibratedSpec, build_knorm, norms_builder=build_knorm_from_norms)
+K_NORM = CalibratedKind(
+    KindInfo("k-norm", CalibratedSpec, frameworks=CALIBRATED_FRAMEWORKS, reports_sensitivity=True),
+    build_knorm,
+    norms_builder=build_knorm_from_norms,
+)
 
 __all__ = ["KNORM_REFERENCE_DRAWS", "K_NORM", "build_knorm", "build_knorm_from_norms"]

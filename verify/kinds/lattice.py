@@ -1,4 +1,8 @@
-"""``mechanism.kind = "generalized-laplace"`` / ``"generalized-gaussian"``: integer noise on the kernel lattice [DGGY23].
+"""The shared run of the lattice kinds: integer noise on the kernel lattice [DGGY23].
+
+The kinds are ``generalized-laplace`` (:mod:`verify.kinds.generalized_laplace`) and ``generalized-gaussian``
+(:mod:`verify.kinds.generalized_gaussian`); each hands :class:`LatticeKind` its :class:`LatticeLaw` (target,
+exact sampler, guarantees), and this module does the rest.
 
 Dharangutte, Gao, Gong & Yu (2023): integer noise on the kernel lattice
 :math:`\\Lambda=\\{z\\in\\mathbb Z^d: Az=0\\}` of the counting invariant, so every
@@ -40,17 +44,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from semidp.accountant.conversion_routes import AnyGuarantee
-from semidp.accountant.conversions import zcdp_to_approx_dp
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.directed import sqrt_up, up, up_exact
 from semidp.accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
-from semidp.accountant.guarantees import ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.guarantees import Guarantee
 from semidp.accountant.invariants import Invariant
 from semidp.accountant.lattice import LatticeBasis, basis_for
 from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
@@ -59,17 +62,12 @@ from semidp.accountant.semidp import joint_release_dp
 from semidp.accountant.sensitivity_search import semi_sensitivity_search
 from semidp.mechanisms.coupling import MeetingTimes, choose_burn_in, meeting_times, tv_bound, tv_bound_curve
 from semidp.mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeSampler
-from semidp.mechanisms.lattice_privacy import (
-    approximate_sampler_delta,
-    gaussian_zcdp_rho,
-    laplace_pair_epsilon,
-)
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.dask_client import run_tasks
 from semidp.verify.invariant_certificate import certify_lattice_basis
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.plots_mcmc import plot_tv
-from semidp.verify.registry import Problem
+from semidp.verify.registry import KindDefaults, KindInfo, Problem
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection
 from semidp.verify.sections import MechanismSection
 from semidp.verify.spec import MechanismSpec, Spec, documented
@@ -126,21 +124,69 @@ class LatticeSpec(MechanismSpec):
 
 
 @dataclass(frozen=True)
-class LatticeKind:
-    """The kind object of ``generalized-laplace`` / ``generalized-gaussian`` (see the module docstring)."""
+class LatticeParams:
+    """The noise parameters of a lattice spec, as floats (0.0 where the law does not use one)."""
 
-    name: str
-    spec_type: type[LatticeSpec] = LatticeSpec
-    frameworks: tuple[str, ...] = ("dp", "integer-subspace-dp", "semi-dp")
-    reports_sensitivity: bool = False
+    eps: float
+    """``mechanism.epsilon`` (generalized Laplace)."""
+    rho: float
+    """``mechanism.rho`` (generalized Gaussian)."""
+    sigma: float
+    """sigma = 1/sqrt(2 rho) rounded up (generalized Gaussian)."""
+    norm: str
+    """``mechanism.norm`` or the law's default."""
+
+
+class LatticeLaw(Protocol):
+    """What a lattice kind's noise law adds to the shared run: its calibration, samplers and guarantees."""
+
+    def target_problems(self, m: LatticeSpec) -> list[Problem]:
+        """Problems of the calibration keys, each naming its key."""
+        ...
+
+    def params(self, m: LatticeSpec) -> LatticeParams:
+        """The noise parameters of ``m`` (the law's default norm when ``mechanism.norm`` is absent)."""
+        ...
+
+    def exact_sampler(self, m: LatticeSpec, a_mat: NDArray[np.int64], norm: str) -> tuple[Any, str]:
+        """The exact rejection sampler at the spec's exact rationals, or ``(None, why not)``."""
+        ...
+
+    def mcmc_target(self, basis: LatticeBasis, p: LatticeParams) -> LatticeLaplaceTarget | LatticeGaussianTarget:
+        """The MCMC target on the lattice coordinates."""
+        ...
+
+    def guarantees(
+        self,
+        p: LatticeParams,
+        d_semi: float,
+        delta_tv: float,
+        unit: IntegerSubspace,
+        semi: SemiAdjacent,
+        delta0: float,
+    ) -> tuple[Guarantee, Guarantee, Guarantee]:
+        """(target on unit, effective on unit, effective on semi), charging delta' = (1 + e^{eps D}) delta_tv."""
+        ...
+
+    def calibration(self, p: LatticeParams) -> str:
+        """The report's ``calibration`` text."""
+        ...
+
+    def heuristic(self, basis: LatticeBasis, p: LatticeParams) -> dict[str, Any] | None:
+        """A sanity figure of the expected error (not a check), or ``None``."""
+        ...
+
+
+@dataclass(frozen=True)
+class LatticeKind(KindDefaults):
+    """A lattice kind: its :class:`~verify.registry.KindInfo` and its noise law (see the module docstring)."""
+
+    info: KindInfo
+    law: LatticeLaw
 
     def default_framework(self, spec: Spec) -> str:
         """``integer-subspace-dp``."""
         return "integer-subspace-dp"
-
-    def semi_adjacent_method(self, spec: Spec) -> str:
-        """``auto``: the closed form when exact, else the exact search at the table."""
-        return "auto"
 
     def validate(self, spec: Spec) -> list[Problem]:
         """A table, the calibration of the kind, and sampler budgets in range."""
@@ -148,32 +194,7 @@ class LatticeKind:
         if not isinstance(m, LatticeSpec):
             return []
         probs = table_required(spec, "the integer releases are drawn at the confidential histogram")
-        if m.kind == "generalized-laplace":
-            if m.epsilon is None or not m.epsilon > 0:
-                probs.append(
-                    Problem("mechanism.epsilon", "generalized-laplace needs epsilon > 0 (per unit of mechanism.norm)")
-                )
-            elif m.epsilon >= MAX_LAPLACE_EPSILON:  # the exact sampler's integer range (mechanisms.lattice_exact)
-                probs.append(
-                    Problem(
-                        "mechanism.epsilon",
-                        f"must be < 2^31 = {MAX_LAPLACE_EPSILON} (the exact lattice sampler's range), "
-                        f"got {float(m.epsilon)!r}",
-                    )
-                )
-            if m.rho is not None:
-                probs.append(Problem("mechanism.rho", "generalized-laplace is calibrated by epsilon, not rho"))
-        else:
-            if m.rho is None or not m.rho > 0:
-                probs.append(
-                    Problem(
-                        "mechanism.rho",
-                        "generalized-gaussian needs rho > 0 (zCDP per unit l2 "
-                        "distance between equivalent histograms; sigma = 1/sqrt(2 rho))",
-                    )
-                )
-            if m.norm not in (None, "l2"):
-                probs.append(Problem("mechanism.norm", "generalized-gaussian uses the l2 norm"))
+        probs += self.law.target_problems(m)
         smp = m.sampler
         if smp is not None:
             if not 0 < smp.tv < 1:
@@ -190,7 +211,11 @@ class LatticeKind:
 
     def run(self, ctx: Context) -> KindResult:
         """Build, draw from and check the lattice mechanism (see the module docstring)."""
-        return run_lattice(ctx)
+        return run_lattice(ctx, self.law)
+
+
+#: The frameworks of the lattice kinds.
+LATTICE_FRAMEWORKS = ("dp", "integer-subspace-dp", "semi-dp")
 
 
 #: Points of the TV-bound curve kept in the report (and plotted).
@@ -231,28 +256,6 @@ def _semi_distance(
         )
 
 
-def _exact_sampler(m: LatticeSpec, a_mat: NDArray[np.int64], norm: str) -> tuple[Any, str]:
-    """The exact rejection sampler of :mod:`mechanisms.lattice_exact` at the spec's EXACT rational parameters.
-
-    Returns ``(sampler or None, why not)``: ``None`` for the l2 Laplace (not separable) or an
-    invariant without a free-coordinate split.
-    """
-    if m.kind == "generalized-laplace" and norm != "l1":
-        return None, "the l2 generalized Laplace is not separable over cells"
-    from semidp.mechanisms.lattice_exact import ExactLatticeGaussian, ExactLatticeSampler
-
-    try:  # the samplers search the free-coordinate split themselves and refuse, with the reason, without one
-        if m.kind == "generalized-laplace":
-            assert m.epsilon is not None
-            # a float is read as its shortest decimal (0.192 -> 24/125); the accounting uses the larger of
-            # that and the spec's value, rounded up (epsilon_upper)
-            return ExactLatticeSampler(a_mat, epsilon=float(m.epsilon), norm="l1"), ""
-        assert m.rho is not None
-        return ExactLatticeGaussian.from_sigma2(a_mat, 1 / (2 * float(m.rho))), ""
-    except UnsupportedRelease as e:
-        return None, str(e)
-
-
 def _coupled_pairs(
     sampler: LatticeSampler, smp: SamplerSpec, rng: np.random.Generator, budget: float, scheduler: str | None
 ) -> MeetingTimes:
@@ -280,13 +283,12 @@ def meeting_times_batch(
 def _draw(
     spec: Spec,
     m: LatticeSpec,
+    law: LatticeLaw,
     basis: LatticeBasis,
     a_mat: NDArray[np.int64],
     n: int,
     rng: np.random.Generator,
-    eps: float,
-    norm: str,
-    sigma: float,
+    p: LatticeParams,
     remaining: float,
     scheduler: str | None = None,
 ) -> _Draws:
@@ -296,7 +298,7 @@ def _draw(
     budget = min(float(smp.time_limit), remaining)
     fallback = ""
     if smp.method in ("auto", "exact"):
-        ex, fallback = _exact_sampler(m, a_mat, norm)
+        ex, fallback = law.exact_sampler(m, a_mat, p.norm)
         noise = None
         if ex is not None:
             try:
@@ -334,11 +336,7 @@ def _draw(
             )
         if smp.method == "exact":
             raise UnsupportedRelease(f"{spec.path}: mechanism.sampler.method = 'exact' is not possible: {fallback}.")
-    target = (
-        LatticeLaplaceTarget(basis.matrix, eps, "l1" if norm == "l1" else "l2")
-        if m.kind == "generalized-laplace"
-        else LatticeGaussianTarget(basis.matrix, sigma)
-    )
+    target = law.mcmc_target(basis, p)
     sampler = LatticeSampler(target, None if smp.ratio is None else float(smp.ratio))
     info: dict[str, Any] = {
         "method": "mcmc",
@@ -424,57 +422,21 @@ def _draw(
     )
 
 
-def _guarantees(
-    kind: str,
-    eps: float,
-    rho: float,
-    sigma: float,
-    d_semi: float,
-    delta_tv: float,
-    unit: IntegerSubspace,
-    semi: SemiAdjacent,
-    delta0: float,
-) -> tuple[Guarantee, Guarantee, Guarantee]:
-    """(target on unit, effective on unit, effective on semi), charging delta' = (1 + e^{eps D}) delta_tv."""
-    if kind == "generalized-laplace":
-        target: Guarantee = PureDP(eps, unit)
-        e_semi = laplace_pair_epsilon(eps, d_semi)
-        if delta_tv == 0:
-            return target, target, PureDP(e_semi, semi)
-        return (
-            target,
-            ApproxDP(eps, min(1.0, approximate_sampler_delta(eps, 1.0, delta_tv)), unit),
-            ApproxDP(e_semi, min(1.0, approximate_sampler_delta(eps, d_semi, delta_tv)), semi),
-        )
-    target = ZCDP(rho, unit)
-    g_unit, g_semi = ZCDP(gaussian_zcdp_rho(sigma, 1.0), unit), ZCDP(gaussian_zcdp_rho(sigma, d_semi), semi)
-    if delta_tv == 0:
-        return target, g_unit, g_semi
-    out: list[Guarantee] = []
-    for g in (g_unit, g_semi):
-        e = zcdp_to_approx_dp(g, delta0).epsilon
-        out.append(ApproxDP(e, min(1.0, up(delta0 + (1 + math.exp(e)) * delta_tv)), g.relation))
-    return target, out[0], out[1]
-
-
-def run_lattice(ctx: Context) -> KindResult:
-    """The lattice kinds' run: basis, target, draws, guarantees and checks (see the module docstring)."""
+def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
+    """The lattice kinds' run with the kind's noise ``law``: basis, target, draws, guarantees and checks (see the
+    module docstring)."""
     m = ctx.mechanism(LatticeSpec)
     spec, framework = ctx.spec, ctx.framework
     space, inv, rel, deltas, a = ctx.space, ctx.invariant, ctx.relation, ctx.deltas, ctx.a
-    table = ctx.table
-    if table is None:  # the loader requires data.table for these kinds
-        raise TypeError("a lattice mechanism spec without data.table passed validation")
+    table = ctx.required(ctx.table, "data.table")
     x = np.asarray(table, dtype=np.int64)
     try:
         basis = basis_for(inv, space)
     except InvalidArgument as e:
         raise UnsupportedRelease(f"{spec.path}: invariant: no integer kernel lattice basis: {e}") from e
     a_mat = np.asarray(inv.matrix(space), dtype=np.int64)
-    norm = m.norm or ("l1" if m.kind == "generalized-laplace" else "l2")
-    eps = float(m.epsilon) if m.epsilon is not None else 0.0
-    rho = float(m.rho) if m.rho is not None else 0.0
-    sigma = up(1.0 / math.sqrt(2.0 * rho)) if m.kind == "generalized-gaussian" else 0.0
+    p = law.params(m)
+    norm = p.norm
 
     semi = SemiAdjacent(rel, inv, a.value)
     unit = IntegerSubspace(norm, tuple(tuple(int(v) for v in row) for row in a_mat))
@@ -483,15 +445,23 @@ def run_lattice(ctx: Context) -> KindResult:
     used_seed = ctx.draw_seed()
     n = ctx.draw_count()
     draws = _draw(
-        spec, m, basis, a_mat, n, np.random.default_rng(used_seed), eps, norm, sigma, ctx.remaining(), ctx.scheduler
+        spec,
+        m,
+        law,
+        basis,
+        a_mat,
+        n,
+        np.random.default_rng(used_seed),
+        p,
+        ctx.remaining(),
+        ctx.options.scheduler,
     )
     # Accounting at the parameters the noise really has, rounded the safe way: epsilon up (the spec's
     # exact rational), sigma down (the exact sampler's sigma^2 = 1/(2 rho); MCMC uses the float sigma).
     eps_acc = max(up_exact(m.epsilon) if m.epsilon is not None else 0.0, draws.epsilon or 0.0)
-    sigma_acc = draws.sigma if draws.sigma is not None else sigma
-    target, eff_unit, eff_semi = _guarantees(
-        m.kind, eps_acc, rho, sigma_acc, d_semi, draws.delta_tv, unit, semi, deltas[0]
-    )
+    sigma_acc = draws.sigma if draws.sigma is not None else p.sigma
+    acc = LatticeParams(eps_acc, p.rho, sigma_acc, norm)
+    target, eff_unit, eff_semi = law.guarantees(acc, d_semi, draws.delta_tv, unit, semi, deltas[0])
     effective: AnyGuarantee = eff_unit if framework == "integer-subspace-dp" else eff_semi
     if framework == "dp":
         effective = joint_release_dp(eff_semi, inv, space)
@@ -512,12 +482,9 @@ def run_lattice(ctx: Context) -> KindResult:
             "interval": [lo, hi],
             "draws": len(norms),
         }
-    if m.kind == "generalized-laplace":
-        err["heuristic"] = {
-            "value": basis.dimension / eps,
-            "formula": "(d - r)/epsilon: ||z|| ~ Gamma(d - r, 1/epsilon) in the continuum "
-            "(docs/reference/subspace-integer-postprocessing.md §3.3 (b)); a sanity figure, not a check",
-        }
+    heuristic = law.heuristic(basis, p)
+    if heuristic is not None:
+        err["heuristic"] = heuristic
 
     claim_override = (
         Unknown(
@@ -530,12 +497,7 @@ def run_lattice(ctx: Context) -> KindResult:
         "kind": m.kind,
         "norm": norm,
         "noise_dimension": basis.dimension,
-        "calibration": (
-            f"epsilon = {eps!r} per unit {norm} (DGGY Def 9, Thm 10)"
-            if m.kind == "generalized-laplace"
-            else f"rho = {rho!r} per unit l2^2 -> sigma = {sigma!r} (alternative calibration, "
-            "docs/reference/subspace-integer-postprocessing.md §3.4: zCDP on equivalent pairs; NOT the paper's constant)"
-        ),
+        "calibration": law.calibration(p),
         "lattice": {
             "method": basis.method,
             "dimension": basis.dimension,
@@ -621,7 +583,13 @@ def _integer_invariant_check(a_mat: NDArray[np.int64], x: NDArray[np.int64], rel
     )
 
 
-GENERALIZED_LAPLACE = LatticeKind("generalized-laplace")
-GENERALIZED_GAUSSIAN = LatticeKind("generalized-gaussian")
-
-__all__ = ["GENERALIZED_GAUSSIAN", "GENERALIZED_LAPLACE", "LatticeKind", "LatticeSpec", "SamplerSpec", "run_lattice"]
+__all__ = [
+    "LATTICE_FRAMEWORKS",
+    "LatticeKind",
+    "LatticeLaw",
+    "LatticeParams",
+    "LatticeSpec",
+    "MAX_LAPLACE_EPSILON",
+    "SamplerSpec",
+    "run_lattice",
+]

@@ -21,7 +21,7 @@ from semidp.accountant.outcome import Skipped
 from semidp.accountant.semidp import joint_release_dp, semi_dp, semi_dp_composition
 from semidp.verify.context import Context, KindResult
 from semidp.verify.design import with_design
-from semidp.verify.registry import Problem
+from semidp.verify.registry import KindDefaults, KindInfo, Problem
 from semidp.verify.report import Check, GuaranteeSummary, JsonSection
 from semidp.verify.spec import GuaranteeSpec, MechanismSpec, Spec, documented
 from semidp.verify.spec_checks import guarantee_problems
@@ -56,21 +56,14 @@ class PublishedSpec(MechanismSpec):
 
 
 @dataclass(frozen=True)
-class PublishedKind:
+class PublishedKind(KindDefaults):
     """The kind object of ``published`` (see the module docstring)."""
 
-    name: str = "published"
-    spec_type: type[PublishedSpec] = PublishedSpec
-    frameworks: tuple[str, ...] = ("dp", "semi-dp")
-    reports_sensitivity: bool = True
+    info: KindInfo = KindInfo("published", PublishedSpec, reports_sensitivity=True)
 
     def default_framework(self, spec: Spec) -> str:
         """``dp`` when nothing is published exactly, else ``semi-dp``."""
         return "dp" if spec.invariant.kind == "none" else "semi-dp"
-
-    def semi_adjacent_method(self, spec: Spec) -> str:
-        """``auto``: the closed form when exact, else the exact search at the table."""
-        return "auto"
 
     def validate(self, spec: Spec) -> list[Problem]:
         """Exactly one of ``guarantee`` / ``components``, each a valid guarantee table."""
@@ -150,10 +143,8 @@ class PublishedKind:
                     "weaker than compose then group; effective uses semi_first",
                 }
                 semi_effective = both.semi_first
-        elif m.guarantee is not None:
-            advertised = guarantee_of(m.guarantee, rel)
-        else:  # the loader requires guarantee or components
-            raise TypeError("a published spec without guarantee or components passed validation")
+        else:  # the loader requires one of guarantee, components or measurements
+            advertised = guarantee_of(ctx.required(m.guarantee, "mechanism.guarantee"), rel)
         plain = joint_release_dp(advertised, inv, ctx.space)
         effective: AnyGuarantee
         at_lower: AnyGuarantee | None = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from semidp.mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
 from semidp.mechanisms.umpu_power import power_curves
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.plots_power import plot_power
-from semidp.verify.registry import Problem
+from semidp.verify.registry import KindDefaults, KindInfo, Problem
 from semidp.verify.report import Check, GuaranteeSummary
 from semidp.verify.sections import TestSection
 from semidp.verify.spec import MechanismSpec, Spec, documented
@@ -37,13 +37,24 @@ SIZE_RTOL = 1e-9
 
 
 @dataclass(frozen=True)
-class NoiseSpec:
-    """Noise of a private test: a canonical noise distribution."""
+class TulapNoiseSpec:
+    """Noise of a private test: the Tulap canonical noise distribution."""
 
-    cnd: Literal["tulap", "gaussian"] = documented("Canonical noise distribution.")
-    epsilon: Optional[Fraction] = documented("Tulap epsilon.", default=None)
+    cnd: Literal["tulap"] = documented("Canonical noise distribution.")
+    epsilon: Fraction = documented("Tulap epsilon.")
     delta: Optional[Fraction] = documented("Tulap delta.", default=None)
-    mu: Optional[Fraction] = documented("Gaussian mu.", default=None)
+
+
+@dataclass(frozen=True)
+class GaussianNoiseSpec:
+    """Noise of a private test: the Gaussian canonical noise distribution."""
+
+    cnd: Literal["gaussian"] = documented("Canonical noise distribution.")
+    mu: Fraction = documented("Gaussian mu.")
+
+
+NoiseSpec = Union[TulapNoiseSpec, GaussianNoiseSpec]
+"""``mechanism.noise``: a tagged union on ``cnd`` (the loader picks the variant and checks its keys)."""
 
 
 @dataclass(frozen=True)
@@ -52,8 +63,8 @@ class UmpuSpec(MechanismSpec):
 
     theta0: Optional[Fraction] = documented("Null odds ratio (default 1).", default=None)
     alpha: Optional[Fraction] = documented("Level (default 0.05).", default=None)
-    noise: Optional[NoiseSpec] = documented(
-        "The noise: { cnd = 'tulap', epsilon = .. } or { cnd = 'gaussian', mu = .. }.", default=None
+    noise: NoiseSpec = documented(
+        "The noise: { cnd = 'tulap', epsilon = .. } or { cnd = 'gaussian', mu = .. }.", kw_only=True
     )
     alternative: Optional[Literal["greater", "less", "two-sided"]] = documented(
         "H1 theta > theta0 (greater, Thm. 37), < (less), or the documented two-sided variant (extension).", default=None
@@ -62,29 +73,18 @@ class UmpuSpec(MechanismSpec):
 
 
 def noise_of(m: UmpuSpec) -> CanonicalNoise:
-    """The CND of ``mechanism.noise`` (the loader checked its parameters)."""
+    """The CND of ``mechanism.noise`` (the loader picked its variant and checked its keys)."""
     n = m.noise
-    if n is None:
-        raise TypeError("an umpu-odds-ratio spec without mechanism.noise passed validation")
-    if n.cnd == "tulap" and n.epsilon is not None:
+    if isinstance(n, TulapNoiseSpec):
         return Tulap(float(n.epsilon), float(n.delta or 0))
-    if n.mu is None:
-        raise TypeError("a gaussian CND without mu passed validation")
     return GaussianCND(float(n.mu))
 
 
 @dataclass(frozen=True)
-class UmpuKind:
+class UmpuKind(KindDefaults):
     """The kind object of ``umpu-odds-ratio`` (see the module docstring)."""
 
-    name: str = "umpu-odds-ratio"
-    spec_type: type[UmpuSpec] = UmpuSpec
-    frameworks: tuple[str, ...] = ("semi-dp",)
-    reports_sensitivity: bool = False
-
-    def default_framework(self, spec: Spec) -> str:
-        """``semi-dp``."""
-        return "semi-dp"
+    info: KindInfo = KindInfo("umpu-odds-ratio", UmpuSpec, frameworks=("semi-dp",))
 
     def semi_adjacent_method(self, spec: Spec) -> str:
         """The test needs only a(t) <= 3, which [CA24, Thm. 16] proves for every 2x2 table: above
@@ -98,17 +98,6 @@ class UmpuKind:
         if not isinstance(m, UmpuSpec):
             return []
         probs: list[Problem] = []
-        if m.noise is None:
-            probs.append(
-                Problem(
-                    "mechanism.noise",
-                    "required for umpu-odds-ratio: { cnd = 'tulap', epsilon = .. } or { cnd = 'gaussian', mu = .. }",
-                )
-            )
-        elif m.noise.cnd == "tulap" and m.noise.epsilon is None:
-            probs.append(Problem("mechanism.noise.epsilon", "required when cnd = 'tulap'"))
-        elif m.noise.cnd == "gaussian" and m.noise.mu is None:
-            probs.append(Problem("mechanism.noise.mu", "required when cnd = 'gaussian'"))
         if spec.data.table is None:
             probs.append(
                 Problem(
@@ -124,22 +113,20 @@ class UmpuKind:
             probs.append(Problem("mechanism.alpha", f"must be in (0, 1), got {float(m.alpha)!r}"))
         if m.theta0 is not None and not m.theta0 > 0:
             probs.append(Problem("mechanism.theta0", f"must be > 0, got {float(m.theta0)!r}"))
-        if m.noise is not None:  # the ranges of the noise's parameters (else the test raises mid-run, unlocated)
-            for k in ("epsilon", "mu"):
-                v = getattr(m.noise, k)
-                if v is not None and not v > 0:
-                    probs.append(Problem(f"mechanism.noise.{k}", f"must be > 0, got {float(v)!r}"))
-            if m.noise.delta is not None and not (0 <= m.noise.delta < 1):
-                probs.append(Problem("mechanism.noise.delta", f"must be in [0, 1), got {float(m.noise.delta)!r}"))
+        # the ranges of the noise's parameters (else the test raises mid-run, unlocated)
+        n = m.noise
+        v, k = (n.epsilon, "epsilon") if isinstance(n, TulapNoiseSpec) else (n.mu, "mu")
+        if not v > 0:
+            probs.append(Problem(f"mechanism.noise.{k}", f"must be > 0, got {float(v)!r}"))
+        if isinstance(n, TulapNoiseSpec) and n.delta is not None and not (0 <= n.delta < 1):
+            probs.append(Problem("mechanism.noise.delta", f"must be in [0, 1), got {float(n.delta)!r}"))
         return probs
 
     def run(self, ctx: Context) -> KindResult:
         """Run the test at the table (or on the released Z) and check it."""
         m = ctx.mechanism(UmpuSpec)
         space, a = ctx.space, ctx.a
-        if ctx.table is None:
-            raise TypeError("an umpu-odds-ratio spec without data.table passed validation")
-        table = np.asarray(ctx.table, dtype=np.int64).reshape(2, 2)
+        table = np.asarray(ctx.required(ctx.table, "data.table"), dtype=np.int64).reshape(2, 2)
         margins = TableMargins.from_table(table, (space.names[0], space.names[1]))
         alpha = float(m.alpha) if m.alpha is not None else 0.05
         theta0 = float(m.theta0) if m.theta0 is not None else 1.0
@@ -218,4 +205,4 @@ class UmpuKind:
 
 KIND = UmpuKind()
 
-__all__ = ["KIND", "NoiseSpec", "UmpuKind", "UmpuSpec", "noise_of"]
+__all__ = ["GaussianNoiseSpec", "KIND", "NoiseSpec", "TulapNoiseSpec", "UmpuKind", "UmpuSpec", "noise_of"]

@@ -1,0 +1,120 @@
+"""``mechanism.kind = "generalized-laplace"``: integer noise :math:`q(z)\\propto e^{-\\varepsilon\\|z\\|_p}` on the
+kernel lattice of the invariant [DGGY23, Def. 9, Thm. 10].
+
+``mechanism.epsilon`` per unit of ``mechanism.norm`` (default l1). The l1 target is separable, so the exact
+rejection sampler of :mod:`mechanisms.lattice_exact` draws it where the invariant has a free-coordinate split;
+the l2 one is drawn by MCMC. The shared run (basis, draws, checks) is :func:`verify.kinds.lattice.run_lattice`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from semidp.accountant.errors import UnsupportedRelease
+from semidp.accountant.guarantees import ApproxDP, Guarantee, PureDP
+from semidp.accountant.lattice import LatticeBasis
+from semidp.accountant.relations import IntegerSubspace, SemiAdjacent
+from semidp.mechanisms.lattice_mcmc import LatticeLaplaceTarget
+from semidp.mechanisms.lattice_privacy import approximate_sampler_delta, laplace_pair_epsilon
+from semidp.verify.kinds.lattice import (
+    LATTICE_FRAMEWORKS,
+    MAX_LAPLACE_EPSILON,
+    LatticeKind,
+    LatticeParams,
+    LatticeSpec,
+)
+from semidp.verify.registry import KindInfo, Problem
+
+
+@dataclass(frozen=True)
+class GeneralizedLaplaceLaw:
+    """The generalized Laplace law of :class:`~verify.kinds.lattice.LatticeKind` (module docstring)."""
+
+    default_norm: str = "l1"
+
+    def target_problems(self, m: LatticeSpec) -> list[Problem]:
+        """``epsilon`` in (0, 2^31) (the exact sampler's integer range, :mod:`mechanisms.lattice_exact`); no rho."""
+        probs: list[Problem] = []
+        if m.epsilon is None or not m.epsilon > 0:
+            probs.append(
+                Problem("mechanism.epsilon", "generalized-laplace needs epsilon > 0 (per unit of mechanism.norm)")
+            )
+        elif m.epsilon >= MAX_LAPLACE_EPSILON:
+            probs.append(
+                Problem(
+                    "mechanism.epsilon",
+                    f"must be < 2^31 = {MAX_LAPLACE_EPSILON} (the exact lattice sampler's range), "
+                    f"got {float(m.epsilon)!r}",
+                )
+            )
+        if m.rho is not None:
+            probs.append(Problem("mechanism.rho", "generalized-laplace is calibrated by epsilon, not rho"))
+        return probs
+
+    def params(self, m: LatticeSpec) -> LatticeParams:
+        """epsilon as a float, ``mechanism.norm`` (default l1)."""
+        eps = float(m.epsilon) if m.epsilon is not None else 0.0
+        rho = float(m.rho) if m.rho is not None else 0.0
+        return LatticeParams(eps, rho, 0.0, m.norm or self.default_norm)
+
+    def exact_sampler(self, m: LatticeSpec, a_mat: NDArray[np.int64], norm: str) -> tuple[Any, str]:
+        """:class:`mechanisms.lattice_exact.ExactLatticeSampler` for l1; ``None`` for l2 (not separable)."""
+        if norm != "l1":
+            return None, "the l2 generalized Laplace is not separable over cells"
+        from semidp.mechanisms.lattice_exact import ExactLatticeSampler
+
+        try:  # the sampler searches the free-coordinate split itself and refuses, with the reason, without one
+            assert m.epsilon is not None
+            # a float is read as its shortest decimal (0.192 -> 24/125); the accounting uses the larger of
+            # that and the spec's value, rounded up (epsilon_upper)
+            return ExactLatticeSampler(a_mat, epsilon=float(m.epsilon), norm="l1"), ""
+        except UnsupportedRelease as e:
+            return None, str(e)
+
+    def mcmc_target(self, basis: LatticeBasis, p: LatticeParams) -> LatticeLaplaceTarget:
+        """e^{-eps ||C u||_p} on the lattice coordinates u."""
+        return LatticeLaplaceTarget(basis.matrix, p.eps, "l1" if p.norm == "l1" else "l2")
+
+    def guarantees(
+        self,
+        p: LatticeParams,
+        d_semi: float,
+        delta_tv: float,
+        unit: IntegerSubspace,
+        semi: SemiAdjacent,
+        delta0: float,
+    ) -> tuple[Guarantee, Guarantee, Guarantee]:
+        """eps-DP per unit norm, eps D on the Semi-DP pairs [DGGY23, Thm. 10]; with delta' charged as
+        (1 + e^{eps D}) delta_tv for MCMC draws."""
+        target: Guarantee = PureDP(p.eps, unit)
+        e_semi = laplace_pair_epsilon(p.eps, d_semi)
+        if delta_tv == 0:
+            return target, target, PureDP(e_semi, semi)
+        return (
+            target,
+            ApproxDP(p.eps, min(1.0, approximate_sampler_delta(p.eps, 1.0, delta_tv)), unit),
+            ApproxDP(e_semi, min(1.0, approximate_sampler_delta(p.eps, d_semi, delta_tv)), semi),
+        )
+
+    def calibration(self, p: LatticeParams) -> str:
+        """``epsilon = ... per unit <norm>``."""
+        return f"epsilon = {p.eps!r} per unit {p.norm} (DGGY Def 9, Thm 10)"
+
+    def heuristic(self, basis: LatticeBasis, p: LatticeParams) -> dict[str, Any] | None:
+        """(d - r)/epsilon: the continuum's mean norm."""
+        return {
+            "value": basis.dimension / p.eps,
+            "formula": "(d - r)/epsilon: ||z|| ~ Gamma(d - r, 1/epsilon) in the continuum "
+            "(docs/reference/subspace-integer-postprocessing.md §3.3 (b)); a sanity figure, not a check",
+        }
+
+
+GENERALIZED_LAPLACE = LatticeKind(
+    KindInfo("generalized-laplace", LatticeSpec, frameworks=LATTICE_FRAMEWORKS), GeneralizedLaplaceLaw()
+)
+
+__all__ = ["GENERALIZED_LAPLACE", "GeneralizedLaplaceLaw"]
