@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from semidp.accountant.budget import Budget
 from semidp.verify import audit_looks
 from semidp.verify.cli import main
 from semidp.verify.load import loads
@@ -128,10 +129,10 @@ def test_a_look_past_its_deadline_is_given_up(monkeypatch: pytest.MonkeyPatch) -
     drawn[0].add(0, rng.standard_normal((400, 2)), 0.5)
     drawn[0].add(1, rng.standard_normal((400, 2)) + 1, 0.5)
     stats = [[Statistic("first", lambda y: y[:, 0])]]
-    got = audit_looks.look(drawn, stats, lambda a: 1 - a, 1, 0.05, 2, deadline=time.monotonic() + 600)
+    got = audit_looks.look(drawn, stats, lambda a: 1 - a, 1, 0.05, 2, budget=Budget.of(600))
     assert len(got.measured) == 1 and got.measured[0].candidate.statistic == "first"
     with pytest.raises(audit_looks.OutOfTime):
-        audit_looks.look(drawn, stats, lambda a: 1 - a, 1, 0.05, 2, deadline=time.monotonic() - 1)
+        audit_looks.look(drawn, stats, lambda a: 1 - a, 1, 0.05, 2, budget=Budget.until(time.monotonic() - 1))
     assert audit_looks.look_cost(None, 10**6) == 0 and audit_looks.look_cost(1e-6, 10**6) == 2.0
 
 

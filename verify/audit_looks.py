@@ -11,13 +11,13 @@ last one, so the draws stop early enough for the final look to be made within ``
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.verify.audit_classifier import classifier_statistic
 from semidp.verify.audit_pairs import AuditPair
 from semidp.verify.threshold_audit import (
@@ -115,19 +115,19 @@ def look(
     alpha: float,
     cells: int,
     pairs: list[AuditPair] | None = None,
-    deadline: float = float("inf"),
+    budget: Budget | None = None,
 ) -> Look:
     """Choose the tests on the selection rows, measure them on the measurement rows, each bound at
     ``alpha / (2 tests)`` (pairs without a selection and a measurement row on each side wait). With ``pairs``,
     each pair also gets a classifier (:mod:`verify.audit_classifier`) fitted on the even selection rows; its
     threshold and predicted gap come from the odd ones (held out, so it is not preferred for overfitting).
-    Raises :class:`OutOfTime` when ``time.monotonic()`` passes ``deadline`` between two of its steps."""
+    Raises :class:`OutOfTime` when ``budget`` expires between two of its steps."""
     level = per_bound_level(1.0 - alpha, tests)
     cands: list[Candidate] = []
     used = [list(s) for s in stats_of]
 
     def in_time() -> None:
-        if time.monotonic() >= deadline:
+        if budget is not None and budget.expired:
             raise OutOfTime
 
     for k, d in enumerate(drawn):

@@ -210,7 +210,7 @@ class DesignSpec:
     )
     vary: Literal["scale", "allocation"] = documented(
         "scale: one factor c on every measurement's rho (the allocation kept); allocation: each measurement's rho "
-        "(not available yet).",
+        "re-balanced to the least summed weighted variance, then one factor c.",
         default="scale",
     )
 

@@ -38,6 +38,7 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.conversion_routes import epsilon_delta, to_tradeoff
 from semidp.accountant.conversions import rdp_to_approx_dp
 from semidp.accountant.errors import InvalidSpec, SearchTooLarge
@@ -467,7 +468,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
                 alphas[r],
                 cells,
                 pairs if m.statistics == "all" else None,
-                deadline=look_deadline,
+                budget=Budget.until(look_deadline),
             )
         except OutOfTime:  # the previous look's bounds stand (each look is valid on its own)
             rounds.append(_round_row(r, target, drawn, todo, alphas[r], None, time.perf_counter() - start))
