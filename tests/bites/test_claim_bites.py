@@ -305,9 +305,10 @@ def test_enclosure_clamp_and_order() -> None:
 
 
 def test_trivial_delta_one_claims_hold_even_where_the_bound_exceeds_one() -> None:
-    # rho = 50 at eps = 0: the CKS bound is far above 1 and the Gaussian's lower end is below 1, so only the
-    # trivial rule (every mechanism satisfies delta >= 1) verifies it
-    assert zcdp_delta_upper(50.0, 0.0)[0].upper > 1.0
+    # rho = 50 at eps = 0: the CKS bound is far above 1 (the enclosure says so and stops at 1) and the Gaussian's
+    # lower end is below 1, so only the trivial rule (every mechanism satisfies delta <= 1) verifies it
+    enc = zcdp_delta_upper(50.0, 0.0)[0]
+    assert (enc.lower, enc.upper) == (1.0, 1.0) and enc.method.startswith("trivial: the CKS bound")
     assert verdict(decide(ZCDP(50.0), claim("epsilon", F(0), F(1)))[0]) is Verified
     assert verdict(decide(RDP((2.0,), (100.0,)), claim("epsilon", F(0), F(1)))[0]) is Verified
 
@@ -410,12 +411,15 @@ def test_gdp_enclosure_takes_more_digits_when_the_terms_cancel() -> None:
 
 
 def test_interval_ends_beyond_the_exponent_limit() -> None:
-    """``END_EXPONENT_LIMIT = 2^14``: the zCDP bound at rho = 1000, alpha = 3 is e^6000 ~ 2^8656 (an infinite float
-    upper end, certified), at alpha = 4 it is e^12000 ~ 2^17312 (refused: beyond 2^16384, no exact rational)."""
-    enc, _ = zcdp_delta_upper(1000.0, 0.0, F(3))
-    assert enc.upper == math.inf and enc.lower == 1.7976931348623157e308
-    with pytest.raises(InvalidArgument, match="2\\^16384"):
-        zcdp_delta_upper(1000.0, 0.0, F(4))
+    """``END_EXPONENT_LIMIT = 2^14``: the zCDP bound at rho = 1000, alpha = 3 is e^6000 ~ 2^8656 and at alpha = 4
+    e^12000 ~ 2^17312 (beyond 2^16384: no exact rational). Both exceed 1, which the bound's logarithm shows without
+    forming the exponential: delta <= 1 trivially, never an error (a zcdp of 1e18-1e24 ended in "interval end
+    beyond 2^16384" before)."""
+    for alpha in (F(3), F(4), F(10**6)):
+        enc, al = zcdp_delta_upper(1000.0, 0.0, alpha)
+        assert al == alpha and (enc.lower, enc.upper) == (1.0, 1.0) and enc.method.startswith("trivial")
+    enc, _ = zcdp_delta_upper(1e-3, 5.0, F(3))  # a bound below 1 is still enclosed, not clamped to 1
+    assert 0.0 < enc.lower <= enc.upper < 1.0 and enc.method.startswith("mpmath.iv")
 
 
 def test_cks_order_is_capped_for_a_tiny_rho() -> None:
