@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from fractions import Fraction
 
 from semidp.accountant.errors import format_size
 from semidp.verify.registry import Problem
@@ -29,6 +30,57 @@ MAX_CELLS = MAX_SAMPLES = 2**40
 #: from about 1e17 the CKS delta bound exceeds 1 and is taken as 1, so the claim is decided by the Gaussian lower
 #: bound). A measurements row's rho has its own, lower limit (verify.workload_spec.MAX_MEASUREMENT_RHO).
 MAX_GUARANTEE = {"epsilon": 10**4, "mu": 10**4, "zcdp": 10**24}
+
+
+#: The kinds whose ``mechanism.scale`` is a noise scale per cell (laplace: b; discrete-laplace: t; gaussian: sigma).
+SCALED_KINDS = ("laplace", "discrete-laplace", "gaussian")
+#: The Laplace kinds, whose ``mechanism.epsilon`` calibrates the scale (b or t = Delta_1(S)/epsilon).
+LAPLACE_KINDS = ("laplace", "discrete-laplace")
+#: Accepted ``mechanism.scale`` of :data:`SCALED_KINDS`, the same bounds as a measurements file's rows
+#: (verify.workload_spec: 1/scale and rho at most 1e8). The hostile probe found scale = 1e-300 ending "rho=inf must
+#: be finite" (laplace) or "epsilon=inf" (gaussian) naming no key, and discrete-laplace echoing a 600-digit
+#: fraction. Within the range every guarantee is finite (a scale of 1e8 protects; one of 1e-8 protects no one).
+NOISE_SCALE_RANGE = (Fraction(1, 10**8), Fraction(10**8))
+#: The smallest ``mechanism.epsilon`` of :data:`LAPLACE_KINDS` (the scale Delta_1/epsilon within float range;
+#: epsilon = 1e-300 was an internal OverflowError). The largest is ``MAX_GUARANTEE["epsilon"]``.
+MIN_LAPLACE_EPSILON = Fraction(1, 10**8)
+#: discrete-laplace: t = Delta_1(S)/epsilon is exact, and the exact sampler takes numerator and denominator below
+#: this; the numerator of t is a multiple of epsilon's denominator, so that denominator must be below it too.
+MAX_DISCRETE_LAPLACE_PART = 2**31
+
+
+def noise_scale_problems(spec: Spec) -> list[Problem]:
+    """``mechanism.scale`` and the Laplace kinds' ``mechanism.epsilon`` within their stated ranges.
+
+    Units: the scale is the noise's own (Laplace b, discrete Laplace t, Gaussian sigma, in counts); epsilon is
+    pure DP. The limits are checked on the exact values before any arithmetic (issue 21, Step 17.5).
+    """
+    m = spec.mechanism
+    if m is None or m.kind not in SCALED_KINDS:
+        return []
+    probs: list[Problem] = []
+    scale = getattr(m, "scale", None)
+    lo, hi = NOISE_SCALE_RANGE
+    if isinstance(scale, Fraction) and scale > 0 and not lo <= scale <= hi:
+        probs.append(Problem("mechanism.scale", f"must lie in [{float(lo):g}, {float(hi):g}], got {float(scale)!r}"))
+    eps = getattr(m, "epsilon", None)
+    if m.kind in LAPLACE_KINDS and isinstance(eps, Fraction) and eps > 0:
+        top = MAX_GUARANTEE["epsilon"]
+        if not MIN_LAPLACE_EPSILON <= eps <= top:
+            probs.append(
+                Problem(
+                    "mechanism.epsilon", f"must lie in [{float(MIN_LAPLACE_EPSILON):g}, {top:g}], got {float(eps)!r}"
+                )
+            )
+        elif m.kind == "discrete-laplace" and eps.denominator >= MAX_DISCRETE_LAPLACE_PART:
+            probs.append(
+                Problem(
+                    "mechanism.epsilon",
+                    f"{float(eps)!r} is not a short exact rational (denominator {eps.denominator:.3g} >= 2**31): "
+                    "t = Delta_1/epsilon is drawn exactly; write it as 'p/q' with p, q < 2**31",
+                )
+            )
+    return probs
 
 
 def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
@@ -142,7 +194,7 @@ def invariant_problems(spec: Spec) -> list[Problem]:
 
 def rest_problems(spec: Spec) -> list[Problem]:
     """``[query]``, ``[claim]``, ``[report]`` and ``[audit]``."""
-    probs: list[Problem] = query_matrix_problems(spec, cell_count(spec))
+    probs: list[Problem] = query_matrix_problems(spec, cell_count(spec)) + noise_scale_problems(spec)
     if spec.claim is not None:
         probs += guarantee_problems(spec.claim.guarantee, "claim.guarantee")
     for i, dl in enumerate(spec.report.deltas):
@@ -169,10 +221,12 @@ __all__ = [
     "MAX_CELLS",
     "MAX_GUARANTEE",
     "MAX_SAMPLES",
+    "NOISE_SCALE_RANGE",
     "SHARED_CHECKS",
     "data_problems",
     "guarantee_problems",
     "invariant_problems",
+    "noise_scale_problems",
     "rest_problems",
     "table_required",
     "top_problems",

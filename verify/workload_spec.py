@@ -55,6 +55,10 @@ SCALE_RANGE = (1e-300, 1e300)
 #: a workload overflows (an internal error, found by the hostile probe); 1e8 leaves room for the semi-DP factor
 #: a(t)^2. Such a release protects no one (zCDP 1e8 is epsilon ~ 2e4 at delta 1e-10).
 MAX_MEASUREMENT_RHO = 10**8
+#: The smallest Laplace ``scale`` of one measurement (``b`` or ``t``): the same limit as the Gaussian rows'
+#: (1/scale at most 1e8, as sigma2 >= 1e-8), epsilon = Delta_1/scale at most about 1e8 per unit of sensitivity.
+#: Below about 1e-13 the Laplace PLD's tilt leaves the float range (an internal OverflowError, hostile probe).
+MIN_LAPLACE_SCALE = Fraction(1, MAX_MEASUREMENT_RHO)
 
 
 @dataclass(frozen=True)
@@ -380,6 +384,11 @@ def _parse_value(text: str, column: str, noise: str) -> tuple[Fraction, Fraction
             f"{excerpt(text)} is out of range: {noun} must be at most {MAX_MEASUREMENT_RHO:g} "
             "(beyond it the privacy-loss arithmetic leaves the float range)"
         )
+    if column == "scale" and v < MIN_LAPLACE_SCALE:
+        return (
+            f"{excerpt(text)} is out of range: scale must be at least {float(MIN_LAPLACE_SCALE):g} "
+            "(epsilon = Delta/scale; beyond it the privacy-loss arithmetic leaves the float range)"
+        )
     if column == "rho":
         if noise not in GAUSSIAN_NOISES:
             return f"a rho column needs Gaussian noise; with noise = {noise!r} give the scale (column 'scale')"
@@ -653,6 +662,8 @@ def _shown(measurements: MeasurementsKey, role: str) -> str:
 
 __all__ = [
     "GEOLEVEL_STANDIN_LEVELS",
+    "MAX_MEASUREMENT_RHO",
+    "MIN_LAPLACE_SCALE",
     "WEIGHT_COLUMN",
     "Fixing",
     "Measurement",

@@ -35,6 +35,7 @@ from semidp.verify.kinds.calibrated import (
 )
 from semidp.verify.registry import KindInfo, Problem
 from semidp.verify.spec import Spec
+from semidp.verify.spec_checks import NOISE_SCALE_RANGE
 
 
 def build_discrete_laplace(
@@ -81,10 +82,12 @@ class DiscreteLaplaceKind(CalibratedKind):
         """The calibrated kinds' problems, and a scale the vectorised exact sampler takes."""
         probs = super().validate(spec)
         m = spec.mechanism
-        if isinstance(m, ScaledSpec) and m.scale is not None and m.scale > 0:
+        lo, hi = NOISE_SCALE_RANGE  # beyond it the shared check names the range (and no 600-digit fraction)
+        if isinstance(m, ScaledSpec) and m.scale is not None and lo <= m.scale <= hi:
             t = Fraction(m.scale)
             if t.numerator >= MAX_SCALE_PART or t.denominator >= MAX_SCALE_PART:
-                probs.append(Problem("mechanism.scale", f"{t}: numerator and denominator must be < 2**31"))
+                shown = str(t) if len(str(t)) <= 40 else f"{float(t)!r} = {t.numerator:.3g}/{t.denominator:.3g}"
+                probs.append(Problem("mechanism.scale", f"{shown}: numerator and denominator must be < 2**31"))
         return probs
 
 
