@@ -75,6 +75,12 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_pld_engine.py",
     ],
     "accountant/pld.py": ["tests/test_pld.py"],
+    "accountant/pld_refine.py": ["tests/bites/test_pld_refine_bites.py", "tests/test_pld_refine_claims.py"],
+    "accountant/pld_closed_forms.py": [
+        "tests/bites/test_pld_closed_forms_bites.py",
+        "tests/bites/test_pld_engine_bites.py",
+        "tests/bites/test_pld_parts_bites.py",
+    ],
     "mechanisms/projection_bias.py": ["tests/bites/test_projection_bias_bites.py"],
     "accountant/workload.py": ["tests/bites/test_workload_bites.py"],
     "verify/threshold_audit.py": ["tests/bites/test_threshold_audit_bites.py"],
