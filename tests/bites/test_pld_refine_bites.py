@@ -1,0 +1,1 @@
+"""Fast bites for :mod:`semidp.accountant.pld_refine` (mutation testing, issue Step 16)."""
