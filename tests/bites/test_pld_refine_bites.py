@@ -55,7 +55,7 @@ def eps_query(b: pld_refine.Bracket) -> PLDInterval:
 def test_relative_width_and_undecided() -> None:
     rw, und = pld_refine._relative_width, pld_refine._undecided
     assert rw(PLDInterval(0.0, 0.0)) == 0.0 and rw(PLDInterval(0.5, math.inf)) == math.inf
-    assert rw(PLDInterval(0.5, 2.0)) == 0.75 and rw(PLDInterval(3.0, 2.0)) == 0.0
+    assert rw(PLDInterval(0.5, 2.0)) == 0.75 and rw(PLDInterval(3.0, 2.0)) == 0.0 and rw(PLDInterval(0.0, 2.0)) == 1.0
     iv = PLDInterval(1.0, 2.0)
     assert und(iv, 1.0) and und(iv, 1.5) and not und(iv, 2.0) and not und(iv, 0.5) and not und(iv, None)
 
@@ -90,9 +90,7 @@ def test_budget_expects_the_next_grid_to_take_4x_the_last() -> None:
     # the first grid "took" 10 s (first_seconds): the next is expected to take 40 s
     for seconds, refined in ((35.0, False), (45.0, True)):
         script = Script(PLDInterval(1.0, 2.0), PLDInterval(1.5, 1.5005))
-        (r,) = refine_many(
-            script, [eps_query], [None], first_points=100, budget=Budget.of(seconds), first_seconds=10.0
-        )
+        (r,) = refine_many(script, [eps_query], [None], first_points=100, budget=Budget.of(seconds), first_seconds=10.0)
         assert (script.asked == [None, 400]) == refined
         assert r.stopped_by == ("" if refined else "budget") and r.reached == refined
 
@@ -148,3 +146,26 @@ def test_refine_bracket_queries_the_asked_side() -> None:
         with pytest.raises(InvalidArgument, match="exactly one"):
             refine_bracket([GaussianPart(1.0)], **kwargs)  # type: ignore[arg-type]
     assert isinstance(r, RefinedInterval)
+
+
+def test_a_width_met_exactly_counts_as_reached() -> None:
+    # (0.5, 1.0) has relative width exactly 0.5: reached at rel_width 0.5, nothing refined, and no stop reason even
+    # when another query sharing the grids stopped at the cap
+    script = Script(PLDInterval(1.0, 2.0))
+    exact, wide = refine_many(
+        script, [lambda b: PLDInterval(0.5, 1.0), eps_query], [None, None], rel_width=0.5, max_points=10**6
+    )
+    assert exact.reached and exact.stopped_by == "" and exact.rel_width == 0.5
+    r = refine(Script(PLDInterval(0.5, 1.0)), eps_query, rel_width=0.5)
+    assert r.reached and r.stopped_by == "" and r.points is None
+    script = Script(PLDInterval(1.0, 3.0))
+    exact, wide = refine_many(
+        script,
+        [lambda b: PLDInterval(0.5, 1.0), eps_query],
+        [None, None],
+        rel_width=0.5,
+        first_points=100,
+        max_points=399,
+    )
+    assert not wide.reached and wide.stopped_by == "grid cap"
+    assert exact.reached and exact.stopped_by == ""
