@@ -74,7 +74,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/bites/test_pld_bites.py",
         "tests/test_pld_engine.py",
     ],
-    "accountant/pld.py": ["tests/test_pld.py"],
+    "accountant/pld.py": ["tests/bites/test_pld_compose_bites.py", "tests/test_pld.py"],
     "accountant/pld_refine.py": ["tests/bites/test_pld_refine_bites.py", "tests/test_pld_refine_claims.py"],
     "accountant/pld_closed_forms.py": [
         "tests/bites/test_pld_closed_forms_bites.py",
