@@ -218,3 +218,51 @@ def test_coarse_grid_beyond_the_chord_limit_keeps_the_grid_point() -> None:
     assert lo <= exact <= up <= 2000.0
     lo, up = br.delta(1999.0)
     assert lo <= -math.expm1(-1.0) <= up
+
+
+def two_atom_law(p_top: float, m: int, h: float) -> GridLaw:
+    """Masses ``1 - p_top`` at grid index 0 and ``p_top`` at index ``m`` (zeros between): a composition of two has
+    three atoms, at 0, m and 2m, with binomial masses."""
+    masses = np.zeros(m + 1)
+    masses[0], masses[m] = 1.0 - p_top, p_top
+    return GridLaw(0, masses, 0.0, h)
+
+
+def three_atom_profile(p_top: float, m: int, h: float, i: int) -> float:
+    """Finite part of the 2-fold composition of :func:`two_atom_law` at grid index ``i`` (exact to a few ulps)."""
+    atoms = ((0, (1 - p_top) ** 2), (m, 2 * p_top * (1 - p_top)), (2 * m, p_top**2))
+    return math.fsum(c * -math.expm1((i - j) * h) for j, c in atoms if j > i)
+
+
+def test_cut_window_upper_end_adds_the_mass_above_the_window() -> None:
+    # two factors with atoms at 0 and m = 40000: the composition has atoms at 0, m, 2m (80001 support points, too
+    # many for an exact window); max_points 2^16 makes a 65536-point window. With the top atom unlikely the window
+    # starts at the support's bottom (no mass below it, a_low = 0) and the atom at 2m (mass 0.01) lies above the
+    # window: the FFT wraps it onto index 2m - n = 14464, below the points queried, so between m and the window's
+    # top the finite part is ~0 and only a_up keeps the upper end above the truth (0.01 (1 - e^{(i - 2m) h})).
+    h, m, p = 2.0**-10, 40000, 0.1
+    law = two_atom_law(p, m, h)
+    comp = pld_engine._compose_tilted([factor(law, 2)], 0.0, 2**16, upper=True)
+    assert comp.start == 0 and comp.start + comp.log_delta.size - 2 < 2 * m  # the window is cut below the top
+    for i in (m, m + 1000, 50000, 60000, 65000, 65535, 65536, 70000, 79999):
+        ref = three_atom_profile(p, m, h, i)
+        got = pld_engine._delta_from(comp, h, i * h, upper=True)
+        assert ref > 0.0 and got >= ref, (i, got, ref)
+        assert got < 1.0
+
+
+def test_lower_end_subtracts_the_mass_wrapped_from_below_the_window() -> None:
+    # the mirror case: the top atom likely (p_top = 0.9), so the window ends at the support's top (a_up = 0) and the
+    # atom at 0 (mass 0.01) lies below it; the FFT wraps it onto index n = 65536 inside the window. The lower end
+    # must subtract a_low (the Chernoff bound of that mass) everywhere in the window: adding it instead (a_up - a_low)
+    # puts the lower end above the truth.
+    h, m, p = 2.0**-10, 40000, 0.9
+    law = two_atom_law(p, m, h)
+    comp = pld_engine._compose_tilted([factor(law, 2)], 0.0, 2**16, upper=False)
+    assert comp.start > 0 and comp.above_log == -math.inf  # mass below the window, none above
+    for i in range(comp.start, 2 * m, 997):
+        ref = three_atom_profile(p, m, h, i)
+        got = pld_engine._delta_from(comp, h, i * h, upper=False, index=i)
+        assert got <= ref, (i, got, ref)
+        if i > m:
+            assert got >= ref - 0.1  # a_low (a Chernoff bound of the 0.01 below) is all that is given away here

@@ -17,6 +17,7 @@ import mpmath
 import numpy as np
 import pytest
 
+from semidp.accountant import pld_parts
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.pld_parts import (
     ApproxDPPart,
@@ -400,3 +401,33 @@ def test_parts_are_frozen_and_hashable(part: object) -> None:
     name = next(iter(part.__dataclass_fields__))  # type: ignore[attr-defined]
     with pytest.raises(AttributeError):
         setattr(part, name, 2.0)
+
+
+def test_one_pass_relabelling_moves_at_most_the_whole_cell() -> None:
+    # beyond GREEDY_CELLS the one-pass choice moves x = min(1, r) of every cell at odd distance below the top; where
+    # the excess above is larger than the cell's deficit (r > 1) it may move the whole cell, never more (x <= 1:
+    # moving 1.5 of a cell would create mass). Each fraction keeps x_{i-1} D_{i-1} <= (1 - x_i) E_i.
+    n = pld_parts.GREEDY_CELLS + 11
+    rng = np.random.default_rng(7)
+    e_lo = rng.uniform(0.5, 3.0, n)
+    d_hi = rng.uniform(0.5, 3.0, n - 1)
+    x = pld_parts._relabel_fractions(e_lo, d_hi)
+    r = e_lo[1:] / d_hi
+    assert np.any(r[(n - 1 - np.arange(n - 1)) % 2 == 1] > 1.2)  # some movers could absorb more than their cell
+    assert x[-1] == 0.0 and np.all(x >= 0.0) and np.all(x <= 1.0)
+    assert np.all(x[:-1] * d_hi <= (1.0 - x[1:]) * e_lo[1:])
+    assert np.count_nonzero(x == 1.0) > 0  # the whole cell moves where r > 1
+
+
+def test_laplace_and_lattice_sizes_are_checked_on_their_whole_span() -> None:
+    # the span is a1 - a0 (both ends): a check on a1 alone lets a part twice the limit through to its allocations
+    d = 1.5 * pld_parts.MAX_PART_POINTS / 2 * 2.0**-10  # d / h = 0.75 MAX_PART_POINTS: the span 1.5 times the limit
+    with pytest.raises(InvalidArgument, match="LaplacePart needs"):
+        LaplacePart(1.0 / d).grid_law(2.0**-10, pessimistic=False)
+    # on a lattice shifted by D the labels run from about -2 D / h up to 1: the span is all below 0
+    with pytest.raises(InvalidArgument, match="LaplacePart needs"):
+        LaplacePart(1.0 / 1e6).lattice_law(2.0**-30, 1e6)
+    with pytest.raises(InvalidArgument, match="lattice_from_atoms needs"):
+        pld_parts.lattice_from_atoms(
+            np.array([-1e3, 1e3]), np.array([0.5, 0.5]), 0.0, 2.0**-30, 0.0, exact=np.array([True, True])
+        )
