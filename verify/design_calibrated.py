@@ -130,7 +130,9 @@ def _noise_parameter(kind: str, info: JSON) -> tuple[str, float, str]:
     return "1/epsilon (the norm ball's scale)", 1 / eps, f"1/{eps!r}"
 
 
-def _assess(g: Guarantee, d: DesignSpec, kind: str, exact_space: bool) -> tuple[JSON, bool, bool | None, str]:
+def _assess(
+    g: Guarantee, d: DesignSpec, kind: str, name: str, exact_space: bool
+) -> tuple[JSON, bool, bool | None, str]:
     """``(achieved, met, tight, tightness)`` of the mechanism's certified guarantee ``g`` against the target."""
     t = d.target
     tight_kind = kind in EXACT_MAP_KINDS and exact_space
@@ -171,7 +173,8 @@ def _assess(g: Guarantee, d: DesignSpec, kind: str, exact_space: bool) -> tuple[
         target = float(t.epsilon or 0)
         achieved = {"epsilon": g.epsilon}
         met = g.epsilon <= target
-        head = f"exact (closed form epsilon = Delta_1(S)/b = {g.epsilon!r}; target {target!r})"
+        how = "the norm ball scaled by 1/epsilon" if kind == "k-norm" else f"{name} = Delta_1(S)/epsilon"
+        head = f"exact (closed form: {how}; certified epsilon = {g.epsilon!r}, target {target!r})"
         return achieved, met, tight_kind or None, head if tight_kind else f"{head}; {not_proven}"
     return {"guarantee": repr(g)}, False, None, f"no design assessment for a {type(g).__name__} guarantee"
 
@@ -208,7 +211,7 @@ def with_calibrated_design(
     if d is None:
         return result
     name, value, exact = _noise_parameter(kind, info)
-    achieved, met, tight, tightness = _assess(guarantee, d, kind, bool(info.get("sensitivity_exact", False)))
+    achieved, met, tight, tightness = _assess(guarantee, d, kind, name, bool(info.get("sensitivity_exact", False)))
     data: JSON = {
         "target": guarantee_spec_json(d.target),
         "framework": d.framework,
