@@ -41,7 +41,7 @@ from semidp.accountant.workload import (
 )
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
-from semidp.verify.registry import Problem
+from semidp.verify.registry import REGISTRY, Problem
 from semidp.verify.report import Check, Report
 from semidp.verify.spec import Spec
 from semidp.verify.spec_checks import guarantee_problems
@@ -57,12 +57,14 @@ def design_problems(spec: Spec) -> list[Problem]:
     if d is None:
         return []
     m = spec.mechanism
+    if m is not None and getattr(REGISTRY.get(m.kind), "accepts_design", False):
+        return []  # a calibrated kind: its validate checks [design] (verify.design_calibrated)
     if m is None or m.kind != "published" or getattr(m, "measurements", None) is None:
         return [
             Problem(
                 "design",
-                "[design] is for workload specs (kind = 'published' with measurements); the calibrated kinds "
-                "calibrate to their own epsilon/delta",
+                "[design] is for workload specs (kind = 'published' with measurements) and the calibrated kinds "
+                "(gaussian, projected-gaussian, laplace, projected-laplace, discrete-laplace, k-norm)",
             )
         ]
     probs = guarantee_problems(d.target, "design.target")

@@ -198,7 +198,7 @@ class PostprocessSpec:
 
 @dataclass(frozen=True)
 class DesignSpec:
-    """``[design]`` (extension, workload specs): calibrate the release to the guarantee it will announce."""
+    """``[design]`` (extension, workload specs and calibrated kinds): calibrate the noise to the announced guarantee."""
 
     target: GuaranteeSpec = documented(
         "The guarantee the design must meet, in any form a claim accepts (supported: {epsilon, delta > 0} "
@@ -234,7 +234,8 @@ class Spec:
         "Projection post-processing study of the noisy histogram (extension).", default=None
     )
     design: Optional[DesignSpec] = documented(
-        "Design the release's noise to meet a target guarantee (extension, workload specs).", default=None
+        "Design the release's noise to meet a target guarantee (extension, workload specs and calibrated kinds).",
+        default=None,
     )
     path: str = field(default="<string>", metadata={"internal": True})
     sha256: str = field(default="", metadata={"internal": True})

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 from numpy.typing import NDArray
@@ -47,6 +47,7 @@ from semidp.accountant.table_space_norms import TableSpaceNorms
 from semidp.mechanisms.postprocess_noise import NoiseLaw
 from semidp.mechanisms.protocol import Mechanism
 from semidp.verify.context import Context, KindResult, Plot
+from semidp.verify.design_calibrated import calibrated_design_problems, designed_mechanism, with_calibrated_design
 from semidp.verify.invariant_certificate import certify_noise_support
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.plots_postprocess import plot_postprocess_bias
@@ -217,6 +218,8 @@ def on_base(g: Guarantee, ctx: Context) -> Guarantee:
 class CalibratedKind(KindDefaults):
     """A kind whose mechanism semidp builds with ``builder`` and draws from (see the module docstring)."""
 
+    accepts_design: ClassVar[bool] = True
+    """``[design]`` gives its calibration target (:mod:`verify.design_calibrated`)."""
     info: KindInfo
     """Its name, dataclass, frameworks (``subspace-dp`` too with a subspace builder) and ``postprocess`` among
     its sections when it adds i.i.d. noise in every cell (it then also accepts ``mechanism.scale``)."""
@@ -233,6 +236,11 @@ class CalibratedKind(KindDefaults):
         if not isinstance(m, CalibratedSpec):
             return []
         probs = table_required(spec, "the releases are drawn at the confidential histogram")
+        if spec.design is not None:  # [design] gives the target (verify.design_calibrated)
+            design_probs = calibrated_design_problems(spec)
+            if design_probs:
+                return probs + design_probs
+            m = designed_mechanism(m, spec.design)
         if spec.query is not None and spec.query.kind != "histogram":
             probs.append(
                 Problem(
@@ -280,6 +288,9 @@ class CalibratedKind(KindDefaults):
     def run(self, ctx: Context) -> KindResult:
         """Build, calibrate, draw and check (see the module docstring)."""
         m = ctx.mechanism(CalibratedSpec)
+        if ctx.spec.design is not None:
+            m = designed_mechanism(m, ctx.spec.design)
+        started = time.monotonic()
         space, inv, a = ctx.space, ctx.invariant, ctx.a
         table_list = ctx.required(ctx.table, "data.table")
         table = np.asarray(table_list, dtype=np.float64)
@@ -328,6 +339,7 @@ class CalibratedKind(KindDefaults):
                 built = self.builder(ctx, m, s_space, semi)
                 mechanism_info.update(sensitivity_space=s_space.label, sensitivity_exact=res.exact)
         mechanism_info.update(built.info)
+        calibration_seconds = time.monotonic() - started
         mech_g, advertised = built.guarantee, built.advertised
         effective: AnyGuarantee = mech_g
         if ctx.framework == "dp":  # the joint release with the invariant, on (D, A_1)
@@ -380,7 +392,7 @@ class CalibratedKind(KindDefaults):
             sections.append(section)
             checks += pp_checks
             plots = (plot,)
-        return KindResult(
+        result = KindResult(
             advertised=advertised,
             effective=effective,
             seed=used_seed,
@@ -390,6 +402,7 @@ class CalibratedKind(KindDefaults):
             samples=draws,
             plots=plots,
         )
+        return with_calibrated_design(ctx.spec, result, m.kind, mech_g, mechanism_info, err, calibration_seconds)
 
 
 def postprocess_part(ctx: Context, noise: NoiseLaw, table: FloatArray, seed: int) -> tuple[Section, list[Check], Plot]:

@@ -1,0 +1,249 @@
+"""``[design]`` of a calibrated kind: the noise of one mechanism calibrated to the target it will announce.
+
+The calibrated kinds (:mod:`verify.kinds.calibrated`: ``gaussian``, ``projected-gaussian``, ``laplace``,
+``projected-laplace``, ``discrete-laplace``, ``k-norm``) already calibrate their noise on the Semi-DP relation
+``SemiAdjacent(base, invariant, a(t))`` at the exact sensitivity space S. With ``[design]`` the target comes from
+``design.target`` instead of ``[mechanism]`` (contract: ``specs/README.md``, "[design]"):
+
+* ``target``: the forms the kind calibrates to -- Gaussian kinds ``{epsilon, delta}`` (analytic Gaussian [BW18,
+  Alg. 1], numeric, certified), ``{mu}`` (sigma = Delta_2(S)/mu [DRS22, Thm. 2.7]) or ``{zcdp}`` (mu = sqrt(2 rho)
+  [BS16, Prop. 1.6]); the Laplace kinds and ``k-norm`` a pure ``{epsilon}`` (b = Delta_1(S)/epsilon, closed form).
+* ``framework = "semi-dp"`` only. ``"dp"`` (calibrating on the base relation alone) is refused: the invariant is
+  published exactly, so noise calibrated while ignoring it would announce a guarantee the joint release does not
+  have (a(t) > 1 pairs are the ones the invariant leaves); ``claim.framework = "dp"`` still judges the joint release.
+* ``vary = "scale"`` only: one mechanism, one noise scale (``allocation`` is for workloads).
+
+The report gets the ``design`` object (``target``, ``framework``, ``vary``, ``scale`` = the calibrated noise parameter
+with its name in ``noise_parameter``, ``achieved`` = the certified guarantee of the calibrated mechanism at the target's
+delta, ``tight``/``tightness``, ``expected_error`` = the kind's own exact expected error, ``iterations``,
+``seconds``) and a ``design`` check: verified when the calibrated mechanism's certified guarantee meets the target.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from semidp.accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon
+from semidp.accountant.guarantees import GDP, Guarantee, PureDP
+from semidp.accountant.outcome import Outcome, Refuted, Verified
+from semidp.verify.context import KindResult
+from semidp.verify.design import DesignSection
+from semidp.verify.registry import Problem
+from semidp.verify.report import Check, Report
+from semidp.verify.spec import DesignSpec, MechanismSpec, Spec
+from semidp.verify.spec_checks import guarantee_problems
+from semidp.verify.spec_values import guarantee_spec_json
+
+JSON = dict[str, Any]
+
+#: The ``[mechanism]`` keys a design replaces (the calibration target); giving one with ``[design]`` is exit 2.
+TARGET_KEYS = ("epsilon", "delta", "mu", "rho", "scale")
+#: How much less noise the tightness probe tries: the noise parameter times ``1 - TIGHT_STEP`` must fail the target.
+TIGHT_STEP = 1e-3
+#: Kinds whose privacy map is attained on the worst pair of an exactly listed S (so smaller noise fails): the
+#: Gaussian shift trade-off is exactly mu = Delta_2/sigma [DRS22, Thm. 2.7]; Laplace's loss is ||v||_1/b.
+EXACT_MAP_KINDS = frozenset({"gaussian", "projected-gaussian", "laplace"})
+
+
+def _is_gaussian(m: MechanismSpec) -> bool:
+    return hasattr(m, "mu") and hasattr(m, "rho")
+
+
+def calibrated_design_problems(spec: Spec) -> list[Problem]:
+    """Problems of ``[design]`` on a calibrated kind (each naming its key; module docstring): the target's form,
+    framework ``semi-dp``, vary ``scale``, and no calibration target in ``[mechanism]`` besides."""
+    d, m = spec.design, spec.mechanism
+    if d is None or m is None:
+        return []
+    probs: list[Problem] = []
+    given = [k for k in TARGET_KEYS if getattr(m, k, None) is not None]
+    if given:
+        keys = ", ".join(f"mechanism.{k}" for k in given)
+        probs.append(
+            Problem(
+                "design.target",
+                f"[design] replaces the calibration target of [mechanism]: give design.target or {keys}, not both",
+            )
+        )
+    if d.vary != "scale":
+        probs.append(
+            Problem("design.vary", f"mechanism.kind = {m.kind!r} has one noise scale: only vary = 'scale' applies")
+        )
+    if d.framework != "semi-dp":
+        probs.append(
+            Problem(
+                "design.framework",
+                f"{d.framework!r} is refused for mechanism.kind = {m.kind!r}: calibrating on the base relation alone "
+                "ignores the invariant, which is published exactly, so the announced guarantee would not hold for "
+                "the joint release; use 'semi-dp' (claim.framework = 'dp' still judges the joint release)",
+            )
+        )
+    if spec.claim is not None and spec.claim.framework not in ("dp", "semi-dp"):
+        probs.append(
+            Problem(
+                "design.framework",
+                f"the design calibrates on the Semi-DP relation; claim.framework = {spec.claim.framework!r} "
+                "calibrates on the base relation instead (omit [design] or use 'semi-dp' / 'dp')",
+            )
+        )
+    gp = guarantee_problems(d.target, "design.target")
+    if gp:
+        return probs + gp
+    g = d.target
+    form = g.form()
+    if _is_gaussian(m):
+        if form == "epsilon" and not (g.delta is not None and 0 < g.delta < 1):
+            probs.append(Problem("design.target.delta", f"{m.kind} with epsilon needs 0 < delta < 1"))
+        elif form not in ("epsilon", "mu", "zcdp"):
+            probs.append(
+                Problem("design.target", f"{m.kind} calibrates to {{epsilon, delta}}, {{mu}} or {{zcdp}}, not {form!r}")
+            )
+    elif form != "epsilon" or g.delta not in (None, 0):
+        probs.append(Problem("design.target", f"{m.kind} calibrates to a pure {{epsilon}} (no delta, mu, zcdp or rdp)"))
+    for k in ("epsilon", "mu", "zcdp"):
+        v = getattr(g, k)
+        if v is not None and not v > 0:
+            probs.append(Problem(f"design.target.{k}", f"must be > 0, got {float(v)!r}"))
+    return probs
+
+
+def designed_mechanism(m: MechanismSpec, d: DesignSpec) -> Any:
+    """``m`` (a calibrated kind's ``[mechanism]``, no target of its own) with ``design.target`` as its target."""
+    g = d.target
+    if _is_gaussian(m):
+        if g.zcdp is not None:
+            return dataclasses.replace(m, rho=g.zcdp)  # type: ignore[call-arg]
+        if g.mu is not None:
+            return dataclasses.replace(m, mu=g.mu)  # type: ignore[call-arg]
+    return dataclasses.replace(m, epsilon=g.epsilon, delta=g.delta)  # type: ignore[call-arg]
+
+
+def _noise_parameter(kind: str, info: JSON) -> tuple[str, float, str]:
+    """``(name, value, exact text)`` of the calibrated noise parameter from the kind's mechanism info."""
+    if "sigma" in info:
+        return "sigma", float(info["sigma"]), repr(float(info["sigma"]))
+    if "scale" in info:
+        name = "t" if kind == "discrete-laplace" else "b"
+        return name, float(info["scale"]), str(info["scale"])
+    eps = float(info["epsilon"])
+    return "1/epsilon (the norm ball's scale)", 1 / eps, f"1/{eps!r}"
+
+
+def _assess(
+    g: Guarantee, d: DesignSpec, kind: str, name: str, exact_space: bool
+) -> tuple[JSON, bool, bool | None, str]:
+    """``(achieved, met, tight, tightness)`` of the mechanism's certified guarantee ``g`` against the target."""
+    t = d.target
+    tight_kind = kind in EXACT_MAP_KINDS and exact_space
+    not_proven = "tightness not proven: " + (
+        f"the privacy map of {kind} is an upper bound on the worst pair"
+        if kind not in EXACT_MAP_KINDS
+        else "S was not listed exactly (a closed-form superset was used)"
+    )
+    if isinstance(g, GDP) and t.epsilon is not None and t.delta is not None:
+        eps, delta = float(t.epsilon), float(t.delta)
+        d_up = gdp_delta(g.mu, eps)
+        met = d_up <= delta  # certified: then epsilon(delta) <= the target epsilon exactly
+        achieved = {
+            "epsilon": eps if met else gdp_epsilon(g.mu, delta),
+            "delta": delta,
+            "delta_at_target_epsilon": d_up,
+        }
+        fail = gdp_delta_lower(g.mu / (1 - TIGHT_STEP), eps)
+        margin = (delta - d_up) / delta
+        head = (
+            f"numeric (analytic Gaussian [BW18], certified at 50 digits): delta({eps:g}) <= {d_up:.6g}, "
+            f"margin {margin:.3g} of the target delta"
+        )
+        if tight_kind and fail > delta:
+            return achieved, met, True, f"{head}; proven: sigma x {1 - TIGHT_STEP:g} has delta >= {fail:.6g} > target"
+        return achieved, met, False if tight_kind else None, f"{head}; {not_proven}"
+    if isinstance(g, GDP):
+        rho = g.mu**2 / 2
+        achieved = {"mu": g.mu, "zcdp": rho}
+        target = float(t.mu) if t.mu is not None else float(t.zcdp or 0)
+        value = g.mu if t.mu is not None else rho
+        met = value <= target
+        what = "mu = Delta_2(S)/sigma" if t.mu is not None else "rho = mu^2/2, mu = sqrt(2 rho) rounded down"
+        rel = (target - value) / target
+        head = f"exact (closed form {what}; float rounding margin {rel:.2g} relative)"
+        return achieved, met, tight_kind or None, head if tight_kind else f"{head}; {not_proven}"
+    if isinstance(g, PureDP):
+        target = float(t.epsilon or 0)
+        achieved = {"epsilon": g.epsilon}
+        met = g.epsilon <= target
+        how = "the norm ball scaled by 1/epsilon" if kind == "k-norm" else f"{name} = Delta_1(S)/epsilon"
+        head = f"exact (closed form: {how}; certified epsilon = {g.epsilon!r}, target {target!r})"
+        return achieved, met, tight_kind or None, head if tight_kind else f"{head}; {not_proven}"
+    return {"guarantee": repr(g)}, False, None, f"no design assessment for a {type(g).__name__} guarantee"
+
+
+class CalibratedDesignSection(DesignSection):
+    """The ``design`` section of a calibrated kind (no CSV; text lines of one noise parameter)."""
+
+    def text_lines(self, report: Report) -> list[str]:
+        """The design's summary."""
+        d = self.data
+        target = ", ".join(f"{k} = {v:g}" for k, v in d["target"].items())
+        ach = ", ".join(f"{k} = {v:.6g}" for k, v in d["achieved"].items() if isinstance(v, float))
+        err = d["expected_error"]
+        return [
+            f"design: {d['framework']} target {target}, vary = {d['vary']} ({d['kind']})",
+            f"  {d['noise_parameter']} = {d['scale']:.6g} ({d['calibration']})",
+            f"  achieved (certified): {ach}",
+            f"  tightness: {d['tightness']}",
+            f"  expected error: {err.get('quantity')} = {err.get('exact')}",
+            f"  {d['iterations']} calibration(s) in {d['seconds']:.3f} s",
+        ]
+
+
+def with_calibrated_design(
+    spec: Spec, result: KindResult, kind: str, guarantee: Guarantee, info: JSON, error: JSON, seconds: float
+) -> KindResult:
+    """``result`` with the ``design`` section and check of a calibrated kind's ``[design]`` (module docstring).
+
+    ``guarantee`` is the calibrated mechanism's certified guarantee on the Semi-DP relation, ``info`` its mechanism
+    info (the noise parameter, ``sensitivity_exact``), ``error`` the kind's expected-error section, ``seconds``
+    the calibration's wall time (s).
+    """
+    d = spec.design
+    if d is None:
+        return result
+    name, value, exact = _noise_parameter(kind, info)
+    achieved, met, tight, tightness = _assess(guarantee, d, kind, name, bool(info.get("sensitivity_exact", False)))
+    data: JSON = {
+        "target": guarantee_spec_json(d.target),
+        "framework": d.framework,
+        "vary": d.vary,
+        "kind": kind,
+        "noise_parameter": name,
+        "scale": value,
+        "scale_exact": exact,
+        "calibration": info.get("calibration", ""),
+        "achieved": achieved,
+        "tight": tight,
+        "tightness": tightness,
+        "expected_error": {k: error[k] for k in ("quantity", "exact", "formula") if k in error},
+        "iterations": 1,
+        "seconds": seconds,
+    }
+    outcome: Outcome = (
+        Verified(f"the calibrated {kind} ({name} = {value:.6g}) meets the target by its certified guarantee")
+        if met
+        else Refuted(f"BUG: the calibrated {kind} ({name} = {value:.6g}) does not meet the design target")
+    )
+    return dataclasses.replace(
+        result,
+        sections=(*result.sections, CalibratedDesignSection(data, None)),
+        final_checks=(*result.final_checks, Check("design", outcome)),
+    )
+
+
+__all__ = [
+    "CalibratedDesignSection",
+    "TARGET_KEYS",
+    "calibrated_design_problems",
+    "designed_mechanism",
+    "with_calibrated_design",
+]
