@@ -176,7 +176,7 @@ def build_context(
         rel,
         table=table,
         records=spec.data.records,
-        time_limit=SEMI_ADJACENT_SHARE * left,
+        budget=Budget.of(SEMI_ADJACENT_SHARE * left),
         method="closed-form" if method == "closed-form" else "auto",
     )
     return Context(
