@@ -79,6 +79,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.spatial import ConvexHull, QhullError
 from scipy.special import gammaln
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.directed import pad_down, pad_up
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
 from semidp.accountant.knorm_certificates import (
@@ -271,7 +272,7 @@ class KNormBall(SpanCoordinates):
                 cert,
                 symmetry,
                 orbit_limit=orbit_limit,
-                time_limit=time_limit,
+                budget=Budget.of(time_limit),
                 fan_limit=FAN_LIMIT,
                 expand_limit=expand_limit,
                 facet_work_limit=work_limit,

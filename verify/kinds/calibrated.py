@@ -301,9 +301,7 @@ class CalibratedKind(KindDefaults):
             else:
                 stage(f"{ctx.spec.name}: exact sensitivity space S at the table (radius {a.value})")
                 try:
-                    res = semi_sensitivity_search(
-                        space, inv, a.value, table=table_list, query=None, time_limit=ctx.remaining()
-                    )
+                    res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None, budget=ctx.budget)
                 except (SearchTooLarge, BudgetExhausted, MemoryError) as e:  # MemoryError: the supervisor's guard
                     if norms is None:
                         raise

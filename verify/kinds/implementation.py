@@ -372,7 +372,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     if m.callable is not None and table is not None:
         if semi:
             built, radius, res = semi_pairs(
-                ctx.space, ctx.invariant, ctx.relation, ctx.a, table, max_pairs=m.max_pairs, time_limit=ctx.remaining()
+                ctx.space, ctx.invariant, ctx.relation, ctx.a, table, max_pairs=m.max_pairs, budget=ctx.budget
             )
         else:
             built = dp_pairs(table, ctx.relation, max_pairs=m.max_pairs)

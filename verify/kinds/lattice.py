@@ -49,6 +49,7 @@ from typing import Any, Literal, Optional, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.directed import sqrt_up, up, up_exact
@@ -239,11 +240,12 @@ class _Draws:
 
 
 def _semi_distance(
-    space: DataSpace, inv: Invariant, rel: BaseRelation, a: int, table: list[int], norm: str, time_limit: float
+    space: DataSpace, inv: Invariant, rel: BaseRelation, a: int, table: list[int], norm: str, budget: Budget
 ) -> tuple[float, str]:
-    """D = Delta_p(S) of the exact Semi-DP sensitivity space, or the triangle-inequality bound."""
+    """D = Delta_p(S) of the exact Semi-DP sensitivity space (searched within ``budget``), or the
+    triangle-inequality bound."""
     try:
-        s = semi_sensitivity_search(space, inv, a, table=table, query=None, time_limit=time_limit).space
+        s = semi_sensitivity_search(space, inv, a, table=table, query=None, budget=budget).space
         d = float(s.l1) if norm == "l1" else sqrt_up(Fraction(s.l2_squared))
         return d, f"Delta_{norm[1]}(S) of the exact sensitivity space ({s.size} vectors)"
     except SearchTooLarge as e:
@@ -440,7 +442,7 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
 
     semi = SemiAdjacent(rel, inv, a.value)
     unit = IntegerSubspace(norm, tuple(tuple(int(v) for v in row) for row in a_mat))
-    d_semi, d_how = _semi_distance(space, inv, rel, a.value, table, norm, ctx.remaining())
+    d_semi, d_how = _semi_distance(space, inv, rel, a.value, table, norm, ctx.budget)
 
     used_seed = ctx.draw_seed()
     n = ctx.draw_count()
