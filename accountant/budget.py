@@ -101,13 +101,15 @@ def budget_argument(
     where: str,
     default: float | None = None,
     old: str = "time_limit",
+    zero_ok: bool = False,
 ) -> Budget:
     """The :class:`Budget` of a public function that used to take ``old`` (float seconds from now).
 
     ``legacy`` is the function's ``**legacy`` keywords: ``old=seconds`` is still accepted for one release with a
-    :class:`DeprecationWarning` (issue 23, Step 14 item 5) and checked as before (``> 0``, else
-    :class:`~semidp.accountant.errors.InvalidArgument` naming ``old``); any other keyword is a :class:`TypeError`,
-    as Python would raise. Without either, the budget is ``default`` seconds from now (``None``: unlimited).
+    :class:`DeprecationWarning` (issue 23, Step 14 item 5) and checked as before (``> 0``, or ``>= 0`` with
+    ``zero_ok``, else :class:`~semidp.accountant.errors.InvalidArgument` naming ``old``; ``None``: unlimited);
+    any other keyword is a :class:`TypeError`, as Python would raise. Without either, the budget is ``default``
+    seconds from now (``None``: unlimited).
     Units: seconds.
     """
     unknown = sorted(set(legacy) - {old})
@@ -117,7 +119,8 @@ def budget_argument(
         return budget if budget is not None else Budget.of(default)
     if budget is not None:
         raise InvalidArgument(f"{where}: pass budget= or the deprecated {old}=, not both.")
-    seconds = check_positive(old, legacy[old])  # a bad value is still an InvalidArgument naming ``old``
+    value = legacy[old]  # a bad value is still an InvalidArgument naming ``old``
+    seconds = None if value is None else (check_nonnegative if zero_ok else check_positive)(old, value)
     warnings.warn(
         f"{where}({old}=seconds) is deprecated; pass budget=Budget.of(seconds) (semidp.accountant.budget).",
         DeprecationWarning,

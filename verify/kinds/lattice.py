@@ -265,7 +265,7 @@ def _coupled_pairs(
     ``smp.batches`` batches seeded by ``SeedSequence.spawn`` (here one after the other, each with its share of
     the budget, or on a Dask scheduler), concatenated in batch order."""
     if smp.batches == 1:
-        return meeting_times(sampler, lag=smp.lag, pairs=smp.pairs, rng=rng, time_budget=budget)
+        return meeting_times(sampler, lag=smp.lag, pairs=smp.pairs, rng=rng, budget=Budget.of(budget))
     children = np.random.SeedSequence(int(rng.integers(2**63))).spawn(smp.batches)
     sizes = [len(b) for b in np.array_split(np.arange(smp.pairs), smp.batches)]
     each = budget if scheduler is not None else budget / smp.batches
@@ -278,7 +278,7 @@ def meeting_times_batch(
 ) -> MeetingTimes:
     """One batch of :func:`_coupled_pairs` (module level: a Dask task)."""
     return meeting_times(
-        sampler, lag=lag, pairs=pairs, rng=np.random.default_rng(seed), time_budget=budget, progress=False
+        sampler, lag=lag, pairs=pairs, rng=np.random.default_rng(seed), budget=Budget.of(budget), progress=False
     )
 
 
@@ -304,7 +304,7 @@ def _draw(
         noise = None
         if ex is not None:
             try:
-                noise = np.asarray(ex.sample(n, rng=rng, time_budget=budget), dtype=np.int64)
+                noise = np.asarray(ex.sample(n, rng=rng, budget=Budget.of(budget)), dtype=np.int64)
             except (SearchTooLarge, BudgetExhausted) as e:  # acceptance too low for the budget
                 if smp.method == "exact":
                     return _Draws(
@@ -400,7 +400,7 @@ def _draw(
         "heuristic one-sided adjustment (see mechanisms.coupling); not a certificate",
     }
     try:
-        noise = sampler.sample(n, burn_in=burn.t, rng=rng, time_budget=budget)
+        noise = sampler.sample(n, burn_in=burn.t, rng=rng, budget=Budget.of(budget))
     except BudgetExhausted as e:
         return _Draws(
             np.zeros((0, basis.cells), dtype=np.int64),
