@@ -34,7 +34,7 @@ def _section(function: str, *, draws: int, extra: str = "", time_limit: float = 
     text = spec_text(function, draws=draws, seed=1)
     if extra:
         text = text.replace("[claim]", extra + "\n[claim]")
-    rep = audit(loads(text), options=RunOptions(allow_code=True), time_limit=time_limit).report
+    rep = audit(loads(text), options=RunOptions(allow_code=True), budget=Budget.of(time_limit)).report
     sec: dict[str, object] = rep["audit_lower_bound"]
     return sec
 
