@@ -268,7 +268,7 @@ def test_budget_stops_early(monkeypatch: pytest.MonkeyPatch) -> None:
         True,
         10_000,
         rng=np.random.default_rng(0),
-        deadline=time.monotonic() - 1.0,
+        budget=Budget.until(time.monotonic() - 1.0),
     )
     assert study.stopped_early and study.draws_done == 100
     _, checks = build(study, LaplaceNoise(5.0), "project-nonneg", 0, "test")
@@ -286,7 +286,7 @@ def test_the_checks_can_fail() -> None:
         True,
         20_000,
         rng=np.random.default_rng(0),
-        deadline=math.inf,
+        budget=Budget.unlimited(),
     )
     _, ok = build(study, LaplaceNoise(5.0), "project-nonneg", 0, "test")
     assert all(isinstance(c.outcome, Verified) for c in ok)

@@ -429,7 +429,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             stopped = "budget"
         elif tasks and pool is not None:
             try:
-                got = pool.run(tasks, draw_deadline)
+                got = pool.run(tasks, Budget.until(draw_deadline))
             except ReleaseFailure as e:
                 raise _failure(spec.path, m.callable or "", e) from None
             stopped, note = got.stopped, got.note
@@ -437,7 +437,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
                 if i in got.done:
                     drawn[t.key[0]].add(t.key[1], got.done[i], sel)
             if r == 0 and 0 in got.done and stopped is None:  # the first batch again, from the same stream
-                again = pool.run(tasks[:1], draw_deadline)
+                again = pool.run(tasks[:1], Budget.until(draw_deadline))
                 repro = _same(got.done[0], again.done[0]) if 0 in again.done else None
         elif tasks:
             outs = run_tasks(
