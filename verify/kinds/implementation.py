@@ -311,7 +311,7 @@ def _ball(ctx: Context, res: object) -> KNormBall | None:
     if space is None or space.rank == 0:
         return None
     try:
-        ball, _ = cached_knorm_ball(space, time_limit=max(1.0, 0.2 * ctx.remaining()))
+        ball, _ = cached_knorm_ball(space, budget=Budget.of(max(1.0, 0.2 * ctx.remaining())))
     except (SearchTooLarge, MemoryError):
         return None
     return ball if ball.symmetry is None or len(ball.facets) == ball.facet_count else None
