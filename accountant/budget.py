@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from semidp.accountant.arguments import check_in_interval, check_nonnegative
+from semidp.accountant.arguments import check_in_interval, check_nonnegative, check_positive
 from semidp.accountant.errors import InvalidArgument
 
-__all__ = ["Budget"]
+__all__ = ["Budget", "budget_argument"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +92,38 @@ class Budget:
     def allows(self, seconds: float) -> bool:
         """Whether ``seconds`` more work is expected to finish in time."""
         return seconds <= self.remaining()
+
+
+def budget_argument(
+    budget: Budget | None,
+    legacy: Mapping[str, object],
+    *,
+    where: str,
+    default: float | None = None,
+    old: str = "time_limit",
+    zero_ok: bool = False,
+) -> Budget:
+    """The :class:`Budget` of a public function that used to take ``old`` (float seconds from now).
+
+    ``legacy`` is the function's ``**legacy`` keywords: ``old=seconds`` is still accepted for one release with a
+    :class:`DeprecationWarning` (issue 23, Step 14 item 5) and checked as before (``> 0``, or ``>= 0`` with
+    ``zero_ok``, else :class:`~semidp.accountant.errors.InvalidArgument` naming ``old``; ``None``: unlimited);
+    any other keyword is a :class:`TypeError`, as Python would raise. Without either, the budget is ``default``
+    seconds from now (``None``: unlimited).
+    Units: seconds.
+    """
+    unknown = sorted(set(legacy) - {old})
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    if old not in legacy:
+        return budget if budget is not None else Budget.of(default)
+    if budget is not None:
+        raise InvalidArgument(f"{where}: pass budget= or the deprecated {old}=, not both.")
+    value = legacy[old]  # a bad value is still an InvalidArgument naming ``old``
+    seconds = None if value is None else (check_nonnegative if zero_ok else check_positive)(old, value)
+    warnings.warn(
+        f"{where}({old}=seconds) is deprecated; pass budget=Budget.of(seconds) (semidp.accountant.budget).",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return Budget.of(seconds)

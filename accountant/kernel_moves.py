@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.arguments import check_int, check_positive
+from semidp.accountant.arguments import check_int
+from semidp.accountant.budget import Budget
 from semidp.accountant.errors import BudgetExhausted, SearchTooLarge
 from semidp.accountant.record_multisets import RecordOffsets
 from semidp.accountant.sensitivity_results import DEFAULT_MULTISET_LIMIT, DEFAULT_PAIR_LIMIT
@@ -93,7 +94,7 @@ def kernel_moves(
     *,
     limit: int = DEFAULT_PAIR_LIMIT,
     multiset_limit: int = DEFAULT_MULTISET_LIMIT,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
     what: str = "",
 ) -> tuple[NDArray[np.int64], int]:
     r"""All nonzero ``u`` with ``A u = 0``, ``sum(u) = 0``, ``|u+|_1 <= radius`` (one of each ``+-u``).
@@ -114,8 +115,9 @@ def kernel_moves(
         Largest number of equal-hash pairs to examine (counted before pairing).
     multiset_limit:
         Largest number of multisets to hash (counted before hashing).
-    time_limit:
-        Seconds before giving up with :class:`~accountant.errors.InvalidArgument`.
+    budget:
+        The wall-clock :class:`~semidp.accountant.budget.Budget` (default 60 s from the call) before giving up
+        with :class:`~accountant.errors.BudgetExhausted`.
     what:
         Description used in error messages.
 
@@ -140,8 +142,8 @@ def kernel_moves(
     check_int("radius", radius, minimum=0)
     check_int("limit", limit, minimum=1)
     check_int("multiset_limit", multiset_limit, minimum=1)
-    check_positive("time_limit", time_limit)
-    deadline = time.monotonic() + time_limit
+    budget = Budget.of(60.0) if budget is None else budget
+    t0 = time.monotonic()
     label = what or f"enumerating A u = 0 with |u+|_1 <= {radius} over {cells} cells"
     msets = multiset_count(cells, radius)
     if msets > multiset_limit:
@@ -167,8 +169,9 @@ def kernel_moves(
     found: list[NDArray[np.int64]] = []
     for lv in levels:
         for ii, jj in run_pairs(lv.starts, lv.lens, chunk):
-            if time.monotonic() > deadline:
-                raise BudgetExhausted(f"--time-limit ({time_limit:g} s) ran out while {label}", len(found))
+            if budget.expired:
+                spent = time.monotonic() - t0
+                raise BudgetExhausted(f"--time-limit ran out after {spent:.3g} s while {label}", len(found))
             pi = lv.order[ii]
             ni = lv.order[jj]
             cp = lv.combos[pi]

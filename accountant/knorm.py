@@ -79,6 +79,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.spatial import ConvexHull, QhullError
 from scipy.special import gammaln
 
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.directed import pad_down, pad_up
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
 from semidp.accountant.knorm_certificates import (
@@ -185,8 +186,9 @@ class KNormBall(SpanCoordinates):
         work_limit: float = QHULL_WORK_LIMIT,
         symmetry: TableSymmetry | None = None,
         orbit_limit: int = 20_000,
-        time_limit: float = 120.0,
+        budget: Budget | None = None,
         expand_limit: int = 2_000_000,
+        **legacy: float,
     ) -> KNormBall:
         r"""Build :math:`\operatorname{conv}(S)` in orthonormal coordinates (qhull, options ``Qt``).
 
@@ -219,8 +221,10 @@ class KNormBall(SpanCoordinates):
             K with a random group element. Balls whose fan has more than one
             level (:attr:`fan_levels`) are checked against independent methods
             in the tests but are not stored by :mod:`accountant.knorm_cache`.
-        orbit_limit, time_limit, expand_limit:
-            Budgets of the symmetric build (facet orbits, seconds, total facets
+        orbit_limit, budget, expand_limit:
+            Budgets of the symmetric build (facet orbits, a wall-clock
+            :class:`~semidp.accountant.budget.Budget` -- default 120 s from the call; the deprecated
+            ``time_limit=`` seconds still works for one release -- and total facets
             expanded for :meth:`gauge`); beyond the first two it raises
             SearchTooLarge; beyond the last, ``facets`` holds one normal per orbit
             only and :meth:`gauge` refuses.
@@ -231,11 +235,12 @@ class KNormBall(SpanCoordinates):
             Without ``symmetry``, before starting qhull, when the work estimate exceeds ``work_limit``
             or the fan has more than :data:`FAN_LIMIT` simplices; with
             ``symmetry``, also beyond :data:`~accountant.symmetric_fan.VARIANT_LIMIT`, ``orbit_limit`` or
-            ``time_limit``. Use :func:`~accountant.containing_ball.containing_ball` for an exact non-optimal
+            ``budget``. Use :func:`~accountant.containing_ball.containing_ball` for an exact non-optimal
             mechanism.
         VerificationError
             A construction check failed (see the module notes).
         """
+        budget = budget_argument(budget, legacy, where="KNormBall.from_space", default=120.0, zero_ok=True)
         if symmetry is not None:
             check_variant_size(symmetry)  # before any work on S
             symmetry.check_invariant(space)
@@ -271,7 +276,7 @@ class KNormBall(SpanCoordinates):
                 cert,
                 symmetry,
                 orbit_limit=orbit_limit,
-                time_limit=time_limit,
+                budget=budget,
                 fan_limit=FAN_LIMIT,
                 expand_limit=expand_limit,
                 facet_work_limit=work_limit,

@@ -73,6 +73,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.errors import InvalidArgument, VerificationError
 from semidp.accountant.knorm import KNormBall
 from semidp.accountant.knorm_verify import verify_knorm_ball
@@ -318,6 +319,7 @@ def cached_knorm_ball(
     cache_dir: str | os.PathLike[str] | None = None,
     refresh: bool = False,
     use_cache: bool = True,
+    budget: Budget | None = None,
     **build_options: float,
 ) -> tuple[KNormBall, CacheInfo]:
     r""":meth:`KNormBall.from_space` through a verified on-disk cache [CA24, Alg. 2, Thm. 31].
@@ -333,8 +335,12 @@ def cached_knorm_ball(
         Rebuild and overwrite even if a valid file exists.
     use_cache:
         False builds without reading or writing anything (status ``disabled``).
+    budget:
+        The build's wall-clock :class:`~semidp.accountant.budget.Budget` (default as for
+        :meth:`KNormBall.from_space`); no effect on the key.
     **build_options:
-        ``work_limit``, ``orbit_limit``, ``time_limit``, ``expand_limit`` for the build.
+        ``work_limit``, ``orbit_limit``, ``expand_limit`` for the build (``time_limit``: deprecated, use
+        ``budget``).
 
     Returns
     -------
@@ -371,7 +377,7 @@ def cached_knorm_ball(
     key = cache_key(space, symmetry=symmetry, **build_options)
     t0 = time.perf_counter()
     if not use_cache:
-        ball = _build(space, relation, symmetry, build_options)
+        ball = _build(space, relation, symmetry, build_options, budget)
         return ball, CacheInfo("disabled", key, None, time.perf_counter() - t0, 0.0, "use_cache=False")
     path = Path(cache_dir if cache_dir is not None else default_cache_dir()) / f"knorm-{key}.npz"
     status: Status = "miss"
@@ -389,7 +395,7 @@ def cached_knorm_ball(
                 reason = f"refused {path.name}: {type(e).__name__}: {e}"
     load_dt = time.perf_counter() - t0 if reason and not refresh else 0.0
     t1 = time.perf_counter()
-    ball = _build(space, relation, symmetry, build_options)
+    ball = _build(space, relation, symmetry, build_options, budget)
     build_dt = time.perf_counter() - t1
     try:
         verify_knorm_ball(ball)  # a ball that would be refused on load is not stored
@@ -400,9 +406,13 @@ def cached_knorm_ball(
 
 
 def _build(
-    space: SensitivitySpace, relation: Relation | None, symmetry: TableSymmetry | None, options: dict[str, float]
+    space: SensitivitySpace,
+    relation: Relation | None,
+    symmetry: TableSymmetry | None,
+    options: dict[str, float],
+    budget: Budget | None,
 ) -> KNormBall:
-    return KNormBall.from_space(space, relation=relation, symmetry=symmetry, **options)  # type: ignore[arg-type]
+    return KNormBall.from_space(space, relation=relation, symmetry=symmetry, budget=budget, **options)  # type: ignore[arg-type]
 
 
 __all__ = [

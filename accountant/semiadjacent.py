@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
 
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
 from semidp.accountant.invariants import Invariant, Margins, NoInvariant, Total
@@ -292,7 +293,8 @@ def semi_adjacent_parameter(
     records: int | None = None,
     method: Literal["auto", "closed-form", "search"] = "auto",
     limit: int = 1_000_000,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
+    **legacy: float,
 ) -> SemiAdjacentParameter:
     r""":math:`a(t)` by the best available method [CA24, Def. 13], labelled.
 
@@ -302,7 +304,9 @@ def semi_adjacent_parameter(
     the closed-form upper bound. A search whose budget runs out returns its
     proven upper bound as ``value`` (``exact=False``), which is a sound radius
     (Prop. 11). Under add/remove adjacency with an invariant that fixes ``n``,
-    the Hamming value is doubled (see :func:`closed_form`).
+    the Hamming value is doubled (see :func:`closed_form`). ``budget`` bounds the
+    search (a :class:`~semidp.accountant.budget.Budget`, default 60 s from the call;
+    the deprecated ``time_limit=`` seconds still works for one release).
 
     Raises
     ------
@@ -311,6 +315,7 @@ def semi_adjacent_parameter(
     """
     if method not in ("auto", "closed-form", "search"):
         raise InvalidArgument(f"method={method!r} must be 'auto', 'closed-form' or 'search'.")
+    budget = budget_argument(budget, legacy, where="semi_adjacent_parameter", default=60.0)
     cf: SemiAdjacentParameter | None = None
     cf_error: UnsupportedRelease | None = None
     if method != "search":
@@ -339,7 +344,7 @@ def semi_adjacent_parameter(
     from semidp.accountant.semiadjacent_search import search_semi_adjacent_parameter as search
 
     try:
-        r = search(space, invariant, table=table, method="auto", limit=limit, time_limit=time_limit)
+        r = search(space, invariant, table=table, method="auto", limit=limit, budget=budget)
     except (BudgetExhausted, SearchTooLarge) as e:  # degrade to a proven bound, never to an error
         if cf is not None:
             return dataclasses.replace(cf, witness=f"{cf.witness}; the exact search stopped: {e}")

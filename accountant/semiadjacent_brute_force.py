@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.callable_invariant import CallableInvariant
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge
@@ -36,7 +37,8 @@ def semiadjacent_by_brute_force(
     t: object = None,
     n: int | None = None,
     limit: int = DEFAULT_BRUTE_LIMIT,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
+    **legacy: float,
 ) -> SemiAdjacentResult:
     r"""a(t) from Def. 13 literally, over ordered datasets [CA24, Def. 13].
 
@@ -52,8 +54,9 @@ def semiadjacent_by_brute_force(
         As for :func:`~accountant.semiadjacent_graph.semiadjacent_by_graph_search`.
     limit:
         Largest number ``k**n`` of ordered datasets to enumerate (checked first).
-    time_limit:
-        Seconds; checked between individuals (individual 0 always completes,
+    budget:
+        The wall-clock :class:`~semidp.accountant.budget.Budget` (default 60 s; the deprecated ``time_limit=``
+        seconds still works for one release); checked between individuals (individual 0 always completes,
         so a witness exists).
 
     Returns
@@ -79,7 +82,8 @@ def semiadjacent_by_brute_force(
     (2, 3)
     """
     t0 = time.monotonic()
-    check_budget(limit, time_limit)
+    check_budget(limit)
+    budget = budget_argument(budget, legacy, where="semiadjacent_by_brute_force", default=60.0)
     fib = make_fiber(space, invariant, table, t, n)
     k, nn = fib.n_cells, fib.n
     size = k**nn
@@ -90,7 +94,6 @@ def semiadjacent_by_brute_force(
             limit,
             hint="Use method='graph-search' (histograms) or 'integer-program'.",
         )
-    deadline = t0 + time_limit
     recs = np.array(list(itertools.product(range(k), repeat=nn)), dtype=np.int64).reshape(-1, nn)
     hists = np.zeros((recs.shape[0], k), dtype=np.int64)
     for i in range(nn):
@@ -115,7 +118,7 @@ def semiadjacent_by_brute_force(
     wit: tuple[int, int, int, int] | None = None  # (row X, i, value, row X')
     complete = True
     for i in range(nn):
-        if i > 0 and time.monotonic() > deadline:  # individual 0 always runs: a witness exists
+        if i > 0 and budget.expired:  # individual 0 always runs: a witness exists
             complete = False
             break
         for v in np.unique(data[:, i]).tolist():  # X_{t,i}

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semidp.accountant.arguments import check_int
-from semidp.accountant.budget import Budget
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument, VerificationError
 from semidp.accountant.fiber import (
@@ -127,8 +127,9 @@ def semiadjacent_by_graph_search(
     t: object = None,
     n: int | None = None,
     limit: int = DEFAULT_LIMIT,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
     level_limit: int = DEFAULT_LEVEL_LIMIT,
+    **legacy: float,
 ) -> SemiAdjacentResult:
     r"""a(t) by enumerating conforming histograms and searching outward [CA24, Def. 13].
 
@@ -154,8 +155,9 @@ def semiadjacent_by_graph_search(
     limit:
         Largest number of conforming histograms to enumerate; the fiber size is
         estimated first and the search refused above it.
-    time_limit:
-        Seconds; when it runs out the result has ``exact=False`` and says so.
+    budget:
+        The wall-clock :class:`~semidp.accountant.budget.Budget` (default 60 s; the deprecated ``time_limit=``
+        seconds still works for one release); when it runs out the result has ``exact=False`` and says so.
     level_limit:
         Largest number of record multisets one search level may hold before
         falling back to direct distances.
@@ -181,10 +183,10 @@ def semiadjacent_by_graph_search(
     (3, True, 2, 16)
     """
     t0 = time.monotonic()
-    check_budget(limit, time_limit)
+    check_budget(limit)
+    budget = budget_argument(budget, legacy, where="semiadjacent_by_graph_search", default=60.0)
     check_int("level_limit", level_limit, minimum=1)
     fib = make_fiber(space, invariant, table, t, n)
-    budget = Budget.until(t0 + time_limit)
     est = fib.estimate_size()
     fibrows = fib.enumerate(limit=limit, estimate=est)
     return graph_search_on(fib, fibrows, est, budget, t0, level_limit, note="")

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.arguments import check_int, check_positive
-from semidp.accountant.budget import Budget
+from semidp.accountant.arguments import check_int
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import BudgetExhausted, InvalidArgument, VerificationError
 from semidp.accountant.fiber import (
@@ -35,15 +35,19 @@ from semidp.accountant.semiadjacent_results import (
     zero_result,
 )
 
+WITNESS_FLOOR = 10.0
+"""Seconds the integer-program search may give its one witness after the budget ran out (none would be a
+worse answer: BudgetExhausted); the only place a search overruns its :class:`Budget`, by at most this."""
+
 
 def inner_min_ilp(
     a: NDArray[np.int64],
     b_other: NDArray[np.int64],
     g: NDArray[np.int64],
     ub: NDArray[np.int64],
-    time_limit: float,
+    budget: Budget,
 ) -> tuple[str, NDArray[np.int64] | None, int]:
-    """min |g - g'|_1 / 2 over integer g' >= 0, A g' = b_other. Returns (status, g', dist).
+    """min |g - g'|_1 / 2 over integer g' >= 0, A g' = b_other, within ``budget``. Returns (status, g', dist).
 
     ``status`` is ``"optimal"`` only when the solver's dual bound proves the
     rounded, exactly re-checked solution optimal.
@@ -68,7 +72,7 @@ def inner_min_ilp(
         integrality=integ,
         bounds=Bounds(lb, ubv),
         constraints=[LinearConstraint(aeq, beq, beq)],
-        options={"time_limit": max(time_limit, 1e-3), "mip_rel_gap": 0.0, "presolve": True},
+        options={"time_limit": max(budget.remaining(), 1e-3), "mip_rel_gap": 0.0, "presolve": True},
     )
     if res.status == 2:
         return "infeasible", None, -1
@@ -123,7 +127,7 @@ class IlpMaster:
         self.cuts.append((target, nvec.astype(np.int64)))
         return True
 
-    def solve(self, time_limit: float) -> tuple[str, NDArray[np.int64] | None, int]:
+    def solve(self, budget: Budget) -> tuple[str, NDArray[np.int64] | None, int]:
         """("feasible", g, target) | ("infeasible", None, -1) | ("unknown", None, -1)."""
         from scipy.optimize import Bounds, LinearConstraint
         from scipy.sparse import coo_matrix
@@ -171,7 +175,7 @@ class IlpMaster:
             integrality=np.ones(nv),
             bounds=Bounds(lb, ubv),
             constraints=cons,
-            options={"time_limit": max(time_limit, 1e-3), "presolve": True},
+            options={"time_limit": max(budget.remaining(), 1e-3), "presolve": True},
         )
         if res.status == 2:
             return "infeasible", None, -1
@@ -191,9 +195,10 @@ def semiadjacent_by_integer_program(
     table: Sequence[int] | NDArray[np.integer] | None = None,
     t: object = None,
     n: int | None = None,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
     max_cuts: int = 5000,
     level_limit: int = 200_000,
+    **legacy: float,
 ) -> SemiAdjacentResult:
     r"""a(t) by integer programming, without enumerating the fiber [CA24, Def. 13, Thm. 16].
 
@@ -217,8 +222,9 @@ def semiadjacent_by_integer_program(
     ----------
     space, invariant, table, t, n:
         As for :func:`~accountant.semiadjacent_graph.semiadjacent_by_graph_search` (matrix invariants only).
-    time_limit:
-        Seconds; when it runs out the result has ``exact=False``, ``value`` a
+    budget:
+        The wall-clock :class:`~semidp.accountant.budget.Budget` (default 60 s; the deprecated ``time_limit=``
+        seconds still works for one release); when it runs out the result has ``exact=False``, ``value`` a
         witnessed lower bound and ``upper`` a proven upper bound.
     max_cuts:
         Largest number of lazy cuts per decision problem before giving up on it
@@ -246,7 +252,7 @@ def semiadjacent_by_integer_program(
     (4, True)
     """
     t0 = time.monotonic()
-    check_positive("time_limit", time_limit)
+    budget = budget_argument(budget, legacy, where="semiadjacent_by_integer_program", default=60.0)
     check_int("max_cuts", max_cuts, minimum=1)
     check_int("level_limit", level_limit, minimum=0)
     fib = make_fiber(space, invariant, table, t, n)
@@ -255,7 +261,7 @@ def semiadjacent_by_integer_program(
             f"The integer-programming search needs a matrix invariant; {fib.invariant.describe()} "
             "has none. Use method='graph-search' (small spaces) instead."
         )
-    return ilp_search(fib, table, t0, Budget.until(t0 + time_limit), max_cuts, level_limit, note="")
+    return ilp_search(fib, table, t0, budget, max_cuts, level_limit, note="")
 
 
 def ilp_search(
@@ -320,14 +326,16 @@ def ilp_search(
             if remaining() <= 0:
                 complete = False
                 break
-            status, g2, d = inner_min_ilp(a, b_of[y], g, ub_of[y], remaining())
+            status, g2, d = inner_min_ilp(a, b_of[y], g, ub_of[y], budget)
             if g2 is not None and status == "optimal":
                 consider(x, y, g, g2, d)
     if best_w is None:  # the budget ran out before any start finished: one witness anyway
         x, y = support[0], support[1]
         g = np.array(support_ex[x], dtype=np.int64)
         g[x] -= 1
-        status, g2, d = inner_min_ilp(a, b_of[y], g, ub_of[y], max(remaining(), 10.0))
+        # the one witness may overrun the budget by at most WITNESS_FLOOR seconds (a Budget share never can)
+        witness_budget = Budget.of(max(remaining(), WITNESS_FLOOR))
+        status, g2, d = inner_min_ilp(a, b_of[y], g, ub_of[y], witness_budget)
         if g2 is None or status != "optimal":
             raise BudgetExhausted("--time-limit ran out before a single a(t) witness was found", 0)
         consider(x, y, g, g2, d)
@@ -426,14 +434,13 @@ def decide_record(
         rem = budget.remaining()
         if rem <= 0:
             return "timeout", -1, None, None, -1, lazy
-        status, g, j = master.solve(rem)
+        status, g, j = master.solve(budget)
         if status == "infeasible":
             return "no", -1, None, None, -1, lazy
         if status != "feasible" or g is None:
             return "unknown", -1, None, None, -1, lazy
         y = ys[j]
-        rem = budget.remaining()
-        st, g2, d = inner_min_ilp(a, b_of[y], g, ub_of[y], max(rem, 1e-3))
+        st, g2, d = inner_min_ilp(a, b_of[y], g, ub_of[y], budget)
         if g2 is None or st != "optimal":
             return "unknown", -1, None, None, -1, lazy
         if d >= m:

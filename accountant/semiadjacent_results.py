@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.arguments import check_int, check_positive
+from semidp.accountant.arguments import check_int
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.fiber import (
@@ -240,9 +240,8 @@ def make_fiber(
     return conforming_fiber(space, invariant, table=table, t=t, n=n)
 
 
-def check_budget(limit: int, time_limit: float) -> None:
+def check_budget(limit: int) -> None:
     check_int("limit", limit, minimum=1)
-    check_positive("time_limit", time_limit)
 
 
 def zero_result(

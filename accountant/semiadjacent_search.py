@@ -58,7 +58,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
 from semidp.accountant.fiber import (
@@ -96,7 +96,8 @@ def search_semi_adjacent_parameter(
     n: int | None = None,
     method: str = "auto",
     limit: int = DEFAULT_LIMIT,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
+    **legacy: float,
 ) -> SemiAdjacentResult:
     r"""The exact semi-adjacent parameter a(t) with a witness [CA24, Def. 13].
 
@@ -120,8 +121,10 @@ def search_semi_adjacent_parameter(
     limit:
         Largest number of conforming histograms to enumerate (for brute force:
         of ordered datasets).
-    time_limit:
-        Seconds before the search stops and reports ``exact=False``.
+    budget:
+        The wall-clock :class:`~semidp.accountant.budget.Budget` before the search stops and reports
+        ``exact=False`` (default 60 s from the call; the deprecated ``time_limit=`` seconds still works for one
+        release).
 
     Returns
     -------
@@ -144,19 +147,20 @@ def search_semi_adjacent_parameter(
     """
     if method not in METHODS:
         raise InvalidArgument(f"method={method!r} must be one of {list(METHODS)}.")
-    check_budget(limit, time_limit)
+    check_budget(limit)
+    budget = budget_argument(budget, legacy, where="search_semi_adjacent_parameter", default=60.0)
     if method == "brute-force":
-        return semiadjacent_by_brute_force(space, invariant, table=table, t=t, n=n, limit=limit, time_limit=time_limit)
+        return semiadjacent_by_brute_force(space, invariant, table=table, t=t, n=n, limit=limit, budget=budget)
     if method == "graph-search":
-        return semiadjacent_by_graph_search(space, invariant, table=table, t=t, n=n, limit=limit, time_limit=time_limit)
+        return semiadjacent_by_graph_search(space, invariant, table=table, t=t, n=n, limit=limit, budget=budget)
     if method == "integer-program":
-        return semiadjacent_by_integer_program(space, invariant, table=table, t=t, n=n, time_limit=time_limit)
+        return semiadjacent_by_integer_program(space, invariant, table=table, t=t, n=n, budget=budget)
     t0 = time.monotonic()
     fib = make_fiber(space, invariant, table, t, n)
-    est = fib.estimate_size(budget=Budget.of(time_limit / 4))  # counting is work too: a quarter of the budget at most
+    est = fib.estimate_size(budget=budget.split(0.25))  # counting is work too: a quarter of the budget at most
     if est.value <= limit:
         rows = fib.enumerate(limit=limit, estimate=est)
-        return graph_search_on(fib, rows, est, Budget.until(t0 + time_limit), t0, DEFAULT_LEVEL_LIMIT, note="")
+        return graph_search_on(fib, rows, est, budget, t0, DEFAULT_LEVEL_LIMIT, note="")
     if fib.matrix is None:
         raise SearchTooLarge(
             f"a(t) for the {fib.invariant.describe()} needs enumeration (estimate {est.describe()})",
@@ -165,7 +169,7 @@ def search_semi_adjacent_parameter(
             hint="Callable invariants are for small spaces; use a matrix invariant.",
         )
     note = f"switched from graph search to integer programming: fiber size {est.describe()} exceeds limit {limit}"
-    return ilp_search(fib, table, t0, Budget.until(t0 + time_limit), 5000, 200_000, note=note)
+    return ilp_search(fib, table, t0, budget, 5000, 200_000, note=note)
 
 
 def dataset_semiadjacent_distance(
@@ -174,7 +178,8 @@ def dataset_semiadjacent_distance(
     table: Sequence[int] | NDArray[np.integer],
     *,
     limit: int = DEFAULT_LIMIT,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
+    **legacy: float,
 ) -> SemiAdjacentResult:
     r"""Per-dataset quantity of the given table -- **not** a(t) ([CA24, Def. 13], inner part).
 
@@ -200,8 +205,9 @@ def dataset_semiadjacent_distance(
         The confidential histogram ``h(X)`` (row-major or shaped like ``space.shape``).
     limit:
         Largest fiber to enumerate before switching to integer programs.
-    time_limit:
-        Seconds for the integer-programming route.
+    budget:
+        The wall-clock :class:`~semidp.accountant.budget.Budget` of the integer-programming route (default 60 s;
+        the deprecated ``time_limit=`` seconds still works for one release).
 
     Returns
     -------
@@ -224,10 +230,10 @@ def dataset_semiadjacent_distance(
     2
     """
     t0 = time.monotonic()
-    check_budget(limit, time_limit)
+    check_budget(limit)
+    budget = budget_argument(budget, legacy, where="dataset_semiadjacent_distance", default=60.0)
     fib = make_fiber(space, invariant, table, None, None)
     h = np.array(table_histogram(fib, table), dtype=np.int64)
-    deadline = t0 + time_limit
     est = fib.estimate_size()
     best = -1
     best_w: Witness | None = None
@@ -254,18 +260,18 @@ def dataset_semiadjacent_distance(
     else:
         assert fib.matrix is not None and fib.rhs is not None
         a, b = fib.matrix, fib.rhs
-        support = sorted(fib.support(budget=Budget.of(time_limit)))
+        support = sorted(fib.support(budget=budget))
         method = "integer-program"
         fsize = None
         for x in np.flatnonzero(h).tolist():
             g = h.copy()
             g[x] -= 1
             for y in support:
-                if time.monotonic() > deadline:
+                if budget.expired:
                     complete = False
                     break
                 by = b - a[:, y]
-                st, g2, d = inner_min_ilp(a, by, g, bounds_for(a, by, fib.n - 1), deadline - time.monotonic())
+                st, g2, d = inner_min_ilp(a, by, g, bounds_for(a, by, fib.n - 1), budget)
                 if g2 is None or st != "optimal":
                     complete = False
                     continue

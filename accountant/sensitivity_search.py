@@ -84,8 +84,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.arguments import check_int, check_positive
-from semidp.accountant.budget import Budget
+from semidp.accountant.arguments import check_int
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.callable_invariant import CallableInvariant
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge
@@ -142,7 +142,8 @@ def semi_sensitivity_search(
     limit: int = DEFAULT_PAIR_LIMIT,
     multiset_limit: int = DEFAULT_MULTISET_LIMIT,
     fiber_limit: int = DEFAULT_FIBER_LIMIT,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
+    **legacy: float,
 ) -> SensitivitySearchResult:
     r"""The exact Semi-DP sensitivity space with witnesses [CA24, Def. 4, Sec. 4].
 
@@ -185,8 +186,9 @@ def semi_sensitivity_search(
     fiber_limit:
         Largest fiber enumerated for the realisability test; above it, integer
         feasibility programs decide (the ``realised_by`` field says which).
-    time_limit:
-        Seconds. Integer programs still undecided when it runs out are counted
+    budget:
+        The wall-clock :class:`~semidp.accountant.budget.Budget` (default 60 s from the call; the deprecated
+        ``time_limit=`` seconds still works for one release). Integer programs still undecided when it runs out are counted
         as realisable (conservative; ``exact=False`` and listed in ``undecided``).
 
     Returns
@@ -226,8 +228,7 @@ def semi_sensitivity_search(
     check_int("limit", limit, minimum=1)
     check_int("multiset_limit", multiset_limit, minimum=1)
     check_int("fiber_limit", fiber_limit, minimum=1)
-    check_positive("time_limit", time_limit)
-    budget = Budget.until(t0 + time_limit)
+    budget = budget_argument(budget, legacy, where="semi_sensitivity_search", default=60.0)
     notes: list[str] = []
     if isinstance(radius, SemiAdjacentResult):
         res = radius
@@ -297,7 +298,7 @@ def semi_sensitivity_search(
                     a,
                     limit=limit,
                     multiset_limit=multiset_limit,
-                    time_limit=max(budget.remaining(), 1e-3),
+                    budget=budget,
                     what=f"candidates for the {invariant.describe()}",
                 )
             except SearchTooLarge as exc:
@@ -419,7 +420,8 @@ def semi_sensitivity_space(
     limit: int = DEFAULT_PAIR_LIMIT,
     multiset_limit: int = DEFAULT_MULTISET_LIMIT,
     fiber_limit: int = DEFAULT_FIBER_LIMIT,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
+    **legacy: float,
 ) -> SensitivitySpace:
     r"""The Semi-DP sensitivity space :math:`S^{D_t, A_a}` [CA24, Def. 4, Sec. 4].
 
@@ -449,7 +451,7 @@ def semi_sensitivity_space(
         limit=limit,
         multiset_limit=multiset_limit,
         fiber_limit=fiber_limit,
-        time_limit=time_limit,
+        budget=budget_argument(budget, legacy, where="semi_sensitivity_space", default=60.0),
     ).space
 
 

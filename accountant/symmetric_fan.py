@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import linprog
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.errors import SearchTooLarge, VerificationError
 from semidp.accountant.face_fan import FaceDecomposer, check_volumes, rotate_facet
 from semidp.accountant.knorm_certificates import SpanCertificate
@@ -91,12 +92,13 @@ def symmetric_fan(
     sym: TableSymmetry,
     *,
     orbit_limit: int,
-    time_limit: float,
+    budget: Budget,
     fan_limit: int,
     expand_limit: int,
     facet_work_limit: float,
 ) -> tuple[list[SnappedFacet], FloatArray, NDArray[np.intp], FloatArray, IntArray, FloatArray | None]:
-    """Adjacency decomposition of conv(S) up to ``sym``; returns reps, fan points/simplices/volumes/mult, facets."""
+    """Adjacency decomposition of conv(S) up to ``sym`` within ``budget``; returns reps, fan points/simplices/volumes/mult,
+    facets."""
     import collections
 
     import sympy
@@ -133,7 +135,7 @@ def symmetric_fan(
         u.reshape(-1, *shape).astype(np.int64),
         sym,
         facet_work_limit,
-        t0 + time_limit,
+        budget.deadline,
         fan_limit,
         recurse=s <= RECURSION_MAX_RANK,
     )
@@ -141,11 +143,11 @@ def symmetric_fan(
     fan_mult: list[IntArray] = []
     fan_vol: list[FloatArray] = []
     while queue:
-        if time.monotonic() - t0 > time_limit:
+        if budget.expired:
             raise SearchTooLarge(
                 f"facet orbits of conv(S) (found {len(reps)} so far)",
                 time.monotonic() - t0,
-                time_limit,
+                budget.deadline - t0,
                 "Time budget (s) exceeded; use containing_ball(space).",
             )
         fc = queue.popleft()
@@ -160,11 +162,11 @@ def symmetric_fan(
         fan_vol.append(face.vols / (float(np.linalg.norm(a)) * s))  # cone from 0: height 1/|a|
         ridges = [np.searchsorted(fc.tight, r) for r in face.ridges]
         for ridge in ridges:
-            if time.monotonic() - t0 > time_limit:
+            if budget.expired:
                 raise SearchTooLarge(
                     f"facet orbits of conv(S) (found {len(reps)} so far)",
                     time.monotonic() - t0,
-                    time_limit,
+                    budget.deadline - t0,
                     "Time budget (s) exceeded; use containing_ball(space).",
                 )
             nb = snap_facet(q, rotate_facet(pts, a, x, x[ridge]), u, perp, s)

@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # tests.planted_bugs holds the planted implementations
     sys.path.insert(0, str(ROOT))
 
+from semidp.accountant.budget import Budget  # noqa: E402
 from semidp.verify.load import loads  # noqa: E402
 from semidp.verify.run_options import RunOptions  # noqa: E402
 from semidp.verify.runner import audit  # noqa: E402
@@ -66,7 +67,7 @@ def run(
         text = text.replace("[claim]", f"processes = {processes}\n[claim]")
     text = text.replace("[claim]", f'statistics = "{statistics_key}"\n[claim]')
     t = time.perf_counter()
-    r = audit(loads(text), options=RunOptions(allow_code=True), time_limit=time_limit)
+    r = audit(loads(text), options=RunOptions(allow_code=True), budget=Budget.of(time_limit))
     sec: dict[str, object] = r.report["audit_lower_bound"]
     return sec, time.perf_counter() - t
 

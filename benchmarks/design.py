@@ -19,6 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
+from semidp.accountant.budget import Budget
 from semidp.verify.load import load
 from semidp.verify.runner import audit
 
@@ -30,7 +31,7 @@ DESIGN_SPEC = ROOT / "specs" / "census-2020-pl94-persons-us-design.toml"
 def _timed(path: Path) -> tuple[float, dict[str, object]]:
     spec = load(str(path))
     t0 = time.perf_counter()
-    report = audit(spec, time_limit=600.0).report
+    report = audit(spec, budget=Budget.of(600.0)).report
     return time.perf_counter() - t0, report
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.containing_ball import containing_ball
 from semidp.accountant.errors import SearchTooLarge
 from semidp.accountant.knorm import KNormBall
@@ -83,10 +84,10 @@ def cold_vs_cached(sp: SensitivitySpace, sym: TableSymmetry, repeats: int) -> st
     for _ in range(repeats):
         with tempfile.TemporaryDirectory() as d:
             t = time.perf_counter()
-            _, miss = cached_knorm_ball(sp, symmetry=sym, cache_dir=d, time_limit=60.0)
+            _, miss = cached_knorm_ball(sp, symmetry=sym, cache_dir=d, budget=Budget.of(60.0))
             cold.append(time.perf_counter() - t)
             t = time.perf_counter()
-            _, hit = cached_knorm_ball(sp, symmetry=sym, cache_dir=d, time_limit=60.0)
+            _, hit = cached_knorm_ball(sp, symmetry=sym, cache_dir=d, budget=Budget.of(60.0))
             warm.append(time.perf_counter() - t)
             if (miss.status, hit.status) != ("miss", "hit"):
                 return f"{miss.status}/{hit.status}: {hit.reason or miss.reason}"
@@ -111,7 +112,7 @@ def run_case(r: int, c: int, paper_exact: bool, seed: int, quick: bool, repeats:
     t = time.perf_counter()
     ball: KNormBall | None
     try:
-        ball = KNormBall.from_space(sp, symmetry=TableSymmetry(r, c), time_limit=120.0)
+        ball = KNormBall.from_space(sp, symmetry=TableSymmetry(r, c), budget=Budget.of(120.0))
         sym = f"{time.perf_counter() - t:.3g}s"
     except SearchTooLarge as e:
         ball = None

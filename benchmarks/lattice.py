@@ -39,6 +39,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.lattice import basic_move_basis, kernel_lattice_basis, total_matrix
 from semidp.mechanisms.coupling import choose_burn_in, meeting_times, tv_bound
 from semidp.mechanisms.discrete import discrete_gaussian_array, discrete_laplace_array
@@ -109,7 +110,7 @@ def main() -> None:
             lag=lag,
             pairs=200,
             rng=np.random.default_rng(args.seed + 7),
-            time_budget=budget,
+            budget=Budget.of(budget),
             censor=True,
             progress=True,
         )

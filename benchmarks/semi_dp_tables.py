@@ -37,6 +37,7 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.containing_ball import ContainingBall, containing_ball
 from semidp.accountant.errors import SearchTooLarge
 from semidp.accountant.invariants import Margins
@@ -242,7 +243,7 @@ def ball_for(k: int, paper_exact: bool, hull_time: float) -> BallInfo:
     t = time.perf_counter()
     try:
         b: KNormBall | ContainingBall = KNormBall.from_space(
-            sp, relation=REL, symmetry=TableSymmetry(k, k), time_limit=hull_time
+            sp, relation=REL, symmetry=TableSymmetry(k, k), budget=Budget.of(hull_time)
         )
         info = BallInfo(b, True, time.perf_counter() - t, f"hull: {b.facet_count} facets")
     except SearchTooLarge as e:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import SearchTooLarge
 from semidp.accountant.fiber import conforming_fiber
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                     invariant=inv,
                     table=table,
                     limit=args.brute_limit,
-                    time_limit=args.time_limit,
+                    budget=Budget.of(args.time_limit),
                 ),
                 _run(
                     "graph-search",
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                     invariant=inv,
                     table=table,
                     limit=args.graph_limit,
-                    time_limit=args.time_limit,
+                    budget=Budget.of(args.time_limit),
                 ),
                 _run(
                     "integer-program",
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                     space=space,
                     invariant=inv,
                     table=table,
-                    time_limit=args.time_limit,
+                    budget=Budget.of(args.time_limit),
                 ),
             ]
             values = {r.value for r in runs if r.exact}

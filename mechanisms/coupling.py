@@ -63,7 +63,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.arguments import check_in_interval, check_int, check_nonnegative
+from semidp.accountant.arguments import check_in_interval, check_int
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.progress import Progress
 from semidp.mechanisms.lattice_mcmc import BudgetExhausted, LatticeSampler
@@ -258,9 +259,10 @@ def meeting_times(
     coupling: Coupling = "hybrid",
     threshold: int | None = None,
     max_iterations: int = 10**6,
-    time_budget: float | None = None,
+    budget: Budget | None = None,
     censor: bool = False,
     progress: bool = True,
+    **legacy: float | None,
 ) -> MeetingTimes:
     r"""Sample ``pairs`` independent L-lag meeting times (BJV19 Alg. 1; [DGGY23, Alg. 3]).
 
@@ -273,8 +275,9 @@ def meeting_times(
     ----------
     lag:
         L >= 1.
-    max_iterations, time_budget:
-        Budget on t (X-chain index) and on wall time.
+    max_iterations, budget:
+        Budget on t (X-chain index) and the wall-clock :class:`~semidp.accountant.budget.Budget` (default
+        unlimited; the deprecated ``time_budget=`` seconds still works for one release).
     censor:
         If the budget ends first: ``False`` raises :class:`BudgetExhausted`,
         ``True`` returns a result with ``met == False`` for the censored pairs
@@ -286,7 +289,7 @@ def meeting_times(
     L = check_int("lag", lag, minimum=1)
     R = check_int("pairs", pairs, minimum=1)
     t_max = check_int("max_iterations", max_iterations, minimum=L + 1)
-    budget = math.inf if time_budget is None else check_nonnegative("time_budget", time_budget)
+    budget = budget_argument(budget, legacy, where="meeting_times", old="time_budget", zero_ok=True)
     kernel = CoupledKernel(sampler, coupling, threshold)
     t0 = time.monotonic()
     x0 = sampler.initial_states(R, rng=g)
@@ -299,7 +302,7 @@ def meeting_times(
     t = L
     with Progress(f"L-lag meeting times (L={L})", total=R) as bar:
         while active.size and t < t_max:
-            if t % 64 == 0 and time.monotonic() - t0 > budget:
+            if t % 64 == 0 and budget.expired:
                 break
             t += 1
             kernel._advance(st, g)
@@ -317,7 +320,7 @@ def meeting_times(
     if active.size and not censor:
         raise BudgetExhausted(
             f"{active.size} of {R} pairs had not met at t={t} (max_iterations={t_max}, "
-            f"time_budget={time_budget}); increase the budget, or pass censor=True to get "
+            f"{time.monotonic() - t0:.3g} s of the time budget); increase the budget, or pass censor=True to get "
             "the censored meeting times (which cannot bound the TV distance).",
             t,
         )

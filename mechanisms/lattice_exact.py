@@ -66,7 +66,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from semidp.accountant.arguments import check_int, check_nonnegative, check_rng
+from semidp.accountant.arguments import check_int, check_rng
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.directed import down_exact, up_exact
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
 from semidp.accountant.lattice_split import (
@@ -304,9 +305,10 @@ class ExactLatticeSampler:
         n: int,
         *,
         rng: np.random.Generator,
-        time_budget: float | None = None,
+        budget: Budget | None = None,
         max_proposals: int | None = MAX_PROPOSALS,
         progress: bool = True,
+        **legacy: float | None,
     ) -> ExactRun:
         """``n`` exact draws with their record (proposals, acceptance, time).
 
@@ -315,18 +317,20 @@ class ExactLatticeSampler:
         acceptance rate implies more than ``max_proposals`` (``None``: no cap) proposals for
         ``n`` draws; after that, once, if the point estimate does. Pilot draws are kept (the
         refusal depends only on accept indicators, so accepted values stay i.i.d. from the
-        target). A progress line is shown on a TTY.
+        target). A progress line is shown on a TTY. ``budget``: the wall-clock
+        :class:`~semidp.accountant.budget.Budget` (default unlimited; the deprecated ``time_budget=`` seconds
+        still works for one release).
 
         Raises
         ------
         SearchTooLarge
             Expected proposals for ``n`` draws exceed ``max_proposals`` (both numbers named).
         BudgetExhausted
-            ``max_proposals`` proposals made or ``time_budget`` seconds passed before ``n`` draws.
+            ``max_proposals`` proposals made or ``budget`` expired before ``n`` draws.
         """
         total = check_int("n", n, minimum=0)
         check_rng(rng)
-        budget = math.inf if time_budget is None else check_nonnegative("time_budget", time_budget)
+        budget = budget_argument(budget, legacy, where="ExactLatticeSampler.run", old="time_budget", zero_ok=True)
         cap = math.inf if max_proposals is None else check_int("max_proposals", max_proposals, minimum=1)
         t0 = time.monotonic()
         m = len(self.split.free)
@@ -339,9 +343,9 @@ class ExactLatticeSampler:
         rows = min(_FIRST_BATCH, big)
         with Progress(f"exact lattice {self.kind}", total=total) as bar:
             while got < total:
-                if time.monotonic() - t0 > budget:
+                if budget.expired:
                     raise BudgetExhausted(
-                        f"time budget {time_budget} s ended after {props} proposals "
+                        f"time budget ended after {time.monotonic() - t0:.3g} s and {props} proposals "
                         f"with {got} of {total} draws accepted.",
                         got,
                     )
@@ -394,11 +398,13 @@ class ExactLatticeSampler:
         n: int,
         *,
         rng: np.random.Generator,
-        time_budget: float | None = None,
+        budget: Budget | None = None,
         max_proposals: int | None = MAX_PROPOSALS,
+        **legacy: float | None,
     ) -> NDArray[np.int64]:
         """``n x d`` int64 exact noise vectors (``A z = 0``); see :meth:`run` for budgets and errors."""
-        return self.run(n, rng=rng, time_budget=time_budget, max_proposals=max_proposals).noise
+        budget = budget_argument(budget, legacy, where="ExactLatticeSampler.sample", old="time_budget", zero_ok=True)
+        return self.run(n, rng=rng, budget=budget, max_proposals=max_proposals).noise
 
     def diagnostics(self) -> dict[str, Any]:
         """JSON-ready record: exact parameters, the split, and totals over all runs so far."""

@@ -57,7 +57,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_int, check_nonnegative, check_positive, check_rng
+from semidp.accountant.arguments import check_int, check_positive, check_rng
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.errors import BudgetExhausted, InvalidArgument
 from semidp.accountant.progress import Progress
 from semidp.mechanisms.lattice_targets import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeTarget
@@ -238,8 +239,9 @@ class LatticeSampler:
         rng: np.random.Generator,
         burn_in: int = 0,
         thin: int = 0,
-        time_budget: float | None = None,
+        budget: Budget | None = None,
         progress: bool = True,
+        **legacy: float | None,
     ) -> ChainRun:
         """Advance ``states`` (chains x m) by ``iterations`` MH steps.
 
@@ -252,8 +254,10 @@ class LatticeSampler:
         burn_in, thin:
             With ``thin >= 1``, record ``z`` after iterations ``burn_in + thin*k``
             (``k >= 1``); ``thin = 0`` records nothing.
-        time_budget:
-            Seconds; stop early (``stopped_early=True``) when exceeded.
+        budget:
+            The wall-clock :class:`~semidp.accountant.budget.Budget` (default unlimited; the deprecated
+            ``time_budget=`` seconds still works for one release); stop early (``stopped_early=True``) when it
+            expires.
         progress:
             Show a progress line on a TTY (``accountant.progress``).
         """
@@ -261,7 +265,7 @@ class LatticeSampler:
         n_it = check_int("iterations", iterations)
         b = check_int("burn_in", burn_in)
         th = check_int("thin", thin)
-        budget = math.inf if time_budget is None else check_nonnegative("time_budget", time_budget)
+        budget = budget_argument(budget, legacy, where="LatticeSampler.run", old="time_budget", zero_ok=True)
         t = self.target
         s0 = np.asarray(states)
         if s0.ndim != 2 or s0.shape[1] != t.m or not np.issubdtype(s0.dtype, np.integer):
@@ -283,11 +287,10 @@ class LatticeSampler:
         accepted = 0
         done = 0
         rec = 0
-        t0 = time.monotonic()
         stopped = False
         with Progress("lattice MCMC", total=n_it) as bar:
             while done < n_it:
-                if time.monotonic() - t0 > budget:
+                if budget.expired:
                     stopped = True
                     break
                 k_blk = min(block, n_it - done)
@@ -336,16 +339,19 @@ class LatticeSampler:
         rng: np.random.Generator,
         chains: int | None = None,
         thin: int = 1,
-        time_budget: float | None = None,
+        budget: Budget | None = None,
         progress: bool = True,
+        **legacy: float | None,
     ) -> NDArray[np.int64]:
         """``n`` noise vectors (n x d) after ``burn_in`` sweeps from pi_0.
 
         Runs ``chains`` independent chains (default ``n``: one draw per chain,
         i.e. independent draws from the time-``burn_in`` law) and keeps every
         ``thin``-th state after the burn-in. Raises :class:`BudgetExhausted` if the
-        time budget ends before ``n`` draws are recorded.
+        time budget ends before ``n`` draws are recorded (``budget`` as for :meth:`run`).
         """
+        budget = budget_argument(budget, legacy, where="LatticeSampler.sample", old="time_budget", zero_ok=True)
+        t0 = time.monotonic()
         total = check_int("n", n, minimum=1)
         c = total if chains is None else check_int("chains", chains, minimum=1)
         th = check_int("thin", thin, minimum=1)
@@ -356,12 +362,12 @@ class LatticeSampler:
             rng=rng,
             burn_in=burn_in,
             thin=th,
-            time_budget=time_budget,
+            budget=budget,
             progress=progress,
         )
         if res.stopped_early:
             raise BudgetExhausted(
-                f"time budget {time_budget} s ended after {res.iterations} of "
+                f"time budget ended after {time.monotonic() - t0:.3g} s and {res.iterations} of "
                 f"{burn_in + per_chain * th} iterations; no draws returned.",
                 res.iterations,
             )
@@ -375,7 +381,8 @@ def release_histogram(
     *,
     burn_in: int,
     rng: np.random.Generator,
-    time_budget: float | None = None,
+    budget: Budget | None = None,
+    **legacy: float | None,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     r"""Release ``x + z`` with ``z`` the state of one chain after ``burn_in`` sweeps ([DGGY23, Def. 9] / Def 13).
 
@@ -383,11 +390,12 @@ def release_histogram(
     invariant :math:`\mathbf A` with :math:`\mathbf A\mathbf C=0` is kept:
     :math:`\mathbf A(x+z)=\mathbf Ax`. Privacy: the chain's law at ``burn_in`` is
     only within some TV distance :math:`\delta'` of the target; charge it with
-    :func:`mechanisms.lattice_privacy.approximate_sampler_delta`.
+    :func:`mechanisms.lattice_privacy.approximate_sampler_delta`. ``budget``: as for :meth:`LatticeSampler.run`.
     """
+    budget = budget_argument(budget, legacy, where="release_histogram", old="time_budget", zero_ok=True)
     arr = np.asarray(x)
     d = sampler.target.d
     if arr.shape != (d,) or not np.issubdtype(arr.dtype, np.integer):
         raise InvalidArgument(f"x must be an integer vector of length {d}; got shape {arr.shape}.")
-    z = sampler.sample(1, burn_in=burn_in, rng=rng, time_budget=time_budget, progress=False)[0]
+    z = sampler.sample(1, burn_in=burn_in, rng=rng, budget=budget, progress=False)[0]
     return arr.astype(np.int64) + z, z

@@ -34,7 +34,7 @@ def _section(function: str, *, draws: int, extra: str = "", time_limit: float = 
     text = spec_text(function, draws=draws, seed=1)
     if extra:
         text = text.replace("[claim]", extra + "\n[claim]")
-    rep = audit(loads(text), options=RunOptions(allow_code=True), time_limit=time_limit).report
+    rep = audit(loads(text), options=RunOptions(allow_code=True), budget=Budget.of(time_limit)).report
     sec: dict[str, object] = rep["audit_lower_bound"]
     return sec
 
@@ -184,7 +184,7 @@ def test_a_function_drawing_from_numpys_global_generator_gets_independent_batche
         pool = ReleasePool("g.py:f", str(tmp_path / "s.toml"), 1, 2, memory_limit=None)
         pool.start()
         try:
-            got = pool.run([Task((0, s, j), (0,) * 9, 50) for j in range(4) for s in (0, 1)], time.monotonic() + 120)
+            got = pool.run([Task((0, s, j), (0,) * 9, 50) for j in range(4) for s in (0, 1)], Budget.of(120))
         finally:
             pool.close()
         return np.concatenate([got.done[i] for i in sorted(got.done)])

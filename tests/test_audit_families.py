@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.outcome import Refuted, Unknown, Verified
 from semidp.verify.load import loads
 from semidp.verify.run_options import RunOptions
@@ -35,7 +36,7 @@ def _audit(function: str, framework: str, claim: str, extra: str) -> tuple[dict[
     text = spec_text(function, framework=framework, claim=claim, draws=DRAWS, seed=SEED)
     text = text.replace("tests.planted_bugs:", "tests.planted_audit_bugs:")
     text = text.replace("[claim]", f'statistics = "all"\n{extra}[claim]')
-    r = audit(loads(text), options=RunOptions(allow_code=True), time_limit=300)
+    r = audit(loads(text), options=RunOptions(allow_code=True), budget=Budget.of(300))
     checks = {c.name: c.outcome for c in r.typed.checks}
     return r.report["audit_lower_bound"], checks["statistical-audit"], checks["invariant-preserved"]
 

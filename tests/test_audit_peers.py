@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.outcome import Refuted, Unknown, Verified
 from semidp.verify.audit_evidence import refutation_evidence
 from semidp.verify.audit_pairs import AuditPair, pair_statistics
@@ -81,7 +82,10 @@ def test_the_rarer_side_of_the_test_is_the_event_shown() -> None:
 @pytest.mark.slow
 def test_the_textbook_float_laplace_is_refuted_on_outputs_exact_arithmetic_forbids() -> None:
     res = audit(
-        load(str(SPECS / "audit-textbook-laplace.toml")), seed=7, time_limit=300.0, options=RunOptions(allow_code=True)
+        load(str(SPECS / "audit-textbook-laplace.toml")),
+        seed=7,
+        budget=Budget.of(300.0),
+        options=RunOptions(allow_code=True),
     )
     check = next(c for c in res.typed.checks if c.name == "statistical-audit")
     assert isinstance(check.outcome, Refuted)
@@ -109,7 +113,7 @@ def test_a_correct_library_mechanism_is_not_refuted_and_keeps_the_margins(stem: 
     spec = load(str(SPECS / f"{stem}.toml"))
     assert isinstance(spec.mechanism, ImplementationSpec)
     spec = dataclasses.replace(spec, mechanism=dataclasses.replace(spec.mechanism, draws=10_000))
-    res = audit(spec, seed=1, time_limit=300.0, options=RunOptions(allow_code=True))
+    res = audit(spec, seed=1, budget=Budget.of(300.0), options=RunOptions(allow_code=True))
     checks = {c.name: c.outcome for c in res.typed.checks}
     assert isinstance(checks["statistical-audit"], Unknown), checks["statistical-audit"]
     assert "not refuted at this sample size" in str(checks["statistical-audit"])

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from semidp.accountant.budget import Budget
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.errors import InvalidArgument
 
 
@@ -57,3 +57,39 @@ def test_bad_values_are_refused_by_name() -> None:
         Budget.until(float("nan"))
     with pytest.raises(dataclasses.FrozenInstanceError):
         Budget.of(1.0).deadline = 0.0  # type: ignore[misc]
+
+
+def test_budget_argument_keeps_the_old_keyword_for_one_release() -> None:
+    """The public functions' ``time_limit=`` / ``time_budget=`` seconds still work, with a DeprecationWarning."""
+    given = Budget.of(5.0)
+    assert budget_argument(given, {}, where="f") is given
+    assert budget_argument(None, {}, where="f", default=None) == Budget.unlimited()
+    assert 0.0 < budget_argument(None, {}, where="f", default=3.0).remaining() <= 3.0
+    with pytest.warns(DeprecationWarning, match=r"f\(time_limit=seconds\)"):
+        old = budget_argument(None, {"time_limit": 2.0}, where="f", default=60.0)
+    assert 0.0 < old.remaining() <= 2.0  # the old seconds, not the default
+    with pytest.warns(DeprecationWarning, match="time_budget"):
+        assert budget_argument(None, {"time_budget": None}, where="f", old="time_budget", zero_ok=True).bounded is False
+    with pytest.warns(DeprecationWarning, match="time_budget"):
+        assert budget_argument(None, {"time_budget": 0.0}, where="f", old="time_budget", zero_ok=True).expired
+    with pytest.raises(InvalidArgument, match="time_limit"):  # still refused by name (before the warning)
+        budget_argument(None, {"time_limit": 0.0}, where="f")
+    with pytest.raises(InvalidArgument, match="not both"):
+        budget_argument(given, {"time_limit": 2.0}, where="f")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'time_limt'"):
+        budget_argument(None, {"time_limt": 2.0}, where="f")
+
+
+def test_audit_takes_a_budget_and_still_the_old_keywords() -> None:
+    """``audit(budget=...)``; ``time_limit=`` and ``deadline=`` are deprecated for one release, not broken."""
+    from semidp.verify.load import load
+    from semidp.verify.runner import audit
+
+    spec = load("specs/census-2020-total.toml")
+    assert audit(spec, budget=Budget.of(60.0)).verdict == "holds"
+    with pytest.warns(DeprecationWarning, match="time_limit"):
+        assert audit(spec, time_limit=60.0).verdict == "holds"
+    with pytest.warns(DeprecationWarning, match="deadline"):
+        assert audit(spec, deadline=time.monotonic() + 60.0).verdict == "holds"
+    with pytest.raises(InvalidArgument, match="not both"):
+        audit(spec, budget=Budget.of(60.0), deadline=time.monotonic() + 60.0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from semidp.accountant.budget import Budget
 from semidp.verify.load import loads
 from semidp.verify.runner import audit
 
@@ -38,7 +39,7 @@ def _exact_verdict(claim: float) -> str:
 
 @pytest.mark.parametrize("claim", [0.6, 20.0, 30.0])
 def test_cut_short_verdict_never_contradicts_the_exact_one(claim: float) -> None:
-    r = audit(loads(SPEC.replace("CLAIM", str(claim))), time_limit=0.05).report
+    r = audit(loads(SPEC.replace("CLAIM", str(claim))), budget=Budget.of(0.05)).report
     a = r["semi_adjacent_parameter"]
     assert a["lower"] <= EXACT_A <= a["value"]  # the bounds bracket the truth
     assert r["verdict"] in ("inconclusive", _exact_verdict(claim))
@@ -49,6 +50,6 @@ def test_cut_short_verdict_never_contradicts_the_exact_one(claim: float) -> None
 
 @pytest.mark.slow
 def test_generous_budget_proves_the_exact_value() -> None:
-    r = audit(loads(SPEC.replace("CLAIM", "20")), time_limit=600).report
+    r = audit(loads(SPEC.replace("CLAIM", "20")), budget=Budget.of(600)).report
     assert (r["semi_adjacent_parameter"]["value"], r["semi_adjacent_parameter"]["exact"]) == (EXACT_A, True)
     assert r["verdict"] == "fails"

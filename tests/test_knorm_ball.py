@@ -16,6 +16,7 @@ from functools import cache
 import numpy as np
 import pytest
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.containing_ball import containing_ball
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge
 from semidp.accountant.knorm import KNormBall
@@ -282,13 +283,15 @@ def test_symmetric_build_four_by_four_with_cycles_is_complete() -> None:
 def test_symmetric_build_budgets_refuse_quickly() -> None:
     t0 = time.perf_counter()
     with pytest.raises(SearchTooLarge, match="Time"):  # 4x5 with 3-cycles needs ~35 s
-        KNormBall.from_space(table_space(4, 5), symmetry=TableSymmetry(4, 5), time_limit=1.0)
+        KNormBall.from_space(table_space(4, 5), symmetry=TableSymmetry(4, 5), budget=Budget.of(1.0))
     with pytest.raises(SearchTooLarge, match="hull of a face"):  # s = 16: no recursion, refused at once
         KNormBall.from_space(table_space(5, 5), symmetry=TableSymmetry(5, 5))
     with pytest.raises(SearchTooLarge, match="orbits"):
         KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), orbit_limit=3)
     with pytest.raises(SearchTooLarge, match="Time"):
-        KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), time_limit=0.0)
+        KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), budget=Budget.of(0.0))
+    with pytest.raises(SearchTooLarge, match="Time"), pytest.warns(DeprecationWarning, match="time_limit"):
+        KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), time_limit=0.0)  # one release more
     assert time.perf_counter() - t0 < 10
     with pytest.raises(InvalidArgument, match="invariant"):
         KNormBall.from_space(

@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.sensitivity import SensitivitySpace, table_space
 from semidp.accountant.table_symmetry import TableSymmetry
@@ -46,7 +47,7 @@ seed = 1
 def test_twelve_by_twelve_answers_within_its_budget(kind: str) -> None:
     limit = 20.0
     t0 = time.monotonic()
-    a = audit(loads(_spec(kind, 12, 12)), time_limit=limit)
+    a = audit(loads(_spec(kind, 12, 12)), budget=Budget.of(limit))
     elapsed = time.monotonic() - t0
     r = a.report
     assert elapsed <= 1.1 * limit + 2  # the contract's overshoot allowance

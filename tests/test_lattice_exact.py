@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy import integrate, stats
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
 from semidp.accountant.lattice import counting_matrix, table_margins_matrix, total_matrix
 from semidp.mechanisms.discrete import discrete_gaussian_pmf
@@ -371,7 +372,7 @@ def test_budget_refusals_name_both_numbers() -> None:
     # "at least" ~ 2.8e6 proposals; the true expectation is 10^4 / 1.0359e-3 ~ 9.7e6
     assert 1e6 < e.value.size < 9.7e6 and e.value.limit == 50_000 and "at least" in str(e.value)
     with pytest.raises(BudgetExhausted, match="time budget"):
-        smp.sample(10, rng=np.random.default_rng(0), time_budget=0.0)
+        smp.sample(10, rng=np.random.default_rng(0), budget=Budget.of(0.0))
     with pytest.raises(BudgetExhausted, match="max_proposals=100"):
         smp.sample(1, rng=np.random.default_rng(0), max_proposals=100)  # pilot can't refuse yet
 

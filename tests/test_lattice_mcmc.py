@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.lattice import (
     basic_move_basis,
@@ -261,10 +262,17 @@ def test_thinning_and_recording_are_consistent() -> None:
 def test_time_budget() -> None:
     smp = LatticeSampler(LatticeLaplaceTarget(total_basis(3), 0.25))
     rng = np.random.default_rng(0)
-    run = smp.run(smp.initial_states(2, rng=rng), 10**6, rng=rng, time_budget=0.0, progress=False)
+    run = smp.run(smp.initial_states(2, rng=rng), 10**6, rng=rng, budget=Budget.of(0.0), progress=False)
     assert run.stopped_early and run.iterations == 0 and run.draws.shape[0] == 0
     with pytest.raises(BudgetExhausted, match="time budget"):
-        smp.sample(3, burn_in=10**6, rng=rng, time_budget=0.0, progress=False)
+        smp.sample(3, burn_in=10**6, rng=rng, budget=Budget.of(0.0), progress=False)
+    # the deprecated keyword (one release): warns, and its seconds still stop the chain
+    with pytest.warns(DeprecationWarning, match="time_budget"):
+        old = smp.run(smp.initial_states(2, rng=rng), 10**6, rng=rng, time_budget=0.0, progress=False)
+    assert old.stopped_early and old.iterations == 0
+    with pytest.warns(DeprecationWarning, match="time_budget"):
+        unlimited = smp.run(smp.initial_states(2, rng=rng), 5, rng=rng, time_budget=None, progress=False)
+    assert not unlimited.stopped_early and unlimited.iterations == 5
 
 
 def test_release_keeps_margins() -> None:

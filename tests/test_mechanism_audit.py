@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from semidp.accountant import InvalidSpec
+from semidp.accountant.budget import Budget
 from semidp.accountant.guarantees import GDP, PureDP
 from semidp.mechanisms.projected_gaussian import expected_chi
 from semidp.verify.load import load, loads
@@ -31,12 +32,12 @@ def _check(report: dict[str, object], name: str) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def gauss() -> Audit:
-    return audit(load(GAUSS), seed=None, time_limit=30.0)
+    return audit(load(GAUSS), seed=None, budget=Budget.of(30.0))
 
 
 @pytest.fixture(scope="module")
 def knorm() -> Audit:
-    return audit(load(KNORM), seed=None, time_limit=30.0)
+    return audit(load(KNORM), seed=None, budget=Budget.of(30.0))
 
 
 def _margins(x: np.ndarray) -> np.ndarray:

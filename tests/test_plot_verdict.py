@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP
 from semidp.accountant.relations import Replace
 from semidp.verify.load import load
@@ -39,7 +40,7 @@ R = Replace()
 @pytest.mark.parametrize("path", shipped_spec_params(SLOW))
 def test_the_privacy_plot_shows_the_verdict(path: Path) -> None:
     spec = load(str(path))
-    res = audit(spec, seed=1, time_limit=120.0, options=RunOptions(allow_code=True))
+    res = audit(spec, seed=1, budget=Budget.of(120.0), options=RunOptions(allow_code=True))
     r = res.typed
     claim = None
     if spec.claim is not None:

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from semidp.accountant import InvalidSpec
+from semidp.accountant.budget import Budget
 from semidp.accountant.outcome import Refuted, Unknown, Verified
 from semidp.accountant.progress import report_stages
 from semidp.mechanisms.nonneg_projection import project_nonneg
@@ -73,7 +74,7 @@ def _check(res: Audit, name: str) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def toy() -> Audit:
-    return audit(loads(TOY, "toy.toml"), time_limit=60.0)
+    return audit(loads(TOY, "toy.toml"), budget=Budget.of(60.0))
 
 
 def test_tz5_bias_of_nonneg_projection(toy: Audit) -> None:
@@ -179,7 +180,7 @@ def test_draws_limit_message_states_the_limit() -> None:
 
 def test_discrete_laplace_kind() -> None:
     spec = loads(TOY.replace('kind = "laplace"\nscale = 5.0', 'kind = "discrete-laplace"\nscale = "3"'))
-    res = audit(spec, time_limit=60.0)
+    res = audit(spec, budget=Budget.of(60.0))
     mech = res.report["mechanism"]
     assert mech["scale"] == "3" and res.report["advertised"]["epsilon"] == pytest.approx(2 / 3)
     a = math.exp(-1 / 3)  # T-S4: Var Lap_Z(3) = 2a/(1-a)^2 = 17.8343
@@ -194,14 +195,14 @@ def test_discrete_laplace_kind() -> None:
 
 def test_discrete_laplace_epsilon_target_is_exact() -> None:
     spec = loads(TOY.replace('kind = "laplace"\nscale = 5.0', 'kind = "discrete-laplace"\nepsilon = "2/7"'))
-    res = audit(spec, time_limit=60.0)
+    res = audit(spec, budget=Budget.of(60.0))
     assert res.report["mechanism"]["scale"] == "7"  # t = Delta_1 / epsilon = 2 / (2/7)
     assert res.report["advertised"]["epsilon"] == pytest.approx(2 / 7)
 
 
 def test_gaussian_scale_gives_mu_and_no_lemma2() -> None:
     spec = loads(TOY.replace('kind = "laplace"\nscale = 5.0', 'kind = "gaussian"\nscale = 2.0'))
-    res = audit(spec, time_limit=60.0)
+    res = audit(spec, budget=Budget.of(60.0))
     assert res.report["advertised"]["mu"] == pytest.approx(math.sqrt(2) / 2)  # Delta_2(S) / sigma
     pp = res.report["postprocess"]
     assert pp["bias_bound"] is None and pp["ball_probability"]["value"] is None
@@ -232,7 +233,7 @@ seed = 3
 
 @pytest.mark.parametrize(("margins", "method"), [('[["a"]]', "hierarchical-totals"), ('[["a"], ["b"]]', "admm")])
 def test_invariant_paths(margins: str, method: str) -> None:
-    res = audit(loads(MARGINS.replace("MARGINS", margins)), time_limit=60.0)
+    res = audit(loads(MARGINS.replace("MARGINS", margins)), budget=Budget.of(60.0))
     pp = res.report["postprocess"]
     assert pp["method"] == method
     if method == "admm":
@@ -267,7 +268,7 @@ def test_budget_stops_early(monkeypatch: pytest.MonkeyPatch) -> None:
         True,
         10_000,
         rng=np.random.default_rng(0),
-        deadline=time.monotonic() - 1.0,
+        budget=Budget.until(time.monotonic() - 1.0),
     )
     assert study.stopped_early and study.draws_done == 100
     _, checks = build(study, LaplaceNoise(5.0), "project-nonneg", 0, "test")
@@ -285,7 +286,7 @@ def test_the_checks_can_fail() -> None:
         True,
         20_000,
         rng=np.random.default_rng(0),
-        deadline=math.inf,
+        budget=Budget.unlimited(),
     )
     _, ok = build(study, LaplaceNoise(5.0), "project-nonneg", 0, "test")
     assert all(isinstance(c.outcome, Verified) for c in ok)
@@ -300,7 +301,7 @@ def test_the_checks_can_fail() -> None:
 
 def test_county_example_runs_within_budget() -> None:
     t0 = time.monotonic()
-    res = audit(load(COUNTY), time_limit=60.0)
+    res = audit(load(COUNTY), budget=Budget.of(60.0))
     elapsed = time.monotonic() - t0
     pp = res.report["postprocess"]
     assert pp["draws_done"] == 100_000 and pp["method"] == "sort-and-threshold"

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.callable_invariant import CallableInvariant
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument, SearchTooLarge
@@ -379,7 +380,7 @@ def test_callable_invariant_too_large_is_refused() -> None:
 def test_time_budget_runs_out_gracefully(method: str) -> None:
     space = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
     table = hist1(space, [(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2)])
-    res = search_semi_adjacent_parameter(space, one_way(space), table=table, method=method, time_limit=1e-9)
+    res = search_semi_adjacent_parameter(space, one_way(space), table=table, method=method, budget=Budget.of(1e-9))
     assert not res.exact and "ran out" in res.note
     assert res.value <= 4 <= res.upper  # the truth (T-A7) lies between
     assert check_witness(space, one_way(space), res.witness, t=res.t, n=res.n).passed
@@ -390,7 +391,7 @@ def test_integer_program_on_large_table_is_fast_and_exact() -> None:
     space = DataSpace.of(("A", 4), ("B", 4))
     rng = np.random.default_rng(7)
     table = rng.multinomial(100, np.ones(16) / 16)
-    res = semiadjacent_by_integer_program(space, one_way(space), table=table, time_limit=30)
+    res = semiadjacent_by_integer_program(space, one_way(space), table=table, budget=Budget.of(30))
     assert res.exact and res.value == 3
     assert check_witness(space, one_way(space), res.witness, t=res.t, n=res.n).passed
 
@@ -502,6 +503,21 @@ def test_verifier_rejects_wrong_value_claim() -> None:
 def test_bad_inputs_raise_invalid_argument(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(InvalidArgument, match=match):
         search_semi_adjacent_parameter(S22, one_way(S22), **kwargs)
+
+
+def test_deprecated_time_limit_keyword_still_works_for_one_release() -> None:
+    """Issue 23 item 5: ``time_limit=`` seconds becomes ``budget=``; the old keyword warns and still bounds the search."""
+    space = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
+    table = hist1(space, [(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2)])
+    with pytest.warns(DeprecationWarning, match="time_limit"):
+        old = search_semi_adjacent_parameter(space, one_way(space), table=table, method="graph-search", time_limit=1e-9)
+    assert not old.exact and "ran out" in old.note  # the old keyword's seconds reached the search
+    with pytest.warns(DeprecationWarning, match="time_limit"):
+        assert semiadjacent_by_integer_program(S22, one_way(S22), table=(1, 1, 1, 1), time_limit=30).value == 2
+    with pytest.raises(InvalidArgument, match="not both"):
+        search_semi_adjacent_parameter(S22, one_way(S22), table=(1, 1, 1, 1), budget=Budget.of(5), time_limit=5)
+    with pytest.raises(TypeError, match="time_limt"):
+        dataset_semiadjacent_distance(S22, one_way(S22), (1, 1, 1, 1), time_limt=5)
 
 
 def test_bad_invariant_type() -> None:

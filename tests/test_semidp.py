@@ -24,6 +24,7 @@ from semidp.accountant import (
     semi_dp,
     semi_dp_composition,
 )
+from semidp.accountant.budget import Budget
 from semidp.accountant.invariants import Linear
 
 STATE = Margins((("state",),))
@@ -178,7 +179,7 @@ def test_closed_forms_agree_with_exact_search(inst: tuple[DataSpace, object, lis
 
     space, inv, table = inst
     cf = closed_form(space, inv, Replace(), table=table)  # type: ignore[arg-type]
-    exact = search(space, inv, table=table, method="graph-search", time_limit=20.0)  # type: ignore[arg-type]
+    exact = search(space, inv, table=table, method="graph-search", budget=Budget.of(20.0))  # type: ignore[arg-type]
     assert exact.exact
     if cf.exact:
         assert cf.value == exact.value, (space, inv, table)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.outcome import NotApplicable, Refuted, Skipped, Unknown, Verified
 from semidp.verify.load import load
 from semidp.verify.run_options import RunOptions
@@ -38,7 +39,7 @@ BUILT = {"projected-gaussian", "projected-laplace", "k-norm", "generalized-lapla
 @pytest.mark.parametrize("path", shipped_spec_params(SLOW))
 def test_every_claim_names_its_certificate_or_says_unknown(path: Path) -> None:
     spec = load(str(path))
-    result = audit(spec, seed=1, time_limit=120.0, options=RunOptions(allow_code=True))
+    result = audit(spec, seed=1, budget=Budget.of(120.0), options=RunOptions(allow_code=True))
     checks = result.typed.checks
     claims = [c for c in checks if c.name == "claim"]
     if spec.claim is not None:
@@ -63,6 +64,6 @@ def test_every_claim_names_its_certificate_or_says_unknown(path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_at_table_beyond_16_cells_is_proved_by_z3() -> None:
-    result = audit(load("specs/table-5x5-k-norm.toml"), seed=1, time_limit=120.0)
+    result = audit(load("specs/table-5x5-k-norm.toml"), seed=1, budget=Budget.of(120.0))
     a_check = next(c for c in result.typed.checks if c.name == "semi-adjacent-parameter")
     assert "certified (z3, exact integers)" in a_check.detail

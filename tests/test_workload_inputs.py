@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from semidp.accountant.budget import Budget
 from semidp.verify.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,7 +199,9 @@ def test_a_short_time_limit_leaves_breakdown_plds_out_not_the_verdict() -> None:
     it does not reach keep their exact rho and zCDP values with pld_unavailable saying why."""
     import semidp
 
-    report = semidp.audit(semidp.load(ROOT / "specs" / "census-2020-pl94-persons-us.toml"), time_limit=0.01).report
+    report = semidp.audit(
+        semidp.load(ROOT / "specs" / "census-2020-pl94-persons-us.toml"), budget=Budget.of(0.01)
+    ).report
     assert report["verdict"] == "fails"  # refuted from the main query-level PLD bracket, as with a full budget
     groups = [
         g

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.invariants import Invariant
@@ -109,9 +110,10 @@ def semi_pairs(
     table: list[int],
     *,
     max_pairs: int,
-    time_limit: float,
+    budget: Budget,
 ) -> tuple[list[AuditPair], int, object]:
-    """Semi-adjacent pairs (module docstring): ``(pairs, radius used, the sensitivity search result)``."""
+    """Semi-adjacent pairs (module docstring): ``(pairs, radius used, the sensitivity search result)``; the
+    sensitivity search runs within ``budget``."""
     radius = a.value if a.exact else a.lower
     pairs: list[AuditPair] = []
     a_mat = inv.matrix(space)
@@ -130,7 +132,7 @@ def semi_pairs(
     w = a.search.witness if a.search is not None else None
     if w is not None and a.factor == 1 and w.distance <= radius:
         add(tuple(w.dataset), tuple(w.nearest), "a(t) witness")
-    res = semi_sensitivity_search(space, inv, radius, table=table, query=None, time_limit=time_limit)
+    res = semi_sensitivity_search(space, inv, radius, table=table, query=None, budget=budget)
     vecs = np.array(res.cell_space.vectors, dtype=np.int64).reshape(-1, space.n_cells)
     vecs = vecs[np.abs(vecs).sum(axis=1) > 0]
     l2 = (vecs * vecs).sum(axis=1)

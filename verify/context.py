@@ -20,6 +20,7 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.errors import InvalidSpec
@@ -69,6 +70,12 @@ class Context:
         """Seconds left of the spec's budget (at least :data:`MIN_STEP_SECONDS`: a step always gets a try and
         then degrades to its proven bounds)."""
         return max(self.deadline - time.monotonic(), MIN_STEP_SECONDS)
+
+    @property
+    def budget(self) -> Budget:
+        """What is left of the spec's budget (``--time-limit``) as a :class:`~semidp.accountant.budget.Budget`:
+        :meth:`remaining` seconds from now (so at least :data:`MIN_STEP_SECONDS`)."""
+        return Budget.of(self.remaining())
 
     def mechanism(self, spec_type: type[M]) -> M:
         """The ``[mechanism]`` table as the kind's own dataclass (the loader built it from ``kind``)."""

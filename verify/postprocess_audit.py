@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.integer_matrix import independent_rows
 from semidp.mechanisms.nonneg_projection import project_nonneg
@@ -227,12 +228,12 @@ def run_study(
     draws: int,
     *,
     rng: np.random.Generator,
-    deadline: float,
+    budget: Budget,
 ) -> Study:
-    """Draw ``draws`` noise vectors in batches until done or ``deadline`` (``time.monotonic()``) would pass.
+    """Draw ``draws`` noise vectors in batches until done or ``budget`` (a wall-clock Budget) would run out.
 
     The first batch always runs (at least 2 draws); a later batch starts only if the time per batch
-    so far says it ends before ``deadline``.
+    so far says it ends within ``budget``.
     """
     x = np.asarray(counts, dtype=np.float64)
     n = x.size
@@ -260,7 +261,7 @@ def run_study(
         hits += int(np.count_nonzero(np.abs(eta).sum(axis=1) <= r_m))
         done += m
         elapsed = time.monotonic() - start
-        if done < draws and time.monotonic() + elapsed / done * min(batch, draws - done) > deadline:
+        if done < draws and not budget.allows(elapsed / done * min(batch, draws - done)):
             break
     admm = proj.method == "admm" and nonneg
     return Study(

@@ -46,6 +46,8 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
+
 #: Seconds a worker gets to start and import the audited function before it counts as hung.
 START_SECONDS = 30.0
 #: A task taking more than max(STALL_SECONDS, STALL_FACTOR x the median finished task) once some task has
@@ -447,8 +449,8 @@ class ReleasePool:
         del w.buf[: 8 + hl + pl]
         return head, payload
 
-    def run(self, tasks: Sequence[Task], deadline: float) -> PoolResult:
-        """Run ``tasks`` on the workers until all are done or ``time.monotonic()`` passes ``deadline``.
+    def run(self, tasks: Sequence[Task], budget: Budget) -> PoolResult:
+        """Run ``tasks`` on the workers until all are done or ``budget`` (a wall-clock Budget) runs out.
 
         At the deadline the workers are killed (a later call starts new ones) and the finished tasks are
         returned with ``stopped = "budget"``; a worker out of memory ends the run with ``"memory"``. Raises
@@ -475,12 +477,12 @@ class ReleasePool:
 
             while len(done) < len(tasks):
                 now = time.monotonic()
-                if now >= deadline:
+                if now >= budget.deadline:
                     self.close()
                     return PoolResult(done, "budget")
                 if not any(w.ready for w in self.workers) and now - started > START_SECONDS:
                     raise ReleaseFailure(f"did not start in a worker within {START_SECONDS:g} s (hung on import?)")
-                for key, _ in sel.select(timeout=min(0.5, deadline - now)):
+                for key, _ in sel.select(timeout=min(0.5, budget.deadline - now)):
                     w = key.data
                     chunk = os.read(key.fd, 1 << 20)
                     if not chunk:

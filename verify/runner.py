@@ -14,7 +14,7 @@ from the checks' outcome types.
 from __future__ import annotations
 
 import math
-import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
+from semidp.accountant.budget import Budget, budget_argument
 from semidp.accountant.conversion_routes import AnyGuarantee
-from semidp.accountant.errors import InvalidSpec, UnsupportedRelease
+from semidp.accountant.errors import InvalidArgument, InvalidSpec, UnsupportedRelease
 from semidp.accountant.guarantees import GDP, Guarantee
 from semidp.accountant.outcome import Bounds, NotApplicable, Outcome, Refuted, Unknown, Verified
 from semidp.accountant.semiadjacent import semi_adjacent_parameter
@@ -147,19 +147,16 @@ def build_context(
     spec: Spec,
     *,
     seed: int | None,
-    time_limit: float,
+    budget: Budget,
     options: RunOptions = DEFAULT_OPTIONS,
-    deadline: float | None = None,
 ) -> Context:
     """The shared part of an audit: accountant values of the spec and a(t) at its table.
 
-    ``time_limit`` is the whole spec's budget, due at ``deadline`` (``time.monotonic()``; default
-    ``time_limit`` from now): a(t) may use :data:`SEMI_ADJACENT_SHARE` of what is left, and every later step is
-    given what remains (:meth:`Context.remaining`).
+    ``budget`` is the whole spec's :class:`~semidp.accountant.budget.Budget`: a(t) may use
+    :data:`SEMI_ADJACENT_SHARE` of what is left, and every later step is given what remains
+    (:meth:`Context.remaining`, :attr:`Context.budget`).
     """
-    now = time.monotonic()
-    deadline = now + time_limit if deadline is None else deadline
-    left = max(deadline - now, MIN_STEP_SECONDS)
+    left = max(budget.remaining(), MIN_STEP_SECONDS)
     kind = lookup(spec.mechanism.kind, spec.path)
     framework = spec.claim.framework if spec.claim else kind.default_framework(spec)
     if framework not in kind.info.frameworks:
@@ -176,7 +173,7 @@ def build_context(
         rel,
         table=table,
         records=spec.data.records,
-        time_limit=SEMI_ADJACENT_SHARE * left,
+        budget=Budget.of(SEMI_ADJACENT_SHARE * left),
         method="closed-form" if method == "closed-form" else "auto",
     )
     return Context(
@@ -187,9 +184,9 @@ def build_context(
         deltas=[float(d) for d in spec.report.deltas],
         framework=framework,
         a=a,
-        time_limit=time_limit,
+        time_limit=left,
         seed=seed,
-        deadline=deadline,
+        deadline=budget.deadline,
         options=options,
     )
 
@@ -334,18 +331,19 @@ def audit(
     spec: Spec,
     *,
     seed: int | None = None,
-    time_limit: float = 60.0,
+    budget: Budget | None = None,
     options: RunOptions = DEFAULT_OPTIONS,
-    deadline: float | None = None,
+    **legacy: float | None,
 ) -> Audit:
     """Audit one spec: the shared part, the kind's part (looked up by ``mechanism.kind``), the verdict.
 
-    ``time_limit`` (seconds) is one budget for the whole spec: each step gets what is left, and a step
-    that runs out degrades to its proven bounds (the report says so; the verdict is then inconclusive
-    unless the bounds decide the claim). ``options`` (:class:`~verify.run_options.RunOptions`: ``--allow-code``, a
-    Dask scheduler) are handed to the kind unchanged. ``deadline``
-    (``time.monotonic()``): when the budget ends, if it started before this call (e.g. at process start). Raises
-    :class:`~accountant.errors.UnsupportedRelease` when the spec cannot be evaluated.
+    ``budget`` (a :class:`~semidp.accountant.budget.Budget`; default 60 s from the call) is one budget for the
+    whole spec: each step gets what is left, and a step that runs out degrades to its proven bounds (the report
+    says so; the verdict is then inconclusive unless the bounds decide the claim). A budget that started before
+    this call (e.g. at process start) is ``Budget.until(deadline)``. The deprecated ``time_limit=`` seconds and
+    ``deadline=`` (``time.monotonic()``) still work for one release, with a :class:`DeprecationWarning`.
+    ``options`` (:class:`~verify.run_options.RunOptions`: ``--allow-code``, a Dask scheduler) are handed to the
+    kind unchanged. Raises :class:`~accountant.errors.UnsupportedRelease` when the spec cannot be evaluated.
 
     Examples
     --------
@@ -358,12 +356,30 @@ def audit(
     problems = validate(spec)  # a spec built or edited in Python has not been through the loader
     if problems:
         raise InvalidSpec(spec.path, [str(p) for p in problems])
-    ctx = build_context(spec, seed=seed, time_limit=time_limit, options=options, deadline=deadline)
+    ctx = build_context(spec, seed=seed, budget=_audit_budget(budget, legacy), options=options)
     part = kind.run(ctx)
     report = assemble(ctx, part, reports_sensitivity=kind.info.reports_sensitivity)
     return Audit(
         typed=report, advertised=part.advertised, effective=part.effective, samples=part.samples, plots=part.plots
     )
+
+
+def _audit_budget(budget: Budget | None, legacy: dict[str, float | None]) -> Budget:
+    """:func:`audit`'s budget from ``budget=`` or the deprecated ``time_limit=`` / ``deadline=`` (one release):
+    ``deadline`` (``time.monotonic()``), when given, ends the budget; otherwise ``time_limit`` seconds from now."""
+    rest = dict(legacy)
+    deadline = rest.pop("deadline", None)
+    b = budget_argument(budget, rest, where="audit", default=60.0)
+    if deadline is None:
+        return b
+    if budget is not None:
+        raise InvalidArgument("audit: pass budget= or the deprecated deadline=, not both.")
+    warnings.warn(
+        "audit(deadline=...) is deprecated; pass budget=Budget.until(deadline) (semidp.accountant.budget).",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return Budget.until(deadline)
 
 
 def exit_code(verdicts: list[str]) -> int:

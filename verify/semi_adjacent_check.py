@@ -91,7 +91,7 @@ def check_semi_adjacent(
             inv,
             table=table,
             limit=CROSS_CHECK_LIMIT,
-            time_limit=max(min(CROSS_CHECK_SECONDS, budget.remaining()), 1e-3),
+            budget=budget.child(CROSS_CHECK_SECONDS),
         )
     except SearchTooLarge as e:  # the summary: the hint names Python arguments
         return Verified(f"{head}; not cross-checked by search ({e.summary})")

@@ -58,9 +58,7 @@ def sensitivity_section(
     q = _query_matrix(spec, space)
     table = list(spec.data.table) if spec.data.table is not None else None
     try:
-        res = semi_sensitivity_search(
-            space, inv, a.value, table=table, n=spec.data.records, query=q, time_limit=max(budget.remaining(), 1e-3)
-        )
+        res = semi_sensitivity_search(space, inv, a.value, table=table, n=spec.data.records, query=q, budget=budget)
     except ToolkitError as e:
         return (
             {"status": "refused", "detail": str(e), "query": spec.query.kind if spec.query else None},

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.errors import InvalidSpec, SearchTooLarge, ToolkitError
 from semidp.accountant.progress import stage
 from semidp.verify.atomic_write import WriteError, atomic_path, remove_stale_temporaries, write_text, write_with
@@ -69,9 +70,8 @@ def audit_spec(path: str, opts: JobOptions) -> Report:
         result = audit(
             spec,
             seed=opts.seed,
-            time_limit=opts.time_limit,
+            budget=Budget.of(opts.time_limit) if opts.deadline is None else Budget.until(opts.deadline),
             options=opts.run,
-            deadline=opts.deadline,
         )
     if opts.out is None:
         return result.typed

@@ -23,7 +23,6 @@ section, its checks and its plot [ZVF21].
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -312,9 +311,7 @@ class CalibratedKind(KindDefaults):
             else:
                 stage(f"{ctx.spec.name}: exact sensitivity space S at the table (radius {a.value})")
                 try:
-                    res = semi_sensitivity_search(
-                        space, inv, a.value, table=table_list, query=None, time_limit=ctx.remaining()
-                    )
+                    res = semi_sensitivity_search(space, inv, a.value, table=table_list, query=None, budget=ctx.budget)
                 except (SearchTooLarge, BudgetExhausted, MemoryError) as e:  # MemoryError: the supervisor's guard
                     if norms is None:
                         raise
@@ -411,9 +408,9 @@ def postprocess_part(ctx: Context, noise: NoiseLaw, table: FloatArray, seed: int
     if pp is None:
         raise TypeError("postprocess_part called without [postprocess]")
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
-    deadline = time.monotonic() + POSTPROCESS_SHARE * ctx.remaining()
+    budget = ctx.budget.split(POSTPROCESS_SHARE)
     a_mat = ctx.invariant.matrix(ctx.space)
-    study = run_study(table, a_mat, noise, pp.kind == "project-nonneg", pp.draws, rng=rng, deadline=deadline)
+    study = run_study(table, a_mat, noise, pp.kind == "project-nonneg", pp.draws, rng=rng, budget=budget)
     how = f"numpy.random.default_rng(SeedSequence({seed}, spawn_key=(1,)))"
     section, checks = build_postprocess(study, noise, pp.kind, seed, how)
     plot = Plot(

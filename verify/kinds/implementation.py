@@ -311,7 +311,7 @@ def _ball(ctx: Context, res: object) -> KNormBall | None:
     if space is None or space.rank == 0:
         return None
     try:
-        ball, _ = cached_knorm_ball(space, time_limit=max(1.0, 0.2 * ctx.remaining()))
+        ball, _ = cached_knorm_ball(space, budget=Budget.of(max(1.0, 0.2 * ctx.remaining())))
     except (SearchTooLarge, MemoryError):
         return None
     return ball if ball.symmetry is None or len(ball.facets) == ball.facet_count else None
@@ -372,7 +372,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     if m.callable is not None and table is not None:
         if semi:
             built, radius, res = semi_pairs(
-                ctx.space, ctx.invariant, ctx.relation, ctx.a, table, max_pairs=m.max_pairs, time_limit=ctx.remaining()
+                ctx.space, ctx.invariant, ctx.relation, ctx.a, table, max_pairs=m.max_pairs, budget=ctx.budget
             )
         else:
             built = dp_pairs(table, ctx.relation, max_pairs=m.max_pairs)
@@ -429,7 +429,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
             stopped = "budget"
         elif tasks and pool is not None:
             try:
-                got = pool.run(tasks, draw_deadline)
+                got = pool.run(tasks, Budget.until(draw_deadline))
             except ReleaseFailure as e:
                 raise _failure(spec.path, m.callable or "", e) from None
             stopped, note = got.stopped, got.note
@@ -437,7 +437,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
                 if i in got.done:
                     drawn[t.key[0]].add(t.key[1], got.done[i], sel)
             if r == 0 and 0 in got.done and stopped is None:  # the first batch again, from the same stream
-                again = pool.run(tasks[:1], draw_deadline)
+                again = pool.run(tasks[:1], Budget.until(draw_deadline))
                 repro = _same(got.done[0], again.done[0]) if 0 in again.done else None
         elif tasks:
             outs = run_tasks(

@@ -58,7 +58,7 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         else:
             stage(f"{ctx.spec.name}: optimal K-norm ball conv(S) (hull up to symmetry, cached on disk)")
             optimal, cache = cached_knorm_ball(
-                s_space, relation=semi, symmetry=_table_symmetry(ctx, s_space), time_limit=ctx.remaining()
+                s_space, relation=semi, symmetry=_table_symmetry(ctx, s_space), budget=ctx.budget
             )
             cache_info = {
                 "status": cache.status,

@@ -49,6 +49,7 @@ from typing import Any, Literal, Optional, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.budget import Budget
 from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.dataspace import DataSpace
 from semidp.accountant.directed import sqrt_up, up, up_exact
@@ -239,11 +240,12 @@ class _Draws:
 
 
 def _semi_distance(
-    space: DataSpace, inv: Invariant, rel: BaseRelation, a: int, table: list[int], norm: str, time_limit: float
+    space: DataSpace, inv: Invariant, rel: BaseRelation, a: int, table: list[int], norm: str, budget: Budget
 ) -> tuple[float, str]:
-    """D = Delta_p(S) of the exact Semi-DP sensitivity space, or the triangle-inequality bound."""
+    """D = Delta_p(S) of the exact Semi-DP sensitivity space (searched within ``budget``), or the
+    triangle-inequality bound."""
     try:
-        s = semi_sensitivity_search(space, inv, a, table=table, query=None, time_limit=time_limit).space
+        s = semi_sensitivity_search(space, inv, a, table=table, query=None, budget=budget).space
         d = float(s.l1) if norm == "l1" else sqrt_up(Fraction(s.l2_squared))
         return d, f"Delta_{norm[1]}(S) of the exact sensitivity space ({s.size} vectors)"
     except SearchTooLarge as e:
@@ -263,7 +265,7 @@ def _coupled_pairs(
     ``smp.batches`` batches seeded by ``SeedSequence.spawn`` (here one after the other, each with its share of
     the budget, or on a Dask scheduler), concatenated in batch order."""
     if smp.batches == 1:
-        return meeting_times(sampler, lag=smp.lag, pairs=smp.pairs, rng=rng, time_budget=budget)
+        return meeting_times(sampler, lag=smp.lag, pairs=smp.pairs, rng=rng, budget=Budget.of(budget))
     children = np.random.SeedSequence(int(rng.integers(2**63))).spawn(smp.batches)
     sizes = [len(b) for b in np.array_split(np.arange(smp.pairs), smp.batches)]
     each = budget if scheduler is not None else budget / smp.batches
@@ -276,7 +278,7 @@ def meeting_times_batch(
 ) -> MeetingTimes:
     """One batch of :func:`_coupled_pairs` (module level: a Dask task)."""
     return meeting_times(
-        sampler, lag=lag, pairs=pairs, rng=np.random.default_rng(seed), time_budget=budget, progress=False
+        sampler, lag=lag, pairs=pairs, rng=np.random.default_rng(seed), budget=Budget.of(budget), progress=False
     )
 
 
@@ -302,7 +304,7 @@ def _draw(
         noise = None
         if ex is not None:
             try:
-                noise = np.asarray(ex.sample(n, rng=rng, time_budget=budget), dtype=np.int64)
+                noise = np.asarray(ex.sample(n, rng=rng, budget=Budget.of(budget)), dtype=np.int64)
             except (SearchTooLarge, BudgetExhausted) as e:  # acceptance too low for the budget
                 if smp.method == "exact":
                     return _Draws(
@@ -398,7 +400,7 @@ def _draw(
         "heuristic one-sided adjustment (see mechanisms.coupling); not a certificate",
     }
     try:
-        noise = sampler.sample(n, burn_in=burn.t, rng=rng, time_budget=budget)
+        noise = sampler.sample(n, burn_in=burn.t, rng=rng, budget=Budget.of(budget))
     except BudgetExhausted as e:
         return _Draws(
             np.zeros((0, basis.cells), dtype=np.int64),
@@ -440,7 +442,7 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
 
     semi = SemiAdjacent(rel, inv, a.value)
     unit = IntegerSubspace(norm, tuple(tuple(int(v) for v in row) for row in a_mat))
-    d_semi, d_how = _semi_distance(space, inv, rel, a.value, table, norm, ctx.remaining())
+    d_semi, d_how = _semi_distance(space, inv, rel, a.value, table, norm, ctx.budget)
 
     used_seed = ctx.draw_seed()
     n = ctx.draw_count()
