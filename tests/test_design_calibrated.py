@@ -15,6 +15,7 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 from semidp.accountant import InvalidSpec
+from semidp.accountant.budget import Budget
 from semidp.verify.cli import main
 from semidp.verify.load import loads
 from semidp.verify.render import render_markdown, render_text
@@ -78,7 +79,7 @@ def _check(res: object, name: str) -> dict[str, object]:
 
 @pytest.mark.parametrize(("text", "sens", "radius"), [(TOTAL, math.sqrt(2), 1), (MARGINS, 2.0, 3)])
 def test_gaussian_design_meets_the_target_and_is_tight(text: str, sens: float, radius: int) -> None:
-    res = audit(loads(text), time_limit=120.0)
+    res = audit(loads(text), budget=Budget.of(120.0))
     assert res.report["semi_adjacent_parameter"]["value"] == radius
     d = res.report["design"]
     assert res.report["mechanism"]["l2_sensitivity"] == pytest.approx(sens, rel=1e-12)
@@ -106,11 +107,11 @@ def test_gaussian_design_meets_the_target_and_is_tight(text: str, sens: float, r
 
 
 def test_gaussian_zcdp_and_mu_targets_are_exact_closed_forms() -> None:
-    res = audit(loads(TOTAL.replace("epsilon = 1.0, delta = 1e-6", "zcdp = 0.5")), time_limit=120.0)
+    res = audit(loads(TOTAL.replace("epsilon = 1.0, delta = 1e-6", "zcdp = 0.5")), budget=Budget.of(120.0))
     d = res.report["design"]
     assert d["scale"] == pytest.approx(math.sqrt(2), rel=1e-12) and d["scale"] >= math.sqrt(2)  # mu = 1
     assert d["achieved"]["zcdp"] <= 0.5 and d["tightness"].startswith("exact")
-    res = audit(loads(TOTAL.replace("epsilon = 1.0, delta = 1e-6", "mu = 0.5")), time_limit=120.0)
+    res = audit(loads(TOTAL.replace("epsilon = 1.0, delta = 1e-6", "mu = 0.5")), budget=Budget.of(120.0))
     assert res.report["design"]["scale"] == pytest.approx(2 * math.sqrt(2), rel=1e-12)
     assert _check(res, "design")["status"] == "pass"
 

@@ -23,6 +23,7 @@ section, its checks and its plot [ZVF21].
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
