@@ -119,7 +119,7 @@ def test_gaussian_zcdp_and_mu_targets_are_exact_closed_forms() -> None:
 def test_laplace_design_is_delta1_over_epsilon() -> None:
     res = audit(
         loads(TOTAL.replace('"gaussian"', '"laplace"').replace(", delta = 1e-6", "").replace("1.0", "0.5")),
-        time_limit=120.0,
+        budget=Budget.of(120.0),
     )
     d = res.report["design"]
     assert (d["noise_parameter"], d["scale"], d["achieved"]["epsilon"]) == ("b", 4.0, 0.5)  # b = 2/0.5
