@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from semidp.verify.report import Report
 from semidp.verify.spec_job import JobOptions, run_spec
+from semidp.verify.supervisor import Supervised
 from semidp.verify.workload_spec import MIN_LAPLACE_SCALE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,6 +50,11 @@ def _honest(got: object) -> None:
         assert "NaN" not in json.dumps(value.to_json())
 
 
+def _audited(spec: Path, time_limit: float = 30.0) -> Supervised[Report]:
+    """The spec audited as ``semidp audit`` runs it (``--time-limit``, seed 1)."""
+    return run_spec(str(spec), JobOptions(time_limit=time_limit, seed=1))
+
+
 @pytest.mark.parametrize(
     ("noise", "column", "cell", "limit"),
     [
@@ -75,7 +82,7 @@ def _honest(got: object) -> None:
 def test_a_noise_cell_beyond_its_limit_names_file_line_column_and_limit(
     tmp_path: Path, noise: str, column: str, cell: str, limit: str
 ) -> None:
-    got = run_spec(str(_workload(tmp_path, noise, column, cell)), JobOptions(time_limit=30.0, seed=1))
+    got = _audited(_workload(tmp_path, noise, column, cell))
     assert got.status == "error" and got.kind == "invalid", (got.kind, got.message)
     assert f"mechanism.measurements: {tmp_path / UNITS}.csv, line 3, column {column}: " in got.message
     assert limit in got.message, got.message
@@ -91,7 +98,7 @@ def test_a_noise_cell_beyond_its_limit_names_file_line_column_and_limit(
     ],
 )
 def test_a_huge_noise_cell_is_audited_honestly(tmp_path: Path, noise: str, column: str, cell: str) -> None:
-    got = run_spec(str(_workload(tmp_path, noise, column, cell)), JobOptions(time_limit=30.0, seed=1))
+    got = _audited(_workload(tmp_path, noise, column, cell))
     assert got.status == "ok" and got.value is not None, (got.kind, got.message)
     _honest(got)
 
@@ -99,10 +106,7 @@ def test_a_huge_noise_cell_is_audited_honestly(tmp_path: Path, noise: str, colum
 @pytest.mark.parametrize("noise", ["laplace", "discrete-laplace"])
 def test_every_laplace_row_at_the_limit_is_audited(tmp_path: Path, noise: str) -> None:
     # epsilon = Delta/scale ~ 2e8 per row: the claim cannot hold; refuted (or inconclusive under load), never "holds"
-    got = run_spec(
-        str(_workload(tmp_path, noise, "scale", str(MIN_LAPLACE_SCALE), every=True)),
-        JobOptions(time_limit=60.0, seed=1),
-    )
+    got = _audited(_workload(tmp_path, noise, "scale", str(MIN_LAPLACE_SCALE), every=True), time_limit=60.0)
     assert got.status == "ok" and got.value is not None, (got.kind, got.message)
     _honest(got)
     assert got.value.verdict in ("fails", "inconclusive")
@@ -160,7 +164,7 @@ def _keyed(folder: Path, kind: str, key: str, value: str) -> Path:
 def test_a_laplace_kind_key_beyond_its_limit_is_exit_2_naming_key_and_limit(
     tmp_path: Path, kind: str, key: str, value: str, said: str
 ) -> None:
-    got = run_spec(str(_keyed(tmp_path, kind, key, value)), JobOptions(time_limit=30.0, seed=1))
+    got = _audited(_keyed(tmp_path, kind, key, value))
     assert got.status == "error" and got.kind == "invalid", (got.kind, got.message)
     assert f"  - mechanism.{key}: " in got.message and said in got.message, got.message
     assert len(got.message) < 600, got.message  # no 600-digit fraction echoed
@@ -181,6 +185,6 @@ def test_a_laplace_kind_key_beyond_its_limit_is_exit_2_naming_key_and_limit(
     ],
 )
 def test_a_laplace_kind_key_at_its_limit_is_audited_honestly(tmp_path: Path, kind: str, key: str, value: str) -> None:
-    got = run_spec(str(_keyed(tmp_path, kind, key, value)), JobOptions(time_limit=30.0, seed=1))
+    got = _audited(_keyed(tmp_path, kind, key, value))
     assert got.status == "ok" and got.value is not None, (got.kind, got.message)
     _honest(got)
