@@ -46,7 +46,7 @@ from semidp.verify.report import Check, Report
 from semidp.verify.spec import Spec
 from semidp.verify.spec_checks import guarantee_problems
 from semidp.verify.spec_values import guarantee_of, guarantee_spec_json
-from semidp.verify.workload_spec import Measurement, MeasurementsKey, read_measurements
+from semidp.verify.workload_spec import Measurement
 
 JSON = dict[str, Any]
 
@@ -218,13 +218,12 @@ def _tightness(r: ScaleDesign, c: Fraction, eps: float | None) -> str:
     )
 
 
-def with_design(ctx: Context, result: KindResult, file: MeasurementsKey, noise: str) -> KindResult:
+def with_design(ctx: Context, result: KindResult, ms: Sequence[Measurement], noise: str) -> KindResult:
     """``result`` with the ``design`` section, check and plot of ``[design]`` (see the module docstring)."""
     spec = ctx.spec
     d = spec.design
     if d is None:
         return result
-    ms, _ = read_measurements(spec, file, noise)  # validated by the loader
     values = [m.accountant_value() for m in ms]
     g = d.target
     data: JSON = {

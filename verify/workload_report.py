@@ -52,7 +52,6 @@ from semidp.verify.workload_spec import (
     attribute_features,
     geography_names,
     measurements_file,
-    read_measurements,
 )
 
 JSON = dict[str, Any]
@@ -413,11 +412,11 @@ def _breakdowns(
 TIME_SKIP = "not composed: the --time-limit budget ran out first; the zCDP values are upper bounds"
 
 
-def workload_result(ctx: Context, file: MeasurementsKey, noise: str) -> KindResult:
-    """The kind result of a published workload (see the module docstring)."""
+def workload_result(ctx: Context, file: MeasurementsKey, noise: str, ms: Sequence[Measurement]) -> KindResult:
+    """The kind result of a published workload (see the module docstring): ``ms`` are the measurements read from
+    ``file`` (validated by the loader)."""
     start = time.monotonic()
     spec, rel, inv, deltas = ctx.spec, ctx.relation, ctx.invariant, ctx.deltas
-    ms, _ = read_measurements(spec, file, noise)  # validated by the loader
     per_attr, per_level = groups(spec, ms)
     a = ctx.a
     query_level = ctx.framework == "semi-dp" and a.exact and a.value <= 2

@@ -127,7 +127,8 @@ class PublishedKind(KindDefaults):
         """The advertised guarantee, and what holds for the joint release in the claim's framework."""
         m = ctx.mechanism(PublishedSpec)
         if m.measurements is not None and m.noise is not None:
-            return with_design(ctx, workload_result(ctx, m.measurements, m.noise), m.measurements, m.noise)
+            ms, _ = read_measurements(ctx.spec, m.measurements, m.noise)  # validated by the loader: read once here
+            return with_design(ctx, workload_result(ctx, m.measurements, m.noise, ms), ms, m.noise)
         rel, inv = ctx.relation, ctx.invariant
         extra: dict[str, object] = {}
         semi_effective: Guarantee | None = None
