@@ -445,3 +445,25 @@ def test_an_end_far_below_the_float_range_is_clamped_outward() -> None:
 def test_rdp_conversion_needs_a_delta_strictly_inside_zero_one(delta: float) -> None:
     with pytest.raises(InvalidArgument, match="delta"):
         rdp_epsilon_upper([2.0], [1.0], delta)
+
+
+def test_an_enclosure_cannot_be_changed_after_it_is_certified() -> None:
+    """Enclosure is frozen: a certified [lower, upper] cannot be widened or narrowed in place afterwards."""
+    import dataclasses
+
+    enc = Enclosure(0.25, 0.5, "m")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        enc.upper = 0.3  # type: ignore[misc]
+    assert (enc.lower, enc.upper) == (0.25, 0.5)
+
+
+def test_the_exponent_limit_is_two_to_the_fourteen() -> None:
+    """``END_EXPONENT_LIMIT = 2^14`` on both sides: at eps = 6000 the vertex (1e-3, 0) of a tradeoff curve gives
+    1 - e^6000 / 1000 ~ -2^8646, below 2^16384 in magnitude, so it is still an exact rational and the profile
+    max(0, 1 - 1 - 0, 1 - e^6000/1000) = 0 is certified as [0, 0] [DRS22, Prop. 2.12]; at eps = 12000 the same
+    vertex gives ~ -2^17302, beyond the limit, which is refused (InvalidArgument, exit 2) instead of forming a
+    17 000-bit integer."""
+    enc = tradeoff_profile_enclosure([0.0, 1e-3], [1.0, 0.0], 6000.0)
+    assert (enc.lower, enc.upper) == (0.0, 0.0)
+    with pytest.raises(InvalidArgument, match="2\\^16384"):
+        tradeoff_profile_enclosure([0.0, 1e-3], [1.0, 0.0], 12000.0)

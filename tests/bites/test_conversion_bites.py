@@ -92,3 +92,160 @@ def test_composed_dp_epsilon_takes_the_optimal_composition_for_identical_parts()
     (row,) = epsilon_delta(h, 1e-5)
     basic = conv.approx_dp_to_approx_dp(h, 1e-5)
     assert basic is not None and row.epsilon == basic.epsilon
+
+
+def test_pure_dp_is_approximate_dp_with_delta_zero() -> None:
+    """epsilon-DP is (epsilon, 0)-DP [DR14, Def. 2.4]: the same epsilon and relation, and delta exactly 0."""
+    from semidp.accountant.conversions import pure_dp_to_approx_dp
+    from semidp.accountant.guarantees import PureDP
+    from semidp.accountant.relations import Replace
+
+    out = pure_dp_to_approx_dp(PureDP(0.7, Replace(distance=2)))
+    assert (out.epsilon, out.delta, out.relation) == (0.7, 0.0, Replace(distance=2))
+
+
+def test_approx_dp_reexpressed_at_another_delta() -> None:
+    """[DRS22, Prop. 2.12] / [KOV15, Thm. 2.4]: (eps, d0)-DP is (eps', d)-DP with
+    eps' = log(e^eps - (d - d0)(1 + e^eps)/(1 - d0)) for d > d0 (0 once that is below 1): checked against a 50-digit
+    reference (rounded up, within 2 ulp); d = d0 gives back eps itself, d < d0 has no finite epsilon (None), and a
+    d large enough to make the argument <= 1 gives exactly 0."""
+    from semidp.accountant.conversions import approx_dp_to_approx_dp
+    from semidp.accountant.guarantees import PureDP
+    from semidp.accountant.relations import Replace
+
+    g = ApproxDP(1.0, 1e-3, Replace(distance=2))
+    e, d0, d = REF.e, REF.mpf(1e-3), REF.mpf(0.1)
+    ref = REF.log(e - (d - d0) * (1 + e) / (1 - d0))
+    out = approx_dp_to_approx_dp(g, 0.1)
+    assert out is not None and out.delta == 0.1 and out.relation == Replace(distance=2)
+    assert ref <= out.epsilon <= ref * (1 + REF.mpf(2) ** -51)
+    same = approx_dp_to_approx_dp(g, 1e-3)
+    assert same is not None and (same.epsilon, same.delta) == (1.0, 1e-3)
+    assert approx_dp_to_approx_dp(g, 5e-4) is None
+    # (e - 1)/(1 + e) = 0.4621...: at d - d0 = 0.47 (1 - d0) the argument is below 1, so epsilon' = 0
+    zero = approx_dp_to_approx_dp(g, 0.5)
+    assert zero is not None and (zero.epsilon, zero.delta) == (0.0, 0.5)
+    pure = approx_dp_to_approx_dp(PureDP(1.0), 0.1)
+    ref0 = REF.log(e - d * (1 + e))
+    assert pure is not None and ref0 <= pure.epsilon <= ref0 * (1 + REF.mpf(2) ** -51)
+
+
+def _up_tight(value: float, ref: mpmath.mpf) -> bool:
+    """``value`` is at least ``ref`` and at most 2 ulp above it (an outward rounding, not a looser bound)."""
+    return bool(ref <= value <= ref * (1 + REF.mpf(2) ** -51))
+
+
+def test_squares_halved_exactly_and_rounded_up() -> None:
+    """eps-DP is eps^2/2-zCDP [BS16, Prop. 1.4] and mu-GDP is mu^2/2-zCDP [Mir17, Prop. 7]; zCDP rho is
+    (alpha, alpha rho)-RDP [BS16, Def. 1.1]: exact rationals rounded up to the next float at most."""
+    from fractions import Fraction as F
+
+    from semidp.accountant.conversions import gdp_to_rdp, gdp_to_zcdp, pure_dp_to_zcdp, zcdp_to_rdp
+    from semidp.accountant.guarantees import GDP, PureDP
+
+    for rho, exact in (
+        (pure_dp_to_zcdp(PureDP(0.3)).rho, F(0.3) ** 2 / 2),
+        (gdp_to_zcdp(GDP(1.3)).rho, F(1.3) ** 2 / 2),
+    ):
+        assert exact <= F(rho) < exact + F(2) ** -55
+    rdp = zcdp_to_rdp(ZCDP(0.3), [1.5, 2, 10])
+    assert rdp.orders == (1.5, 2.0, 10.0)
+    for a, e in zip(rdp.orders, rdp.epsilons):
+        assert F(a) * F(0.3) <= F(e) < F(a) * F(0.3) * (1 + F(2) ** -51)
+    assert gdp_to_rdp(GDP(1.0), [2.0, 3.0]).epsilons == (1.0, 1.5)
+
+
+def test_bun_steinke_conversion() -> None:
+    """[BS16, Prop. 1.3]: eps = rho + 2 sqrt(rho log(1/delta)), at 50 digits, rounded up (T-Z2: rho = 2.56,
+    delta = 1e-10 gives 17.915...)."""
+    rho, delta = REF.mpf(2.56), REF.mpf(1e-10)
+    ref = rho + 2 * REF.sqrt(rho * -REF.log(delta))
+    out = zcdp_to_approx_dp(ZCDP(2.56), 1e-10, "bun-steinke")
+    assert _up_tight(out.epsilon, ref) and out.delta == 1e-10 and round(out.epsilon, 3) == 17.915
+    with pytest.raises(InvalidArgument, match="method"):
+        zcdp_to_approx_dp(ZCDP(2.56), 1e-10, "bun")  # type: ignore[arg-type]
+
+
+def test_rdp_conversion_takes_the_best_order_of_each_method() -> None:
+    """An RDP curve at orders 1.5, 2, 4, 8: Mironov's eps(alpha) + log(1/delta)/(alpha - 1) [Mir17, Prop. 3] and
+    CKS's eps(alpha) + (log(1/delta) + (alpha - 1) log(1 - 1/alpha) - log alpha)/(alpha - 1) [CKS20, Prop. 12],
+    each the minimum over the orders at 50 digits, rounded up; delta = 1 is trivial; an unknown method is refused."""
+    from semidp.accountant.conversions import rdp_to_approx_dp
+    from semidp.accountant.guarantees import RDP
+
+    orders, eps = (1.5, 2.0, 4.0, 8.0), (0.3, 0.5, 1.2, 3.0)
+    g = RDP(orders, eps)
+    lid = -REF.log(REF.mpf(1e-6))
+    mir = min(REF.mpf(e) + lid / (REF.mpf(a) - 1) for a, e in zip(orders, eps))
+    cks = min(
+        REF.mpf(e) + (lid + (REF.mpf(a) - 1) * REF.log(1 - 1 / REF.mpf(a)) - REF.log(a)) / (REF.mpf(a) - 1)
+        for a, e in zip(orders, eps)
+    )
+    m, c = rdp_to_approx_dp(g, 1e-6, "mironov"), rdp_to_approx_dp(g, 1e-6)
+    assert _up_tight(m.epsilon, mir) and _up_tight(c.epsilon, cks) and m.delta == c.delta == 1e-6
+    one = rdp_to_approx_dp(g, 1.0)
+    assert (one.epsilon, one.delta) == (0.0, 1.0)
+    with pytest.raises(InvalidArgument, match="method"):
+        rdp_to_approx_dp(g, 1e-6, "bun-steinke")  # type: ignore[arg-type]
+    # a tiny curve at a large delta: the bound is negative at the best order, reported as 0
+    assert rdp_to_approx_dp(RDP((2.0,), (0.0,)), 0.9).epsilon == 0.0
+
+
+def test_tradeoff_profile_and_its_inverse_for_one_approx_dp_curve() -> None:
+    """f_{eps,d0} with eps = 1, d0 = 1e-3 [KOV15, Thm. 2.4]: delta(eps') = d0 + (1 - d0)(e - e^eps')/(1 + e) for
+    eps' < 1 (50-digit reference); the smallest epsilon at delta = 0.01 inverts it; below d0 there is none (None)."""
+    from semidp.accountant.conversions import approx_dp_to_tradeoff, tradeoff_to_approx_dp, tradeoff_to_delta
+
+    t = approx_dp_to_tradeoff(ApproxDP(1.0, 1e-3))
+    d0, e = REF.mpf(1e-3), REF.e
+    ref = d0 + (1 - d0) * (e - REF.exp(REF.mpf(0.5))) / (1 + e)
+    assert abs(tradeoff_to_delta(t, 0.5) - ref) <= 1e-12 and tradeoff_to_delta(t, 0.5) >= ref
+    inv = REF.log(e - (REF.mpf(0.01) - d0) * (1 + e) / (1 - d0))
+    out = tradeoff_to_approx_dp(t, 0.01)
+    assert out is not None and out.delta == 0.01 and inv <= out.epsilon <= inv + 1e-9
+    assert tradeoff_to_approx_dp(t, 1e-4) is None
+    with pytest.raises(InvalidArgument, match="epsilon"):
+        tradeoff_to_delta(t, -0.5)
+
+
+def test_zcdp_profile_edges() -> None:
+    """zcdp_to_delta [CKS20, Cor. 13]: a bound above 1 is reported as 1 (rho = 100 at eps = 0, where the optimal
+    order is at the search's lower end alpha = 1 + 1e-12); rho = 0.01 at eps = 0 is the infimum over orders
+    (50-digit reference, within 1e-9 relative); a negative epsilon is refused."""
+
+    def bound(a: mpmath.mpf, rho: float, eps: float) -> mpmath.mpf:
+        return REF.exp((a - 1) * (a * rho - eps) + a * REF.log(1 - 1 / a)) / (a - 1)
+
+    assert zcdp_to_delta(ZCDP(100.0), 0.0) == 1.0
+    best = _minimum(lambda u: bound(1 + REF.exp(u), 0.01, 0.0), -40.0, 40.0)
+    got = zcdp_to_delta(ZCDP(0.01), 0.0)
+    assert best <= got <= best * (1 + REF.mpf(1e-9))
+    with pytest.raises(InvalidArgument, match="epsilon"):
+        zcdp_to_delta(ZCDP(0.01), -1.0)
+
+
+def test_zcdp_tradeoff_is_the_envelope_of_its_profile_lines() -> None:
+    """zcdp_to_tradeoff [CKS20, Cor. 13] + [DRS22, Prop. 2.12]: the default grid's curve has the profile of
+    rho-zCDP at each grid epsilon (at most the CKS delta, and tight to 1e-9 at eps = 0.5 on a given grid);
+    rho = 0 is the identity curve (perfect privacy)."""
+    from semidp.accountant.conversions import tradeoff_to_delta, zcdp_to_tradeoff
+
+    g = zcdp_to_tradeoff(ZCDP(0.5), [0.0, 0.5, 2.0])
+    for e in (0.0, 0.5, 2.0):
+        assert tradeoff_to_delta(g, e) <= zcdp_to_delta(ZCDP(0.5), e) + 1e-12
+    assert abs(tradeoff_to_delta(g, 0.5) - zcdp_to_delta(ZCDP(0.5), 0.5)) <= 1e-9
+    full = zcdp_to_tradeoff(ZCDP(0.5))
+    assert abs(tradeoff_to_delta(full, 3.0) - zcdp_to_delta(ZCDP(0.5), 3.0)) <= 2e-2 * zcdp_to_delta(ZCDP(0.5), 3.0)
+    assert tradeoff_to_delta(full, 0.0) <= zcdp_to_delta(ZCDP(0.5), 0.0) + 1e-12
+    zero = zcdp_to_tradeoff(ZCDP(0.0))
+    assert (zero.curve.alphas, zero.curve.betas) == ((0.0, 1.0), (1.0, 0.0))
+
+
+def test_reexpressing_needs_a_delta_in_zero_one() -> None:
+    """approx_dp_to_approx_dp takes delta in [0, 1] (a probability): 1.5 is refused naming delta (exit 2)."""
+    from semidp.accountant.conversions import approx_dp_to_approx_dp
+
+    with pytest.raises(InvalidArgument, match="delta"):
+        approx_dp_to_approx_dp(ApproxDP(1.0, 1e-3), 1.5)
+    one = approx_dp_to_approx_dp(ApproxDP(1.0, 1e-3), 1.0)
+    assert one is not None and (one.epsilon, one.delta) == (0.0, 1.0)
