@@ -467,3 +467,48 @@ def test_the_exponent_limit_is_two_to_the_fourteen() -> None:
     assert (enc.lower, enc.upper) == (0.0, 0.0)
     with pytest.raises(InvalidArgument, match="2\\^16384"):
         tradeoff_profile_enclosure([0.0, 1e-3], [1.0, 0.0], 12000.0)
+
+
+def _cks_root(rho: float, eps: float) -> mpmath.mpf:
+    """The order solving (2 alpha - 1) rho - eps + log(1 - 1/alpha) = 0 (increasing in alpha), by 80-digit
+    bisection on [1 + 1e-40, 1e8]."""
+    lo, hi = 1 + REF.mpf(10) ** -40, REF.mpf(10) ** 8
+    for _ in range(400):
+        mid = (lo + hi) / 2
+        if (2 * mid - 1) * rho - eps + REF.log(1 - 1 / mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+@pytest.mark.parametrize(("rho", "eps"), [(0.5, 1.0), (0.5, 2.0), (0.05, 1.0), (2.0, 1.0), (10.0, 0.0), (0.01, 0.0)])
+def test_the_default_cks_order_is_the_optimal_one(rho: float, eps: float) -> None:
+    """[CKS20, Cor. 13]: the bound e^{(alpha-1)(alpha rho - eps)} (1 - 1/alpha)^alpha / (alpha - 1) is least where
+    (2 alpha - 1) rho - eps + log(1 - 1/alpha) = 0. cks_order finds that root to 1e-13 relative (an 80-digit
+    bisection is the reference; roots from 1.0000454 at rho = 10 to 11.4 at rho = 0.05), and
+    zcdp_delta_upper at that order is at least the bound there and within 1e-12 relative of the infimum."""
+    from semidp.accountant.claim_certificate import cks_order
+
+    root = _cks_root(rho, eps)
+    al = cks_order(rho, eps)
+    assert abs((REF.mpf(al.numerator) / al.denominator) - root) <= 1e-13 * root
+    enc, used = zcdp_delta_upper(rho, eps)
+    assert used == al
+
+    def bound(a: mpmath.mpf) -> mpmath.mpf:
+        return REF.exp((a - 1) * (a * rho - eps) + a * REF.log(1 - 1 / a)) / (a - 1)
+
+    assert bound((REF.mpf(al.numerator) / al.denominator)) <= enc.upper <= bound(root) * (1 + REF.mpf(1e-12))
+    assert enc.lower <= bound((REF.mpf(al.numerator) / al.denominator))
+
+
+def test_cks_order_at_the_lower_end_of_its_search() -> None:
+    """rho = 100, eps = 0: the derivative (2 alpha - 1) rho - eps + log(1 - 1/alpha) is already positive at the
+    search's lower end alpha = 1 + 1e-12 (100 - 27.6 > 0), so that order is returned; the bound there exceeds 1,
+    which the enclosure reports as the trivial delta <= 1."""
+    from semidp.accountant.claim_certificate import cks_order
+
+    assert cks_order(100.0, 0.0) == F(1.0 + 1e-12)
+    enc, al = zcdp_delta_upper(100.0, 0.0)
+    assert al == F(1.0 + 1e-12) and (enc.lower, enc.upper) == (1.0, 1.0)
