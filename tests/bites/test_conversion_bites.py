@@ -249,3 +249,75 @@ def test_reexpressing_needs_a_delta_in_zero_one() -> None:
         approx_dp_to_approx_dp(ApproxDP(1.0, 1e-3), 1.5)
     one = approx_dp_to_approx_dp(ApproxDP(1.0, 1e-3), 1.0)
     assert one is not None and (one.epsilon, one.delta) == (0.0, 1.0)
+
+
+def test_reexpressing_where_the_log_argument_is_between_one_and_two_or_negative() -> None:
+    """(1, 1e-3)-DP at d = 0.3: the argument e - (d - d0)(1 + e)/(1 - d0) = 1.605 is in (1, 2), so eps' = log of it
+    = 0.473 (50-digit reference, rounded up); at d = 0.9 the argument is negative (-0.63): eps' = 0 exactly."""
+    from semidp.accountant.conversions import approx_dp_to_approx_dp
+
+    g = ApproxDP(1.0, 1e-3)
+    e, d0, d = REF.e, REF.mpf(1e-3), REF.mpf(0.3)
+    ref = REF.log(e - (d - d0) * (1 + e) / (1 - d0))
+    out = approx_dp_to_approx_dp(g, 0.3)
+    assert out is not None and 1 < e - (d - d0) * (1 + e) / (1 - d0) < 2
+    assert ref <= out.epsilon <= ref * (1 + REF.mpf(2) ** -51)
+    neg = approx_dp_to_approx_dp(g, 0.9)
+    assert neg is not None and (neg.epsilon, neg.delta) == (0.0, 0.9)
+
+
+@pytest.mark.parametrize("method", ["mironov", "canonne-kamath-steinke"])
+def test_rdp_conversion_picks_the_best_of_many_close_orders(method: str) -> None:
+    """The RDP curve of 0.5-zCDP at the 191 orders 1.1, 1.2, ..., 20 (epsilon(alpha) = alpha / 2, exact): neighbouring
+    orders' bounds differ by about 1e-3, so the float pre-selection must use the method's own formula (Mironov
+    [Mir17, Prop. 3] or CKS [CKS20, Prop. 12]) to land on the best one; the result is the 50-digit minimum over
+    all orders, rounded up (2 ulp); delta = 0 and 1.5 are refused (exit 2, naming delta)."""
+    from semidp.accountant.conversions import rdp_to_approx_dp
+    from semidp.accountant.guarantees import RDP
+
+    orders = tuple(k / 10 for k in range(11, 201))
+    g = RDP(orders, tuple(a / 2 for a in orders))
+    lid = -REF.log(REF.mpf(1e-6))
+
+    def bound(a_f: float) -> mpmath.mpf:
+        a = REF.mpf(a_f)
+        if method == "mironov":
+            return a / 2 + lid / (a - 1)
+        return a / 2 + (lid + (a - 1) * REF.log(1 - 1 / a) - REF.log(a)) / (a - 1)
+
+    ref = min(bound(a) for a in orders)
+    out = rdp_to_approx_dp(g, 1e-6, method)  # type: ignore[arg-type]
+    assert ref <= out.epsilon <= ref * (1 + REF.mpf(2) ** -51)
+    for bad in (0.0, 1.5):
+        with pytest.raises(InvalidArgument, match="delta"):
+            rdp_to_approx_dp(g, bad, method)  # type: ignore[arg-type]
+
+
+def test_tradeoff_inverse_needs_a_delta_in_zero_one() -> None:
+    from semidp.accountant.conversions import approx_dp_to_tradeoff, tradeoff_to_approx_dp
+
+    with pytest.raises(InvalidArgument, match="delta"):
+        tradeoff_to_approx_dp(approx_dp_to_tradeoff(ApproxDP(1.0, 1e-3)), 1.5)
+
+
+def test_zcdp_profile_where_the_lower_end_of_the_search_is_already_past_the_optimum() -> None:
+    """rho = 28, eps = 0: the derivative (2 alpha - 1) rho - eps + log(1 - 1/alpha) at alpha = 1 + 1e-12 is
+    28 - 27.63 = 0.37 >= 0, so that order is used (no root to bracket): the bound there, at 50 digits, rounded up."""
+    a = REF.mpf(1.0 + 1e-12)
+    ref = REF.exp((a - 1) * a * 28 + a * REF.log(1 - 1 / a)) / (a - 1)
+    assert ref <= zcdp_to_delta(ZCDP(28.0), 0.0) <= ref * (1 + REF.mpf(2) ** -51)
+
+
+@pytest.mark.parametrize("rho", [0.5, 1e-8])
+def test_zcdp_tradeoff_default_grid(rho: float) -> None:
+    """The default grid is eps = 0 and 300 geometric points from 1e-3 to max(epsilon at delta = 1e-12, 1e-2)
+    (0.5-zCDP: up to 7.5; 1e-8-zCDP: up to 1e-2, its epsilon 8e-4 being below)."""
+    import numpy as np
+
+    from semidp.accountant.conversions import zcdp_to_tradeoff
+
+    top = zcdp_to_approx_dp(ZCDP(rho), 1e-12).epsilon
+    assert (top > 7.5) if rho == 0.5 else (top < 1e-2)
+    grid = [0.0, *(float(x) for x in np.geomspace(1e-3, max(top, 1e-2), 300))]
+    full, ref = zcdp_to_tradeoff(ZCDP(rho)).curve, zcdp_to_tradeoff(ZCDP(rho), grid).curve
+    assert (full.alphas, full.betas) == (ref.alphas, ref.betas)
