@@ -512,3 +512,32 @@ def test_cks_order_at_the_lower_end_of_its_search() -> None:
     assert cks_order(100.0, 0.0) == F(1.0 + 1e-12)
     enc, al = zcdp_delta_upper(100.0, 0.0)
     assert al == F(1.0 + 1e-12) and (enc.lower, enc.upper) == (1.0, 1.0)
+
+
+def test_interval_ends_at_the_exponent_limits_exactly() -> None:
+    """``_end`` reads an interval end m 2^e (|m| < 2^bc) as an exact rational unless e + bc < -2^14 (moved outward
+    to 0 or +-2^-16384: both round to the floats 0 and +-5e-324 like the exact end would) or e + bc > 2^14 (refused:
+    no float is that large). Checked at the boundaries: 2^-16385 is exact, 2^-16386 is moved (the lower end of a
+    positive value to 0, its upper end to 2^-16384; a negative one's lower end to -2^-16384, its upper end to 0);
+    2^16383 is exact, 2^16384 is refused."""
+    from mpmath.libmp import from_man_exp
+
+    from semidp.accountant.claim_certificate import _end
+
+    tiny = F(1, 1 << 16384)
+    assert _end(from_man_exp(1, -16385), upper=False) == F(1, 1 << 16385) == _end(from_man_exp(1, -16385), upper=True)
+    assert (_end(from_man_exp(1, -16386), upper=False), _end(from_man_exp(1, -16386), upper=True)) == (0, tiny)
+    assert (_end(from_man_exp(-1, -16386), upper=False), _end(from_man_exp(-1, -16386), upper=True)) == (-tiny, 0)
+    assert _end(from_man_exp(-1, -16385), upper=False) == -F(1, 1 << 16385)
+    assert _end(from_man_exp(1, 16383), upper=True) == F(1 << 16383)
+    with pytest.raises(InvalidArgument, match="2\\^16384"):
+        _end(from_man_exp(1, 16384), upper=True)
+    with pytest.raises(InvalidArgument, match="2\\^16384"):
+        _end(from_man_exp(-1, 16384), upper=False)
+
+
+def test_a_vanishing_rho_is_certified_without_an_astronomical_rational() -> None:
+    """rho = 1e-300, eps = 5: the order is capped at 1e300 and the bound is e^{-4e300}, whose exponent no exact
+    rational could hold; its ends move outward to [0, 2^-16384], certified as [0, 5e-324] (spec fuzzer case)."""
+    enc, al = zcdp_delta_upper(1e-300, 5.0)
+    assert al == F(1e300) and (enc.lower, enc.upper) == (0.0, 5e-324)
