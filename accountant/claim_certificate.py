@@ -256,7 +256,7 @@ def cks_order(rho: float, eps: float) -> Fraction:
         hi = min(cap, hi * 2)
     if deriv(lo) >= 0:
         return Fraction(lo)
-    for _ in range(200):
+    for _ in range(1100):  # [1, 1e300] halved down to the float spacing at a root >= 1: < log2(1e300) + 53 steps
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if deriv(mid) < 0 else (lo, mid)
     return Fraction(hi)

@@ -541,3 +541,26 @@ def test_a_vanishing_rho_is_certified_without_an_astronomical_rational() -> None
     rational could hold; its ends move outward to [0, 2^-16384], certified as [0, 5e-324] (spec fuzzer case)."""
     enc, al = zcdp_delta_upper(1e-300, 5.0)
     assert al == F(1e300) and (enc.lower, enc.upper) == (0.0, 5e-324)
+
+
+@pytest.mark.parametrize("rho", [1e-60, 1e-200, 1e-300])
+def test_the_cks_order_of_a_vanishing_rho_is_found(rho: float) -> None:
+    """rho-zCDP at eps = 0 [CKS20, Cor. 13]: the optimal order solves (2 alpha - 1) rho + log(1 - 1/alpha) = 0,
+    alpha ~ 1/sqrt(2 rho) (7.07e29 to 7.07e149 here; an 80-digit bisection is the reference), and the bound there is
+    ~ sqrt(2 rho / e) (8.58e-31 to 8.58e-151). With 200 bisection steps from [1, 1/(2 rho)] the order was 3.1e139 at
+    rho = 1e-200 (not converged) and the certified delta the trivial 1 (bug fixed: steps enough for [1, 1e300])."""
+    from semidp.accountant.claim_certificate import cks_order
+
+    lo, hi = REF.mpf(1), REF.mpf(10) ** 160
+    for _ in range(1200):
+        mid = (lo + hi) / 2
+        if (2 * mid - 1) * rho + REF.log1p(-1 / mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    al = cks_order(rho, 0.0)
+    assert abs(REF.mpf(al.numerator) / al.denominator - hi) <= 1e-13 * hi
+    a = hi
+    best = REF.exp((a - 1) * a * rho + a * REF.log1p(-1 / a)) / (a - 1)
+    enc = zcdp_delta_upper(rho, 0.0)[0]
+    assert best <= enc.upper <= best * (1 + REF.mpf(1e-12)) and enc.upper < 1e-30

@@ -321,3 +321,19 @@ def test_zcdp_tradeoff_default_grid(rho: float) -> None:
     grid = [0.0, *(float(x) for x in np.geomspace(1e-3, max(top, 1e-2), 300))]
     full, ref = zcdp_to_tradeoff(ZCDP(rho)).curve, zcdp_to_tradeoff(ZCDP(rho), grid).curve
     assert (full.alphas, full.betas) == (ref.alphas, ref.betas)
+
+
+@pytest.mark.parametrize("rho", [1e-60, 1e-200])
+def test_zcdp_profile_of_a_vanishing_rho(rho: float) -> None:
+    """rho-zCDP at eps = 0: the bound's optimal order ~ 1/sqrt(2 rho) lies far inside [1, 1/(2 rho)], which brentq's
+    default 100 steps could not narrow (RuntimeError, an internal error, at rho = 1e-60; bug fixed with
+    maxiter=2000): delta is within 1e-9 of the infimum over orders (50-digit ternary search in log(alpha - 1)),
+    about sqrt(2 rho / e)."""
+
+    def bound(a: mpmath.mpf) -> mpmath.mpf:
+        return REF.exp((a - 1) * a * rho + a * REF.log1p(-1 / a)) / (a - 1)
+
+    best = _minimum(lambda u: bound(1 + REF.exp(u)), 0.0, 400.0)
+    got = zcdp_to_delta(ZCDP(rho), 0.0)
+    assert best <= got <= best * (1 + REF.mpf(1e-9))
+    assert abs(got / REF.sqrt(2 * REF.mpf(rho) / REF.e) - 1) < 1e-6
