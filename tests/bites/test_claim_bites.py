@@ -564,3 +564,22 @@ def test_the_cks_order_of_a_vanishing_rho_is_found(rho: float) -> None:
     best = REF.exp((a - 1) * a * rho + a * REF.log1p(-1 / a)) / (a - 1)
     enc = zcdp_delta_upper(rho, 0.0)[0]
     assert best <= enc.upper <= best * (1 + REF.mpf(1e-12)) and enc.upper < 1e-30
+
+
+def test_zcdp_bound_edges_rho_zero_and_a_log_between_zero_and_one() -> None:
+    """rho = 0: delta = 0 exactly, reported at order 2. rho = 0.7, eps = 0, alpha = 2: the bound's logarithm is
+    (alpha - 1)(alpha rho - eps) + alpha log(1 - 1/alpha) - log(alpha - 1) = 1.4 - 2 log 2 = 0.0137 in (0, 1), so the
+    bound e^0.0137 exceeds 1 and is reported as the trivial delta <= 1 [CKS20, Cor. 13]."""
+    assert zcdp_delta_upper(0.0, 1.0) == (Enclosure(0.0, 0.0, "exact (rho = 0)"), F(2))
+    enc, al = zcdp_delta_upper(0.7, 0.0, F(2))
+    assert al == 2 and (enc.lower, enc.upper) == (1.0, 1.0) and enc.method.startswith("trivial")
+    assert 0 < 1.4 - 2 * math.log(2) < 1
+
+
+def test_rdp_conversion_skips_orders_at_or_below_one() -> None:
+    """[CKS20, Prop. 12] needs alpha > 1: orders 1 and 0.5 are skipped (1 would divide by alpha - 1 = 0), so the
+    curve (1, 0), (0.5, 0), (2, 1) gives the bound at alpha = 2 alone: 1 + log(1/delta) - 2 log 2 at delta = 1e-6."""
+    enc = rdp_epsilon_upper([1.0, 0.5, 2.0], [0.0, 0.0, 1.0], 1e-6)
+    ref = 1 - REF.log(REF.mpf(1e-6)) + REF.log(REF.mpf(0.5)) - REF.log(2)
+    assert REF.mpf(enc.lower) <= ref <= REF.mpf(enc.upper) and enc.upper - enc.lower <= 2 * math.ulp(float(ref))
+    assert "alpha = 2.0" in enc.method
