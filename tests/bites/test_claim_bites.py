@@ -583,3 +583,35 @@ def test_rdp_conversion_skips_orders_at_or_below_one() -> None:
     ref = 1 - REF.log(REF.mpf(1e-6)) + REF.log(REF.mpf(0.5)) - REF.log(2)
     assert REF.mpf(enc.lower) <= ref <= REF.mpf(enc.upper) and enc.upper - enc.lower <= 2 * math.ulp(float(ref))
     assert "alpha = 2.0" in enc.method
+
+
+def test_each_end_comes_from_its_own_side_at_a_coarse_precision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 12 working digits every enclosure is about 1e-12 wide, far wider than a float's rounding, so an upper end
+    taken from the interval's lower end (or the reverse) falls on the wrong side of the 80-digit reference, which a
+    60-digit run hides inside one float step. Each certified function is run at 12 digits (PRECISIONS patched) and
+    must still contain its reference: erfc [AS64, 7.1.6 / 7.1.14], the GDP profile [BW18, Thm. 8], the profile of
+    f_{eps,delta} [KOV15, Thm. 2.4], the zCDP bound at order 3 [CKS20, Cor. 13], a tradeoff curve's profile
+    [DRS22, Prop. 2.12], the RDP conversion [CKS20, Prop. 12] and sqrt(2) from below."""
+    from semidp.accountant import claim_certificate as cc
+
+    monkeypatch.setattr(cc, "PRECISIONS", (12,))
+    e, d = REF.e, REF.mpf(1e-6)
+    a3 = REF.mpf(3)
+    cases = [
+        (erfc_enclosure(0.7, dps=12), REF.erfc(REF.mpf(0.7))),
+        (erfc_enclosure(6.0, dps=12), REF.erfc(REF.mpf(6))),
+        (erfc_enclosure(-1.0, dps=12), REF.erfc(REF.mpf(-1))),
+        (gdp_delta_enclosure(1.0, 1.0), REF.ncdf(REF.mpf(-0.5)) - e * REF.ncdf(REF.mpf(-1.5))),
+        (approx_dp_profile_enclosure(1.0, 0.01, 0.25), 0.01 + (1 - REF.mpf(0.01)) * (e - REF.exp(0.25)) / (1 + e)),
+        (zcdp_delta_upper(0.5, 2.0, F(3))[0], REF.exp(2 * (a3 / 2 - 2) + 3 * REF.log(2 / a3)) / 2),
+        (tradeoff_profile_enclosure([0.0, 0.2, 1.0], [1.0, 0.3, 0.0], 0.5), 0.7 - REF.exp(0.5) * REF.mpf(0.2)),
+        (
+            rdp_epsilon_upper([2.0, 8.0], [1.0, 3.0], 1e-6),
+            3 + (-REF.log(d) + 7 * REF.log(7 / REF.mpf(8)) - REF.log(8)) / 7,
+        ),
+    ]
+    for enc, ref in cases:
+        assert REF.mpf(enc.lower) <= ref <= REF.mpf(enc.upper), (enc, ref)
+        assert 0 < enc.upper - enc.lower <= 1e-9 * abs(ref), (enc, ref)  # coarse, but not vacuous
+    s = sqrt_lower(2.0)
+    assert F(s) ** 2 <= 2 and s > 1.4142135
