@@ -615,3 +615,17 @@ def test_each_end_comes_from_its_own_side_at_a_coarse_precision(monkeypatch: pyt
         assert 0 < enc.upper - enc.lower <= 1e-9 * abs(ref), (enc, ref)  # coarse, but not vacuous
     s = sqrt_lower(2.0)
     assert F(s) ** 2 <= 2 and s > 1.4142135
+
+
+def test_rdp_conversion_keeps_the_order_with_the_least_upper_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two orders whose bounds [CKS20, Prop. 12] agree to 1e-15 (epsilon(2) = 1.001, epsilon(8) chosen so): at 12
+    working digits the order-2 enclosure is wider on both sides, so its lower end is the smaller and its upper end
+    the larger. Only the upper end bounds epsilon, so the order-8 enclosure must be kept, in either listing order."""
+    from semidp.accountant import claim_certificate as cc
+
+    monkeypatch.setattr(cc, "PRECISIONS", (12,))
+    e8 = 11.887166301428271
+    two, eight = rdp_epsilon_upper([2.0], [1.001], 1e-6), rdp_epsilon_upper([8.0], [e8], 1e-6)
+    assert two.lower < eight.lower <= eight.upper < two.upper
+    assert rdp_epsilon_upper([2.0, 8.0], [1.001, e8], 1e-6) == eight
+    assert rdp_epsilon_upper([8.0, 2.0], [e8, 1.001], 1e-6) == eight
