@@ -337,3 +337,14 @@ def test_zcdp_profile_of_a_vanishing_rho(rho: float) -> None:
     got = zcdp_to_delta(ZCDP(rho), 0.0)
     assert best <= got <= best * (1 + REF.mpf(1e-9))
     assert abs(got / REF.sqrt(2 * REF.mpf(rho) / REF.e) - 1) < 1e-6
+
+
+@pytest.mark.parametrize("method", ["mironov", "canonne-kamath-steinke"])
+def test_rdp_conversion_at_delta_one_is_trivial_whatever_the_curve(method: str) -> None:
+    """delta = 1 holds for every mechanism: (0, 1) for a curve whose bound at delta = 1 would still be positive
+    (epsilon(2) = 5: Mironov gives 5 + 0, CKS 5 + log(1/2) - log 2 = 3.6 at alpha = 2 [CKS20, Prop. 12])."""
+    from semidp.accountant.conversions import rdp_to_approx_dp
+    from semidp.accountant.guarantees import RDP
+
+    out = rdp_to_approx_dp(RDP((2.0,), (5.0,)), 1.0, method)  # type: ignore[arg-type]
+    assert (out.epsilon, out.delta) == (0.0, 1.0)
