@@ -431,3 +431,77 @@ def test_laplace_and_lattice_sizes_are_checked_on_their_whole_span() -> None:
         pld_parts.lattice_from_atoms(
             np.array([-1e3, 1e3]), np.array([0.5, 0.5]), 0.0, 2.0**-30, 0.0, exact=np.array([True, True])
         )
+
+
+# ----------------------------------------------------------------------- the float pads alone (REL_PAD = 0)
+
+
+def atoms_profile(loss: np.ndarray, q: np.ndarray, eps: float) -> mpmath.mpf:
+    """``E_Q[(1 - e^{eps - L})_+]`` of atoms ``q`` at ``loss`` (floats read exactly), at 60 digits."""
+    e = REF.mpf(eps)
+    return sum((REF.mpf(qi) * (1 - REF.exp(e - REF.mpf(li))) for li, qi in zip(loss, q) if li > eps), REF.mpf(0))
+
+
+def dyadic_atoms(rng: np.random.Generator, n: int, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` atoms on the grid ``h Z`` (distinct losses in ``[-2, 2]``) with dyadic masses: every input is exact."""
+    idx = rng.choice(np.arange(int(-2 / h), int(2 / h)), size=n, replace=False)
+    return idx * h, rng.integers(1, 2**20, size=n) / 2.0**30
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_float_rounding_pads_alone_keep_each_atom_law_on_its_side(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # REL_PAD covers the error of float closed forms; with exact inputs (dyadic masses, losses on the grid) there
+    # are none, so REL_PAD = 0 is an admissible instance of the contract and only the pads for the float sums and
+    # products remain: a pad flipped to the wrong side then puts the law's mass or profile on the wrong side of
+    # the exact values (each sum rounds by a few ulps; (n + 2) 2u flipped is about n ulps over).
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    rng = np.random.default_rng(seed)
+    h = 2.0**-6
+    loss, q = dyadic_atoms(rng, 40, h)
+    exact = np.ones(loss.size, dtype=bool)
+    total = sum((Fraction(x) for x in q.tolist()), Fraction(0))
+    up = grid_from_atoms(loss, q, 0.0, h, pessimistic=True, exact=exact)
+    lo = grid_from_atoms(loss, q, 0.0, h, pessimistic=False, exact=exact)
+    shift = float(loss.min()) - 3 * h  # a lattice whose labels are the atoms themselves (exact: dyadic)
+    lat = pld_parts.lattice_from_atoms(loss, q, 0.0, h, shift, exact=exact)
+    assert lat.slack == 0.0
+    assert exact_mass(up) >= total >= max(exact_mass(lo), exact_mass(lat))
+    for eps in (-2.5, -1.0, 0.0, 0.3, 1.0):
+        r = atoms_profile(loss, q, eps)
+        assert exact_delta(lo, eps) <= r <= exact_delta(up, eps), eps
+        assert exact_delta(lat, eps) <= r, eps
+
+
+def test_merge_down_rounds_every_relabelled_mass_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Exact cell masses (dyadic) and ratios on the grid: the relabelling's own float products (1 - x) q + x q
+    # round by an ulp either way; the final (1 - 8u) keeps the total at or below the exact input, and the
+    # mass at or below any label below the exact mass there (prefix sums: relabelling only moves mass up).
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    rng = np.random.default_rng(7)
+    h = 2.0**-5
+    n = 300
+    q = rng.integers(2**20, 2**21, size=n) / 2.0**30
+    w = q * np.exp(-h * rng.uniform(0.0, 1.0, size=n))  # P e^{ah}: below q (losses in the cell)
+    law = pld_parts._merge_down(-n // 2, q, w, h, 0.0)
+    out = [Fraction(m) for m in law.masses.tolist()]
+    inp = [Fraction(m) for m in q.tolist()]
+    run_out = run_in = Fraction(0)
+    for o, i in zip(out, inp, strict=True):
+        run_out += o
+        run_in += i
+        assert run_out <= run_in
+    assert sum(out) < sum(inp)
+
+
+@pytest.mark.parametrize(("b", "shift", "h"), [(1.0, -0.9, 0.1), (0.7, 0.3, 0.03), (1.0, 5.3, 0.1)])
+def test_laplace_lattice_slack_covers_its_float_cell_edges(b: float, shift: float, h: float) -> None:
+    # The cells between the float edges shift + h a take the exact labels shift + h a; a cell's losses start at
+    # its float edge, so the law's slack must be at least every label's excess over its edge (exact Fractions).
+    # Here the atoms' labels lie below the atoms, so only the cells' own slack can cover that.
+    law = LaplacePart(b).lattice_law(h, shift)
+    d = 1.0 / b
+    a0, a1 = math.floor((-d - shift) / h) - 1, math.ceil((d - shift) / h) + 1
+    edges = shift + h * np.arange(a0, a1 + 1, dtype=np.float64)
+    over = [Fraction(shift) + a * Fraction(h) - Fraction(e) for a, e in zip(range(a0, a1 + 1), edges.tolist())]
+    assert max(over) > 0  # the float edges do fall below some labels
+    assert Fraction(law.slack) >= max(over)
