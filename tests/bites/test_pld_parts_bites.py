@@ -505,3 +505,22 @@ def test_laplace_lattice_slack_covers_its_float_cell_edges(b: float, shift: floa
     over = [Fraction(shift) + a * Fraction(h) - Fraction(e) for a, e in zip(range(a0, a1 + 1), edges.tolist())]
     assert max(over) > 0  # the float edges do fall below some labels
     assert Fraction(law.slack) >= max(over)
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_cell_sums_are_padded_for_their_float_rounding(pessimistic: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Adversarial sums (REL_PAD = 0, exact dyadic inputs): 200 atoms share one grid point after a mass 1/2.
+    # Pessimistic: each small mass is a quarter ulp of 1/2 (plus the 4u pad) and rounds away, so the float cell sum
+    # is 25 ulps short of the exact sum and only the (n + 2) 2u summation pad lifts it back. Optimistic: each is
+    # three quarters of an ulp and rounds up a quarter ulp, 50 ulps over in all, which only the downward pad
+    # (not _merge_down's 8u) takes back off.
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    small = 2.0**-55 if pessimistic else 3 * 2.0**-55
+    q = np.array([0.5] + [small] * 200)
+    loss = np.full(q.size, 0.25)
+    law = grid_from_atoms(loss, q, 0.0, 2.0**-4, pessimistic=pessimistic, exact=np.ones(q.size, dtype=bool))
+    total = sum((Fraction(x) for x in q.tolist()), Fraction(0))
+    if pessimistic:
+        assert exact_mass(law) >= total
+    else:
+        assert exact_mass(law) <= total
