@@ -524,3 +524,35 @@ def test_cell_sums_are_padded_for_their_float_rounding(pessimistic: bool, monkey
         assert exact_mass(law) >= total
     else:
         assert exact_mass(law) <= total
+
+
+def test_connect_the_dots_cells_keep_their_whole_mass(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Cells with exact dyadic Q-masses (REL_PAD = 0): each cell's mass is split between its two ends, the lower
+    # share (q - wb) padded up by 4u for its subtraction and the whole law by 4u more, so the law's exact total is
+    # at least the cells' (a share or the law rounded down by 4u instead loses about 4u of the cells' mass).
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    rng = np.random.default_rng(11)
+    h = 2.0**-5
+    q = rng.integers(2**20, 2**21, size=300) / 2.0**30
+    pe = q * np.exp(-h * rng.uniform(0.0, 1.0, size=q.size))
+    law = pld_parts._grid_from_cells(-150, q, pe, h, pessimistic=True)
+    assert exact_mass(law) >= sum((Fraction(x) for x in q.tolist()), Fraction(0))
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_greedy_relabelling_is_valid_and_moves_all_it_may(seed: int) -> None:
+    # Up to GREEDY_CELLS cells the fractions are the exact greedy from the top down: x_top = 0 and
+    # x_{i-1} = min(1, (1 - x_i) r_i) (r_i = E_i / D_{i-1} less 1e-12). Valid (checked exactly: no label's
+    # likelihood ratio drops below its level) and maximal (no fraction could be larger by more than the 1e-12).
+    rng = np.random.default_rng(seed)
+    n = 200
+    e_lo = rng.uniform(0.0, 3.0, n) * (rng.uniform(size=n) > 0.1)  # some cells have no excess
+    d_hi = rng.uniform(0.5, 3.0, n - 1)
+    x = pld_parts._relabel_fractions(e_lo, d_hi)
+    assert x.size == n and x[-1] == 0.0 and np.all((x >= 0.0) & (x <= 1.0))
+    for i in range(1, n):
+        lhs = Fraction(float(x[i - 1])) * Fraction(float(d_hi[i - 1]))
+        assert lhs <= (1 - Fraction(float(x[i]))) * Fraction(float(e_lo[i])), i
+        best = min(1.0, (1.0 - x[i]) * e_lo[i] / d_hi[i - 1])
+        assert x[i - 1] >= best * (1 - 1e-11), i
+    assert np.count_nonzero(x == 1.0) > 0 and np.count_nonzero((x > 0) & (x < 1)) > 0
