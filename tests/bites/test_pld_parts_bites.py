@@ -556,3 +556,17 @@ def test_greedy_relabelling_is_valid_and_moves_all_it_may(seed: int) -> None:
         best = min(1.0, (1.0 - x[i]) * e_lo[i] / d_hi[i - 1])
         assert x[i - 1] >= best * (1 - 1e-11), i
     assert np.count_nonzero(x == 1.0) > 0 and np.count_nonzero((x > 0) & (x < 1)) > 0
+
+
+@pytest.mark.parametrize(
+    ("q", "pe"),
+    [(0.8319432152802452, 0.8296069076821777), (0.834268198709379, 0.8342611695999717)],
+)
+def test_connect_the_dots_lower_share_is_padded_up(q: float, pe: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One cell (REL_PAD = 0) where the float q - wb rounds down (found by a search over random cells): the lower
+    # share's (1 + 4u) pad is what keeps the law's total at or above q; padded down instead, the total is about
+    # 1e-17 short of the exact q.
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    law = pld_parts._grid_from_cells(0, np.array([q]), np.array([pe]), 2.0**-5, pessimistic=True)
+    assert law.masses.size == 2 and law.masses[1] > 0
+    assert exact_mass(law) >= Fraction(q)
