@@ -266,3 +266,25 @@ def test_lower_end_subtracts_the_mass_wrapped_from_below_the_window() -> None:
         assert got <= ref, (i, got, ref)
         if i > m:
             assert got >= ref - 0.1  # a_low (a Chernoff bound of the 0.01 below) is all that is given away here
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_grid_point_bound_rounds_its_exponential_outward(upper: bool) -> None:
+    # At a grid point the bound is e^{log_delta[j]} + inf_mass, a real number: the float returned must lie on the
+    # bound's side of it (read at 60 digits). The last (1 + 8u) / (1 - 4u) is what puts it there; turned around,
+    # the float lands about 4u on the wrong side at every grid point.
+    h = 2.0**-6
+    part = ApproxDPPart(1.0, 1e-3)  # mass at +inf too
+    law = pld_engine._trim(part.grid_law(h, pessimistic=upper))
+    comp = pld_engine._compose_tilted([factor(law, 5)], 0.0, 4096, upper=upper)
+    assert comp.inf_mass > 0
+    checked = 0
+    for j in range(1, comp.log_delta.size - 1):
+        if comp.log_delta[j] == -math.inf:
+            continue
+        i = comp.start - 1 + j
+        got = pld_engine._delta_from(comp, h, i * h, upper=upper, index=None if upper else i)
+        exact = REF.exp(REF.mpf(float(comp.log_delta[j]))) + REF.mpf(comp.inf_mass)
+        assert (got >= exact) if upper else (got <= exact), (j, got, float(exact))
+        checked += 1
+    assert checked > 100
