@@ -570,3 +570,12 @@ def test_connect_the_dots_lower_share_is_padded_up(q: float, pe: float, monkeypa
     law = pld_parts._grid_from_cells(0, np.array([q]), np.array([pe]), 2.0**-5, pessimistic=True)
     assert law.masses.size == 2 and law.masses[1] > 0
     assert exact_mass(law) >= Fraction(q)
+
+
+def test_discrete_gaussian_checks_its_outcome_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2 t + 1 outcomes (t about 11.9 sigma) are allocated before grid_from_atoms sees the (narrow) loss span, so the
+    # part's own check must refuse them: with a cap of 1000, sigma = 100 needs about 2400 outcomes.
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 1000)
+    with pytest.raises(InvalidArgument, match="DiscreteGaussianPart needs"):
+        DiscreteGaussianPart(1e4).grid_law(2.0**-4, pessimistic=True)
+    assert DiscreteGaussianPart(1.0).grid_law(2.0**-4, pessimistic=True).masses.size < 1000
