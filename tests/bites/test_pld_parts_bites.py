@@ -579,3 +579,21 @@ def test_discrete_gaussian_checks_its_outcome_count(monkeypatch: pytest.MonkeyPa
     with pytest.raises(InvalidArgument, match="DiscreteGaussianPart needs"):
         DiscreteGaussianPart(1e4).grid_law(2.0**-4, pessimistic=True)
     assert DiscreteGaussianPart(1.0).grid_law(2.0**-4, pessimistic=True).masses.size < 1000
+
+
+def test_lattice_slack_covers_a_label_snapped_above_its_atom() -> None:
+    # An atom 2^-40 below a lattice point takes that label (SNAP): the label exceeds the true loss by 2^-40, so the
+    # law's slack must be at least that (exactly), or the labelled law would claim a loss the atom does not have.
+    loss = np.array([0.5 - 2.0**-40, -0.5])
+    law = pld_parts.lattice_from_atoms(loss, np.array([0.5, 0.5]), 0.0, 0.5, -0.5, exact=np.array([True, True]))
+    assert Fraction(law.slack) >= Fraction(2) ** -40
+    assert law.slack < 2.0**-39
+
+
+def test_lattice_slack_covers_an_inexact_loss() -> None:
+    # A loss that is not exactly the float given may be LOSS_PAD |l| below it: on its label, the slack is that pad.
+    law = pld_parts.lattice_from_atoms(
+        np.array([1.5, -0.5]), np.array([0.5, 0.5]), 0.0, 0.5, -0.5, exact=np.array([False, True])
+    )
+    assert Fraction(law.slack) >= Fraction(pld_parts.LOSS_PAD) * Fraction(3, 2)
+    assert law.slack < 4 * pld_parts.LOSS_PAD
