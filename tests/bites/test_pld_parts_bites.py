@@ -597,3 +597,15 @@ def test_lattice_slack_covers_an_inexact_loss() -> None:
     )
     assert Fraction(law.slack) >= Fraction(pld_parts.LOSS_PAD) * Fraction(3, 2)
     assert law.slack < 4 * pld_parts.LOSS_PAD
+
+
+def test_laplace_optimistic_law_keeps_an_inexact_low_atom_below_its_cells() -> None:
+    # b = 0.1: D = fl(1 / 0.1) = 10.0 is not the exact ratio, so the atom at -D is floored one step below the
+    # lowest cell (-D / h is an integer): the law's span must start there, not at the cells' first index.
+    part = LaplacePart(0.1)
+    h = 2.0**-4
+    law = part.grid_law(h, pessimistic=False)
+    assert law.offset == -161  # a span from the cells' -160 wraps the atom's index -1 to the top of the array
+    assert float(exact_mass(law)) <= 1.0
+    for eps in (0.0, 5.0, 9.0):
+        assert exact_delta(law, eps) <= laplace_profile(10.0, eps)
