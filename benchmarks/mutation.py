@@ -34,6 +34,8 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import gc
+import hashlib
 import json
 import os
 import random
@@ -139,11 +141,24 @@ class Mutant:
     line: int
     col: int
     description: str
+    #: 0 for the first mutant (in ``ast.walk`` order: outer before inner) with its ``line:col:description``,
+    #: 1, 2, ... for same-shaped nested mutants on one line (``a + b + c``: both sums start at ``a``'s column).
+    occurrence: int = 0
+    #: Lines whose execution (by a test) the mutant needs to change anything: its statement's first line to the
+    #: node's last line; empty when the node runs at import time (module or class level, a def's defaults or
+    #: decorators), where every target test runs.
+    trace_lines: tuple[int, ...] = ()
 
     @property
     def key(self) -> str:
-        """A stable name: ``module:line:column:description`` (used by the equivalents list)."""
-        return f"{self.module}:{self.line}:{self.col}:{self.description}"
+        """A stable name: ``module:line:column:description``, with ``#2``, ``#3`` ... appended for the second,
+        third ... same-shaped nested mutant on one line (used by the equivalents list)."""
+        return _key(self.module, self.line, self.col, self.description, self.occurrence)
+
+
+def _key(module: str, line: int, col: int, description: str, occurrence: int = 0) -> str:
+    base = f"{module}:{line}:{col}:{description}"
+    return base if occurrence == 0 else f"{base}#{occurrence + 1}"
 
 
 def _skipped_nodes(tree: ast.Module) -> set[int]:
@@ -254,6 +269,33 @@ def _no_mutate_lines(source: str) -> set[int]:
     return {i for i, line in enumerate(source.splitlines(), 1) if "pragma: no mutate" in line}
 
 
+def _runtime_lines(tree: ast.Module) -> dict[int, tuple[int, ...]]:
+    """id(node) -> the lines a test must execute for a mutation of the node to matter, for every node evaluated
+    when a function (or lambda) runs: the enclosing statement's first line to the node's last line (a superset of
+    the lines a line tracer reports for the node's code). Nodes evaluated at import time (module and class
+    bodies, a def's decorators, defaults and annotations) are left out: a test never "executes" them."""
+    out: dict[int, tuple[int, ...]] = {}
+
+    def visit(node: ast.AST, stmt: ast.stmt | None, runtime: bool) -> None:
+        if isinstance(node, ast.stmt):
+            stmt = node
+        if runtime and stmt is not None and hasattr(node, "lineno"):
+            end = getattr(node, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
+            out[id(node)] = tuple(range(stmt.lineno, max(end, stmt.lineno) + 1))
+        for name, value in ast.iter_fields(node):
+            inner = runtime
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and name == "body":
+                inner = True
+            elif isinstance(node, ast.Lambda) and name == "body":
+                inner = True
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    visit(child, stmt, inner)
+
+    visit(tree, None, False)
+    return out
+
+
 def mutants_of(module: str) -> list[Mutant]:
     """Every mutant of ``module`` (a path from the repository root), in a stable order."""
     source = (ROOT / module).read_text()
@@ -261,12 +303,18 @@ def mutants_of(module: str) -> list[Mutant]:
     skip = _skipped_nodes(tree)
     defined = _defined_names(tree)
     quiet = _no_mutate_lines(source)
+    runtime = _runtime_lines(tree)
+    seen: dict[str, int] = {}
     out = []
     for index, node in enumerate(ast.walk(tree)):
         if id(node) in skip or getattr(node, "lineno", None) in quiet:
             continue
         for variant, (description, _) in enumerate(_variants(node, defined)):
-            out.append(Mutant(module, index, variant, node.lineno, node.col_offset, description))  # type: ignore[attr-defined]
+            line, col = node.lineno, node.col_offset
+            base = _key(module, line, col, description)
+            occurrence = seen.get(base, 0)
+            seen[base] = occurrence + 1
+            out.append(Mutant(module, index, variant, line, col, description, occurrence, runtime.get(id(node), ())))
     return out
 
 
@@ -342,10 +390,11 @@ def _module_name(module: str) -> str:
     return "semidp." + module[:-3].replace("/", ".")
 
 
-def _fork_judge(mutant: Mutant, timeout: float, tests: list[str]) -> tuple[Mutant, str, float]:
+def _fork_judge(mutant: Mutant, timeout: float, paths: list[str]) -> tuple[Mutant, str, float]:
     """Judge ``mutant`` in a forked child of this (already importing) process: the mutated source is executed
     into the live module, every other module's binding of a changed name is pointed at the new object, and
-    pytest runs in the child. Saves the interpreter start and the package import (most of a mutant's time)."""
+    pytest runs ``paths`` (files or node ids) in the child. Saves the interpreter start and the package import
+    (most of a mutant's time)."""
     start = time.monotonic()
     source = mutated_source(mutant)
     pid = os.fork()
@@ -368,19 +417,7 @@ def _fork_judge(mutant: Mutant, timeout: float, tests: list[str]) -> tuple[Mutan
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
-            args = [
-                "-x",
-                "-q",
-                "-p",
-                "no:randomly",
-                "-p",
-                "no:cacheprovider",
-                "-m",
-                "not slow",
-                "--no-header",
-                "--assert=plain",
-            ]
-            code = int(pytest.main([*args, "semidp/" + mutant.module, *tests]))
+            code = int(pytest.main([*_PYTEST_ARGS, "--assert=plain", *paths]))
         except BaseException:
             code = 1
         finally:
@@ -399,6 +436,146 @@ def _fork_judge(mutant: Mutant, timeout: float, tests: list[str]) -> tuple[Mutan
     if code not in (0, 1, 3):
         raise RuntimeError(f"pytest exited {code} on {mutant.key}")
     return mutant, ("survived" if code == 0 else "killed"), time.monotonic() - start
+
+
+#: Where coverage maps are cached, one JSON file per (module, tests, package sources) hash.
+COVERAGE_CACHE = Path(tempfile.gettempdir()) / "semidp-mutation-coverage"
+_PYTEST_ARGS = ["-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "-m", "not slow", "--no-header"]
+
+
+@dataclass
+class CoverageMap:
+    """Which target tests execute which lines of one module, from one unmutated run under coverage with a
+    context per test (coverage's ``switch_context``, set by a small pytest plugin around each test's call)."""
+
+    #: Every test node id of the selection, in run order.
+    tests: list[str]
+    #: Node id -> seconds (setup + call + teardown) in the mapping run; the order of a mutant's tests.
+    seconds: dict[str, float]
+    #: Line -> node ids whose call phase executed it.
+    lines: dict[int, list[str]]
+    #: Lines executed outside any test's call phase (collection, fixture setup and teardown): a mutant there
+    #: runs the whole selection, since a fixture's value reaches tests that never execute the line.
+    everywhere: set[int]
+
+    def select(self, mutant: Mutant) -> list[str] | None:
+        """The tests to run for ``mutant``, fastest first; ``None`` for the whole selection (import-time code or
+        a line run by a fixture or at collection), ``[]`` when no test executes the mutant's lines."""
+        if not mutant.trace_lines or any(line in self.everywhere for line in mutant.trace_lines):
+            return None
+        hit = {t for line in mutant.trace_lines for t in self.lines.get(line, ())}
+        order = {t: i for i, t in enumerate(self.tests)}
+        return sorted(hit, key=lambda t: (self.seconds.get(t, 0.0), order.get(t, 0)))
+
+
+def _selection_hash(module: str, paths: list[str]) -> str:
+    """sha256 over the module, the selected test files (and conftest files) and every source of the package."""
+    digest = hashlib.sha256()
+    files = {ROOT / module, ROOT / "pyproject.toml", *(ROOT / "tests").rglob("conftest.py")}
+    files |= {ROOT / p.split("::")[0] for p in paths}
+    for top in ("accountant", "mechanisms", "verify", "semidp"):
+        files |= set((ROOT / top).rglob("*.py"))
+    digest.update(repr(paths).encode())
+    for f in sorted(files):
+        if f.is_file():
+            digest.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()[:24]
+
+
+def _coverage_child(module: str, paths: list[str], out: Path) -> None:
+    """In a forked child: run ``paths`` under coverage (the module's file only), a context per test; write the
+    map as JSON to ``out`` and exit with pytest's code. Never returns."""
+    code = 1
+    try:
+        import coverage
+        import pytest
+
+        real = os.path.realpath(str(sys.modules[_module_name(module)].__file__))
+        cov = coverage.Coverage(data_file=None, include=[real], config_file=False)
+        seconds: dict[str, float] = {}
+        order: list[str] = []
+
+        class Contexts:
+            @pytest.hookimpl(hookwrapper=True)
+            def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
+                cov.switch_context("setup|" + item.nodeid)
+                yield
+
+            @pytest.hookimpl(hookwrapper=True)
+            def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
+                cov.switch_context(item.nodeid)
+                yield
+                cov.switch_context("setup|" + item.nodeid)
+
+            def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+                if report.nodeid not in seconds:
+                    order.append(report.nodeid)
+                seconds[report.nodeid] = seconds.get(report.nodeid, 0.0) + report.duration
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        cov.start()
+        try:
+            code = int(pytest.main([*_PYTEST_ARGS, "--assert=plain", *paths], plugins=[Contexts()]))
+        finally:
+            cov.stop()
+        data = cov.get_data()
+        files = [f for f in data.measured_files() if os.path.realpath(f) == real]
+        by_line = data.contexts_by_lineno(files[0]) if files else {}
+        lines: dict[int, list[str]] = {}
+        everywhere: list[int] = []
+        for line, contexts in by_line.items():
+            if any(c == "" or c.startswith("setup|") for c in contexts):
+                everywhere.append(line)
+            lines[line] = sorted(c for c in contexts if c and not c.startswith("setup|"))
+        payload = {"tests": order, "seconds": seconds, "lines": lines, "everywhere": sorted(everywhere)}
+        out.write_text(json.dumps(payload))
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def coverage_map(module: str, paths: list[str], timeout: float) -> tuple[CoverageMap | None, str]:
+    """The coverage map of ``module`` under the test ``paths`` (cached under :data:`COVERAGE_CACHE` by
+    :func:`_selection_hash`), built in a forked child so that this process's state (caches) stays unmutated-run
+    free. Also the baseline check: ``(None, reason)`` when the unmutated tests do not pass."""
+    COVERAGE_CACHE.mkdir(parents=True, exist_ok=True)
+    cached = COVERAGE_CACHE / f"{_selection_hash(module, paths)}.json"
+    how = f"cached in {cached}"
+    if not cached.exists():
+        start = time.monotonic()
+        part = cached.with_suffix(f".{os.getpid()}.part")
+        pid = os.fork()
+        if pid == 0:
+            _coverage_child(module, paths, part)
+        deadline = start + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None, f"the unmutated tests under coverage took more than {timeout:.0f} s"
+            time.sleep(0.05)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0 or not part.exists():
+            part.unlink(missing_ok=True)
+            return None, f"the targeted tests do not pass unmutated under coverage (exit {code})"
+        part.replace(cached)
+        how = f"baseline passes under coverage in {time.monotonic() - start:.1f} s; map cached in {cached}"
+    raw = json.loads(cached.read_text())
+    cmap = CoverageMap(
+        tests=raw["tests"],
+        seconds=raw["seconds"],
+        lines={int(k): v for k, v in raw["lines"].items()},
+        everywhere=set(raw["everywhere"]),
+    )
+    return cmap, how
 
 
 def _parse_lines(text: str | None) -> tuple[int, int] | None:
@@ -431,6 +608,22 @@ def main(argv: list[str] | None = None) -> int:
         help="judge only this many mutants per module, drawn at random (seeded by --seed) when there are more",
     )
     ap.add_argument("--seed", type=int, default=0, help="seed of --sample's draw")
+    ap.add_argument(
+        "--no-coverage",
+        action="store_true",
+        help="run the module's whole selection for every mutant (the default runs only the tests that execute "
+        "the mutant's lines, from a coverage map built once per module and cached)",
+    )
+    ap.add_argument(
+        "--compare",
+        action="store_true",
+        help="judge every mutant both ways (coverage-targeted and whole selection): both outcomes, both times",
+    )
+    ap.add_argument(
+        "--confirm-survivors",
+        action="store_true",
+        help="judge a mutant that survives its targeted tests again with the whole selection",
+    )
     ap.add_argument("--list", action="store_true", help="print the mutants and stop")
     ap.add_argument("--out", help="write the results (every mutant's outcome) as JSON to this file")
     ap.add_argument("--target", type=float, default=95.0, help="score (percent) a module must reach")
@@ -449,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
                 todo.append(mu)
     if args.rerun:
         survived = {
-            f"{r['module']}:{r['line']}:{r['col']}:{r['description']}"
+            _key(r["module"], r["line"], r["col"], r["description"], r.get("occurrence", 0))
             for r in json.loads(Path(args.rerun).read_text())
             if r["outcome"] == "survived"
         }
@@ -497,7 +690,7 @@ def main(argv: list[str] | None = None) -> int:
 
         with ThreadPoolExecutor(max_workers=len(workdirs)) as pool:
             for n, (mu, outcome, seconds) in enumerate(pool.map(work, judged), 1):
-                results.append({**asdict(mu), "outcome": outcome, "seconds": round(seconds, 1)})
+                results.append(_row(mu, outcome, seconds))
                 if outcome == "survived":
                     print(f"[{n}/{len(judged)}] SURVIVED {mu.key}", flush=True)
                 elif n % 25 == 0:
@@ -530,8 +723,44 @@ def _summary(
     return 0 if ok else 1
 
 
+def _preload_pytest_plugins() -> None:
+    """Import pytest and its installed plugins (entry points ``pytest11``) once, before any fork: our own plugin
+    ``semidp.verify.pytest_plugin`` imports ``semidp.verify`` and with it most of the package, which each child
+    otherwise imports again (about 2 s unloaded, 9 s on a loaded machine, per mutant). The children then see
+    these modules with the mutated names rebound, as they see every module imported here."""
+    from importlib.metadata import entry_points
+
+    import pytest  # noqa: F401
+
+    for ep in entry_points(group="pytest11"):
+        try:
+            ep.load()
+        except Exception:  # a broken third-party plugin: pytest reports it in the run itself
+            pass
+    try:
+        import hypothesis  # noqa: F401  (its plugin imports it at the end of every run: 0.6 s loaded)
+    except ImportError:
+        pass
+    # every object so far is shared with the children and never garbage: pytest's gc.collect() at the end of
+    # each run (twice, 0.75 s loaded) then skips them
+    gc.collect()
+    gc.freeze()
+
+
+def _row(mu: Mutant, outcome: str, seconds: float, **extra: object) -> dict[str, object]:
+    row: dict[str, object] = {**asdict(mu), "outcome": outcome, "seconds": round(seconds, 1), **extra}
+    del row["trace_lines"]
+    return row
+
+
 def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant], equivalents: set[str]) -> int:
-    """The default mode: import the package once, then judge each mutant in a forked child (one at a time)."""
+    """The default mode: import the package once, then judge each mutant in a forked child (one at a time).
+
+    With coverage (the default) each module's targets run once under coverage (:func:`coverage_map`, also the
+    baseline check) and a mutant runs only the tests that execute its lines, fastest first; a mutant no test
+    executes is *survived* ("not covered") without a run. ``--no-coverage`` runs the whole selection for every
+    mutant; ``--compare`` runs both and prints both outcomes and times; ``--confirm-survivors`` judges a
+    targeted survivor again with the whole selection."""
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -539,49 +768,82 @@ def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant]
         __import__(_module_name(m))
     import semidp  # noqa: F401  (the whole package, as the tests import it)
 
-    results: list[dict[str, object]] = []
+    _preload_pytest_plugins()
+    full: dict[str, list[str]] = {m: ["semidp/" + m, *(args.tests or TARGETS[m])] for m in modules}
+    maps: dict[str, CoverageMap] = {}
     for m in modules:  # the unmutated module must pass, or every mutant would look killed
-        tests = args.tests or TARGETS[m]
-        baseline = Mutant(m, -1, -1, 0, 0, "baseline")
-        start = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            import pytest
+        if args.no_coverage and not args.compare:
+            start = time.monotonic()
+            pid = os.fork()
+            if pid == 0:
+                import pytest
 
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os._exit(
-                int(
-                    pytest.main(
-                        [
-                            "-x",
-                            "-q",
-                            "-p",
-                            "no:randomly",
-                            "-p",
-                            "no:cacheprovider",
-                            "--assert=plain",
-                            "semidp/" + m,
-                            *tests,
-                        ]
-                    )
-                )
-            )
-        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-        if code != 0:
-            print(f"{m}: the targeted tests do not pass unmutated (exit {code}); fix them first", file=sys.stderr)
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)
+                os._exit(int(pytest.main([*_PYTEST_ARGS, "--assert=plain", *full[m]])))
+            code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+            if code != 0:
+                print(f"{m}: the targeted tests do not pass unmutated (exit {code}); fix them first", file=sys.stderr)
+                return 2
+            print(f"{m}: baseline passes in {time.monotonic() - start:.1f} s", flush=True)
+            continue
+        cmap, how = coverage_map(m, full[m], args.timeout * 3)
+        if cmap is None:
+            print(f"{m}: {how}; fix them first", file=sys.stderr)
             return 2
-        print(f"{m}: baseline passes in {time.monotonic() - start:.1f} s ({baseline.description})", flush=True)
+        maps[m] = cmap
+        print(f"{m}: {how} ({len(cmap.tests)} tests, {len(cmap.lines)} lines executed)", flush=True)
+
     judged = [mu for mu in todo if mu.key not in equivalents]
+    results: list[dict[str, object]] = []
+    totals = {"targeted": 0.0, "full": 0.0}
+    mismatches = 0
     for n, mu in enumerate(judged, 1):
-        _, outcome, seconds = _fork_judge(mu, args.timeout, args.tests or TARGETS[mu.module])
-        results.append({**asdict(mu), "outcome": outcome, "seconds": round(seconds, 1)})
+        cmap = maps.get(mu.module)
+        selected = cmap.select(mu) if cmap is not None else None
+        ran = "all" if selected is None else str(len(selected))
+        if args.no_coverage and not args.compare:
+            _, outcome, seconds = _fork_judge(mu, args.timeout, full[mu.module])
+            row = _row(mu, outcome, seconds)
+        elif selected == []:
+            outcome, seconds, row = "survived", 0.0, _row(mu, "survived", 0.0, tests=0, note="not covered")
+        else:
+            _, outcome, seconds = _fork_judge(mu, args.timeout, selected or full[mu.module])
+            row = _row(mu, outcome, seconds, tests=ran)
+        if args.compare:
+            _, old, old_seconds = _fork_judge(mu, args.timeout, full[mu.module])
+            totals["targeted"] += seconds
+            totals["full"] += old_seconds
+            same = old == outcome
+            mismatches += not same
+            row.update(full_outcome=old, full_seconds=round(old_seconds, 1))
+            print(
+                f"[{n}/{len(judged)}] {mu.key}: targeted {outcome} ({ran} tests, {seconds:.1f} s)  "
+                f"full {old} ({old_seconds:.1f} s){'' if same else '  MISMATCH'}",
+                flush=True,
+            )
+        elif outcome == "survived" and args.confirm_survivors and not args.no_coverage:
+            _, again, more = _fork_judge(mu, args.timeout, full[mu.module])
+            row.update(full_outcome=again, full_seconds=round(more, 1))
+            if again == "killed":
+                row["outcome"] = outcome = "killed"
+                print(f"[{n}/{len(judged)}] killed only by the whole selection: {mu.key}", flush=True)
+        results.append(row)
         if args.out:  # after every mutant, so a stopped run keeps what it judged
             Path(args.out).write_text(json.dumps(results, indent=1))
-        if outcome == "survived":
-            print(f"[{n}/{len(judged)}] SURVIVED {mu.key}", flush=True)
+        if args.compare:
+            pass
+        elif outcome == "survived":
+            note = " (not covered)" if row.get("note") else ""
+            print(f"[{n}/{len(judged)}] SURVIVED {mu.key}{note}", flush=True)
         elif n % 25 == 0:
             print(f"[{n}/{len(judged)}] ...", flush=True)
+    if args.compare:
+        ratio = totals["full"] / max(totals["targeted"], 1e-9)
+        print(
+            f"\ncompare: {len(judged) - mismatches} of {len(judged)} mutants judged the same; targeted "
+            f"{totals['targeted']:.1f} s, whole selection {totals['full']:.1f} s (ratio {ratio:.2f})"
+        )
     return _summary(args, modules, todo, equivalents, results)
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from semidp.accountant import pld_engine
 from semidp.accountant.pld_engine import PLDBracket, compose_plds
-from semidp.accountant.pld_parts import ApproxDPPart, GridLaw, LaplacePart, RandomizedResponsePart
+from semidp.accountant.pld_parts import ApproxDPPart, GaussianPart, GridLaw, LaplacePart, RandomizedResponsePart
 
 REF = mpmath.MPContext()
 REF.dps = 60
@@ -266,3 +266,49 @@ def test_lower_end_subtracts_the_mass_wrapped_from_below_the_window() -> None:
         assert got <= ref, (i, got, ref)
         if i > m:
             assert got >= ref - 0.1  # a_low (a Chernoff bound of the 0.01 below) is all that is given away here
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_grid_point_bound_rounds_its_exponential_outward(upper: bool) -> None:
+    # At a grid point the bound is e^{log_delta[j]} + inf_mass, a real number: the float returned must lie on the
+    # bound's side of it (read at 60 digits). The last (1 + 8u) / (1 - 4u) is what puts it there; turned around,
+    # the float lands about 4u on the wrong side at every grid point.
+    h = 2.0**-6
+    part = ApproxDPPart(1.0, 1e-3)  # mass at +inf too
+    law = pld_engine._trim(part.grid_law(h, pessimistic=upper))
+    comp = pld_engine._compose_tilted([factor(law, 5)], 0.0, 4096, upper=upper)
+    assert comp.inf_mass > 0
+    checked = 0
+    for j in range(1, comp.log_delta.size - 1):
+        if comp.log_delta[j] == -math.inf:
+            continue
+        i = comp.start - 1 + j
+        got = pld_engine._delta_from(comp, h, i * h, upper=upper, index=None if upper else i)
+        exact = REF.exp(REF.mpf(float(comp.log_delta[j]))) + REF.mpf(comp.inf_mass)
+        assert (got >= exact) if upper else (got <= exact), (j, got, float(exact))
+        checked += 1
+    assert checked > 100
+
+
+def test_epsilon_lower_end_needs_the_real_bound_above_delta() -> None:
+    # The lower end of epsilon(delta) may stop at label i only if the optimistic bound there, the real number
+    # e^{log_delta} + inf_mass, exceeds delta. Query delta = that bound's float where the float rounds up (it is
+    # then above the real bound by < 1 ulp): label i does not qualify, so the answer stays below i h. Tested with
+    # (1 + 4u) instead of (1 - 4u) on the float, the label qualifies and the answer is i h: a lower end past the
+    # point the proof reaches.
+    br = compose_plds([(GaussianPart(1.0), 4)], grid=2.0**-6)  # no lattice: labels i h, no shift
+    assert isinstance(br, PLDBracket) and br.lower_shift == 0 and br.lower_slack == 0.0
+    h = br.lower_h or br.h
+    comp = br._composed(0.0, upper=False)
+    checked = 0
+    for j in range(1, comp.log_delta.size - 1, 3):
+        real = REF.exp(REF.mpf(float(comp.log_delta[j]))) + REF.mpf(comp.inf_mass)
+        d = float(real)
+        if not (0.0 < d < 1.0) or REF.mpf(d) <= real:
+            continue
+        i = comp.start - 1 + j
+        if i <= 1:
+            continue  # the answer is clipped at 0
+        assert br._eps_lower(comp, d) < i * h, (j, d)
+        checked += 1
+    assert checked > 10

@@ -431,3 +431,181 @@ def test_laplace_and_lattice_sizes_are_checked_on_their_whole_span() -> None:
         pld_parts.lattice_from_atoms(
             np.array([-1e3, 1e3]), np.array([0.5, 0.5]), 0.0, 2.0**-30, 0.0, exact=np.array([True, True])
         )
+
+
+# ----------------------------------------------------------------------- the float pads alone (REL_PAD = 0)
+
+
+def atoms_profile(loss: np.ndarray, q: np.ndarray, eps: float) -> mpmath.mpf:
+    """``E_Q[(1 - e^{eps - L})_+]`` of atoms ``q`` at ``loss`` (floats read exactly), at 60 digits."""
+    e = REF.mpf(eps)
+    return sum((REF.mpf(qi) * (1 - REF.exp(e - REF.mpf(li))) for li, qi in zip(loss, q) if li > eps), REF.mpf(0))
+
+
+def dyadic_atoms(rng: np.random.Generator, n: int, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` atoms on the grid ``h Z`` (distinct losses in ``[-2, 2]``) with dyadic masses: every input is exact."""
+    idx = rng.choice(np.arange(int(-2 / h), int(2 / h)), size=n, replace=False)
+    return idx * h, rng.integers(1, 2**20, size=n) / 2.0**30
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_float_rounding_pads_alone_keep_each_atom_law_on_its_side(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # REL_PAD covers the error of float closed forms; with exact inputs (dyadic masses, losses on the grid) there
+    # are none, so REL_PAD = 0 is an admissible instance of the contract and only the pads for the float sums and
+    # products remain: a pad flipped to the wrong side then puts the law's mass or profile on the wrong side of
+    # the exact values (each sum rounds by a few ulps; (n + 2) 2u flipped is about n ulps over).
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    rng = np.random.default_rng(seed)
+    h = 2.0**-6
+    loss, q = dyadic_atoms(rng, 40, h)
+    exact = np.ones(loss.size, dtype=bool)
+    total = sum((Fraction(x) for x in q.tolist()), Fraction(0))
+    up = grid_from_atoms(loss, q, 0.0, h, pessimistic=True, exact=exact)
+    lo = grid_from_atoms(loss, q, 0.0, h, pessimistic=False, exact=exact)
+    shift = float(loss.min()) - 3 * h  # a lattice whose labels are the atoms themselves (exact: dyadic)
+    lat = pld_parts.lattice_from_atoms(loss, q, 0.0, h, shift, exact=exact)
+    assert lat.slack == 0.0
+    assert exact_mass(up) >= total >= max(exact_mass(lo), exact_mass(lat))
+    for eps in (-2.5, -1.0, 0.0, 0.3, 1.0):
+        r = atoms_profile(loss, q, eps)
+        assert exact_delta(lo, eps) <= r <= exact_delta(up, eps), eps
+        assert exact_delta(lat, eps) <= r, eps
+
+
+def test_merge_down_rounds_every_relabelled_mass_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Exact cell masses (dyadic) and ratios on the grid: the relabelling's own float products (1 - x) q + x q
+    # round by an ulp either way; the final (1 - 8u) keeps the total at or below the exact input, and the
+    # mass at or below any label below the exact mass there (prefix sums: relabelling only moves mass up).
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    rng = np.random.default_rng(7)
+    h = 2.0**-5
+    n = 300
+    q = rng.integers(2**20, 2**21, size=n) / 2.0**30
+    w = q * np.exp(-h * rng.uniform(0.0, 1.0, size=n))  # P e^{ah}: below q (losses in the cell)
+    law = pld_parts._merge_down(-n // 2, q, w, h, 0.0)
+    out = [Fraction(m) for m in law.masses.tolist()]
+    inp = [Fraction(m) for m in q.tolist()]
+    run_out = run_in = Fraction(0)
+    for o, i in zip(out, inp, strict=True):
+        run_out += o
+        run_in += i
+        assert run_out <= run_in
+    assert sum(out) < sum(inp)
+
+
+@pytest.mark.parametrize(("b", "shift", "h"), [(1.0, -0.9, 0.1), (0.7, 0.3, 0.03), (1.0, 5.3, 0.1)])
+def test_laplace_lattice_slack_covers_its_float_cell_edges(b: float, shift: float, h: float) -> None:
+    # The cells between the float edges shift + h a take the exact labels shift + h a; a cell's losses start at
+    # its float edge, so the law's slack must be at least every label's excess over its edge (exact Fractions).
+    # Here the atoms' labels lie below the atoms, so only the cells' own slack can cover that.
+    law = LaplacePart(b).lattice_law(h, shift)
+    d = 1.0 / b
+    a0, a1 = math.floor((-d - shift) / h) - 1, math.ceil((d - shift) / h) + 1
+    edges = shift + h * np.arange(a0, a1 + 1, dtype=np.float64)
+    over = [Fraction(shift) + a * Fraction(h) - Fraction(e) for a, e in zip(range(a0, a1 + 1), edges.tolist())]
+    assert max(over) > 0  # the float edges do fall below some labels
+    assert Fraction(law.slack) >= max(over)
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_cell_sums_are_padded_for_their_float_rounding(pessimistic: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Adversarial sums (REL_PAD = 0, exact dyadic inputs): 200 atoms share one grid point after a mass 1/2.
+    # Pessimistic: each small mass is a quarter ulp of 1/2 (plus the 4u pad) and rounds away, so the float cell sum
+    # is 25 ulps short of the exact sum and only the (n + 2) 2u summation pad lifts it back. Optimistic: each is
+    # three quarters of an ulp and rounds up a quarter ulp, 50 ulps over in all, which only the downward pad
+    # (not _merge_down's 8u) takes back off.
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    small = 2.0**-55 if pessimistic else 3 * 2.0**-55
+    q = np.array([0.5] + [small] * 200)
+    loss = np.full(q.size, 0.25)
+    law = grid_from_atoms(loss, q, 0.0, 2.0**-4, pessimistic=pessimistic, exact=np.ones(q.size, dtype=bool))
+    total = sum((Fraction(x) for x in q.tolist()), Fraction(0))
+    if pessimistic:
+        assert exact_mass(law) >= total
+    else:
+        assert exact_mass(law) <= total
+
+
+def test_connect_the_dots_cells_keep_their_whole_mass(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Cells with exact dyadic Q-masses (REL_PAD = 0): each cell's mass is split between its two ends, the lower
+    # share (q - wb) padded up by 4u for its subtraction and the whole law by 4u more, so the law's exact total is
+    # at least the cells' (a share or the law rounded down by 4u instead loses about 4u of the cells' mass).
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    rng = np.random.default_rng(11)
+    h = 2.0**-5
+    q = rng.integers(2**20, 2**21, size=300) / 2.0**30
+    pe = q * np.exp(-h * rng.uniform(0.0, 1.0, size=q.size))
+    law = pld_parts._grid_from_cells(-150, q, pe, h, pessimistic=True)
+    assert exact_mass(law) >= sum((Fraction(x) for x in q.tolist()), Fraction(0))
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_greedy_relabelling_is_valid_and_moves_all_it_may(seed: int) -> None:
+    # Up to GREEDY_CELLS cells the fractions are the exact greedy from the top down: x_top = 0 and
+    # x_{i-1} = min(1, (1 - x_i) r_i) (r_i = E_i / D_{i-1} less 1e-12). Valid (checked exactly: no label's
+    # likelihood ratio drops below its level) and maximal (no fraction could be larger by more than the 1e-12).
+    rng = np.random.default_rng(seed)
+    n = 200
+    e_lo = rng.uniform(0.0, 3.0, n) * (rng.uniform(size=n) > 0.1)  # some cells have no excess
+    d_hi = rng.uniform(0.5, 3.0, n - 1)
+    x = pld_parts._relabel_fractions(e_lo, d_hi)
+    assert x.size == n and x[-1] == 0.0 and np.all((x >= 0.0) & (x <= 1.0))
+    for i in range(1, n):
+        lhs = Fraction(float(x[i - 1])) * Fraction(float(d_hi[i - 1]))
+        assert lhs <= (1 - Fraction(float(x[i]))) * Fraction(float(e_lo[i])), i
+        best = min(1.0, (1.0 - x[i]) * e_lo[i] / d_hi[i - 1])
+        assert x[i - 1] >= best * (1 - 1e-11), i
+    assert np.count_nonzero(x == 1.0) > 0 and np.count_nonzero((x > 0) & (x < 1)) > 0
+
+
+@pytest.mark.parametrize(
+    ("q", "pe"),
+    [(0.8319432152802452, 0.8296069076821777), (0.834268198709379, 0.8342611695999717)],
+)
+def test_connect_the_dots_lower_share_is_padded_up(q: float, pe: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One cell (REL_PAD = 0) where the float q - wb rounds down (found by a search over random cells): the lower
+    # share's (1 + 4u) pad is what keeps the law's total at or above q; padded down instead, the total is about
+    # 1e-17 short of the exact q.
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    law = pld_parts._grid_from_cells(0, np.array([q]), np.array([pe]), 2.0**-5, pessimistic=True)
+    assert law.masses.size == 2 and law.masses[1] > 0
+    assert exact_mass(law) >= Fraction(q)
+
+
+def test_discrete_gaussian_checks_its_outcome_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2 t + 1 outcomes (t about 11.9 sigma) are allocated before grid_from_atoms sees the (narrow) loss span, so the
+    # part's own check must refuse them: with a cap of 1000, sigma = 100 needs about 2400 outcomes.
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 1000)
+    with pytest.raises(InvalidArgument, match="DiscreteGaussianPart needs"):
+        DiscreteGaussianPart(1e4).grid_law(2.0**-4, pessimistic=True)
+    assert DiscreteGaussianPart(1.0).grid_law(2.0**-4, pessimistic=True).masses.size < 1000
+
+
+def test_lattice_slack_covers_a_label_snapped_above_its_atom() -> None:
+    # An atom 2^-40 below a lattice point takes that label (SNAP): the label exceeds the true loss by 2^-40, so the
+    # law's slack must be at least that (exactly), or the labelled law would claim a loss the atom does not have.
+    loss = np.array([0.5 - 2.0**-40, -0.5])
+    law = pld_parts.lattice_from_atoms(loss, np.array([0.5, 0.5]), 0.0, 0.5, -0.5, exact=np.array([True, True]))
+    assert Fraction(law.slack) >= Fraction(2) ** -40
+    assert law.slack < 2.0**-39
+
+
+def test_lattice_slack_covers_an_inexact_loss() -> None:
+    # A loss that is not exactly the float given may be LOSS_PAD |l| below it: on its label, the slack is that pad.
+    law = pld_parts.lattice_from_atoms(
+        np.array([1.5, -0.5]), np.array([0.5, 0.5]), 0.0, 0.5, -0.5, exact=np.array([False, True])
+    )
+    assert Fraction(law.slack) >= Fraction(pld_parts.LOSS_PAD) * Fraction(3, 2)
+    assert law.slack < 4 * pld_parts.LOSS_PAD
+
+
+def test_laplace_optimistic_law_keeps_an_inexact_low_atom_below_its_cells() -> None:
+    # b = 0.1: D = fl(1 / 0.1) = 10.0 is not the exact ratio, so the atom at -D is floored one step below the
+    # lowest cell (-D / h is an integer): the law's span must start there, not at the cells' first index.
+    part = LaplacePart(0.1)
+    h = 2.0**-4
+    law = part.grid_law(h, pessimistic=False)
+    assert law.offset == -161  # a span from the cells' -160 wraps the atom's index -1 to the top of the array
+    assert float(exact_mass(law)) <= 1.0
+    for eps in (0.0, 5.0, 9.0):
+        assert exact_delta(law, eps) <= laplace_profile(10.0, eps)
