@@ -1,7 +1,8 @@
 """Spec files as frozen dataclasses (contract: ``specs/README.md``); the dataclasses *are* the schema.
 
 This module holds the sections every spec shares (``[data]``, ``[invariant]``,
-``[query]``, ``[claim]``, ``[report]``, ``[audit]``) and :class:`MechanismSpec`,
+``[query]``, ``[claim]``, ``[report]``, ``[audit]``, ``[design]``; a section plugin's table, such as
+``[postprocess]``, is declared by its plugin and held in ``Spec.plugin_tables``) and :class:`MechanismSpec`,
 the base of the per-kind ``[mechanism]`` dataclasses that each kind of
 :mod:`verify.kinds` declares (house style R13, R16). :mod:`verify.load` turns
 TOML into these values; :mod:`verify.schema` generates ``specs/schema.json``
@@ -183,20 +184,6 @@ class AuditSpec:
 
 
 @dataclass(frozen=True)
-class PostprocessSpec:
-    """``[postprocess]``: projection post-processing of the noisy histogram onto the invariant [ZVF21, Sec. 3]."""
-
-    kind: Literal["project-nonneg", "project"] = documented(
-        "project-nonneg: program (P+), the closest point with A v = A x and v >= 0; project: program (P), "
-        "the closest point with A v = A x (unbiased; Gao, Gong & Yu's projected mechanism)."
-    )
-    draws: int = documented(
-        "Monte Carlo draws of the noise for the bias and variance study (>= 2; draws x cells <= 2e7).",
-        default=20000,
-    )
-
-
-@dataclass(frozen=True)
 class DesignSpec:
     """``[design]`` (extension, workload specs and calibrated kinds): calibrate the noise to the announced guarantee."""
 
@@ -230,9 +217,6 @@ class Spec:
     claim: Optional[ClaimSpec] = documented("The claim to check.", default=None)
     report: ReportSpec = documented("Report options.", default_factory=ReportSpec)
     audit: Optional[AuditSpec] = documented("Sampling-based checks.", default=None)
-    postprocess: Optional[PostprocessSpec] = documented(
-        "Projection post-processing study of the noisy histogram (extension).", default=None
-    )
     design: Optional[DesignSpec] = documented(
         "Design the release's noise to meet a target guarantee (extension, workload specs and calibrated kinds).",
         default=None,
@@ -246,6 +230,11 @@ class Spec:
     def plugin_table(self, name: str) -> Any:
         """The table of the section plugin ``name`` as its dataclass, or ``None`` when the spec has none."""
         return next((v for k, v in self.plugin_tables if k == name), None)
+
+    def with_plugin_table(self, name: str, value: Any) -> Spec:
+        """This spec with the table of the section plugin ``name`` replaced by ``value`` (added if absent)."""
+        rest = tuple((k, v) for k, v in self.plugin_tables if k != name)
+        return dataclasses.replace(self, plugin_tables=(*rest, (name, value)))
 
 
 def public_fields(cls: Any) -> list[dataclasses.Field[Any]]:
@@ -280,7 +269,6 @@ __all__ = [
     "GuaranteeSpec",
     "InvariantSpec",
     "MechanismSpec",
-    "PostprocessSpec",
     "QuerySpec",
     "RdpSpec",
     "RecodeSpec",
