@@ -17,9 +17,10 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal, Optional, Union
+from typing import Any, ClassVar, Literal, Optional, Self, Union
 
 SPEC_VERSION = 1
 
@@ -37,20 +38,77 @@ class FeatureSpec:
     levels: int = documented("Number of levels (>= 1).")
 
 
+class Alternatives:
+    """Base of the forms of a table written in exactly one of several forms told apart by the key each holds.
+
+    A field typed as a union of such forms is a *keyed union* (the spec's "exactly one of" keys): each form is a
+    frozen dataclass whose first own field (one no other form has) is its key; a form with no own field is the
+    default. The loader (:mod:`verify.load`) picks the form whose key the table holds, reports a table holding
+    several keys or none (:meth:`choice_problem`) and a key of another form, then builds the form with its own
+    required keys; a built value is always exactly one form (validated once, where it is parsed).
+    """
+
+    @classmethod
+    def choice_problem(cls, given: Sequence[str]) -> str:
+        """The problem of a table holding the keys ``given`` of several forms, or none when there is no default."""
+        return f"give exactly one of {[own_keys(f)[0] for f in form_types(cls)]}; got {list(given) or 'none'}"
+
+
+def form_types(base: type) -> list[type]:
+    """The forms of the keyed union based on ``base`` (its dataclass subclasses, in definition order)."""
+    out: list[type] = []
+    sub: type
+    for sub in base.__subclasses__():
+        out += [sub] if dataclasses.is_dataclass(sub) else []
+        out += [t for t in form_types(sub) if t not in out]
+    return out
+
+
+def own_keys(form: type, forms: Sequence[type] = ()) -> list[str]:
+    """The keys of ``form`` that no other of ``forms`` (default: the forms of its union's base) has."""
+    others = [f for f in (forms or form_types(alternatives_base(form))) if f is not form]
+    shared = {f.name for o in others for f in public_fields(o)}
+    return [f.name for f in public_fields(form) if f.name not in shared]
+
+
+def alternatives_base(form: type) -> type:
+    """The class right below :class:`Alternatives` in ``form``'s bases: the base of its keyed union."""
+    return next(c for c in reversed(form.__mro__) if c is not Alternatives and issubclass(c, Alternatives))
+
+
 @dataclass(frozen=True)
-class RecodeSpec:
-    """A recode of a feature (a function of its levels) that workload queries may name."""
+class RecodeForm(Alternatives):
+    """A recode of a feature (a function of its levels) that workload queries may name: ``map`` or ``bins``."""
 
     name: str = documented("Recode name, unique among features, recodes and geolevels.")
     of: str = documented("The feature it recodes.")
-    map: Optional[tuple[int, ...]] = documented(
-        "One new level (>= 0) per level of the feature, in order; or give bins.", default=None
-    )
-    bins: Optional[tuple[int, ...]] = documented(
+
+    @classmethod
+    def choice_problem(cls, given: Sequence[str]) -> str:
+        """``give exactly one of map ... or bins ...; got both`` (or ``neither``)."""
+        got = "both" if given else "neither"
+        return f"give exactly one of map (a new level per level) or bins (cut points); got {got}"
+
+
+@dataclass(frozen=True)
+class MapRecode(RecodeForm):
+    """A recode by ``map``: one new level per level of the feature."""
+
+    map: tuple[int, ...] = documented("One new level (>= 0) per level of the feature, in order; or give bins.")
+
+
+@dataclass(frozen=True)
+class BinsRecode(RecodeForm):
+    """A recode by ``bins``: cut points on an ordinal feature."""
+
+    bins: tuple[int, ...] = documented(
         "Cut points on an ordinal feature, strictly increasing, each in 1..levels-1: bins = [18, 65] makes the "
-        "groups [0, 18), [18, 65), [65, levels); instead of map.",
-        default=None,
+        "groups [0, 18), [18, 65), [65, levels); instead of map."
     )
+
+
+RecodeSpec = Union[MapRecode, BinsRecode]
+"""``data.recodes[i]``: ``{ name, of, map }`` or ``{ name, of, bins }`` (a keyed union, :class:`Alternatives`)."""
 
 
 @dataclass(frozen=True)
@@ -128,19 +186,79 @@ class RdpSpec:
     epsilon: Fraction = documented("Rényi divergence bound (>= 0).")
 
 
-@dataclass(frozen=True)
-class GuaranteeSpec:
-    """A guarantee in exactly one form: epsilon (+delta), mu, zcdp or rdp."""
+#: The keys of a guarantee table; a form that lacks one reads it as ``None`` (:meth:`GuaranteeForm.__getattr__`).
+GUARANTEE_KEYS = ("epsilon", "delta", "mu", "zcdp", "rdp")
 
-    epsilon: Optional[Fraction] = documented("Pure/approximate DP epsilon.", default=None)
-    delta: Optional[Fraction] = documented("Approximate DP delta (with epsilon).", default=None)
-    mu: Optional[Fraction] = documented("Gaussian DP mu.", default=None)
-    zcdp: Optional[Fraction] = documented("zCDP rho (number or exact 'p/q' string).", default=None)
-    rdp: Optional[RdpSpec] = documented("Rényi DP at one order.", default=None)
+
+@dataclass(frozen=True)
+class GuaranteeForm(Alternatives):
+    """A guarantee in exactly one form: epsilon (+delta), mu, zcdp or rdp (a keyed union).
+
+    Each form holds its own keys only; reading another form's key (``g.mu`` of an epsilon guarantee) gives
+    ``None``, so a reader may test ``g.zcdp is not None`` whatever the form.
+    """
+
+    FORM: ClassVar[str] = ""
+
+    def __getattr__(self, name: str) -> Any:
+        """``None`` for a guarantee key this form does not hold (only called when the attribute is missing)."""
+        if name in GUARANTEE_KEYS:
+            return None
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def form(self) -> str:
         """Which form this is: ``epsilon``, ``mu``, ``zcdp`` or ``rdp``."""
-        return next(k for k in ("epsilon", "mu", "zcdp", "rdp") if getattr(self, k) is not None)
+        return self.FORM
+
+    def with_numbers(self, f: Callable[[Fraction], Fraction]) -> Self:
+        """This guarantee with ``f`` applied to each of its numbers (``rdp``'s pair is kept as it is)."""
+        vals = {k: f(v) for k in GUARANTEE_KEYS if isinstance(v := self.__dict__.get(k), Fraction)}
+        return dataclasses.replace(self, **vals)
+
+    @classmethod
+    def choice_problem(cls, given: Sequence[str]) -> str:
+        """``a guarantee takes exactly one form: ...; got [...]`` (or ``none``)."""
+        return (
+            "a guarantee takes exactly one form: {epsilon [, delta]}, {mu}, {zcdp} or "
+            f"{{rdp = {{alpha, epsilon}}}}; got {list(given) or 'none'}"
+        )
+
+
+@dataclass(frozen=True)
+class EpsilonGuarantee(GuaranteeForm):
+    """Pure or approximate DP: ``{ epsilon [, delta] }``."""
+
+    FORM: ClassVar[str] = "epsilon"
+    epsilon: Fraction = documented("Pure/approximate DP epsilon.")
+    delta: Optional[Fraction] = documented("Approximate DP delta (with epsilon).", default=None)
+
+
+@dataclass(frozen=True)
+class MuGuarantee(GuaranteeForm):
+    """Gaussian DP: ``{ mu }``."""
+
+    FORM: ClassVar[str] = "mu"
+    mu: Fraction = documented("Gaussian DP mu.")
+
+
+@dataclass(frozen=True)
+class ZcdpGuarantee(GuaranteeForm):
+    """zCDP: ``{ zcdp }``."""
+
+    FORM: ClassVar[str] = "zcdp"
+    zcdp: Fraction = documented("zCDP rho (number or exact 'p/q' string).")
+
+
+@dataclass(frozen=True)
+class RdpGuarantee(GuaranteeForm):
+    """Rényi DP at one order: ``{ rdp = { alpha, epsilon } }``."""
+
+    FORM: ClassVar[str] = "rdp"
+    rdp: RdpSpec = documented("Rényi DP at one order.")
+
+
+GuaranteeSpec = Union[EpsilonGuarantee, MuGuarantee, ZcdpGuarantee, RdpGuarantee]
+"""A guarantee table (``claim.guarantee``, ``design.target``, ``mechanism.guarantee``): exactly one form."""
 
 
 @dataclass(frozen=True)
@@ -260,7 +378,20 @@ def cell_count(spec: Spec) -> int:
 
 
 __all__ = [
+    "GUARANTEE_KEYS",
+    "Alternatives",
     "AuditSpec",
+    "BinsRecode",
+    "EpsilonGuarantee",
+    "GuaranteeForm",
+    "MapRecode",
+    "MuGuarantee",
+    "RdpGuarantee",
+    "RecodeForm",
+    "ZcdpGuarantee",
+    "alternatives_base",
+    "form_types",
+    "own_keys",
     "ClaimSpec",
     "DataSpec",
     "DesignSpec",
