@@ -18,11 +18,19 @@ from semidp.verify.load import load, loads
 from semidp.verify.schema import schema
 from semidp.verify.spec import (
     BinsRecode,
+    CountingInvariant,
     EpsilonGuarantee,
+    HistogramQuery,
+    LinearInvariant,
+    LinearQuery,
     MapRecode,
+    MarginsInvariant,
+    MarginsQuery,
     MuGuarantee,
+    NoneInvariant,
     RdpGuarantee,
     RdpSpec,
+    TotalInvariant,
     ZcdpGuarantee,
     own_keys,
 )
@@ -201,3 +209,83 @@ def test_the_schema_lists_each_form_once() -> None:
     assert all(v["additionalProperties"] is False for v in claim["oneOf"])
     recode = props["data"]["properties"]["recodes"]["items"]
     assert [v["required"] for v in recode["oneOf"]] == [["name", "of", "map"], ["name", "of", "bins"]]
+
+
+DRAWN = """
+version = 1
+name = "toy"
+[data]
+features = [{ name = "a", levels = 2 }, { name = "b", levels = 2 }]
+table = [3, 1, 0, 2]
+[invariant]
+INVARIANT
+[mechanism]
+kind = "published"
+guarantee = { zcdp = 0.5 }
+"""
+
+
+@pytest.mark.parametrize(
+    ("invariant", "form"),
+    [
+        ('kind = "none"', NoneInvariant),
+        ('kind = "total"', TotalInvariant),
+        ('kind = "margins"\nmargins = [["a"]]', MarginsInvariant),
+        ('kind = "linear"\nmatrix = [[1, 1, 0, 0]]', LinearInvariant),
+        ('kind = "counting"\nsets = [[0, 1]]', CountingInvariant),
+    ],
+)
+def test_each_invariant_kind_is_its_own_form(invariant: str, form: type) -> None:
+    inv = loads(DRAWN.replace("INVARIANT", invariant)).invariant
+    assert type(inv) is form
+    assert [k for k in ("margins", "matrix", "sets") if getattr(inv, k) is not None] == [
+        k for k in ("margins", "matrix", "sets") if k in vars(inv)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("invariant", "problems"),
+    [
+        ('kind = "margins"', ["invariant.margins: required when kind = 'margins'"]),
+        (
+            'kind = "margins"\nmatrix = [[1, 1, 0, 0]]',
+            [
+                "invariant.matrix: only allowed when kind = 'linear' (kind is 'margins')",
+                "invariant.margins: required when kind = 'margins'",
+            ],
+        ),
+        ('kind = "total"\nsets = [[0]]', ["invariant.sets: only allowed when kind = 'counting' (kind is 'total')"]),
+        (
+            'kind = "totl"',
+            [
+                "invariant.kind: 'totl' is not one of ['none', 'total', 'margins', 'linear', 'counting']; did you mean 'total'?"
+            ],
+        ),
+        ('kind = "none"\nmargin = [["a"]]', ["invariant.margin: unknown key; expected one of ['kind']"]),
+    ],
+)
+def test_an_invariant_kind_takes_its_own_key_only(invariant: str, problems: list[str]) -> None:
+    assert _problems(DRAWN.replace("INVARIANT", invariant)) == problems
+
+
+@pytest.mark.parametrize(
+    ("query", "form", "problems"),
+    [
+        ('kind = "histogram"', HistogramQuery, []),
+        ('kind = "margins"\nmargins = [["a"]]', MarginsQuery, []),
+        ('kind = "linear"\nmatrix = [[1, 0, 0, 2]]', LinearQuery, []),
+        ('kind = "linear"', None, ["query.matrix: required when kind = 'linear'"]),
+        (
+            'kind = "histogram"\nmatrix = [[1, 0, 0, 0]]',
+            None,
+            ["query.matrix: only allowed when kind = 'linear' (kind is 'histogram')"],
+        ),
+        ('kind = "margins"', None, ["query.margins: required when kind = 'margins'"]),
+    ],
+)
+def test_a_query_kind_takes_its_own_key_only(query: str, form: type | None, problems: list[str]) -> None:
+    text = DRAWN.replace("INVARIANT", 'kind = "total"') + f"[query]\n{query}\n"
+    if form is None:
+        assert _problems(text) == problems
+    else:
+        assert type(loads(text).query) is form

@@ -154,7 +154,16 @@ def _build_tagged(variants: Sequence[Any], table: dict[str, Any], key: str, prob
         hint = f"; did you mean {close[0]!r}?" if close else ""
         probs.append(Problem(_join(key, tag), f"{chosen!r} is not one of {list(by_value)}{hint}"))
         return None
-    return _build(cls, table, key, probs, required=f"required when {tag} = {chosen!r}")
+    own = {f.name for f in public_fields(cls)}
+    kept = dict(table)
+    for k in table:
+        holders = [v for v in variants if k not in own and k in {f.name for f in public_fields(v)}]
+        if holders:  # a key of another variant: named with the tag that takes it, as the runtime checks did
+            values = [t for t, v in by_value.items() if v in holders]
+            where = f"{tag} = {values[0]!r}" if len(values) == 1 else f"{tag} is one of {values}"
+            probs.append(Problem(_join(key, k), f"only allowed when {where} ({tag} is {chosen!r})"))
+            del kept[k]
+    return _build(cls, kept, key, probs, required=f"required when {tag} = {chosen!r}")
 
 
 def _build_keyed(variants: Sequence[Any], table: dict[str, Any], key: str, probs: list[Problem]) -> Any:

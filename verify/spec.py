@@ -145,37 +145,112 @@ class DataSpec:
     )
 
 
-@dataclass(frozen=True)
-class InvariantSpec:
-    """``[invariant]``: what is published exactly."""
+class UnionForm:
+    """Mixin of the forms of a union: a key that another form holds reads as ``None`` on this one.
 
-    kind: Literal["none", "total", "margins", "linear", "counting"] = documented("Invariant kind.")
-    margins: Optional[tuple[tuple[str, ...], ...]] = documented(
-        "kind = margins: each entry a set of feature names.", default=None
-    )
-    matrix: Optional[tuple[tuple[int, ...], ...]] = documented(
+    A form holds its own keys only; ``UNION_KEYS`` lists every form's, so a reader may test ``inv.matrix is not
+    None`` whatever the form (and a typo still raises :class:`AttributeError`).
+    """
+
+    UNION_KEYS: ClassVar[tuple[str, ...]] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        """``None`` for a key of another form of the union (only called when the attribute is missing)."""
+        if name in type(self).UNION_KEYS:
+            return None
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+_MARGINS_DOC = "kind = margins: each entry a set of feature names."
+
+
+@dataclass(frozen=True)
+class InvariantForm(UnionForm):
+    """``[invariant]``: what is published exactly (a tagged union on ``kind``; each kind has its own key)."""
+
+    UNION_KEYS: ClassVar[tuple[str, ...]] = ("margins", "matrix", "sets")
+
+
+@dataclass(frozen=True)
+class NoneInvariant(InvariantForm):
+    """``kind = "none"``: nothing is published exactly."""
+
+    kind: Literal["none"] = documented("Invariant kind.")
+
+
+@dataclass(frozen=True)
+class TotalInvariant(InvariantForm):
+    """``kind = "total"``: the number of records."""
+
+    kind: Literal["total"] = documented("Invariant kind.")
+
+
+@dataclass(frozen=True)
+class MarginsInvariant(InvariantForm):
+    """``kind = "margins"``: the counts of each margin."""
+
+    kind: Literal["margins"] = documented("Invariant kind.")
+    margins: tuple[tuple[str, ...], ...] = documented(_MARGINS_DOC)
+
+
+@dataclass(frozen=True)
+class LinearInvariant(InvariantForm):
+    """``kind = "linear"``: integer linear statistics of the histogram."""
+
+    kind: Literal["linear"] = documented("Invariant kind.")
+    matrix: tuple[tuple[int, ...], ...] = documented(
         "kind = linear: integer rows over histogram cells (row-major); each row is divided by its gcd, then "
-        "its absolute sum times the number of records must be at most 2**53.",
-        default=None,
-    )
-    sets: Optional[tuple[tuple[int, ...], ...]] = documented(
-        "kind = counting: cell-index subsets whose sums are fixed.", default=None
+        "its absolute sum times the number of records must be at most 2**53."
     )
 
 
 @dataclass(frozen=True)
-class QuerySpec:
-    """``[query]``: what the mechanism answers."""
+class CountingInvariant(InvariantForm):
+    """``kind = "counting"``: the sums of cell subsets."""
 
-    kind: Literal["histogram", "linear", "margins"] = documented("Query kind.")
-    matrix: Optional[tuple[tuple[Fraction, ...], ...]] = documented(
+    kind: Literal["counting"] = documented("Invariant kind.")
+    sets: tuple[tuple[int, ...], ...] = documented("kind = counting: cell-index subsets whose sums are fixed.")
+
+
+InvariantSpec = Union[NoneInvariant, TotalInvariant, MarginsInvariant, LinearInvariant, CountingInvariant]
+"""``[invariant]``: one form per ``kind``, each with its own key (``margins``, ``matrix``, ``sets``)."""
+
+
+@dataclass(frozen=True)
+class QueryForm(UnionForm):
+    """``[query]``: what the mechanism answers (a tagged union on ``kind``)."""
+
+    UNION_KEYS: ClassVar[tuple[str, ...]] = ("matrix", "margins")
+
+
+@dataclass(frozen=True)
+class HistogramQuery(QueryForm):
+    """``kind = "histogram"``: every cell's count."""
+
+    kind: Literal["histogram"] = documented("Query kind.")
+
+
+@dataclass(frozen=True)
+class LinearQuery(QueryForm):
+    """``kind = "linear"``: rows of a matrix over the cells."""
+
+    kind: Literal["linear"] = documented("Query kind.")
+    matrix: tuple[tuple[Fraction, ...], ...] = documented(
         "kind = linear: integer rows over histogram cells (|entry| <= 2**31 - 1; numbers or exact 'p/q' strings, "
-        "read exactly).",
-        default=None,
+        "read exactly)."
     )
-    margins: Optional[tuple[tuple[str, ...], ...]] = documented(
-        "kind = margins: feature sets whose counts are answered.", default=None
-    )
+
+
+@dataclass(frozen=True)
+class MarginsQuery(QueryForm):
+    """``kind = "margins"``: the counts of each margin."""
+
+    kind: Literal["margins"] = documented("Query kind.")
+    margins: tuple[tuple[str, ...], ...] = documented("kind = margins: feature sets whose counts are answered.")
+
+
+QuerySpec = Union[HistogramQuery, LinearQuery, MarginsQuery]
+"""``[query]``: one form per ``kind`` (``matrix`` with ``linear``, ``margins`` with ``margins``)."""
 
 
 @dataclass(frozen=True)
@@ -186,12 +261,12 @@ class RdpSpec:
     epsilon: Fraction = documented("Rényi divergence bound (>= 0).")
 
 
-#: The keys of a guarantee table; a form that lacks one reads it as ``None`` (:meth:`GuaranteeForm.__getattr__`).
+#: The keys of a guarantee table; a form that lacks one reads it as ``None`` (:class:`UnionForm`).
 GUARANTEE_KEYS = ("epsilon", "delta", "mu", "zcdp", "rdp")
 
 
 @dataclass(frozen=True)
-class GuaranteeForm(Alternatives):
+class GuaranteeForm(UnionForm, Alternatives):
     """A guarantee in exactly one form: epsilon (+delta), mu, zcdp or rdp (a keyed union).
 
     Each form holds its own keys only; reading another form's key (``g.mu`` of an epsilon guarantee) gives
@@ -199,12 +274,7 @@ class GuaranteeForm(Alternatives):
     """
 
     FORM: ClassVar[str] = ""
-
-    def __getattr__(self, name: str) -> Any:
-        """``None`` for a guarantee key this form does not hold (only called when the attribute is missing)."""
-        if name in GUARANTEE_KEYS:
-            return None
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    UNION_KEYS: ClassVar[tuple[str, ...]] = GUARANTEE_KEYS
 
     def form(self) -> str:
         """Which form this is: ``epsilon``, ``mu``, ``zcdp`` or ``rdp``."""
@@ -380,6 +450,17 @@ def cell_count(spec: Spec) -> int:
 __all__ = [
     "GUARANTEE_KEYS",
     "Alternatives",
+    "CountingInvariant",
+    "HistogramQuery",
+    "InvariantForm",
+    "LinearInvariant",
+    "LinearQuery",
+    "MarginsInvariant",
+    "MarginsQuery",
+    "NoneInvariant",
+    "QueryForm",
+    "TotalInvariant",
+    "UnionForm",
     "AuditSpec",
     "BinsRecode",
     "EpsilonGuarantee",
