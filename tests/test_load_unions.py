@@ -261,7 +261,7 @@ def test_each_invariant_kind_is_its_own_form(invariant: str, form: type) -> None
                 "invariant.kind: 'totl' is not one of ['none', 'total', 'margins', 'linear', 'counting']; did you mean 'total'?"
             ],
         ),
-        ('kind = "none"\nmargin = [["a"]]', ["invariant.margin: unknown key; expected one of ['kind']"]),
+        ('kind = "none"\nmargin = [["a"]]', ["invariant.margin: unknown key; did you mean 'margins'?"]),
     ],
 )
 def test_an_invariant_kind_takes_its_own_key_only(invariant: str, problems: list[str]) -> None:

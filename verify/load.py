@@ -144,6 +144,7 @@ def _build_tagged(variants: Sequence[Any], table: dict[str, Any], key: str, prob
     table's tag value, with its own required keys (so a built value never lacks one: validated once)."""
     tag = _tag_of(variants)
     by_value = {t: v for v in variants for t in typing.get_args(typing.get_type_hints(v)[tag])}
+    table = _known_keys(variants, table, key, probs)
     if tag not in table:
         probs.append(Problem(_join(key, tag), f"missing (required): one of {list(by_value)}"))
         return None
@@ -166,21 +167,24 @@ def _build_tagged(variants: Sequence[Any], table: dict[str, Any], key: str, prob
     return _build(cls, kept, key, probs, required=f"required when {tag} = {chosen!r}")
 
 
+def _known_keys(variants: Sequence[Any], table: dict[str, Any], key: str, probs: list[Problem]) -> dict[str, Any]:
+    """``table`` without the keys no variant has, each reported as unknown with a suggestion among all variants'."""
+    names = list(dict.fromkeys(f.name for v in variants for f in public_fields(v)))
+    for k in table:
+        if k not in names:
+            close = difflib.get_close_matches(k, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; expected one of {names}"
+            probs.append(Problem(_join(key, k), f"unknown key{hint}"))
+    return {k: v for k, v in table.items() if k in names}
+
+
 def _build_keyed(variants: Sequence[Any], table: dict[str, Any], key: str, probs: list[Problem]) -> Any:
     """A table of a keyed union (:class:`~verify.spec.Alternatives`, e.g. a guarantee or a recode): the form whose
     own key the table holds, or the form without one (the default). Several keys, or none without a default, are
     one problem naming ``key`` (the union's :meth:`~verify.spec.Alternatives.choice_problem`); another form's
     key, e.g. ``delta`` beside ``zcdp``, is ``"delta goes with epsilon"``; unknown keys get a suggestion."""
     own = {v: own_keys(v, variants) for v in variants}
-    names = list(dict.fromkeys(f.name for v in variants for f in public_fields(v)))
-    kept: dict[str, Any] = {}
-    for k, val in table.items():
-        if k in names:
-            kept[k] = val
-            continue
-        close = difflib.get_close_matches(k, names, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; expected one of {names}"
-        probs.append(Problem(_join(key, k), f"unknown key{hint}"))
+    kept = _known_keys(variants, table, key, probs)
     given = [keys[0] for keys in own.values() if keys and keys[0] in kept]
     default = [v for v, keys in own.items() if not keys]
     chosen = [v for v, keys in own.items() if keys and keys[0] in kept] or default
