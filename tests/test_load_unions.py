@@ -8,6 +8,7 @@ names the key exactly as the runtime checks did before.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from semidp.accountant.errors import InvalidSpec
 from semidp.verify.load import load, loads
 from semidp.verify.schema import schema
 from semidp.verify.spec import (
+    Alternatives,
     BinsRecode,
     CountingInvariant,
     EpsilonGuarantee,
@@ -32,6 +34,9 @@ from semidp.verify.spec import (
     RdpSpec,
     TotalInvariant,
     ZcdpGuarantee,
+    alternatives_base,
+    documented,
+    form_types,
     own_keys,
 )
 from semidp.verify.spec_values import guarantee_spec_json
@@ -289,3 +294,28 @@ def test_a_query_kind_takes_its_own_key_only(query: str, form: type | None, prob
         assert _problems(text) == problems
     else:
         assert type(loads(text).query) is form
+
+
+@dataclass(frozen=True)
+class _Shape(Alternatives):
+    """A toy keyed union with the default problem text."""
+
+    name: str = documented("Shared key.")
+
+
+@dataclass(frozen=True)
+class _Circle(_Shape):
+    radius: int = documented("Own key.")
+
+
+@dataclass(frozen=True)
+class _Square(_Shape):
+    side: int = documented("Own key.")
+    unit: str = documented("Second own key.", default="cm")
+
+
+def test_a_new_keyed_union_needs_only_its_forms() -> None:
+    assert form_types(_Shape) == [_Circle, _Square] and alternatives_base(_Square) is _Shape
+    assert own_keys(_Square) == ["side", "unit"] and own_keys(_Circle) == ["radius"]
+    assert _Shape.choice_problem(["radius", "side"]) == "give exactly one of ['radius', 'side']; got ['radius', 'side']"
+    assert _Shape.choice_problem([]) == "give exactly one of ['radius', 'side']; got none"
