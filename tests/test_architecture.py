@@ -403,3 +403,81 @@ def test_no_passed_validation_errors() -> None:
         if "passed validation" in line
     ]
     assert bad == []
+
+
+# ------------------------------------------------- "exactly one of" is parsed, not re-checked (Step 14.3, H53)
+
+#: Problem texts of a choice between keys or forms of one table.
+CHOICE_PHRASES = ("exactly one of", "exactly one form", "only allowed when", "required when")
+#: Where such a text may be written: the loader (tagged and keyed unions) and a keyed union's ``choice_problem``.
+CHOICE_PARSERS = ("verify.load",)
+#: The remaining runtime checks, each with why it is not (yet) a union of the loader: shrink, never grow.
+CHOICE_ALLOWED = {
+    # a [mechanism] table of one kind whose keys are alternatives: the kind's spec type is one dataclass
+    ("verify.kinds.published", "validate"): "mechanism.guarantee | components | measurements (not yet a union)",
+    ("verify.kinds.calibrated", "validate"): "the calibration target mu | epsilon+delta | rho | scale (not yet)",
+    # not a spec key: the header row of the measurements file the spec names
+    ("verify.workload_spec", "_columns"): "the CSV header's rho | sigma2 | scale column",
+}
+
+
+def _choice_checks(name: str, text: str) -> list[tuple[str, str, int]]:
+    """``(module, enclosing function, line)`` of each string holding a :data:`CHOICE_PHRASES` that may be a problem
+    text: not a docstring or any other bare string statement, not a field's documentation (``documented(...)``)."""
+    tree = ast.parse(text)
+    prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    prose |= {
+        id(a)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "documented"
+        for a in ast.walk(n)
+    }
+    found: list[tuple[str, str, int]] = []
+
+    def visit(node: ast.AST, func: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            if (
+                isinstance(child, ast.Constant)
+                and isinstance(child.value, str)
+                and id(child) not in prose
+                and any(p in child.value for p in CHOICE_PHRASES)
+            ):
+                found.append((name, func, child.lineno))
+            visit(child, inner)
+
+    visit(tree, "")
+    return found
+
+
+def test_exactly_one_of_is_a_union_the_loader_parses() -> None:
+    """Issue 23, item 3: a table written in exactly one of several forms is a tagged union (``[invariant]``,
+    ``[query]``, ``mechanism.noise``: by ``kind``/``cnd``) or a keyed union (a guarantee, a recode, a measurements
+    table's ``columns``: by the key held, :class:`~semidp.verify.spec.Alternatives`) that the loader parses once.
+    Rule: a problem text naming such a choice (:data:`CHOICE_PHRASES`) is written only in the loader or in a keyed
+    union's ``choice_problem``; the few runtime checks left are listed in :data:`CHOICE_ALLOWED` with the reason."""
+    spec_side = {n: p for n, p in MODULES.items() if n.startswith("verify")}  # accountant/mechanisms: API arguments
+    found = [c for n, p in spec_side.items() for c in _choice_checks(n, p.read_text(encoding="utf-8"))]
+    bad = [
+        f"{n}:{line} ({func})"
+        for n, func, line in found
+        if n not in CHOICE_PARSERS and func != "choice_problem" and (n, func) not in CHOICE_ALLOWED
+    ]
+    assert bad == []
+    assert {(n, f) for n, f, _ in found if (n, f) in CHOICE_ALLOWED} == set(CHOICE_ALLOWED)  # no stale entry
+    planted = 'def invariant_problems(spec):\n    return [Problem("invariant.sets", "required when kind = x")]\n'
+    assert _choice_checks("verify.spec_checks", planted) == [("verify.spec_checks", "invariant_problems", 2)]
+    prose = 'def f():\n    """Exactly one of a or b."""\n\nX: int = documented("exactly one of a or b")\n'
+    assert _choice_checks("verify.x", prose) == []
+
+
+def test_the_public_check_claim_is_one_function() -> None:
+    """Issue 23, item 3: ``semidp.check_claim`` and ``semidp.verify.check_claim`` are the same function, the
+    effective guarantee first and then the claim (a :class:`PrivacyClaim` or a guarantee)."""
+    import inspect
+
+    import semidp
+    import semidp.verify
+
+    assert semidp.check_claim is semidp.verify.check_claim
+    assert list(inspect.signature(semidp.check_claim).parameters) == ["effective", "claim"]

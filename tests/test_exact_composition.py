@@ -24,7 +24,7 @@ from semidp.verify.cli import main
 from semidp.verify.exact_composition import ExactSum, decide_exact, decimal_claim, exact_sum
 from semidp.verify.load import loads
 from semidp.verify.privacy_claim import PrivacyClaim
-from semidp.verify.spec import GuaranteeSpec
+from semidp.verify.spec import EpsilonGuarantee, ZcdpGuarantee
 from semidp.verify.spec_numbers import DecimalText, decimal_value, exact_number
 
 
@@ -68,17 +68,17 @@ deltas = [1e-6]
 
 
 def test_exact_sum_forms_and_grouping() -> None:
-    pure = GuaranteeSpec(epsilon=Fraction(137, 50))
-    zc = GuaranteeSpec(zcdp=Fraction(1, 10))
+    pure = EpsilonGuarantee(epsilon=Fraction(137, 50))
+    zc = ZcdpGuarantee(zcdp=Fraction(1, 10))
     assert exact_sum((pure,) * 30) == ExactSum("epsilon", Fraction(411, 5), 30)
-    assert exact_sum((pure, GuaranteeSpec(epsilon=Fraction(1), delta=Fraction(0)))) == ExactSum(
+    assert exact_sum((pure, EpsilonGuarantee(epsilon=Fraction(1), delta=Fraction(0)))) == ExactSum(
         "epsilon", Fraction(187, 50), 2
     )
     assert exact_sum((zc,) * 3) == ExactSum("rho", Fraction(3, 10), 3)
     assert exact_sum((pure, pure), group=2) == ExactSum("epsilon", Fraction(274, 25), 2)
     assert exact_sum((zc,), group=2) == ExactSum("rho", Fraction(2, 5), 1)
     assert exact_sum((pure, zc)) is None  # mixed: left to the accountant
-    assert exact_sum((GuaranteeSpec(epsilon=Fraction(1), delta=Fraction(1, 10**6)),)) is None  # approximate
+    assert exact_sum((EpsilonGuarantee(epsilon=Fraction(1), delta=Fraction(1, 10**6)),)) is None  # approximate
     assert exact_sum((pure,), group=0) is None and exact_sum(None) is None
 
 

@@ -30,7 +30,7 @@ from semidp.verify import postprocess_audit
 from semidp.verify.cli import main
 from semidp.verify.load import load, loads
 from semidp.verify.postprocess_audit import MAX_DRAW_CELLS, projector_for, run_study
-from semidp.verify.postprocess_section import build
+from semidp.verify.postprocess_section import build, postprocess_of
 from semidp.verify.runner import Audit, audit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -317,7 +317,9 @@ def test_small_counts_are_biased_by_the_nonneg_projection_and_not_by_p() -> None
     """specs/county-subgroup-postprocess.toml: zeros pushed up, large counts pushed down [ZVF21, Sec. 4];
     (P) stays unbiased [ZVF21, Thm. 3] (the README's table)."""
     spec = load(ROOT / "specs" / "county-subgroup-postprocess.toml")
-    r = audit(dataclasses.replace(spec, postprocess=dataclasses.replace(spec.postprocess, draws=20_000))).report
+    pp_spec = postprocess_of(spec)
+    assert pp_spec is not None
+    r = audit(spec.with_plugin_table("postprocess", dataclasses.replace(pp_spec, draws=20_000))).report
     pp = r["postprocess"]
     x = np.array(spec.data.table)
     ci = np.array(pp["bias_ci"])

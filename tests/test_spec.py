@@ -90,12 +90,20 @@ def test_not_toml_and_missing_file() -> None:
 def test_committed_schema_is_generated() -> None:
     committed = json.loads((ROOT / "specs" / "schema.json").read_text())
     assert committed == schema(), "regenerate with: semidp schema > specs/schema.json"
-    assert committed["properties"]["invariant"]["properties"]["kind"]["enum"] == [
-        "none",
-        "total",
-        "margins",
-        "linear",
-        "counting",
+    invariant = committed["properties"]["invariant"]["oneOf"]  # a tagged union: one object per kind, with its key
+    assert [v["properties"]["kind"]["enum"] for v in invariant] == [
+        ["none"],
+        ["total"],
+        ["margins"],
+        ["linear"],
+        ["counting"],
+    ]
+    assert [v.get("required") for v in invariant] == [
+        ["kind"],
+        ["kind"],
+        ["kind", "margins"],
+        ["kind", "matrix"],
+        ["kind", "sets"],
     ]
 
 

@@ -22,7 +22,7 @@ from semidp.accountant.errors import InvalidSpec
 from semidp.accountant.workload import workload_rho
 from semidp.verify.cli import main
 from semidp.verify.load import load, loads
-from semidp.verify.spec import RecodeSpec
+from semidp.verify.spec import BinsRecode, MapRecode
 from semidp.verify.workload_spec import read_measurements, recode_map
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,9 +185,9 @@ def test_the_text_report_says_which_measurements_are_fixed_and_why(tmp_path: Pat
 
 
 def test_bins_are_cut_points() -> None:
-    assert recode_map(RecodeSpec("agecat", "age", bins=(18, 65)), 116) == (0,) * 18 + (1,) * 47 + (2,) * 51
-    assert recode_map(RecodeSpec("r", "f", bins=(1,)), 3) == (0, 1, 1)
-    assert recode_map(RecodeSpec("r", "f", map=(2, 0, 1)), 3) == (2, 0, 1)
+    assert recode_map(BinsRecode("agecat", "age", bins=(18, 65)), 116) == (0,) * 18 + (1,) * 47 + (2,) * 51
+    assert recode_map(BinsRecode("r", "f", bins=(1,)), 3) == (0, 1, 1)
+    assert recode_map(MapRecode("r", "f", map=(2, 0, 1)), 3) == (2, 0, 1)
 
 
 def test_a_bins_recode_gives_the_same_report_as_its_map(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ attain :math:`\sum\rho_i`-zCDP exactly. Any other claim form is left to :mod:`ve
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, Optional
 
@@ -44,7 +44,8 @@ def exact_sum(components: Optional[tuple[GuaranteeSpec, ...]], group: int = 1) -
     """The exact sum of ``components`` each grouped to ``group`` (1 for plain DP; a(t) for Semi-DP), when all
     are pure DP or all are zCDP; ``None`` otherwise (mixed or approximate parts are left to the accountant).
 
-    >>> g = GuaranteeSpec(epsilon=Fraction(137, 50))
+    >>> from semidp.verify.spec import EpsilonGuarantee
+    >>> g = EpsilonGuarantee(epsilon=Fraction(137, 50))
     >>> exact_sum((g,) * 30)
     ExactSum(form='epsilon', value=Fraction(411, 5), parts=30)
     """
@@ -68,10 +69,7 @@ def exact_sum(components: Optional[tuple[GuaranteeSpec, ...]], group: int = 1) -
 def decimal_claim(g: GuaranteeSpec) -> PrivacyClaim:
     """The claim ``g`` states, its numbers read as the decimals they were written as (``epsilon = 82.2``: 411/5)."""
 
-    def dec(x: Fraction | None) -> Fraction | None:
-        return None if x is None else decimal_value(x)
-
-    return PrivacyClaim.of_spec(replace(g, epsilon=dec(g.epsilon), delta=dec(g.delta), mu=dec(g.mu), zcdp=dec(g.zcdp)))
+    return PrivacyClaim.of_spec(g.with_numbers(decimal_value))
 
 
 def decide_exact(claim: PrivacyClaim, total: ExactSum) -> Outcome | None:

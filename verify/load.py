@@ -4,7 +4,9 @@
 ``[mechanism]`` is a tagged union: its ``kind`` picks the registered kind
 (:mod:`verify.registry`) whose dataclass holds the rest of the table. A field typed as a union of
 dataclasses is a tagged union too: the variants share a first ``Literal`` field (the tag, e.g.
-``cnd``) whose value picks the variant, so each variant's required keys are checked once, here.
+``cnd``) whose value picks the variant, or -- a keyed union (:class:`~verify.spec.Alternatives`, the spec's
+"exactly one of" keys: a guarantee's form, a recode's ``map`` or ``bins``) -- the key a variant holds alone
+picks it; either way each variant's required keys are checked once, here.
 The tables of registered section plugins (:class:`~verify.registry.SectionPlugin`) are built from
 their own dataclasses. Unknown
 keys are errors with ``difflib`` suggestions, and every problem -- shared
@@ -30,7 +32,7 @@ from semidp.accountant.errors import InvalidSpec, ToolkitError
 from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds and sections)
 from semidp.verify.design import design_problems
 from semidp.verify.registry import REGISTRY, Problem, section_plugins, unknown_kind_problem
-from semidp.verify.spec import MechanismSpec, Spec, public_fields, strip_optional
+from semidp.verify.spec import Alternatives, MechanismSpec, Spec, own_keys, public_fields, strip_optional
 from semidp.verify.spec_checks import SHARED_CHECKS
 from semidp.verify.spec_files import SpecFileRefused, decode_text, read_regular
 from semidp.verify.spec_numbers import DecimalText, NumberRefused, exact_number
@@ -57,7 +59,9 @@ def _convert(tp: Any, value: Any, key: str, probs: list[Problem]) -> Any:
     if origin in (typing.Union, types.UnionType):  # e.g. a file name or a table: picked by the value's type
         args = typing.get_args(tp)
         variants = [a for a in args if dataclasses.is_dataclass(a)]
-        if len(variants) > 1 and isinstance(value, dict):  # tables of several shapes: picked by their tag
+        if len(variants) > 1 and isinstance(value, dict):  # tables of several shapes: by their tag or their key
+            if all(isinstance(v, type) and issubclass(v, Alternatives) for v in variants):
+                return _build_keyed(variants, value, key, probs)
             return _build_tagged(variants, value, key, probs)
         table = next((a for a in args if dataclasses.is_dataclass(a)), None)
         if isinstance(value, dict) and table is not None:
@@ -140,6 +144,7 @@ def _build_tagged(variants: Sequence[Any], table: dict[str, Any], key: str, prob
     table's tag value, with its own required keys (so a built value never lacks one: validated once)."""
     tag = _tag_of(variants)
     by_value = {t: v for v in variants for t in typing.get_args(typing.get_type_hints(v)[tag])}
+    table = _known_keys(variants, table, key, probs)
     if tag not in table:
         probs.append(Problem(_join(key, tag), f"missing (required): one of {list(by_value)}"))
         return None
@@ -150,7 +155,49 @@ def _build_tagged(variants: Sequence[Any], table: dict[str, Any], key: str, prob
         hint = f"; did you mean {close[0]!r}?" if close else ""
         probs.append(Problem(_join(key, tag), f"{chosen!r} is not one of {list(by_value)}{hint}"))
         return None
-    return _build(cls, table, key, probs, required=f"required when {tag} = {chosen!r}")
+    own = {f.name for f in public_fields(cls)}
+    kept = dict(table)
+    for k in table:
+        holders = [v for v in variants if k not in own and k in {f.name for f in public_fields(v)}]
+        if holders:  # a key of another variant: named with the tag that takes it, as the runtime checks did
+            values = [t for t, v in by_value.items() if v in holders]
+            where = f"{tag} = {values[0]!r}" if len(values) == 1 else f"{tag} is one of {values}"
+            probs.append(Problem(_join(key, k), f"only allowed when {where} ({tag} is {chosen!r})"))
+            del kept[k]
+    return _build(cls, kept, key, probs, required=f"required when {tag} = {chosen!r}")
+
+
+def _known_keys(variants: Sequence[Any], table: dict[str, Any], key: str, probs: list[Problem]) -> dict[str, Any]:
+    """``table`` without the keys no variant has, each reported as unknown with a suggestion among all variants'."""
+    names = list(dict.fromkeys(f.name for v in variants for f in public_fields(v)))
+    for k in table:
+        if k not in names:
+            close = difflib.get_close_matches(k, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; expected one of {names}"
+            probs.append(Problem(_join(key, k), f"unknown key{hint}"))
+    return {k: v for k, v in table.items() if k in names}
+
+
+def _build_keyed(variants: Sequence[Any], table: dict[str, Any], key: str, probs: list[Problem]) -> Any:
+    """A table of a keyed union (:class:`~verify.spec.Alternatives`, e.g. a guarantee or a recode): the form whose
+    own key the table holds, or the form without one (the default). Several keys, or none without a default, are
+    one problem naming ``key`` (the union's :meth:`~verify.spec.Alternatives.choice_problem`); another form's
+    key, e.g. ``delta`` beside ``zcdp``, is ``"delta goes with epsilon"``; unknown keys get a suggestion."""
+    own = {v: own_keys(v, variants) for v in variants}
+    kept = _known_keys(variants, table, key, probs)
+    given = [keys[0] for keys in own.values() if keys and keys[0] in kept]
+    default = [v for v, keys in own.items() if not keys]
+    chosen = [v for v, keys in own.items() if keys and keys[0] in kept] or default
+    if len(given) > 1 or not chosen:
+        probs.append(Problem(key, variants[0].choice_problem(given)))
+    for v, keys in own.items():  # keys of a form not chosen (its first key, when given, is in the problem above)
+        for k in keys[1:] if v not in chosen[:1] else ():
+            if k in kept:
+                probs.append(Problem(_join(key, k), f"{k} goes with {keys[0]}"))
+                del kept[k]
+    if len(given) > 1 or not chosen:
+        return None
+    return _build(chosen[0], kept, key, probs)
 
 
 def _build(
@@ -264,7 +311,10 @@ def loads(text: str, path: str = "<string>") -> Spec:
         for plugin in section_plugins():
             probs += plugin.raw_problems(raw, spec)
             spec = plugin.prepare(spec)
-        probs += validate(spec, parse_problems=probs)
+        # A key that failed to parse is left out of the spec; a validator seeing it missing would contradict the
+        # parse problem (e.g. "needs exactly one of guarantee ...; got none" under a malformed guarantee).
+        parsed = {p.key for p in probs}
+        probs += [p for p in validate(spec, parse_problems=probs) if p.key not in parsed]
     probs = without_contradictions(probs)
     if probs or spec is None:
         raise InvalidSpec(path, [str(p) for p in probs] or ["could not be read"])

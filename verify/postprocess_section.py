@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from scipy.stats import binomtest
@@ -42,7 +42,7 @@ from semidp.verify.postprocess_audit import (
 )
 from semidp.verify.registry import REGISTRY, Problem, SectionDefaults, kinds_accepting
 from semidp.verify.report import Check, Report
-from semidp.verify.spec import Spec, cell_count
+from semidp.verify.spec import Spec, cell_count, documented
 
 PROGRAMS = {
     "none": "noisy release x + eta (no post-processing)",
@@ -313,6 +313,26 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
 
 
+@dataclass(frozen=True)
+class PostprocessSpec:
+    """``[postprocess]``: projection post-processing of the noisy histogram onto the invariant [ZVF21, Sec. 3]."""
+
+    kind: Literal["project-nonneg", "project"] = documented(
+        "project-nonneg: program (P+), the closest point with A v = A x and v >= 0; project: program (P), "
+        "the closest point with A v = A x (unbiased; Gao, Gong & Yu's projected mechanism)."
+    )
+    draws: int = documented(
+        "Monte Carlo draws of the noise for the bias and variance study (>= 2; draws x cells <= 2e7).",
+        default=20000,
+    )
+
+
+def postprocess_of(spec: Spec) -> PostprocessSpec | None:
+    """The spec's ``[postprocess]`` table (held by :data:`POSTPROCESS` in ``Spec.plugin_tables``), or ``None``."""
+    pp = spec.plugin_table(POSTPROCESS.name)
+    return pp if isinstance(pp, PostprocessSpec) else None
+
+
 class PostprocessPlugin(SectionDefaults):
     """``[postprocess]`` as a registered section plugin (:func:`verify.registry.register_section`): its problems.
 
@@ -321,11 +341,12 @@ class PostprocessPlugin(SectionDefaults):
     """
 
     name = "postprocess"
+    table: type | None = PostprocessSpec
 
     def validate(self, spec: Spec) -> list[Problem]:
         """Problems of ``[postprocess]``: a kind that adds i.i.d. noise in every cell, an invariant to project
         onto, and ``2 <= draws`` with ``draws x cells <= MAX_DRAW_CELLS`` (2e7)."""
-        pp = spec.postprocess
+        pp = postprocess_of(spec)
         if pp is None:
             return []
         probs: list[Problem] = []
@@ -359,4 +380,12 @@ class PostprocessPlugin(SectionDefaults):
 POSTPROCESS = PostprocessPlugin()
 """The ``[postprocess]`` section plugin (registered in :mod:`verify.kinds`)."""
 
-__all__ = ["POSTPROCESS", "PROGRAMS", "PostprocessPlugin", "PostprocessSection", "build"]
+__all__ = [
+    "POSTPROCESS",
+    "PROGRAMS",
+    "PostprocessPlugin",
+    "PostprocessSection",
+    "PostprocessSpec",
+    "build",
+    "postprocess_of",
+]

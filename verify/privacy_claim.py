@@ -20,7 +20,7 @@ from typing import Literal, Union
 
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-from semidp.verify.spec import GuaranteeSpec
+from semidp.verify.spec import GuaranteeSpec, MuGuarantee, RdpGuarantee, ZcdpGuarantee
 
 Form = Literal["epsilon", "mu", "zcdp", "rdp"]
 #: A claim parameter as given: a number, a Fraction, or an exact rational string such as ``"1/2"``.
@@ -128,14 +128,12 @@ class PrivacyClaim:
     @classmethod
     def of_spec(cls, g: GuaranteeSpec) -> PrivacyClaim:
         """The claim a validated spec guarantee table states (``[claim] guarantee``, specs/README.md)."""
-        if g.zcdp is not None:
+        if isinstance(g, ZcdpGuarantee):
             return cls.zcdp(g.zcdp)
-        if g.mu is not None:
+        if isinstance(g, MuGuarantee):
             return cls.gdp(g.mu)
-        if g.rdp is not None:
+        if isinstance(g, RdpGuarantee):
             return cls.rdp(g.rdp.alpha, g.rdp.epsilon)
-        if g.epsilon is None:
-            raise InvalidArgument("a guarantee table states exactly one of epsilon, mu, zcdp or rdp; got none.")
         return cls.epsilon_delta(g.epsilon, g.delta if g.delta is not None else 0)
 
     def exact(self, name: Literal["epsilon", "delta", "mu", "rho", "alpha"]) -> Fraction:

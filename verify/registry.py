@@ -128,8 +128,8 @@ class SectionPlugin(Protocol):
 
     @property
     def table(self) -> type | None:
-        """The dataclass of a table the plugin adds to the spec (read into ``Spec.plugin_tables``); ``None``
-        when its table is a field of :class:`~verify.spec.Spec` already (``postprocess``) or it has none."""
+        """The dataclass of the table the plugin owns (read into ``Spec.plugin_tables``, e.g. ``[postprocess]``;
+        listed by ``semidp schema``); ``None`` when it has none."""
         ...
 
     def raw_problems(self, raw: Mapping[str, Any], spec: Spec) -> list[Problem]:

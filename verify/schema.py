@@ -2,7 +2,9 @@
 
 ``[mechanism]`` is a tagged union: the schema lists one object per registered
 kind (``oneOf``), each with ``kind`` fixed to its name and exactly the keys its
-dataclass accepts.
+dataclass accepts. The table of every registered section plugin
+(:class:`~verify.registry.SectionPlugin` with a ``table``, e.g. ``[postprocess]``) is a top-level
+property generated from the plugin's dataclass, so the schema is the loader's view of a spec.
 
 ``specs/schema.json`` is written by ``semidp schema > specs/schema.json``; a test
 asserts the committed file equals the generated one, so it is never edited by hand.
@@ -17,7 +19,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
-from semidp.verify.registry import kinds
+from semidp.verify.registry import kinds, section_plugins
 from semidp.verify.spec import SPEC_VERSION, MechanismSpec, Spec, public_fields, strip_optional
 
 _NUMBER = {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+(\.\d*)?(/\d+)?\s*$"}]}
@@ -81,9 +83,20 @@ def _mechanism_schema() -> dict[str, Any]:
     return {"description": "The mechanism or published release: one object per kind.", "oneOf": variants}
 
 
+def _plugin_tables_schema() -> dict[str, Any]:
+    """``{name: object schema}`` of the tables owned by registered section plugins, sorted by name."""
+    out: dict[str, Any] = {}
+    for plugin in sorted(section_plugins(), key=lambda p: p.name):
+        if plugin.table is not None:
+            out[plugin.name] = _object_schema(plugin.table)
+    return out
+
+
 def schema() -> dict[str, Any]:
-    """The JSON schema (draft 2020-12) of a spec file."""
+    """The JSON schema (draft 2020-12) of a spec file: :class:`~verify.spec.Spec`'s keys, one ``[mechanism]``
+    object per registered kind, and the table of each registered section plugin."""
     s = _object_schema(Spec)
+    s["properties"].update(_plugin_tables_schema())
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"semidp spec, contract v{SPEC_VERSION}",

@@ -12,7 +12,16 @@ from fractions import Fraction
 
 from semidp.accountant.errors import format_size
 from semidp.verify.registry import Problem
-from semidp.verify.spec import SPEC_VERSION, GuaranteeSpec, Spec, cell_count
+from semidp.verify.spec import (
+    SPEC_VERSION,
+    EpsilonGuarantee,
+    GuaranteeSpec,
+    MuGuarantee,
+    RdpGuarantee,
+    Spec,
+    ZcdpGuarantee,
+    cell_count,
+)
 from semidp.verify.spec_matrices import invariant_matrix_problems, query_matrix_problems, records_problems
 
 #: The largest count in ``data.table`` and ``data.records`` (2^53: exact as a float, and an int64).
@@ -84,34 +93,24 @@ def noise_scale_problems(spec: Spec) -> list[Problem]:
 
 
 def guarantee_problems(g: GuaranteeSpec | None, key: str) -> list[Problem]:
-    """Problems of a guarantee table: exactly one form, delta only with epsilon, values in range."""
-    if g is None:
-        return []
+    """Problems of a guarantee table's values: each within its range (its form, exactly one, and ``delta`` only with
+    ``epsilon`` are checked where it is parsed: a keyed union, :class:`~verify.spec.GuaranteeForm`)."""
     probs: list[Problem] = []
-    forms = [k for k in ("epsilon", "mu", "zcdp", "rdp") if getattr(g, k) is not None]
-    if len(forms) != 1:
-        probs.append(
-            Problem(
-                key,
-                "a guarantee takes exactly one form: {epsilon [, delta]}, {mu}, {zcdp} or "
-                f"{{rdp = {{alpha, epsilon}}}}; got {forms or 'none'}",
-            )
-        )
-    if g.delta is not None and g.epsilon is None:
-        probs.append(Problem(f"{key}.delta", "delta goes with epsilon"))
-    for k in ("epsilon", "mu", "zcdp"):
+    if isinstance(g, (EpsilonGuarantee, MuGuarantee, ZcdpGuarantee)):
+        k = g.form()
         v = getattr(g, k)
         if v is not None and v < 0:
             probs.append(Problem(f"{key}.{k}", f"must be >= 0, got {float(v)!r}"))
         elif v is not None and v > MAX_GUARANTEE[k]:
             probs.append(Problem(f"{key}.{k}", f"must be at most {MAX_GUARANTEE[k]:g}, got {float(v)!r}"))
-    if g.rdp is not None and g.rdp.epsilon is not None and g.rdp.epsilon > MAX_GUARANTEE["epsilon"]:
-        limit = MAX_GUARANTEE["epsilon"]
-        probs.append(Problem(f"{key}.rdp.epsilon", f"must be at most {limit:g}, got {float(g.rdp.epsilon)!r}"))
-    if g.delta is not None and not (0 <= g.delta <= 1):
+    if isinstance(g, EpsilonGuarantee) and g.delta is not None and not (0 <= g.delta <= 1):
         probs.append(Problem(f"{key}.delta", f"must be in [0, 1], got {float(g.delta)!r}"))
-    if g.rdp is not None and (g.rdp.alpha is not None and g.rdp.alpha <= 1):
-        probs.append(Problem(f"{key}.rdp.alpha", f"must be > 1, got {float(g.rdp.alpha)!r}"))
+    if isinstance(g, RdpGuarantee) and g.rdp is not None:
+        limit = MAX_GUARANTEE["epsilon"]
+        if g.rdp.epsilon is not None and g.rdp.epsilon > limit:
+            probs.append(Problem(f"{key}.rdp.epsilon", f"must be at most {limit:g}, got {float(g.rdp.epsilon)!r}"))
+        if g.rdp.alpha is not None and g.rdp.alpha <= 1:
+            probs.append(Problem(f"{key}.rdp.alpha", f"must be > 1, got {float(g.rdp.alpha)!r}"))
     return probs
 
 
@@ -162,19 +161,14 @@ def data_problems(spec: Spec) -> list[Problem]:
 
 
 def invariant_problems(spec: Spec) -> list[Problem]:
-    """``[invariant]``: each kind has its own key, features exist, rows and sets fit the cells."""
+    """``[invariant]``: features exist, rows and sets fit the cells (each kind's own key is checked where it is
+    parsed: a tagged union, :data:`~verify.spec.InvariantSpec`)."""
     names = [f.name for f in spec.data.features]
     cells = cell_count(spec)
     inv = spec.invariant
     probs: list[Problem] = []
-    if inv.kind is None:  # the kind itself failed to parse; its problem is listed
+    if inv is None:  # the table failed to parse (each kind's own key is checked there); its problem is listed
         return probs
-    required = {"margins": "margins", "linear": "matrix", "counting": "sets"}
-    for kind, k in required.items():
-        if inv.kind == kind and getattr(inv, k) is None:
-            probs.append(Problem(f"invariant.{k}", f"required when kind = {kind!r}"))
-        if inv.kind != kind and getattr(inv, k) is not None:
-            probs.append(Problem(f"invariant.{k}", f"only allowed when kind = {kind!r} (kind is {inv.kind!r})"))
     for m in inv.margins or ():
         for n in m:
             if n not in names:

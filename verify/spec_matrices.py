@@ -76,14 +76,10 @@ def _entry_problem(v: Fraction) -> str | None:
 
 
 def query_matrix_problems(spec: Spec, cells: int) -> list[Problem]:
-    """``query.matrix``: required for ``kind = "linear"``, one integer entry per cell within the range."""
+    """``query.matrix`` (``kind = "linear"``, checked by the loader): one integer entry per cell within the range."""
     q = spec.query
-    if q is None or q.kind is None:
+    if q is None:  # no [query], or one that failed to parse (its kind's own key is checked there)
         return []
-    if q.kind == "linear" and q.matrix is None:
-        return [Problem("query.matrix", "required when kind = 'linear'")]
-    if q.kind != "linear" and q.matrix is not None:
-        return [Problem("query.matrix", f"only allowed when kind = 'linear' (kind is {q.kind!r})")]
     probs: list[Problem] = []
     for r, row in enumerate(q.matrix or ()):
         if len(row) != cells:

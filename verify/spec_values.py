@@ -6,6 +6,8 @@ values the accountant works on, and nothing else.
 
 from __future__ import annotations
 
+import dataclasses
+
 from semidp.accountant.composition import compose, compose_as_zcdp, compose_recorded, compose_tradeoffs
 from semidp.accountant.dataspace import DataSpace, Feature
 from semidp.accountant.errors import UnsupportedRelease
@@ -13,7 +15,15 @@ from semidp.accountant.exact_matrices import primitive_row
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 from semidp.accountant.relations import AddRemove, BaseRelation, Relation, Replace
-from semidp.verify.spec import GuaranteeSpec, Spec
+from semidp.verify.spec import (
+    EpsilonGuarantee,
+    GuaranteeForm,
+    GuaranteeSpec,
+    MuGuarantee,
+    RdpGuarantee,
+    Spec,
+    ZcdpGuarantee,
+)
 
 
 def space_of(spec: Spec) -> DataSpace:
@@ -45,16 +55,17 @@ def invariant_of(spec: Spec) -> Invariant:
     raise UnsupportedRelease(f"{spec.path}: invariant.kind = {inv.kind!r} lacks its key")
 
 
-def guarantee_of(g: GuaranteeSpec, relation: Relation) -> Guarantee:
-    """A spec guarantee table as a guarantee value (floats; exact values stay in the spec)."""
-    if g.zcdp is not None:
+def guarantee_of(g: GuaranteeForm, relation: Relation) -> Guarantee:
+    """A spec guarantee table (one form of :data:`~verify.spec.GuaranteeSpec`) as a guarantee value (floats;
+    exact values stay in the spec)."""
+    if isinstance(g, ZcdpGuarantee):
         return ZCDP(float(g.zcdp), relation)
-    if g.mu is not None:
+    if isinstance(g, MuGuarantee):
         return GDP(float(g.mu), relation)
-    if g.rdp is not None:
+    if isinstance(g, RdpGuarantee):
         return RDP((float(g.rdp.alpha),), (float(g.rdp.epsilon),), relation)
-    if g.epsilon is None:
-        raise UnsupportedRelease("a guarantee table needs one of epsilon, mu, zcdp, rdp")
+    if not isinstance(g, EpsilonGuarantee):
+        raise UnsupportedRelease(f"{type(g).__name__} is not a form of a guarantee table")
     if g.delta is None or g.delta == 0:
         return PureDP(float(g.epsilon), relation)
     return ApproxDP(float(g.epsilon), float(g.delta), relation)
@@ -80,15 +91,10 @@ def compose_parts(parts: list[Guarantee]) -> Guarantee:
 
 
 def guarantee_spec_json(g: GuaranteeSpec) -> dict[str, object]:
-    """A spec guarantee table as the report's JSON (floats)."""
-    out: dict[str, object] = {}
-    for k in ("epsilon", "delta", "mu", "zcdp"):
-        v = getattr(g, k)
-        if v is not None:
-            out[k] = float(v)
-    if g.rdp is not None:
-        out["rdp"] = {"alpha": float(g.rdp.alpha), "epsilon": float(g.rdp.epsilon)}
-    return out
+    """A spec guarantee table as the report's JSON (floats): its form's keys."""
+    if isinstance(g, RdpGuarantee):
+        return {"rdp": {"alpha": float(g.rdp.alpha), "epsilon": float(g.rdp.epsilon)}}
+    return {f.name: float(v) for f in dataclasses.fields(g) if (v := getattr(g, f.name)) is not None}
 
 
 __all__ = ["compose_parts", "guarantee_of", "guarantee_spec_json", "invariant_of", "relation_of", "space_of"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import difflib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -34,7 +34,15 @@ from typing import Optional, Union
 from semidp.accountant.errors import MAX_LISTED_PROBLEMS
 from semidp.accountant.workload import GAUSSIAN_NOISES, WorkloadMeasurement
 from semidp.verify.registry import Problem
-from semidp.verify.spec import FeatureSpec, GeolevelSpec, RecodeSpec, Spec, documented
+from semidp.verify.spec import (
+    Alternatives,
+    FeatureSpec,
+    GeolevelSpec,
+    MapRecode,
+    RecodeSpec,
+    Spec,
+    documented,
+)
 from semidp.verify.spec_files import SpecFileRefused, excerpt, read_text, spec_folder
 from semidp.verify.spec_numbers import NumberRefused, exact_number
 
@@ -194,23 +202,16 @@ def _units_problems(spec: Spec) -> list[Problem]:
 
 
 def _recode_problems(r: RecodeSpec, key: str, levels: int | None) -> list[Problem]:
-    """Exactly one of ``map`` (one level >= 0 per level of the feature) or ``bins`` (cut points in 1..levels-1)."""
-    if (r.map is None) == (r.bins is None):
-        return [
-            Problem(
-                key,
-                "give exactly one of map (a new level per level) or bins (cut points); got "
-                + ("both" if r.map is not None else "neither"),
-            )
-        ]
+    """``map``: one level >= 0 per level of the feature; ``bins``: cut points in 1..levels-1, increasing (which of
+    the two a recode gives, exactly one, is checked where it is parsed: a keyed union, :class:`~verify.spec.RecodeForm`)."""
     probs: list[Problem] = []
-    if r.map is not None:
+    if isinstance(r, MapRecode):
         if levels is not None and len(r.map) != levels:
             probs.append(Problem(f"{key}.map", f"has {len(r.map)} entries; feature {r.of!r} has {levels} levels"))
         if any(v is not None and v < 0 for v in r.map):
             probs.append(Problem(f"{key}.map", "levels must be >= 0"))
         return probs
-    bins = r.bins or ()
+    bins = r.bins
     if not bins:
         probs.append(Problem(f"{key}.bins", "needs at least one cut point"))
     for j, c in enumerate(bins):
@@ -232,9 +233,9 @@ def _recode_problems(r: RecodeSpec, key: str, levels: int | None) -> list[Proble
 def recode_map(r: RecodeSpec, levels: int) -> tuple[int, ...]:
     """The recode's new level of every level of its feature: ``map`` itself, or with ``bins`` the number of
     cut points at or below the level (``bins = [18, 65]``: levels 0-17 -> 0, 18-64 -> 1, 65.. -> 2)."""
-    if r.map is not None:
+    if isinstance(r, MapRecode):
         return r.map
-    return tuple(sum(1 for c in r.bins or () if c <= level) for level in range(levels))
+    return tuple(sum(1 for c in r.bins if c <= level) for level in range(levels))
 
 
 def omitted_key_problems(raw: object, spec: Spec) -> list[Problem]:
@@ -416,21 +417,71 @@ def _parse_weight(text: str) -> Fraction | str:
 
 
 @dataclass(frozen=True)
-class MeasurementColumns:
-    """``columns`` of a measurements table: which of the file's columns hold what (the others are ignored)."""
+class MeasurementColumns(Alternatives):
+    """``columns`` of a measurements table: which of the file's columns hold what (the others are ignored).
+
+    A keyed union on the noise column: :class:`RhoColumns`, :class:`Sigma2Columns` or :class:`ScaleColumns` name
+    it (at most one of ``rho``, ``sigma2``, ``scale``); :class:`HeaderColumns` (the default) finds it by name.
+    """
 
     geolevel: str = documented("The column of geolevel names.", default="geolevel")
     query: str = documented("The column of queries.", default="query")
-    rho: Optional[str] = documented(
-        "The column of rho (zCDP per query; Gaussian noise), e.g. 'rho(exact)'.", default=None
-    )
-    sigma2: Optional[str] = documented("The column of the Gaussian noise variance per cell.", default=None)
-    scale: Optional[str] = documented("The column of the Laplace scale per cell.", default=None)
     weight: Optional[str] = documented(
         "The column of weights (> 0) of each measurement's variance in an allocation design; without it every "
         "weight is 1.",
         default=None,
     )
+
+    def value_column(self) -> tuple[str, str] | None:
+        """``(role, column)`` of the noise column this form names (role rho, sigma2 or scale), or ``None``."""
+        return None
+
+    @classmethod
+    def choice_problem(cls, given: Sequence[str]) -> str:
+        """``name exactly one of rho, sigma2, scale; got [...]``."""
+        return f"name exactly one of rho, sigma2, scale; got {list(given)}"
+
+
+@dataclass(frozen=True)
+class HeaderColumns(MeasurementColumns):
+    """No noise column named: the header's column literally named rho, sigma2 or scale."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RhoColumns(MeasurementColumns):
+    """The noise column holds rho."""
+
+    rho: str = documented("The column of rho (zCDP per query; Gaussian noise), e.g. 'rho(exact)'.")
+
+    def value_column(self) -> tuple[str, str] | None:
+        """``("rho", column)``."""
+        return ("rho", self.rho)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sigma2Columns(MeasurementColumns):
+    """The noise column holds sigma^2."""
+
+    sigma2: str = documented("The column of the Gaussian noise variance per cell.")
+
+    def value_column(self) -> tuple[str, str] | None:
+        """``("sigma2", column)``."""
+        return ("sigma2", self.sigma2)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScaleColumns(MeasurementColumns):
+    """The noise column holds the Laplace scale."""
+
+    scale: str = documented("The column of the Laplace scale per cell.")
+
+    def value_column(self) -> tuple[str, str] | None:
+        """``("scale", column)``."""
+        return ("scale", self.scale)
+
+
+ColumnsSpec = Union[HeaderColumns, RhoColumns, Sigma2Columns, ScaleColumns]
+"""``measurements.columns``: at most one noise column named (a keyed union, :class:`MeasurementColumns`)."""
 
 
 @dataclass(frozen=True)
@@ -438,10 +489,10 @@ class MeasurementsTable:
     """``measurements`` as a table: the publisher's CSV file as it is, its columns named, its rows filtered."""
 
     file: str = documented("The CSV file, relative to the spec (inside its folder).")
-    columns: MeasurementColumns = documented(
+    columns: ColumnsSpec = documented(
         "Which columns hold geolevel, query, the noise (exactly one of rho, sigma2, scale; without one, the "
         "column literally named rho, sigma2 or scale) and optionally the weights. Columns not named are ignored.",
-        default_factory=MeasurementColumns,
+        default_factory=HeaderColumns,
     )
     where: Optional[dict[str, str]] = documented(
         "Keep only the rows whose named columns equal these values, e.g. { strategy = '...' }.", default=None
@@ -501,11 +552,9 @@ def _columns(header: list[str], measurements: MeasurementsKey, where: str) -> tu
     else:
         c = measurements.columns
         names = {"geolevel": c.geolevel, "query": c.query}
-        given = [r for r in VALUE_COLUMNS if getattr(c, r) is not None]
-        if len(given) > 1:
-            probs.append(Problem(f"{KEY}.columns", f"name exactly one of rho, sigma2, scale; got {given}"))
-        elif given:
-            names[given[0]] = str(getattr(c, given[0]))
+        named = c.value_column()
+        if named is not None:
+            names[named[0]] = named[1]
         else:
             present = [r for r in VALUE_COLUMNS if r in header]
             if len(present) != 1:
@@ -667,7 +716,12 @@ __all__ = [
     "WEIGHT_COLUMN",
     "Fixing",
     "Measurement",
+    "ColumnsSpec",
+    "HeaderColumns",
     "MeasurementColumns",
+    "RhoColumns",
+    "ScaleColumns",
+    "Sigma2Columns",
     "MeasurementsKey",
     "MeasurementsTable",
     "attribute_features",

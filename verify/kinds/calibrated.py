@@ -53,6 +53,7 @@ from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.plots_postprocess import plot_postprocess_bias
 from semidp.verify.postprocess_audit import run_study
 from semidp.verify.postprocess_section import build as build_postprocess
+from semidp.verify.postprocess_section import postprocess_of
 from semidp.verify.registry import KindDefaults, KindInfo, Problem
 from semidp.verify.report import Check, JsonSection, Section, detail_of
 from semidp.verify.sections import MechanismSection
@@ -385,7 +386,7 @@ class CalibratedKind(KindDefaults):
             JsonSection("expected_l2_error", err),
         ]
         plots: tuple[Plot, ...] = ()
-        if ctx.spec.postprocess is not None and built.noise is not None:
+        if postprocess_of(ctx.spec) is not None and built.noise is not None:
             section, pp_checks, plot = postprocess_part(ctx, built.noise, table, used_seed)
             sections.append(section)
             checks += pp_checks
@@ -405,7 +406,7 @@ class CalibratedKind(KindDefaults):
 
 def postprocess_part(ctx: Context, noise: NoiseLaw, table: FloatArray, seed: int) -> tuple[Section, list[Check], Plot]:
     """The ``[postprocess]`` study [ZVF21] at the table: section, checks and the bias plot (module docstring)."""
-    pp = ctx.spec.postprocess
+    pp = postprocess_of(ctx.spec)
     if pp is None:
         raise TypeError("postprocess_part called without [postprocess]")
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
