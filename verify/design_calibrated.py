@@ -29,13 +29,13 @@ from semidp.accountant.guarantees import GDP, Guarantee, PureDP
 from semidp.accountant.outcome import Outcome, Refuted, Verified
 from semidp.verify.context import KindResult
 from semidp.verify.design import DesignSection
+from semidp.verify.json_walk import JSON
 from semidp.verify.registry import Problem
 from semidp.verify.report import Check, Report
+from semidp.verify.sections import ErrorSection, ExactErrorSection, LatticeErrorSection
 from semidp.verify.spec import DesignSpec, MechanismSpec, Spec
 from semidp.verify.spec_checks import guarantee_problems
 from semidp.verify.spec_values import guarantee_spec_json
-
-JSON = dict[str, Any]
 
 #: The ``[mechanism]`` keys a design replaces (the calibration target); giving one with ``[design]`` is exit 2.
 TARGET_KEYS = ("epsilon", "delta", "mu", "rho", "scale")
@@ -179,6 +179,13 @@ def _assess(
     return {"guarantee": repr(g)}, False, None, f"no design assessment for a {type(g).__name__} guarantee"
 
 
+def _exact_error(error: ErrorSection) -> JSON:
+    """``{"quantity", "exact", "formula"}`` of a closed-form expected error; ``{}`` for a Monte Carlo one."""
+    if isinstance(error, ExactErrorSection):
+        return {"quantity": error.quantity, "exact": error.exact, "formula": error.formula}
+    return {"quantity": error.quantity} if isinstance(error, LatticeErrorSection) else {}
+
+
 class CalibratedDesignSection(DesignSection):
     """The ``design`` section of a calibrated kind (no CSV; text lines of one noise parameter)."""
 
@@ -199,7 +206,7 @@ class CalibratedDesignSection(DesignSection):
 
 
 def with_calibrated_design(
-    spec: Spec, result: KindResult, kind: str, guarantee: Guarantee, info: JSON, error: JSON, seconds: float
+    spec: Spec, result: KindResult, kind: str, guarantee: Guarantee, info: JSON, error: ErrorSection, seconds: float
 ) -> KindResult:
     """``result`` with the ``design`` section and check of a calibrated kind's ``[design]`` (module docstring).
 
@@ -224,7 +231,7 @@ def with_calibrated_design(
         "achieved": achieved,
         "tight": tight,
         "tightness": tightness,
-        "expected_error": {k: error[k] for k in ("quantity", "exact", "formula") if k in error},
+        "expected_error": _exact_error(error),
         "iterations": 1,
         "seconds": seconds,
     }
