@@ -4,8 +4,8 @@ The golden files in ``tests/golden/reports/`` were rendered from main at 5a0362c
 typed, and are byte-identical to the typed rendering except where the contract was wrong: the
 ``conversions-certified`` detail now counts the (epsilon, delta) values of nested summaries too (``coarse``,
 ``per_attribute``, ``per_geolevel``, ``prop21``, ``plain_dp``, a lattice kind's ``guarantees``), which it left out.
-Wall times and the K-norm hull cache's state (hit or miss, its path) vary from run to run: :func:`_stable` blanks
-them, nothing else.
+Wall times and the K-norm hull cache's state (hit or miss, its path) vary from run to run, and the spec's sha256
+changes with a comment: :func:`_stable` and the text patterns blank them, nothing else.
 
 Regenerate after an intended change with ``SEMIDP_UPDATE_GOLDEN=1 pytest tests/test_report_golden.py`` and review
 the diff: every changed number must be explained in the commit message.
@@ -52,8 +52,9 @@ SLOW = [
     "census-2020-pl94-persons-us-allocation",
 ]
 
-_VOLATILE_KEYS = {"seconds", "hull_cache"}
+_VOLATILE_KEYS = {"seconds", "hull_cache", "sha256"}
 _VOLATILE_TEXT = re.compile(r"\b[0-9]+\.[0-9]+ s\b")
+_SHA = re.compile(r"\b(sha256 `?)[0-9a-f]{12,64}\b")
 
 
 def _stable(value: Any) -> Any:
@@ -70,8 +71,8 @@ def _rendered(name: str) -> dict[str, str]:
     r = audit(spec, seed=1, budget=Budget.of(600)).typed
     return {
         "json": json.dumps(_stable(r.to_json()), indent=1) + "\n",
-        "txt": _VOLATILE_TEXT.sub("<t> s", render_text(r)),
-        "md": _VOLATILE_TEXT.sub("<t> s", render_markdown(r)),
+        "txt": _SHA.sub(r"\1<sha>", _VOLATILE_TEXT.sub("<t> s", render_text(r))),
+        "md": _SHA.sub(r"\1<sha>", _VOLATILE_TEXT.sub("<t> s", render_markdown(r))),
     }
 
 
