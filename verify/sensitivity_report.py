@@ -72,7 +72,7 @@ class NaiveSpaces(Walked):
 
 @dataclass(frozen=True)
 class ClosedFormComparison(Walked):
-    """Where a published closed form (Cho & Awan Prop. 32 as printed) disagrees with the exact space."""
+    """Where a published closed form ([CA24, Prop. 32] as printed) disagrees with the exact space."""
 
     source: str
     agrees: bool
