@@ -10,8 +10,9 @@ from semidp.accountant.guarantees import ZCDP, ApproxDP
 from semidp.accountant.outcome import Refuted, Skipped, Verified
 from semidp.accountant.relations import Replace
 from semidp.accountant.semidp import NoFiniteGuarantee
-from semidp.verify.certify import certify_entry, certify_summary
-from semidp.verify.report import PLD_CERTIFICATE, GuaranteeSummary, PldEntry
+from semidp.verify.certify import certify_entry, certify_summary, section_summaries
+from semidp.verify.report import PLD_CERTIFICATE, Breakdown, GuaranteeSummary, PldEntry
+from semidp.verify.sections import PlainDpSection
 
 
 def test_tradeoff_profile_is_recertified_at_the_vertices_and_catches_a_low_epsilon() -> None:
@@ -64,9 +65,40 @@ def test_every_reported_value_is_accounted_for_pld_entries_labelled_with_their_b
 
 
 def test_extra_fields_never_shadow_typed_ones() -> None:
-    """``extra`` used to override ``epsilon_delta`` in the JSON, hiding the typed entries from the certifier."""
+    """``extra`` used to override ``epsilon_delta`` in the JSON, hiding the typed entries from the certifier; the
+    optional fields are now typed, and no other name is accepted (nor a form that would shadow one)."""
     s = GuaranteeSummary.of(ZCDP(0.5, Replace()), [1e-6])
-    for key in ("epsilon_delta", "zcdp", "relation", "framework"):
-        with pytest.raises(ValueError, match="shadow typed fields"):
+    for key in ("epsilon_delta", "zcdp", "relation", "framework", "bag"):
+        with pytest.raises(ValueError, match="not optional fields"):
             s.with_extra(**{key: []})
-    assert s.with_extra(rho_exact="1/2").to_json()["rho_exact"] == "1/2"
+    with pytest.raises(ValueError, match="shadow typed fields"):
+        GuaranteeSummary(s.relation, {**s.forms, "rho_exact": "1"}, s.epsilon_delta)
+    out = s.with_extra(rho_exact="1/2").to_json()
+    assert out["rho_exact"] == "1/2" and list(out)[-2:] == ["epsilon_delta", "rho_exact"]
+
+
+def test_nested_summaries_and_breakdowns_are_recertified_too() -> None:
+    """Issue 23, item 5: a workload report's ``coarse`` and ``per_attribute``/``per_geolevel`` entries, and a
+    section's summary (``plain_dp``), are reported (epsilon, delta) values: each is re-certified or labelled."""
+    g = ZCDP(0.5, Replace())
+    coarse = ZCDP(2.0, Replace())
+    top = GuaranteeSummary.of(g, [1e-6])
+    group = Breakdown(
+        0.25, "1/4", 3, (*GuaranteeSummary.of(ZCDP(0.25), [1e-6]).epsilon_delta, PldEntry(1e-6, 1.0, 1.1))
+    )
+    s = top.with_extra(coarse=GuaranteeSummary.of(coarse, [1e-6]), per_attribute={"sex": group})
+    out = certify_summary([(s, g)])
+    assert isinstance(out, Verified)
+    # 2 top + 2 coarse + 2 routes of the group re-certified, the group's PLD entry labelled
+    assert out.certificate.startswith("7 reported (epsilon, delta) value(s): 6 re-certified at 80 digits")
+    assert "1 PLD value(s)" in out.certificate
+    # a group entry below the truth is caught, and named by its JSON path
+    low = Breakdown(0.25, "1/4", 3, (EpsilonDelta(1e-6, 0.5, "bun-steinke"),))
+    bad = certify_summary([(top.with_extra(per_geolevel={"State": low}), g)])
+    assert isinstance(bad, Refuted) and "(per_geolevel.State)" in bad.counterexample
+    # so is a coarse one (checked against the coarse guarantee, not the top one)
+    wrong = GuaranteeSummary("replace-one", {"zcdp": 2.0}, (EpsilonDelta(1e-6, 7.0, "bun-steinke"),), guarantee=coarse)
+    assert isinstance(certify_summary([(top.with_extra(coarse=wrong), g)]), Refuted)
+    # a section's summary (plain_dp) is found with its guarantee
+    pairs = section_summaries([PlainDpSection(GuaranteeSummary.of(coarse, [1e-6]))])
+    assert [(p.forms, q) for p, q in pairs] == [({"zcdp": 2.0}, coarse)]

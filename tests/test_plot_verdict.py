@@ -68,9 +68,9 @@ def test_the_privacy_plot_shows_the_verdict(path: Path) -> None:
     assert np.any(view.profiles[k] > view.profiles[-1] * GAP_FACTOR), "profile panel shows no violation"
     assert view.gap_alpha is not None and view.alpha[0] <= view.gap_alpha <= 1.0
     assert view.violation is not None and view.violation[1] >= view.alpha[0]
-    bounds = refuted[0].extra.get("bounds")
+    bounds = refuted[0].bounds
     if bounds is not None and spec.claim is not None and spec.claim.guarantee.delta:
-        assert view.proven is not None and view.proven.lower == bounds["lower"]
+        assert view.proven is not None and view.proven.lower == bounds.lower
         assert view.eps[0] <= view.proven.lower <= view.eps[-1]
         assert "proven epsilon >=" in view.headline
 

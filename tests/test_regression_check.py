@@ -153,3 +153,18 @@ def test_pytest_plugin_collects_specs_and_fails_on_a_regression(repo: Path) -> N
     assert bad.returncode == 1
     assert "1 failed, 2 passed" in bad.stdout
     assert "verdict holds -> fails" in bad.stdout and "[FAIL] claim:" in bad.stdout  # checks as sub-results
+
+
+@pytest.mark.parametrize("name", ["census-2020-total", "census-2020-pl94-units-us", "release-mixed-components"])
+def test_summary_of_the_typed_report_equals_the_summary_of_its_json(name: str) -> None:
+    """Issue 23, item 3: ``semidp check`` summarises the typed report (its guarantees' forms and every entry, the
+    PLD ones included), giving the same summary as the report's JSON file does."""
+    from semidp.verify.load import load
+    from semidp.verify.regression import summary_of
+    from semidp.verify.runner import audit
+
+    r = audit(load(str(SPECS / f"{name}.toml"))).typed
+    typed = summary_of(r)
+    assert typed == summarize(r.to_json())
+    assert json.dumps(typed) == json.dumps(summarize(r.to_json()))  # same key order too
+    assert typed["effective"]["epsilon_delta"]  # figures were read, not an empty summary

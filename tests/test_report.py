@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from semidp.accountant.guarantees import ZCDP
-from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.outcome import Bounds, NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
 from semidp.verify.report import Check, GuaranteeSummary, verdict_of
 
 
@@ -33,13 +33,14 @@ def test_verdict_is_a_function_of_outcome_types(outcomes: list[Outcome], verdict
     ],
 )
 def test_check_json_fields(outcome: Outcome, status: str, name: str, detail: str) -> None:
-    assert Check("x", outcome, {"bounds": {"lower": 1.0}}).to_json() == {
+    assert Check("x", outcome, Bounds(1.0, 1.5, 2.0)).to_json() == {
         "name": "x",
         "status": status,
         "outcome": name,
         "detail": detail,
-        "bounds": {"lower": 1.0},
+        "bounds": {"lower": 1.0, "estimate": 1.5, "upper": 2.0},
     }
+    assert "bounds" not in Check("x", outcome).to_json()
 
 
 def test_guarantee_summary_contract_fields() -> None:

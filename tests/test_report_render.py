@@ -143,7 +143,9 @@ def _audit(path: Path) -> Report:
 def test_first_line_says_at_least_from_the_proven_lower_bound() -> None:
     r = _audit(UNITS)
     first = render_text(r).splitlines()[0]
-    lower = next(c for c in r.checks if c.name == "claim").extra["bounds"]["lower"]
+    bounds = next(c for c in r.checks if c.name == "claim").bounds
+    assert bounds is not None
+    lower = bounds.lower
     assert first == (
         "The claimed ε = 2.47 at δ = 10⁻¹⁰ does not hold once its invariant, margins (Block), is published exactly: "
         f"the joint release is at least ε = {fmt_down(lower)} at δ = 10⁻¹⁰."

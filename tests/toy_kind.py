@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Optional
 
@@ -19,6 +19,7 @@ from semidp.accountant.guarantees import PureDP
 from semidp.accountant.outcome import Verified
 from semidp.accountant.semidp import semi_dp
 from semidp.verify.context import Context, KindResult
+from semidp.verify.json_walk import INTERNAL, Walked
 from semidp.verify.registry import (
     REGISTRY,
     Kind,
@@ -32,8 +33,19 @@ from semidp.verify.registry import (
     unregister,
     unregister_section,
 )
-from semidp.verify.report import Check, JsonSection
+from semidp.verify.report import Check
+from semidp.verify.sections import Unrendered
 from semidp.verify.spec import MechanismSpec, Spec, documented
+
+
+@dataclass(frozen=True)
+class ToySection(Unrendered, Walked):
+    """The toy kind's ``toy`` section: its fields are its JSON keys (the one walk of :mod:`verify.json_walk`)."""
+
+    epsilon: float
+    times: int
+    allow_code: bool
+    key: str = field(default="toy", metadata=INTERNAL)
 
 
 @dataclass(frozen=True)
@@ -91,12 +103,7 @@ class ToyKind(KindDefaults):
             advertised=advertised,
             effective=semi_dp(advertised, ctx.invariant, ctx.a.value),
             checks=(Check("toy-check", Verified("the toy kind ran")),),
-            sections=(
-                JsonSection(
-                    "toy",
-                    {"epsilon": float(m.toy_epsilon), "times": times, "allow_code": ctx.options.allow_code},
-                ),
-            ),
+            sections=(ToySection(float(m.toy_epsilon), times, ctx.options.allow_code),),
         )
 
 

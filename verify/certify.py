@@ -25,6 +25,9 @@ A failure is a bug in semidp, reported as a failed check rather than hidden.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import singledispatch
 
 import mpmath
@@ -35,7 +38,7 @@ from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
 from semidp.accountant.outcome import Outcome, Refuted, Skipped, Verified
 from semidp.accountant.semidp import NoFiniteGuarantee
-from semidp.verify.report import PLD_CERTIFICATE, GuaranteeSummary
+from semidp.verify.report import PLD_CERTIFICATE, Breakdown, GuaranteeSummary, PldEntry
 
 #: Working precision of the re-checks (decimal digits).
 DPS = 80
@@ -173,37 +176,82 @@ def _(g: RDP, entry: EpsilonDelta) -> bool | None:
     return None if entry.epsilon is None else _rdp_ok(g, entry.epsilon, entry.delta, entry.method)
 
 
-def certify_summary(pairs: list[tuple[GuaranteeSummary, AnyGuarantee]]) -> Outcome:
+@dataclass
+class _Tally:
+    """What :func:`certify_summary` found: re-certified, failed, resting on the accountant alone, PLD-labelled."""
+
+    checked: int = 0
+    failed: list[str] = field(default_factory=list)
+    unchecked: int = 0
+    pld: int = 0
+
+    def entries(self, g: AnyGuarantee | None, entries: Sequence[EpsilonDelta | PldEntry], where: str) -> None:
+        """Re-certify each conversion entry against ``g`` (``None``: nothing to re-check it by), label each PLD one."""
+        if isinstance(g, NoFiniteGuarantee):
+            return
+        at = f" ({where})" if where else ""
+        proven: dict[float, float] = {}  # delta -> the least re-certified upper bound of epsilon
+        for entry in entries:
+            if isinstance(entry, PldEntry):
+                continue
+            ok = None if g is None else certify_entry(g, entry)
+            if ok is None:
+                self.unchecked += entry.epsilon is not None
+                continue
+            self.checked += 1
+            if not ok:
+                self.failed.append(f"{entry.method} epsilon={entry.epsilon!r} at delta={entry.delta!r}{at}")
+            elif entry.epsilon is not None:
+                proven[entry.delta] = min(proven.get(entry.delta, entry.epsilon), entry.epsilon)
+        for p in entries:
+            if not isinstance(p, PldEntry):
+                continue
+            self.pld += 1
+            if not p.lower <= p.upper:
+                self.failed.append(f"pld bracket [{p.lower!r}, {p.upper!r}] at delta={p.delta!r} is not ordered{at}")
+            if not p.set_aside and p.delta in proven and p.lower > proven[p.delta]:  # lower above a proven upper
+                self.failed.append(
+                    f"pld lower bound {p.lower!r} at delta={p.delta!r} exceeds the re-certified {proven[p.delta]!r}{at}"
+                )
+
+    def summary(self, s: GuaranteeSummary, g: AnyGuarantee | None, where: str = "") -> None:
+        """The summary's own entries, then those of the summaries and breakdowns reported inside it."""
+        self.entries(g, s.entries, where)
+        for path, inner in s.nested():
+            here = f"{where}.{path}" if where else path
+            if isinstance(inner, Breakdown):  # a group's exact rho, rounded up: its BS and CKS entries follow from it
+                self.entries(ZCDP(inner.rho), inner.epsilon_delta, here)
+            else:
+                self.summary(inner, inner.guarantee, here)
+
+
+def section_summaries(sections: Sequence[object]) -> list[tuple[GuaranteeSummary, AnyGuarantee | None]]:
+    """The guarantee summaries a report's sections show (``plain_dp``, a lattice kind's ``guarantees``), each with
+    the guarantee it summarises: their (epsilon, delta) values are reported too, so they are re-certified too."""
+    out: list[tuple[GuaranteeSummary, AnyGuarantee | None]] = []
+    for sec in sections:
+        if not dataclasses.is_dataclass(sec):
+            continue
+        for f in dataclasses.fields(sec):
+            value = getattr(sec, f.name)
+            if isinstance(value, GuaranteeSummary):
+                out.append((value, value.guarantee))
+    return out
+
+
+def certify_summary(pairs: Sequence[tuple[GuaranteeSummary, AnyGuarantee | None]]) -> Outcome:
     """Re-check every (epsilon, delta) of each report summary against the guarantee it summarises.
 
-    Every reported pair is accounted for in the outcome's text: re-certified by an independent route, or
-    labelled with the certificate it has -- a PLD entry's bracket (:data:`verify.report.PLD_CERTIFICATE`;
+    Every reported pair is accounted for in the outcome's text, including those of the summaries and breakdowns
+    inside a summary (``coarse``, ``prop21``, ``per_attribute``, ``per_geolevel``): re-certified by an independent
+    route, or labelled with the certificate it has -- a PLD entry's bracket (:data:`verify.report.PLD_CERTIFICATE`;
     its ends must be ordered and its lower end must not exceed a re-certified upper bound at the same delta),
     or "the accountant alone" when no route re-checks it.
     """
-    checked, failed, unchecked, pld = 0, [], 0, 0
+    tally = _Tally()
     for summary, g in pairs:
-        if isinstance(g, NoFiniteGuarantee):
-            continue
-        proven: dict[float, float] = {}  # delta -> the least re-certified upper bound of epsilon
-        for entry in summary.epsilon_delta:
-            ok = certify_entry(g, entry)
-            if ok is None:
-                unchecked += entry.epsilon is not None
-                continue
-            checked += 1
-            if not ok:
-                failed.append(f"{entry.method} epsilon={entry.epsilon!r} at delta={entry.delta!r}")
-            elif entry.epsilon is not None:
-                proven[entry.delta] = min(proven.get(entry.delta, entry.epsilon), entry.epsilon)
-        for p in summary.pld:
-            pld += 1
-            if not p.lower <= p.upper:
-                failed.append(f"pld bracket [{p.lower!r}, {p.upper!r}] at delta={p.delta!r} is not ordered")
-            if not p.set_aside and p.delta in proven and p.lower > proven[p.delta]:  # lower above a proven upper
-                failed.append(
-                    f"pld lower bound {p.lower!r} at delta={p.delta!r} exceeds the re-certified {proven[p.delta]!r}"
-                )
+        tally.summary(summary, g)
+    checked, failed, unchecked, pld = tally.checked, tally.failed, tally.unchecked, tally.pld
     if failed:
         return Refuted("BUG: reported epsilon below the certified bound: " + "; ".join(failed))
     pld_note = f"{pld} PLD value(s) certified by {PLD_CERTIFICATE}, not re-derived by a second route" if pld else ""

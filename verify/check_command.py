@@ -2,7 +2,7 @@
 
 ``semidp check SPEC_OR_DIR... [--baseline FILE] [--update-baseline] [--junit FILE] [--rtol X]``
 audits every spec (a folder stands for its ``*.toml`` files, recursively), summarises each report
-(:func:`verify.regression.summarize`) and compares it with the baseline's entry:
+(:func:`verify.regression.summary_of`) and compares it with the baseline's entry:
 
 * exit 1 when any spec regressed (:mod:`verify.regression`: a claim that held and no longer does, a
   guarantee that got weaker, a check that newly fails), or when a spec without a baseline entry has a
@@ -37,7 +37,7 @@ from typing import Any
 from semidp.verify.atomic_write import WriteError
 from semidp.verify.contract import contract_hint
 from semidp.verify.junit import CaseResult, write_junit
-from semidp.verify.regression import RTOL, InvalidBaseline, compare, load_baseline, spec_key, summarize, write_baseline
+from semidp.verify.regression import RTOL, InvalidBaseline, compare, load_baseline, spec_key, summary_of, write_baseline
 from semidp.verify.report import Report
 from semidp.verify.scaleout import Cluster, map_specs
 from semidp.verify.spec_job import JobOptions, problem_line
@@ -113,7 +113,7 @@ def run_check(args: argparse.Namespace, opts: JobOptions, cluster: Cluster | Non
         dt, t0 = time.monotonic() - t0, time.monotonic()
         case = judge(key, got, baseline.get(key), rtol=args.rtol, updating=args.update_baseline, seconds=dt)
         if got.value is not None:
-            summaries[key] = summarize(got.value.to_json())
+            summaries[key] = summary_of(got.value)
         cases.append(case)
         print(_line(case))
         if case.details:
@@ -187,7 +187,7 @@ def judge(
         now: dict[str, Any] = {"verdict": "inconclusive", "checks": {}}
         stopped = problem_line(key, got)
     else:
-        now, stopped = summarize(got.value.to_json()), ""
+        now, stopped = summary_of(got.value), ""
     if updating:
         return CaseResult(key, "passed", f"{now['verdict']}; recorded", stopped, seconds=dt)
     if base is None:

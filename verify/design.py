@@ -41,14 +41,13 @@ from semidp.accountant.workload import (
 )
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
+from semidp.verify.json_walk import JSON
 from semidp.verify.registry import REGISTRY, Problem
 from semidp.verify.report import Check, Report
 from semidp.verify.spec import Spec
 from semidp.verify.spec_checks import guarantee_problems
 from semidp.verify.spec_values import guarantee_of, guarantee_spec_json
 from semidp.verify.workload_spec import Measurement
-
-JSON = dict[str, Any]
 
 
 def design_problems(spec: Spec) -> list[Problem]:

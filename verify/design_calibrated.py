@@ -22,20 +22,21 @@ delta, ``tight``/``tightness``, ``expected_error`` = the kind's own exact expect
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from semidp.accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon
 from semidp.accountant.guarantees import GDP, Guarantee, PureDP
 from semidp.accountant.outcome import Outcome, Refuted, Verified
 from semidp.verify.context import KindResult
-from semidp.verify.design import DesignSection
+from semidp.verify.json_walk import INTERNAL, JSON, OMIT_NONE, Walked
 from semidp.verify.registry import Problem
 from semidp.verify.report import Check, Report
+from semidp.verify.sections import ErrorSection, ExactErrorSection, LatticeErrorSection
 from semidp.verify.spec import DesignSpec, MechanismSpec, Spec
 from semidp.verify.spec_checks import guarantee_problems
 from semidp.verify.spec_values import guarantee_spec_json
-
-JSON = dict[str, Any]
 
 #: The ``[mechanism]`` keys a design replaces (the calibration target); giving one with ``[design]`` is exit 2.
 TARGET_KEYS = ("epsilon", "delta", "mu", "rho", "scale")
@@ -179,27 +180,71 @@ def _assess(
     return {"guarantee": repr(g)}, False, None, f"no design assessment for a {type(g).__name__} guarantee"
 
 
-class CalibratedDesignSection(DesignSection):
-    """The ``design`` section of a calibrated kind (no CSV; text lines of one noise parameter)."""
+@dataclass(frozen=True)
+class DesignError(Walked):
+    """``design.expected_error``: the kind's closed-form expected error (empty for a Monte Carlo only one)."""
+
+    quantity: str | None = field(default=None, metadata=OMIT_NONE)
+    exact: float | None = field(default=None, metadata=OMIT_NONE)
+    formula: str | None = field(default=None, metadata=OMIT_NONE)
+
+    @classmethod
+    def of(cls, error: ErrorSection) -> DesignError:
+        """From the kind's ``expected_l2_error`` section: quantity, exact value and formula where it has them."""
+        if isinstance(error, ExactErrorSection):
+            return cls(error.quantity, error.exact, error.formula)
+        return cls(error.quantity) if isinstance(error, LatticeErrorSection) else cls()
+
+
+@dataclass(frozen=True)
+class CalibratedDesignSection(Walked):
+    """The ``design`` section of a calibrated kind (module docstring; no CSV; text lines of one noise parameter)."""
+
+    target: Mapping[str, object]
+    """The calibration target's forms, as the spec gives them."""
+    framework: str
+    vary: str
+    kind: str
+    noise_parameter: str
+    """``sigma``, ``b``, ``t`` or the K-norm ball's ``1/epsilon``."""
+    scale: float
+    scale_exact: str
+    calibration: str
+    achieved: Mapping[str, float | str]
+    """The calibrated mechanism's certified guarantee at the target's delta."""
+    tight: bool | None
+    tightness: str
+    expected_error: DesignError
+    iterations: int
+    seconds: float
+    """Wall time of the calibration (s)."""
+    key: str = field(default="design", metadata=INTERNAL)
+
+    def out_files(self, name: str) -> list[tuple[str, str]]:
+        """No file next to the report (a calibrated design has no CSV)."""
+        return []
 
     def text_lines(self, report: Report) -> list[str]:
         """The design's summary."""
-        d = self.data
-        target = ", ".join(f"{k} = {v:g}" for k, v in d["target"].items())
-        ach = ", ".join(f"{k} = {v:.6g}" for k, v in d["achieved"].items() if isinstance(v, float))
-        err = d["expected_error"]
+        target = ", ".join(f"{k} = {v:g}" for k, v in self.target.items())
+        ach = ", ".join(f"{k} = {v:.6g}" for k, v in self.achieved.items() if isinstance(v, float))
+        err = self.expected_error
         return [
-            f"design: {d['framework']} target {target}, vary = {d['vary']} ({d['kind']})",
-            f"  {d['noise_parameter']} = {d['scale']:.6g} ({d['calibration']})",
+            f"design: {self.framework} target {target}, vary = {self.vary} ({self.kind})",
+            f"  {self.noise_parameter} = {self.scale:.6g} ({self.calibration})",
             f"  achieved (certified): {ach}",
-            f"  tightness: {d['tightness']}",
-            f"  expected error: {err.get('quantity')} = {err.get('exact')}",
-            f"  {d['iterations']} calibration(s) in {d['seconds']:.3f} s",
+            f"  tightness: {self.tightness}",
+            f"  expected error: {err.quantity} = {err.exact}",
+            f"  {self.iterations} calibration(s) in {self.seconds:.3f} s",
         ]
+
+    def markdown_lines(self, report: Report) -> list[str]:
+        """The same, as a fenced block."""
+        return ["## Design", "", "```", *self.text_lines(report), "```", ""]
 
 
 def with_calibrated_design(
-    spec: Spec, result: KindResult, kind: str, guarantee: Guarantee, info: JSON, error: JSON, seconds: float
+    spec: Spec, result: KindResult, kind: str, guarantee: Guarantee, info: JSON, error: ErrorSection, seconds: float
 ) -> KindResult:
     """``result`` with the ``design`` section and check of a calibrated kind's ``[design]`` (module docstring).
 
@@ -212,22 +257,22 @@ def with_calibrated_design(
         return result
     name, value, exact = _noise_parameter(kind, info)
     achieved, met, tight, tightness = _assess(guarantee, d, kind, name, bool(info.get("sensitivity_exact", False)))
-    data: JSON = {
-        "target": guarantee_spec_json(d.target),
-        "framework": d.framework,
-        "vary": d.vary,
-        "kind": kind,
-        "noise_parameter": name,
-        "scale": value,
-        "scale_exact": exact,
-        "calibration": info.get("calibration", ""),
-        "achieved": achieved,
-        "tight": tight,
-        "tightness": tightness,
-        "expected_error": {k: error[k] for k in ("quantity", "exact", "formula") if k in error},
-        "iterations": 1,
-        "seconds": seconds,
-    }
+    section = CalibratedDesignSection(
+        guarantee_spec_json(d.target),
+        d.framework,
+        d.vary,
+        kind,
+        name,
+        value,
+        exact,
+        info.get("calibration", ""),
+        achieved,
+        tight,
+        tightness,
+        DesignError.of(error),
+        1,
+        seconds,
+    )
     outcome: Outcome = (
         Verified(f"the calibrated {kind} ({name} = {value:.6g}) meets the target by its certified guarantee")
         if met
@@ -235,7 +280,7 @@ def with_calibrated_design(
     )
     return dataclasses.replace(
         result,
-        sections=(*result.sections, CalibratedDesignSection(data, None)),
+        sections=(*result.sections, section),
         final_checks=(*result.final_checks, Check("design", outcome)),
     )
 

@@ -12,6 +12,7 @@ guarantee's certified epsilons, rounded up). Example (census P.L. 94-171 persons
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
@@ -29,7 +30,7 @@ def plain_delta(delta: float) -> str:
     return "10" + str(int(m.group(1))).translate(_SUPERSCRIPT)
 
 
-def _claim_text(g: dict[str, Any]) -> str:
+def _claim_text(g: Mapping[str, Any]) -> str:
     """The claimed guarantee in symbols: ``ε = 17.14 at δ = 10⁻¹⁰``, ``ρ = 2.56``, ``μ = 1``, ``RDP ...``."""
     if "epsilon" in g:
         eps = f"ε = {fmt_up(g['epsilon'])}"
@@ -45,11 +46,7 @@ def _claim_text(g: dict[str, Any]) -> str:
 
 def _epsilon_upper(r: Report, delta: float) -> float | None:
     """The smallest certified epsilon of the effective guarantee at ``delta`` (an upper bound), if any."""
-    values = [
-        e["epsilon"]
-        for e in r.effective.to_json().get("epsilon_delta", [])
-        if e["delta"] == delta and e["epsilon"] is not None
-    ]
+    values = [e.epsilon for e in r.effective.entries if e.delta == delta and e.epsilon is not None]
     return min(values) if values else None
 
 
@@ -68,7 +65,7 @@ def _published(r: Report) -> str:
     return f"once its invariant, {r.invariant['description']}, is published exactly"
 
 
-def _effective_text(eff: dict[str, Any], claim: dict[str, Any]) -> str | None:
+def _effective_text(eff: Mapping[str, Any], claim: Mapping[str, Any]) -> str | None:
     """The effective guarantee's parameter in the claim's form (an upper bound on privacy loss), rounded up.
 
     ``None`` when the effective guarantee has no parameter of that form.
@@ -86,27 +83,27 @@ def _effective_text(eff: dict[str, Any], claim: dict[str, Any]) -> str | None:
 def plain_summary(r: Report) -> str:
     """One sentence: does the claim hold for the release with its invariant, and what was proven (module docstring)."""
     check: Check | None = next((c for c in r.checks if c.name == "claim"), None)
-    eff = r.effective.to_json()
+    eff = r.effective.forms
     if r.claim is None or check is None:
         if "reason" in eff:
             return f"No finite privacy guarantee holds {_published(r)}: {eff['reason']}. No claim was checked."
-        first = next(iter(eff.get("epsilon_delta", [])), None)
-        up = None if first is None else _epsilon_upper(r, first["delta"])
+        first = next(iter(r.effective.entries), None)
+        up = None if first is None else _epsilon_upper(r, first.delta)
         tail = ""
         if first is not None and up is not None:
-            tail = f": the joint release is at most ε = {fmt_up(up)} at δ = {plain_delta(first['delta'])}"
+            tail = f": the joint release is at most ε = {fmt_up(up)} at δ = {plain_delta(first.delta)}"
         return f"No claim was checked (verdict {r.verdict}){tail}."
     g = r.claim["guarantee"]
     what = f"The claimed {_claim_text(g)}"
-    b = check.extra.get("bounds")
+    b = check.bounds
     delta = g.get("delta")
     eps_claim = g.get("epsilon") is not None and bool(delta)
     lower_proven = b is not None and proven_lower(r)
     if check.status == "fail":
-        if eps_claim and b is not None and lower_proven and b["lower"] > g["epsilon"]:
+        if eps_claim and b is not None and lower_proven and b.lower > g["epsilon"]:
             return (
                 f"{what} does not hold {_published(r)}: the joint release is at least "
-                f"ε = {fmt_down(b['lower'])} at δ = {plain_delta(delta)}."
+                f"ε = {fmt_down(b.lower)} at δ = {plain_delta(delta)}."
             )
         if "reason" in eff:
             return f"{what} does not hold {_published(r)}: no finite guarantee holds ({eff['reason']})."
@@ -114,7 +111,7 @@ def plain_summary(r: Report) -> str:
         proven = f" (the guarantee proven for the joint release is {shown})" if shown else ""
         return f"{what} does not hold {_published(r)}: the claim check below refutes it{proven}."
     if check.status == "pass":
-        up = b["upper"] if eps_claim and b is not None else (_epsilon_upper(r, delta) if eps_claim else None)
+        up = b.upper if eps_claim and b is not None else (_epsilon_upper(r, delta) if eps_claim else None)
         if up is not None:
             tail = f": the joint release is at most ε = {fmt_up(up)} at δ = {plain_delta(delta)}"
         else:
@@ -123,10 +120,10 @@ def plain_summary(r: Report) -> str:
         others = [c.name for c in r.checks if c.status == "fail"]
         but = f" (but the check(s) {', '.join(others)} failed)" if others else ""
         return f"{what} holds {_published(r)}{tail}{but}."
-    if eps_claim and b is not None and lower_proven and b["lower"] <= b["upper"]:
+    if eps_claim and b is not None and lower_proven and b.lower <= b.upper:
         return (
             f"Whether the {what[4:]} holds {_published(r)} is not decided: the joint release's ε at "
-            f"δ = {plain_delta(delta)} is proven only to lie in [{fmt_down(b['lower'])}, {fmt_up(b['upper'])}]."
+            f"δ = {plain_delta(delta)} is proven only to lie in [{fmt_down(b.lower)}, {fmt_up(b.upper)}]."
         )
     return f"Whether the {what[4:]} holds {_published(r)} is not decided (see the claim check below)."
 

@@ -104,10 +104,12 @@ def _proven(report: Report | None) -> ProvenPoint | None:
     if report is None or report.claim is None:
         return None
     delta = report.claim["guarantee"].get("delta")
-    check = next((c for c in report.checks if c.name == "claim" and "bounds" in c.extra), None)
-    if check is None or not delta or report.claim["guarantee"].get("epsilon") is None or not proven_lower(report):
+    check = next((c for c in report.checks if c.name == "claim" and c.bounds is not None), None)
+    if check is None or check.bounds is None:
         return None
-    return ProvenPoint(float(check.extra["bounds"]["lower"]), float(delta))
+    if not delta or report.claim["guarantee"].get("epsilon") is None or not proven_lower(report):
+        return None
+    return ProvenPoint(float(check.bounds.lower), float(delta))
 
 
 def guarantee_profile(g: AnyGuarantee) -> Profile | None:

@@ -17,6 +17,11 @@ Regressions (each fails ``semidp check``, exit 1):
 Improvements (smaller numbers, better verdicts) are reported and never fail. Privacy numbers are
 deterministic (certified conversions), so the default tolerance is tight; Monte Carlo figures are not
 part of the summary.
+
+The current summary is read from the typed :class:`~verify.report.Report` (:func:`summary_of`); a summary stays a
+JSON object because the baseline is a file of them: entries written by older versions may lack keys, and
+:func:`entry_problems` checks each value's type before :func:`compare` reads it, so the comparison reads JSON
+on both sides (:func:`summarize` gives the same summary from a report's JSON file).
 """
 
 from __future__ import annotations
@@ -25,10 +30,11 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from semidp.accountant.errors import InvalidArgument
 from semidp.verify.atomic_write import write_text
+from semidp.verify.json_walk import JSON
+from semidp.verify.report import Report
 
 #: Baseline file format version.
 BASELINE_VERSION = 1
@@ -36,8 +42,6 @@ BASELINE_VERSION = 1
 RTOL, ATOL = 1e-9, 1e-12
 VERDICT_ORDER = {"holds": 0, "inconclusive": 1, "fails": 2}
 GUARANTEE_KEYS = ("advertised", "effective")
-
-JSON = dict[str, Any]
 
 
 def summarize(report: JSON) -> JSON:
@@ -53,6 +57,22 @@ def summarize(report: JSON) -> JSON:
         g = report.get(key)
         if isinstance(g, dict):
             out[key] = _guarantee_numbers(g)
+    return out
+
+
+def summary_of(report: Report) -> JSON:
+    """The privacy-relevant figures of a typed report: the same object as ``summarize(report.to_json())``."""
+    a = report.semi_adjacent_parameter
+    out: JSON = {
+        "name": report.name,
+        "verdict": report.verdict,
+        "checks": {c.name: c.status for c in report.checks},
+        "semi_adjacent_parameter": {k: a.get(k) for k in ("value", "lower", "exact")},
+    }
+    for key, g in (("advertised", report.advertised), ("effective", report.effective)):
+        params = {k: v for k, v in g.forms.items() if _is_num(v)}
+        eds = {f"delta={e.delta!r};{e.method}": e.epsilon for e in g.entries}
+        out[key] = {"params": params, "epsilon_delta": eds}
     return out
 
 
@@ -277,5 +297,6 @@ __all__ = [
     "load_baseline",
     "spec_key",
     "summarize",
+    "summary_of",
     "write_baseline",
 ]

@@ -7,19 +7,29 @@ the JSON report carries full precision.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from semidp.accountant.conversion_routes import EpsilonDelta
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
 from semidp.verify.plain_summary import plain_summary
-from semidp.verify.report import Report
+from semidp.verify.report import GuaranteeSummary, PldEntry, Report
+from semidp.verify.sensitivity_report import AnySensitivity, NaiveSpaces, SensitivityRefused
 
 
-def _guarantee_line(obj: dict[str, Any]) -> str:
+def _summary_line(s: GuaranteeSummary) -> str:
+    """A guarantee summary's parameters (a workload's exact rational rho when it has one)."""
+    return _guarantee_line(s.forms, s.rho_exact)
+
+
+def _guarantee_line(obj: Mapping[str, Any], rho_exact: str | None = None) -> str:
+    """The parameters of a guarantee's forms (:func:`accountant.conversion_routes.native_forms`) or of a spec's
+    guarantee table (the claim), rounded up."""
     parts = []
     for key, label in (("zcdp", "rho"), ("mu", "mu"), ("epsilon", "epsilon"), ("delta", "delta")):
-        if key == "zcdp" and "rho_exact" in obj:  # a workload's exact rational sum, not its float rounded up
-            parts.append(f"rho = {fmt_up(Fraction(obj['rho_exact']))}")
+        if key == "zcdp" and rho_exact is not None:  # a workload's exact rational sum, not its float rounded up
+            parts.append(f"rho = {fmt_up(Fraction(rho_exact))}")
         elif key in obj:
             parts.append(f"{label} = {fmt_up(obj[key])}" if key != "delta" else f"delta = {fmt_delta(obj[key])}")
     if "rdp" in obj:  # a list of (alpha, epsilon) points, or one point (a spec's guarantee table)
@@ -28,47 +38,45 @@ def _guarantee_line(obj: dict[str, Any]) -> str:
     return ", ".join(parts) if parts else "(f-DP curve)"
 
 
-def bracket_text(e: dict[str, Any]) -> str:
-    """``bracket [lower, upper]`` of a PLD entry (lower rounded down, upper up), or "" when it has none."""
-    b = e.get("bracket")
-    return "" if not b else f"bracket [{fmt_down(b['lower'])}, {fmt_up(b['upper'])}]"
+def bracket_text(e: EpsilonDelta | PldEntry) -> str:
+    """``bracket [lower, upper]`` of a PLD entry (lower rounded down, upper up), or "" for a conversion's entry."""
+    return f"bracket [{fmt_down(e.lower)}, {fmt_up(e.upper)}]" if isinstance(e, PldEntry) else ""
 
 
-def _ed_lines(obj: dict[str, Any], indent: str) -> list[str]:
+def _ed_lines(s: GuaranteeSummary, indent: str) -> list[str]:
     return [
-        f"{indent}epsilon = {fmt_up(e['epsilon']):>9} at delta = {fmt_delta(e['delta'])}  [{e['method']}]"
-        + ("" if e["epsilon"] is not None else f"  ({_why_none(e)})")
+        f"{indent}epsilon = {fmt_up(e.epsilon):>9} at delta = {fmt_delta(e.delta)}  [{e.method}]"
+        + ("" if e.epsilon is not None else f"  ({_why_none(e)})")
         + (f"  {bracket_text(e)}" if bracket_text(e) else "")
-        for e in obj.get("epsilon_delta", [])
+        for e in s.entries
     ]
 
 
-def _sensitivity_lines(sens: dict[str, Any] | None) -> list[str]:
+def _sensitivity_lines(sens: AnySensitivity | None) -> list[str]:
     if sens is None:
         return []
-    if sens.get("status") == "refused":
-        return [f"sensitivity ({sens['query']}): not computed: {sens['detail']}", ""]
+    if isinstance(sens, SensitivityRefused):
+        return [f"sensitivity ({sens.query}): not computed: {sens.detail}", ""]
     out = [
-        f"sensitivity ({sens['query']}, radius {sens['radius']}, {sens['scope']}, "
-        f"{'exact' if sens['exact'] else 'NOT EXACT'}): l1 = {sens['l1']}, l2 = {fmt_up(sens['l2'])}, "
-        f"linf = {sens['linf']}, rank {sens['rank']} of {sens['dimension']}, {sens['size']} vectors"
+        f"sensitivity ({sens.query}, radius {sens.radius}, {sens.scope}, "
+        f"{'exact' if sens.exact else 'NOT EXACT'}): l1 = {sens.l1}, l2 = {fmt_up(sens.l2)}, "
+        f"linf = {sens.linf}, rank {sens.rank} of {sens.dimension}, {sens.size} vectors"
     ]
-    naive = sens.get("naive", {})
-    if "group_inflated" in naive:
-        g = naive["group_inflated"]
+    if isinstance(sens.naive, NaiveSpaces):
+        g = sens.naive.group_inflated
         out.append(f"    naive a * S(D, A_1) (Prop. 24): l1 = {g['l1']}, l2 = {fmt_up(g['l2'])}, linf = {g['linf']}")
-    pcf = sens.get("published_closed_form")
-    if pcf and not pcf["agrees"]:
-        out.append(f"    {pcf['source']} disagrees with the exact space:")
-        out += [f"      {line}" for line in pcf["findings"][1:]]
+    pcf = sens.published_closed_form
+    if pcf is not None and not pcf.agrees:
+        out.append(f"    {pcf.source} disagrees with the exact space:")
+        out += [f"      {line}" for line in pcf.findings[1:]]
     return out + [""]
 
 
-def _why_none(e: dict[str, Any]) -> str:
+def _why_none(e: EpsilonDelta | PldEntry) -> str:
     """Why an epsilon is ``none``: no finite guarantee at all, or no finite epsilon at this delta."""
-    if e["method"] == "none":
+    if e.method == "none":
         return "no finite guarantee: see the reason below"
-    return f"no finite epsilon at delta = {fmt_delta(e['delta'])} by this route"
+    return f"no finite epsilon at delta = {fmt_delta(e.delta)} by this route"
 
 
 def _a_text(a: dict[str, Any], bold: bool = False) -> str:
@@ -86,16 +94,15 @@ def _kind_lines(r: Report, markdown: bool) -> list[str]:
     return out
 
 
-def _sensitivity(r: Report) -> dict[str, Any] | None:
+def _sensitivity(r: Report) -> AnySensitivity | None:
     s = r.section("sensitivity")
-    data = None if s is None else s.to_json()
-    return data if isinstance(data, dict) else None
+    return s if isinstance(s, AnySensitivity) else None
 
 
 def render_text(r: Report) -> str:
     """Terminal report."""
     a = r.semi_adjacent_parameter
-    adv, eff = r.advertised.to_json(), r.effective.to_json()
+    adv, eff = r.advertised, r.effective
     lines = [
         plain_summary(r),
         "",
@@ -108,22 +115,22 @@ def render_text(r: Report) -> str:
         f"  witness: {a['witness']}",
         "",
         *_sensitivity_lines(_sensitivity(r)),
-        f"advertised ({adv['relation']}): {_guarantee_line(adv)}",
+        f"advertised ({adv.relation}): {_summary_line(adv)}",
         *_ed_lines(adv, "    "),
-        f"effective, {eff['framework']} ({eff['relation']}): {_guarantee_line(eff)}",
+        f"effective, {eff.framework} ({eff.relation}): {_summary_line(eff)}",
         *_ed_lines(eff, "    "),
         *_kind_lines(r, markdown=False),
     ]
-    if "reason" in eff:
-        lines.append(f"    no finite guarantee: {eff['reason']}")
+    if "reason" in eff.forms:
+        lines.append(f"    no finite guarantee: {eff.forms['reason']}")
     if r.claim:
         lines += ["", f"claim ({r.claim['framework']}): {_guarantee_line(r.claim['guarantee'])}"]
     lines += ["", "checks:"]
     for c in r.checks:
         lines.append(f"  [{c.status.upper():4}] {c.name}: {c.detail}")
-        if "bounds" in c.extra:
-            b = c.extra["bounds"]
-            lines.append(f"         epsilon bounds: lower {fmt_down(b['lower'])}, upper {fmt_up(b['upper'])}")
+        if c.bounds is not None:
+            b = c.bounds
+            lines.append(f"         epsilon bounds: lower {fmt_down(b.lower)}, upper {fmt_up(b.upper)}")
     lines += ["", f"verdict: {r.verdict.upper()}"]
     if r.plots:
         lines.append("plots: " + ", ".join(r.plots))
@@ -141,18 +148,14 @@ def render_markdown(r: Report) -> str:
     """Markdown report (written by ``--out``)."""
     a = r.semi_adjacent_parameter
     rows = []
-    for label, obj in (
-        ("advertised", r.advertised.to_json()),
-        (f"effective ({r.effective.framework})", r.effective.to_json()),
-    ):
-        eds = obj.get("epsilon_delta", [])
-        if not eds:
-            rows.append(f"| {label} | {_md_cell(_guarantee_line(obj))} | | | |")
-        for e in eds:
+    for label, s in (("advertised", r.advertised), (f"effective ({r.effective.framework})", r.effective)):
+        if not s.entries:
+            rows.append(f"| {label} | {_md_cell(_summary_line(s))} | | | |")
+        for e in s.entries:
             rows.append(
-                f"| {label} | {_md_cell(_guarantee_line(obj))} | {fmt_delta(e['delta'])} | "
-                f"{fmt_up(e['epsilon'])}{'' if e['epsilon'] is not None else ' (' + _why_none(e) + ')'} | "
-                f"{e['method']}{' ' + bracket_text(e) if bracket_text(e) else ''} |"
+                f"| {label} | {_md_cell(_summary_line(s))} | {fmt_delta(e.delta)} | "
+                f"{fmt_up(e.epsilon)}{'' if e.epsilon is not None else ' (' + _why_none(e) + ')'} | "
+                f"{e.method}{' ' + bracket_text(e) if bracket_text(e) else ''} |"
             )
     checks = [f"| {c.name} | {c.status} | {_md_cell(c.detail)} |" for c in r.checks]
     extra: list[str] = []

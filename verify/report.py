@@ -12,15 +12,16 @@ contract's JSON object (field names fixed by contract v1: add, never rename).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta, epsilon_delta, native_forms
-from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.outcome import Bounds, NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.verify.json_walk import JSON, OMIT_NONE, Walked, to_json
 
 Status = Literal["pass", "fail", "skip"]
 Verdict = Literal["holds", "fails", "inconclusive"]
-JSON = dict[str, Any]
 
 
 def status_of(outcome: Outcome) -> Status:
@@ -56,11 +57,15 @@ def detail_of(outcome: Outcome) -> str:
 
 @dataclass(frozen=True)
 class Check:
-    """One named check and its outcome; ``extra`` holds added JSON fields (e.g. the claim's ``bounds``)."""
+    """One named check and its outcome; the ``claim`` check may carry the epsilon ``bounds`` its comparison proved.
+
+    ``bounds`` (:class:`~accountant.outcome.Bounds`): ``lower`` is a proven lower bound of the release's epsilon
+    at the claim's delta, ``upper`` a proven upper bound, ``estimate`` the reported value (JSON ``bounds``).
+    """
 
     name: str
     outcome: Outcome
-    extra: JSON = field(default_factory=dict)
+    bounds: Bounds | None = None
 
     @property
     def status(self) -> Status:
@@ -73,14 +78,17 @@ class Check:
         return detail_of(self.outcome)
 
     def to_json(self) -> JSON:
-        """``{"name", "status", "outcome", "detail", ...extra}``."""
-        return {
+        """``{"name", "status", "outcome", "detail"[, "bounds": {"lower", "estimate", "upper"}]}``."""
+        out: JSON = {
             "name": self.name,
             "status": self.status,
             "outcome": outcome_name(self.outcome),
             "detail": self.detail,
-            **self.extra,
         }
+        if self.bounds is not None:
+            b = self.bounds
+            out["bounds"] = {"lower": b.lower, "estimate": b.estimate, "upper": b.upper}
+        return out
 
 
 def verdict_of(checks: list[Check]) -> Verdict:
@@ -119,6 +127,11 @@ class PldEntry:
         """The reported epsilon: the bracket's upper end."""
         return self.upper
 
+    @property
+    def method(self) -> str:
+        """``pld``: how the entry was computed (the JSON ``method``)."""
+        return "pld"
+
     def to_json(self) -> JSON:
         """``{"delta", "epsilon", "method": "pld", "bracket": {"lower", "upper"}[, "set_aside"][, "bracket_note"]}``."""
         out: JSON = {
@@ -139,12 +152,39 @@ PLD_CERTIFICATE = "the PLD bracket (pessimistic composition, discretisation and 
 
 
 @dataclass(frozen=True)
+class Breakdown(Walked):
+    """One entry of a workload guarantee's ``per_attribute`` or ``per_geolevel`` breakdown (:mod:`verify.workload_report`).
+
+    ``rho`` is the group's exact zCDP ``rho_exact`` (a rational, as a string) rounded up; ``epsilon_delta`` its
+    conversions and PLD entries, as in a :class:`GuaranteeSummary`.
+    """
+
+    rho: float
+    rho_exact: str
+    measurements: int
+    epsilon_delta: tuple[EpsilonDelta | PldEntry, ...]
+    pld_unavailable: str | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class Prop21(Walked):
+    """A composed release's two Semi-DP orders [CA24, Prop. 21]: group each part then compose, or the reverse."""
+
+    semi_first: GuaranteeSummary
+    composition_first: GuaranteeSummary
+    note: str
+
+
+@dataclass(frozen=True)
 class GuaranteeSummary:
     """A guarantee in every form it converts to: its parameters and labelled ``(epsilon, delta, method)`` entries.
 
     ``epsilon_delta`` holds the conversion routes' entries, ``pld`` the PLD brackets of a composed release
-    (reported after them, in the same JSON list). ``extra`` holds added fields (``rho_exact``, ``prop21``,
-    ``per_attribute``...); it never names a typed field (:meth:`with_extra` refuses).
+    (reported after them, in the same JSON list). The optional fields after ``pld`` are written after
+    ``epsilon_delta`` when set, in declaration order (:data:`NOTE_FIELDS`): ``source`` (where a black box's
+    guarantee comes from), ``method`` and ``rho_exact`` (a workload's exact rational rho, as a string),
+    ``pld_unavailable`` (why no PLD entry), ``coarse`` (the group-privacy guarantee beside a query-level one),
+    ``prop21`` and the workload breakdowns ``per_attribute``/``per_geolevel``.
     """
 
     relation: str
@@ -152,38 +192,75 @@ class GuaranteeSummary:
     """The guarantee's own parameters (:func:`accountant.conversion_routes.native_forms`)."""
     epsilon_delta: tuple[EpsilonDelta, ...]
     framework: str | None = None
-    extra: JSON = field(default_factory=dict)
     pld: tuple[PldEntry, ...] = ()
+    source: str | None = None
+    method: str | None = None
+    rho_exact: str | None = None
+    pld_unavailable: str | None = None
+    coarse: GuaranteeSummary | None = None
+    prop21: Prop21 | None = None
+    per_attribute: Mapping[str, Breakdown] | None = None
+    per_geolevel: Mapping[str, Breakdown] | None = None
+    guarantee: AnyGuarantee | None = field(default=None, compare=False, repr=False)
+    """The guarantee summarised (not written): :mod:`verify.certify` re-certifies the entries against it."""
 
     @classmethod
     def of(cls, g: AnyGuarantee, deltas: list[float], framework: str | None = None) -> GuaranteeSummary:
         """Summarise ``g`` at each of ``deltas`` by every route of :mod:`accountant.conversion_routes`."""
         eds = tuple(e for d in deltas for e in epsilon_delta(g, d))
-        return cls(g.relation.describe(), native_forms(g), eds, framework)
+        return cls(g.relation.describe(), native_forms(g), eds, framework, guarantee=g)
+
+    def nested(self) -> list[tuple[str, GuaranteeSummary | Breakdown]]:
+        """The summaries and breakdowns reported inside this one, by JSON path (``coarse``, ``per_attribute.sex``)."""
+        out: list[tuple[str, GuaranteeSummary | Breakdown]] = []
+        if self.coarse is not None:
+            out.append(("coarse", self.coarse))
+        if self.prop21 is not None:
+            out += [("prop21.semi_first", self.prop21.semi_first)]
+            out += [("prop21.composition_first", self.prop21.composition_first)]
+        for kind, groups in (("per_attribute", self.per_attribute), ("per_geolevel", self.per_geolevel)):
+            out += [(f"{kind}.{name}", b) for name, b in (groups or {}).items()]
+        return out
 
     def __post_init__(self) -> None:
-        shadowed = sorted(set(self.extra) & {"framework", "relation", "epsilon_delta", *self.forms})
-        if shadowed:  # a programming error: the typed value would be replaced in the JSON
-            raise ValueError(f"extra fields {shadowed} would shadow typed fields of the guarantee summary")
+        shadowed = sorted(set(self.forms) & {"framework", "relation", "epsilon_delta", *NOTE_FIELDS})
+        if shadowed:  # a programming error: one key would be written twice
+            raise ValueError(f"guarantee forms {shadowed} would shadow typed fields of the guarantee summary")
 
-    def with_extra(self, **extra: Any) -> GuaranteeSummary:
-        """A copy with more JSON fields (never a typed field's key: refused with ``ValueError``)."""
-        return dataclasses.replace(self, extra={**self.extra, **extra})
+    def with_extra(self, **notes: Any) -> GuaranteeSummary:
+        """A copy with some of the optional fields :data:`NOTE_FIELDS` set (any other name: ``ValueError``)."""
+        unknown = sorted(set(notes) - set(NOTE_FIELDS))
+        if unknown:  # a programming error: the JSON contract has no such field
+            raise ValueError(f"{unknown} are not optional fields of the guarantee summary ({', '.join(NOTE_FIELDS)})")
+        return dataclasses.replace(self, **notes)
 
     def with_pld(self, entries: tuple[PldEntry, ...]) -> GuaranteeSummary:
         """A copy with the PLD entries of a composed release."""
         return dataclasses.replace(self, pld=self.pld + tuple(entries))
 
+    @property
+    def entries(self) -> tuple[EpsilonDelta | PldEntry, ...]:
+        """Every reported ``(epsilon, delta)``: the conversion routes' entries, then the PLD ones (JSON order)."""
+        return (*self.epsilon_delta, *self.pld)
+
     def to_json(self) -> JSON:
         """The contract's guarantee object."""
         head: JSON = {"framework": self.framework} if self.framework is not None else {}
-        return {
+        out: JSON = {
             **head,
             "relation": self.relation,
             **self.forms,
-            "epsilon_delta": [e.to_json() for e in self.epsilon_delta] + [p.to_json() for p in self.pld],
-            **self.extra,
+            "epsilon_delta": [e.to_json() for e in self.entries],
         }
+        for name in NOTE_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = to_json(value)
+        return out
+
+
+NOTE_FIELDS = ("source", "method", "rho_exact", "pld_unavailable", "coarse", "prop21", "per_attribute", "per_geolevel")
+"""The optional fields of a :class:`GuaranteeSummary`, in JSON order (after ``epsilon_delta``)."""
 
 
 class Section(Protocol):
@@ -197,26 +274,6 @@ class Section(Protocol):
     def text_lines(self, report: Report) -> list[str]: ...
 
     def markdown_lines(self, report: Report) -> list[str]: ...
-
-
-@dataclass(frozen=True)
-class JsonSection:
-    """A section that is a JSON value with no rendering of its own (e.g. ``samples``, ``plain_dp``)."""
-
-    key: str
-    data: Any
-
-    def to_json(self) -> Any:
-        """The JSON value."""
-        return self.data
-
-    def text_lines(self, report: Report) -> list[str]:
-        """Not shown in the terminal report."""
-        return []
-
-    def markdown_lines(self, report: Report) -> list[str]:
-        """Not shown in the Markdown report."""
-        return []
 
 
 @dataclass(frozen=True)
@@ -286,9 +343,11 @@ class Report:
 
 
 __all__ = [
+    "Breakdown",
     "Check",
     "GuaranteeSummary",
-    "JsonSection",
+    "NOTE_FIELDS",
+    "Prop21",
     "PLD_CERTIFICATE",
     "PldEntry",
     "Report",

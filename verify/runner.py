@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,17 +30,17 @@ from semidp.accountant.outcome import Bounds, NotApplicable, Outcome, Refuted, U
 from semidp.accountant.semiadjacent import semi_adjacent_parameter
 from semidp.accountant.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
 from semidp.accountant.sensitivity import SensitivitySpace
-from semidp.verify.certify import certify_summary
+from semidp.verify.certify import certify_summary, section_summaries
 from semidp.verify.claims import check_composed_claim, decide
 from semidp.verify.context import MIN_STEP_SECONDS, Context, KindResult, Plot
 from semidp.verify.exact_composition import ExactSum, decide_exact, decimal_claim, exact_sum
 from semidp.verify.load import validate
 from semidp.verify.privacy_claim import PrivacyClaim
 from semidp.verify.registry import lookup, prepare_sections
-from semidp.verify.report import Check, GuaranteeSummary, JsonSection, Report
+from semidp.verify.report import Check, GuaranteeSummary, Report
 from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.semi_adjacent_check import check_semi_adjacent
-from semidp.verify.sensitivity_report import sensitivity_section
+from semidp.verify.sensitivity_report import AnySensitivity, SensitivitySection, sensitivity_section
 from semidp.verify.spec import GuaranteeSpec, Spec
 from semidp.verify.spec_values import guarantee_of, guarantee_spec_json, invariant_of, relation_of, space_of
 from semidp.verify.version import __version__
@@ -135,8 +135,7 @@ def claim_check(
     if decided is not None:
         return [Check("claim", decided)]
     outcome, bounds = decide_claim(claim_of(spec.claim.guarantee), effective, parts, budget)
-    extra = {"bounds": {"lower": bounds.lower, "estimate": bounds.estimate, "upper": bounds.upper}} if bounds else {}
-    return [Check("claim", outcome, extra)]
+    return [Check("claim", outcome, bounds)]
 
 
 #: Share of ``--time-limit`` the exact a(t) search may use; the kind's steps share the rest.
@@ -191,18 +190,20 @@ def build_context(
     )
 
 
-def _calibrated_to_exact(sens: dict[str, Any], outcome: Outcome, s_space: SensitivitySpace) -> Outcome:
+def _calibrated_to_exact(sens: AnySensitivity, outcome: Outcome, s_space: SensitivitySpace) -> Outcome:
     """The sensitivity check for a mechanism calibrated to the exact space S.
 
     The section's independently computed l1 and l2 must equal the ones of S the mechanism used.
     """
-    l2 = sens.get("l2")
-    if isinstance(l2, (int, float)) and not math.isclose(float(l2) ** 2, s_space.l2_squared, rel_tol=1e-12):
+    if not isinstance(sens, SensitivitySection):  # refused: nothing computed to compare
+        return outcome
+    l2 = sens.l2
+    if not math.isclose(float(l2) ** 2, s_space.l2_squared, rel_tol=1e-12):
         return Refuted(
             f"BUG: the sensitivity section has l2 = {l2!r}, the mechanism was calibrated to sqrt({s_space.l2_squared})"
         )
-    l1 = sens.get("l1")
-    if isinstance(l1, (int, float)) and float(l1) != s_space.l1:
+    l1 = sens.l1
+    if float(l1) != s_space.l1:
         return Refuted(f"BUG: the sensitivity section has l1 = {l1!r}, the mechanism was calibrated to {s_space.l1}")
     return outcome
 
@@ -232,7 +233,7 @@ def _claim_with_bounds(check: Check, ctx: Context, part: KindResult) -> Check:
                     f"refuted even at the proven lower bound a(t) >= {a.lower} "
                     f"({a.bounds_text()}): {low.counterexample}"
                 ),
-                check.extra,
+                check.bounds,
             )
     return Check(
         "claim",
@@ -241,7 +242,7 @@ def _claim_with_bounds(check: Check, ctx: Context, part: KindResult) -> Check:
             f"({check.outcome.counterexample}), but it is not refuted at the proven lower "
             "end"
         ),
-        check.extra,
+        check.bounds,
     )
 
 
@@ -265,12 +266,12 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     checks = [
         Check("semi-adjacent-parameter", a_outcome),
         *part.checks,
-        Check("conversions-certified", certify_summary(pairs)),
+        Check("conversions-certified", certify_summary([*pairs, *section_summaries(part.sections)])),
     ]
     if spec.claim is not None and part.claim_override is not None:
         b = part.claim_bounds
         checks.append(
-            Check("claim", part.claim_override, {"bounds": asdict(b)} if b is not None else {})  # as claim_check
+            Check("claim", part.claim_override, b)  # as claim_check
         )
     else:
         parts = composed_parts(ctx, a.value)
@@ -296,7 +297,7 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
         if part.calibrated_space is not None:
             sens_outcome = _calibrated_to_exact(sens, sens_outcome, part.calibrated_space)
         checks.append(Check("sensitivity", sens_outcome))
-        sections.insert(0, JsonSection("sensitivity", sens))
+        sections.insert(0, sens)
     checks += part.final_checks
     witness = a.witness_data(ctx.space)
     return Report(

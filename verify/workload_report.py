@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from semidp.accountant.budget import Budget
-from semidp.accountant.conversion_routes import epsilon_delta
+from semidp.accountant.conversion_routes import EpsilonDelta, epsilon_delta
 from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.guarantees import ZCDP
 from semidp.accountant.outcome import Bounds, Outcome, Refuted, Skipped, Unknown, Verified
@@ -44,7 +44,9 @@ from semidp.accountant.workload import (
 )
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
-from semidp.verify.report import Check, GuaranteeSummary, JsonSection, PldEntry, Report
+from semidp.verify.json_walk import INTERNAL, OMIT_NONE, Walked
+from semidp.verify.report import Breakdown, Check, GuaranteeSummary, PldEntry, Report
+from semidp.verify.sections import Unrendered
 from semidp.verify.spec import Spec
 from semidp.verify.workload_spec import (
     Measurement,
@@ -53,8 +55,6 @@ from semidp.verify.workload_spec import (
     geography_names,
     measurements_file,
 )
-
-JSON = dict[str, Any]
 
 
 def rho_up(x: Fraction) -> float:
@@ -89,12 +89,10 @@ class Accounted:
     """The finest grid composed so far, by grid-points target, with the seconds it took (one entry at most, to
     bound memory; :meth:`decide_at` goes on from where :meth:`evaluated` stopped)."""
 
-    def entries(self, deltas: list[float], relation: Any) -> list[JSON]:
+    def entries(self, deltas: list[float], relation: Any) -> tuple[EpsilonDelta | PldEntry, ...]:
         """BS and CKS on the summed rho, then the PLD (upper end reported, the bracket beside it)."""
         g = ZCDP(rho_up(self.rho), relation)
-        return [e.to_json() for d in deltas for e in epsilon_delta(g, d)] + [
-            p.to_json() for p in self.pld_entries(deltas)
-        ]
+        return (*(e for d in deltas for e in epsilon_delta(g, d)), *self.pld_entries(deltas))
 
     def pld_entries(self, deltas: list[float]) -> tuple[PldEntry, ...]:
         """The PLD bracket at each of ``deltas`` (none when the PLD could not be composed), refined when
@@ -110,15 +108,9 @@ class Accounted:
             out.append(PldEntry(d, b.lower, b.upper, self.set_aside_lines, r.shortfall() if r is not None else None))
         return tuple(out)
 
-    def to_json(self, deltas: list[float], relation: Any, count: int) -> JSON:
-        """``{"rho", "rho_exact", "measurements", "epsilon_delta"}``."""
-        return {
-            "rho": rho_up(self.rho),
-            "rho_exact": str(self.rho),
-            "measurements": count,
-            "epsilon_delta": self.entries(deltas, relation),
-            **self.unavailable_json(),
-        }
+    def breakdown(self, deltas: list[float], relation: Any, count: int) -> Breakdown:
+        """The group's ``{"rho", "rho_exact", "measurements", "epsilon_delta"[, "pld_unavailable"]}`` entry."""
+        return Breakdown(rho_up(self.rho), str(self.rho), count, self.entries(deltas, relation), self.pld_unavailable)
 
     def _compose(self, points: int | None) -> WorkloadBracket:
         if self.pld is None:  # pragma: no cover - callers check
@@ -166,10 +158,6 @@ class Accounted:
             raise TypeError("no PLD to refine")
         return self._refine([delta], [claimed], budget)[0]
 
-    def unavailable_json(self) -> JSON:
-        """``{"pld_unavailable": reason}`` when the PLD could not be composed, else ``{}``."""
-        return {} if self.pld_unavailable is None else {"pld_unavailable": self.pld_unavailable}
-
 
 def account(ms: Sequence[Measurement], noise: str, semi_radius: int | None, *, skip: str | None = None) -> Accounted:
     """Exact rho and PLD of ``ms`` at the worst pair (advertised when ``semi_radius`` is ``None``).
@@ -215,37 +203,43 @@ FIXED_SHOWN = 6
 
 
 @dataclass(frozen=True)
-class WorkloadSection:
+class WorkloadSection(Walked):
     """The ``workload`` report section: the file, the fixed measurements, the worst pair, timings; text tables."""
 
-    data: JSON
-
-    key: str = "workload"
-
-    def to_json(self) -> JSON:
-        """The section's JSON."""
-        return self.data
+    file: str
+    noise: str
+    count: int
+    delta: float
+    """The first reported delta (the breakdown table's)."""
+    fixed: tuple[str, ...]
+    """Labels of the measurements the invariant fixes (no privacy loss)."""
+    fixed_why: Mapping[str, str]
+    finest: str
+    """The finest geolevel (``Block``)."""
+    worst_pair: str | None = field(default=None, metadata=OMIT_NONE)
+    """The Semi-DP worst pair analysed, or why none was (absent for plain DP)."""
+    seconds: float = 0.0
+    key: str = field(default="workload", metadata=INTERNAL)
 
     def _table(self, report: Report) -> list[str]:
-        adv, eff = report.advertised.to_json(), report.effective.to_json()
-        delta = self.data["delta"]
+        adv, eff = report.advertised, report.effective
+        delta = self.delta
 
-        def eps(obj: JSON, method: str) -> str:
-            e = next((x for x in obj["epsilon_delta"] if x["method"] == method and x["delta"] == delta), None)
-            return fmt_up(e["epsilon"]) if e else "-"
+        def eps(b: Breakdown, method: str) -> str:
+            e = next((x for x in b.epsilon_delta if x.method == method and x.delta == delta), None)
+            return fmt_up(e.epsilon) if e else "-"
 
-        def rho(obj: JSON) -> str:
-            return fmt_up(Fraction(obj["rho_exact"])) if "rho_exact" in obj else fmt_up(obj["rho"])
+        def rho(b: Breakdown) -> str:
+            return fmt_up(Fraction(b.rho_exact))
 
-        eff_ok = "per_attribute" in eff
-        finest = self.data.get("finest", "Block")
+        eff_ok = eff.per_attribute is not None
         head = ["", "rho", "CKS", "exact"] + (["semi rho", "semi CKS", "semi PLD"] if eff_ok else [])
         rows = []
-        for kind, label in (("per_attribute", "attribute {}"), ("per_geolevel", finest + "-within-{}")):
-            for name, a in adv[kind].items():
+        for kind, label in (("per_attribute", "attribute {}"), ("per_geolevel", self.finest + "-within-{}")):
+            for name, a in (getattr(adv, kind) or {}).items():
                 row = [label.format(name), rho(a), eps(a, "canonne-kamath-steinke"), eps(a, "pld")]
                 if eff_ok:
-                    e = eff[kind][name]
+                    e = getattr(eff, kind)[name]
                     row += [rho(e), eps(e, "canonne-kamath-steinke"), eps(e, "pld")]
                 rows.append(row)
         # every column as wide as its widest cell (any geolevel name, any number), at least the usual widths
@@ -263,58 +257,51 @@ class WorkloadSection:
 
     def text_lines(self, report: Report) -> list[str]:
         """The workload summary and the breakdown table."""
-        d = self.data
-        fixed = ", ".join(d["fixed"]) or "none"
+        fixed = ", ".join(self.fixed) or "none"
         lines = [
-            f"workload: {d['count']} measurements, {d['noise']} noise ({d['file']}); fixed by the invariant: {fixed}",
+            f"workload: {self.count} measurements, {self.noise} noise ({self.file}); fixed by the invariant: {fixed}",
         ]
-        why = list(d["fixed_why"].items())
+        why = list(self.fixed_why.items())
         lines += [f"  why fixed: {m}: its cells are unions of invariant cells ({w})" for m, w in why[:FIXED_SHOWN]]
         if len(why) > FIXED_SHOWN:
             lines.append(f"  why fixed: {len(why) - FIXED_SHOWN} more, see fixed_why in the JSON")
-        if "coarse" in report.effective.extra:
-            c = report.effective.extra["coarse"]
+        c = report.effective.coarse
+        if c is not None:
             lines.append(
-                f"  coarse semi-dp a(t)^2 rho = {fmt_up(c['zcdp'])}: "
-                + ", ".join(f"epsilon {fmt_up(e['epsilon'])} [{e['method']}]" for e in c["epsilon_delta"])
+                f"  coarse semi-dp a(t)^2 rho = {fmt_up(c.forms['zcdp'])}: "
+                + ", ".join(f"epsilon {fmt_up(e.epsilon)} [{e.method}]" for e in c.entries)
             )
-        if d.get("worst_pair"):
-            lines.append(f"  query-level worst pair: {d['worst_pair']}")
-        for side, summary in (("advertised", report.advertised.to_json()), ("effective", report.effective.to_json())):
-            if "pld_unavailable" in summary:
-                lines.append(f"  {side}: PLD not composed: {summary['pld_unavailable']}")
-            for e in summary.get("epsilon_delta", []):
-                if "bracket_note" in e:
-                    lines.append(f"  {side}: PLD at delta = {fmt_delta(e['delta'])}: {e['bracket_note']}")
-            aside = next((e["set_aside"] for e in summary.get("epsilon_delta", []) if "set_aside" in e), None)
+        if self.worst_pair:
+            lines.append(f"  query-level worst pair: {self.worst_pair}")
+        sides = (("advertised", report.advertised), ("effective", report.effective))
+        for side, summary in sides:
+            if summary.pld_unavailable is not None:
+                lines.append(f"  {side}: PLD not composed: {summary.pld_unavailable}")
+            for p in summary.pld:
+                if p.bracket_note is not None:
+                    lines.append(f"  {side}: PLD at delta = {fmt_delta(p.delta)}: {p.bracket_note}")
+            aside = next((p.set_aside for p in summary.pld if p.set_aside), None)
             if aside:
                 lines.append(
                     f"  {side}: the PLD sets aside the measurement(s) at line(s) {', '.join(map(str, aside))}: noise too "
                     "far from the others' for one loss grid; lower end without them, upper end with their "
                     f"(eps0, delta0 = {SET_ASIDE_DELTA:g})-DP dominating pairs"
                 )
-        skipped = [
-            f"{side} {name}"
-            for side, summary in (("advertised", report.advertised.to_json()), ("semi-dp", report.effective.to_json()))
-            for kind in ("per_attribute", "per_geolevel")
-            for name, group in summary.get(kind, {}).items()
-            if "pld_unavailable" in group
+        groups = [
+            (side, name, group)
+            for side, summary in (("advertised", report.advertised), ("semi-dp", report.effective))
+            for kind in (summary.per_attribute, summary.per_geolevel)
+            for name, group in (kind or {}).items()
         ]
+        skipped = [f"{side} {name}" for side, name, group in groups if group.pld_unavailable is not None]
         if skipped:
             lines.append(f"  breakdown groups without a PLD ('-'): {len(skipped)}, see pld_unavailable in the JSON")
         lines += self._table(report)
-        gaps = [
-            e["bracket"]["upper"] - e["bracket"]["lower"]
-            for summary in (report.advertised.to_json(), report.effective.to_json())
-            for kind in ("per_attribute", "per_geolevel")
-            for group in summary.get(kind, {}).values()
-            for e in group["epsilon_delta"]
-            if "bracket" in e
-        ]
+        gaps = [e.upper - e.lower for _, _, group in groups for e in group.epsilon_delta if isinstance(e, PldEntry)]
         width = f", each within {fmt_up(max(gaps))} of its proven lower end" if gaps else ""
         lines.append(
             f"  (exact and semi PLD: upper ends of certified brackets{width}; brackets in the JSON; computed in "
-            f"{d['seconds']:.2f} s)"
+            f"{self.seconds:.2f} s)"
         )
         return lines
 
@@ -434,24 +421,16 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str, ms: Sequenc
         .with_pld(adv.pld_entries(deltas))
         .with_extra(
             rho_exact=str(adv.rho),
-            **adv.unavailable_json(),
-            per_attribute={k: breakdown["adv", k].to_json(deltas, rel, len(v)) for k, v in per_attr.items()},
-            per_geolevel={k: breakdown["adv", k].to_json(deltas, rel, len(v)) for k, v in per_level.items()},
+            pld_unavailable=adv.pld_unavailable,
+            per_attribute={k: breakdown["adv", k].breakdown(deltas, rel, len(v)) for k, v in per_attr.items()},
+            per_geolevel={k: breakdown["adv", k].breakdown(deltas, rel, len(v)) for k, v in per_level.items()},
         )
     )
     coarse = semi_dp(advertised, inv, a.value)
-    extra: JSON = {}
+    extra: dict[str, object] = {}
     claim: Outcome | None = None
     claim_bounds: Bounds | None = None
-    section: JSON = {
-        "file": measurements_file(file),
-        "noise": noise,
-        "count": len(ms),
-        "delta": deltas[0],
-        "fixed": [m.label for m in ms if m.fixed],
-        "fixed_why": {m.label: m.fixed_by for m in ms if m.fixed},
-        "finest": geography_names(spec)[-1],
-    }
+    worst_pair: str
     if query_level and eff_all is not None:
         eff = eff_all
         semi_rel = SemiAdjacent(rel, inv, a.value)
@@ -459,17 +438,17 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str, ms: Sequenc
         extra = {
             "method": "query-level",
             "rho_exact": str(eff.rho),
-            **eff.unavailable_json(),
-            "coarse": GuaranteeSummary.of(coarse, deltas).to_json(),
-            "per_attribute": {k: breakdown["eff", k].to_json(deltas, semi_rel, len(v)) for k, v in per_attr.items()},
-            "per_geolevel": {k: breakdown["eff", k].to_json(deltas, semi_rel, len(v)) for k, v in per_level.items()},
+            "pld_unavailable": eff.pld_unavailable,
+            "coarse": GuaranteeSummary.of(coarse, deltas),
+            "per_attribute": {k: breakdown["eff", k].breakdown(deltas, semi_rel, len(v)) for k, v in per_attr.items()},
+            "per_geolevel": {k: breakdown["eff", k].breakdown(deltas, semi_rel, len(v)) for k, v in per_level.items()},
         }
-        section["worst_pair"] = WORST_PAIR if a.value == 2 else "one record changes within its invariant cell"
+        worst_pair = WORST_PAIR if a.value == 2 else "one record changes within its invariant cell"
         claim, claim_bounds = _claim(ctx, eff)
         curves = _curves(adv, eff, advertised, coarse, ctx, claim, claim_bounds)
     elif ctx.framework == "semi-dp":
         effective = coarse
-        section["worst_pair"] = (
+        worst_pair = (
             f"not analysed (a(t) {'= ' + str(a.value) if a.exact else 'known by bounds'}): the coarse "
             "group-privacy guarantee a(t)^2 rho is reported [CA24, Prop. 15]"
         )
@@ -479,7 +458,18 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str, ms: Sequenc
 
         effective = joint_release_dp(advertised, inv, ctx.space)
         curves = None
-    section["seconds"] = time.monotonic() - start
+        worst_pair = ""
+    section = WorkloadSection(
+        measurements_file(file),
+        noise,
+        len(ms),
+        deltas[0],
+        tuple(m.label for m in ms if m.fixed),
+        {m.label: m.fixed_by for m in ms if m.fixed},
+        geography_names(spec)[-1],
+        worst_pair or None,
+        time.monotonic() - start,
+    )
     plots = (
         ()
         if curves is None
@@ -496,7 +486,7 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str, ms: Sequenc
         effective_pld=eff_all.pld_entries(deltas) if query_level and eff_all is not None else (),
         claim_override=claim,
         claim_bounds=claim_bounds,
-        sections=(WorkloadSection(section), JsonSection("measurements", [_row(m) for m in ms])),
+        sections=(section, MeasurementsSection(tuple(MeasurementRow.of(m) for m in ms))),
         final_checks=(
             Check(
                 "invariant-preserved",
@@ -507,15 +497,33 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str, ms: Sequenc
     )
 
 
-def _row(m: Measurement) -> JSON:
-    return {
-        "line": m.line,
-        "geolevel": m.geolevel,
-        "query": m.query,
-        "scale": str(m.scale),
-        **({"rho": str(m.rho)} if m.rho is not None else {}),
-        "fixed": m.fixed,
-    }
+@dataclass(frozen=True)
+class MeasurementRow(Walked):
+    """One row of the ``measurements`` array: the CSV line, geolevel, query, exact scale (and rho) as strings."""
+
+    line: int
+    geolevel: str
+    query: str
+    scale: str
+    rho: str | None = field(default=None, metadata=OMIT_NONE)
+    fixed: bool = False
+
+    @classmethod
+    def of(cls, m: Measurement) -> MeasurementRow:
+        """The row of a measurement read from the CSV file."""
+        return cls(m.line, m.geolevel, m.query, str(m.scale), None if m.rho is None else str(m.rho), m.fixed)
+
+
+@dataclass(frozen=True)
+class MeasurementsSection(Unrendered):
+    """The ``measurements`` array: every measurement of the workload, in file order (JSON only)."""
+
+    rows: tuple[MeasurementRow, ...]
+    key: str = "measurements"
+
+    def to_json(self) -> list[Any]:
+        """The array of rows."""
+        return [r.to_json() for r in self.rows]
 
 
 def _curves(

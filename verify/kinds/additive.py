@@ -28,6 +28,7 @@ Expected errors are exact: :math:`\\mathbb E\\|\\cdot\\|_2` for the Gaussians (T
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 from typing import Any
@@ -57,6 +58,7 @@ from semidp.verify.kinds.calibrated import (
     ScaledSpec,
     mean_check,
 )
+from semidp.verify.sections import ErrorSection
 
 FloatArray = NDArray[np.float64]
 
@@ -180,15 +182,14 @@ def _gaussian_built(
     }
     exact = mech.expected_l2_norm()
 
-    def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
+    def check(norms: FloatArray, seed: int) -> tuple[ErrorSection, Outcome]:
         sec, out = mean_check(
             "E||noise||_2",
             exact,
             "sigma E chi_k = sigma sqrt(2) Gamma((k+1)/2)/Gamma(k/2), k = noise dimension (T-G1)",
             norms,
         )
-        sec.update(k=dim, e_chi_k=expected_chi(dim))
-        return sec, out
+        return dataclasses.replace(sec, k=dim, e_chi_k=expected_chi(dim)), out
 
     noise = GaussianNoise(mech.sigma) if isinstance(mech, SemiGaussianMechanism) else None
     return BuiltMechanism(mech, semi, advertised, info, keeps_invariant, check, noise)
@@ -275,7 +276,7 @@ def _laplace_built(mech: SemiLaplaceMechanism, eps: float | None, semi: SemiAdja
     }
     exact = mech.expected_squared_error()
 
-    def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
+    def check(norms: FloatArray, seed: int) -> tuple[ErrorSection, Outcome]:
         return mean_check("E||noise||_2^2", exact, "2 b^2 k, k = noise dimension", norms**2)
 
     noise = None if projected else LaplaceNoise(mech.scale)
@@ -350,7 +351,7 @@ def _subspace_built(
         framework="subspace-dp (Gao, Gong & Yu 2022, Def 2.6)",
     )
 
-    def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
+    def check(norms: FloatArray, seed: int) -> tuple[ErrorSection, Outcome]:
         return mean_check(
             "E||noise||_2^2", exact, f"(n - rank C) x per-coordinate variance, n - rank C = {k}", norms**2
         )

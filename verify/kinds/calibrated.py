@@ -55,8 +55,14 @@ from semidp.verify.postprocess_audit import run_study
 from semidp.verify.postprocess_section import build as build_postprocess
 from semidp.verify.postprocess_section import postprocess_of
 from semidp.verify.registry import KindDefaults, KindInfo, Problem
-from semidp.verify.report import Check, JsonSection, Section, detail_of
-from semidp.verify.sections import MechanismSection
+from semidp.verify.report import Check, Section, detail_of
+from semidp.verify.sections import (
+    ErrorSection,
+    ExactErrorSection,
+    MechanismSection,
+    MonteCarloMean,
+    SamplesSection,
+)
 from semidp.verify.spec import MechanismSpec, Spec, documented
 from semidp.verify.spec_checks import table_required
 
@@ -127,7 +133,7 @@ class BuiltMechanism:
     """The calibration target."""
     info: dict[str, Any]
     keeps_invariant: bool
-    error_check: Callable[[FloatArray, int], tuple[dict[str, Any], Outcome]]
+    error_check: Callable[[FloatArray, int], tuple[ErrorSection, Outcome]]
     """``(noise norms, seed) -> (expected_l2_error section, outcome)``."""
     noise: NoiseLaw | None = None
     """The i.i.d. per-cell noise law, for the kinds that add noise in every cell (``[postprocess]``)."""
@@ -165,22 +171,10 @@ def invariant_check(a_mat: NDArray[np.int64], table: FloatArray, draws: FloatArr
     )
 
 
-def mean_check(what: str, exact: float, formula: str, values: FloatArray) -> tuple[dict[str, Any], Outcome]:
+def mean_check(what: str, exact: float, formula: str, values: FloatArray) -> tuple[ExactErrorSection, Outcome]:
     """The draws' mean of ``what`` against its exact expectation, at confidence LEVEL."""
     mean, se, lo, hi = mc_interval(values)
-    sec: dict[str, Any] = {
-        "monte_carlo": {
-            "quantity": what,
-            "mean": mean,
-            "std_error": se,
-            "level": LEVEL,
-            "interval": [lo, hi],
-            "draws": len(values),
-        },
-        "exact": exact,
-        "quantity": what,
-        "formula": formula,
-    }
+    sec = ExactErrorSection(MonteCarloMean(what, mean, se, LEVEL, (lo, hi), len(values)), exact, what, formula)
     if lo <= exact <= hi:
         return sec, Verified(
             f"exact {what} = {exact:.6g}; Monte Carlo mean {mean:.6g}, {LEVEL:.2%} interval "
@@ -367,13 +361,7 @@ class CalibratedKind(KindDefaults):
             if implies(mech_g, advertised)
             else Refuted("BUG: the calibrated mechanism does not meet its calibration target")
         )
-        samples = {
-            "count": n,
-            "seed": used_seed,
-            "shape": [n, space.n_cells],
-            "dtype": "float64",
-            "order": "row-major cells",
-        }
+        samples = SamplesSection(n, used_seed, (n, space.n_cells), "float64", "row-major cells")
         checks = [
             Check("calibration", target),
             Check("invariant-preserved", inv_outcome),
@@ -382,8 +370,8 @@ class CalibratedKind(KindDefaults):
         ]
         sections: list[Section] = [
             MechanismSection(mechanism_info),
-            JsonSection("samples", samples),
-            JsonSection("expected_l2_error", err),
+            samples,
+            err,
         ]
         plots: tuple[Plot, ...] = ()
         if postprocess_of(ctx.spec) is not None and built.noise is not None:

@@ -34,6 +34,7 @@ from semidp.verify.kinds.calibrated import (
     mean_check,
 )
 from semidp.verify.registry import KindInfo, Problem
+from semidp.verify.sections import ErrorSection
 from semidp.verify.spec import Spec
 from semidp.verify.spec_checks import NOISE_SCALE_RANGE
 
@@ -69,7 +70,7 @@ def build_discrete_laplace(
     }
     exact = mech.expected_squared_error()
 
-    def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
+    def check(norms: FloatArray, seed: int) -> tuple[ErrorSection, Outcome]:
         return mean_check("E||noise||_2^2", exact, "2 d a/(1-a)^2, a = e^(-1/t), d = cells", norms**2)
 
     return BuiltMechanism(mech, semi, advertised, info, False, check, DoubleGeometricNoise(mech.scale))

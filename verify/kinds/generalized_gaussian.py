@@ -26,6 +26,7 @@ from semidp.mechanisms.lattice_mcmc import LatticeGaussianTarget
 from semidp.mechanisms.lattice_privacy import gaussian_zcdp_rho
 from semidp.verify.kinds.lattice import LATTICE_FRAMEWORKS, LatticeKind, LatticeParams, LatticeSpec
 from semidp.verify.registry import KindInfo, Problem
+from semidp.verify.sections import Heuristic
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class GeneralizedGaussianLaw:
             "docs/reference/subspace-integer-postprocessing.md §3.4: zCDP on equivalent pairs; NOT the paper's constant)"
         )
 
-    def heuristic(self, basis: LatticeBasis, p: LatticeParams) -> dict[str, Any] | None:
+    def heuristic(self, basis: LatticeBasis, p: LatticeParams) -> Heuristic | None:
         """None."""
         return None
 

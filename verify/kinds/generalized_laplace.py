@@ -28,6 +28,7 @@ from semidp.verify.kinds.lattice import (
     LatticeSpec,
 )
 from semidp.verify.registry import KindInfo, Problem
+from semidp.verify.sections import Heuristic
 
 
 @dataclass(frozen=True)
@@ -104,13 +105,13 @@ class GeneralizedLaplaceLaw:
         """``epsilon = ... per unit <norm>``."""
         return f"epsilon = {p.eps!r} per unit {p.norm} (DGGY Def 9, Thm 10)"
 
-    def heuristic(self, basis: LatticeBasis, p: LatticeParams) -> dict[str, Any] | None:
+    def heuristic(self, basis: LatticeBasis, p: LatticeParams) -> Heuristic | None:
         """(d - r)/epsilon: the continuum's mean norm."""
-        return {
-            "value": basis.dimension / p.eps,
-            "formula": "(d - r)/epsilon: ||z|| ~ Gamma(d - r, 1/epsilon) in the continuum "
+        return Heuristic(
+            basis.dimension / p.eps,
+            "(d - r)/epsilon: ||z|| ~ Gamma(d - r, 1/epsilon) in the continuum "
             "(docs/reference/subspace-integer-postprocessing.md §3.3 (b)); a sanity figure, not a check",
-        }
+        )
 
 
 GENERALIZED_LAPLACE = LatticeKind(

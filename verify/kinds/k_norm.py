@@ -39,6 +39,7 @@ from semidp.verify.kinds.additive import build_projected_laplace, build_projecte
 from semidp.verify.kinds.calibrated import CALIBRATED_FRAMEWORKS, BuiltMechanism, CalibratedKind, CalibratedSpec
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.registry import KindInfo
+from semidp.verify.sections import ErrorSection, KNormErrorSection, MonteCarloMean, ReferenceEstimate
 
 FloatArray = NDArray[np.float64]
 
@@ -112,34 +113,28 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         }
         info["fallback"] = "containing-ball"
 
-    def check(norms: FloatArray, seed: int) -> tuple[dict[str, Any], Outcome]:
+    def check(norms: FloatArray, seed: int) -> tuple[ErrorSection, Outcome]:
         mean, se, lo, hi = mc_interval(norms)
         ref = knorm.expected_l2_norm_mc(rng=np.random.default_rng([seed, 1]), draws=KNORM_REFERENCE_DRAWS, level=LEVEL)
         z = float(norm.ppf(0.5 + LEVEL / 2))
         ref_se = (ref.upper - ref.lower) / (2 * z)
         tol = z * math.hypot(se, ref_se)
-        sec: dict[str, Any] = {
-            "monte_carlo": {
-                "quantity": "E||noise||_2",
-                "mean": mean,
-                "std_error": se,
-                "level": LEVEL,
-                "interval": [lo, hi],
-                "draws": len(norms),
-            },
-            "reference": {
-                "estimate": ref.estimate,
-                "interval": [ref.lower, ref.upper],
-                "draws": KNORM_REFERENCE_DRAWS,
-                "formula": "(s+1)/epsilon E||U||_2, U uniform on the ball (independent stream)",
-            },
-            "epsilon_times_mean": mean * eps,
-        }
-        if knorm.optimal:
-            sec["note"] = (
+        sec = KNormErrorSection(
+            MonteCarloMean("E||noise||_2", mean, se, LEVEL, (lo, hi), len(norms)),
+            ReferenceEstimate(
+                ref.estimate,
+                (ref.lower, ref.upper),
+                KNORM_REFERENCE_DRAWS,
+                "(s+1)/epsilon E||U||_2, U uniform on the ball (independent stream)",
+            ),
+            mean * eps,
+            (
                 "docs/reference/semi-dp.md T-K1 (moves-only hull, shape s+1): epsilon E||noise||_2 = "
                 "2.000 (2x2), 6.05 (3x3); the exact S here may contain 3-cycles, which enlarge K"
             )
+            if knorm.optimal
+            else None,
+        )
         if abs(mean - ref.estimate) <= tol:
             return sec, Verified(
                 f"Monte Carlo mean {mean:.6g} of the draws agrees with the independent estimate "

@@ -69,8 +69,16 @@ from semidp.verify.invariant_certificate import certify_lattice_basis
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.plots_mcmc import plot_tv
 from semidp.verify.registry import KindDefaults, KindInfo, Problem
-from semidp.verify.report import Check, GuaranteeSummary, JsonSection
-from semidp.verify.sections import MechanismSection
+from semidp.verify.report import Check, GuaranteeSummary, Section
+from semidp.verify.sections import (
+    Heuristic,
+    LatticeErrorSection,
+    LatticeGuaranteesSection,
+    McmcSection,
+    MechanismSection,
+    MonteCarloMean,
+    SamplesSection,
+)
 from semidp.verify.spec import MechanismSpec, Spec, documented
 from semidp.verify.spec_checks import table_required
 
@@ -173,7 +181,7 @@ class LatticeLaw(Protocol):
         """The report's ``calibration`` text."""
         ...
 
-    def heuristic(self, basis: LatticeBasis, p: LatticeParams) -> dict[str, Any] | None:
+    def heuristic(self, basis: LatticeBasis, p: LatticeParams) -> Heuristic | None:
         """A sanity figure of the expected error (not a check), or ``None``."""
         ...
 
@@ -473,20 +481,12 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
     norms = (
         np.abs(draws.noise).sum(axis=1) if norm == "l1" else np.linalg.norm(draws.noise.astype(np.float64), axis=1)
     ).astype(np.float64)
-    err: dict[str, Any] = {"quantity": f"E||noise||_{norm[1]}"}
+    quantity = f"E||noise||_{norm[1]}"
+    mc: MonteCarloMean | None = None
     if len(norms) > 1:
         mean, se, lo, hi = mc_interval(norms)
-        err["monte_carlo"] = {
-            "quantity": err["quantity"],
-            "mean": mean,
-            "std_error": se,
-            "level": LEVEL,
-            "interval": [lo, hi],
-            "draws": len(norms),
-        }
-    heuristic = law.heuristic(basis, p)
-    if heuristic is not None:
-        err["heuristic"] = heuristic
+        mc = MonteCarloMean(quantity, mean, se, LEVEL, (lo, hi), len(norms))
+    err = LatticeErrorSection(quantity, mc, law.heuristic(basis, p))
 
     claim_override = (
         Unknown(
@@ -512,31 +512,17 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
         "semi_dp_distance": {"value": d_semi, "how": d_how},
         "label": f"{m.kind} on the kernel lattice of the invariant ({draws.method} draws)",
     }
-    samples = {
-        "count": len(releases),
-        "seed": used_seed,
-        "shape": [len(releases), space.n_cells],
-        "dtype": "float64 (integer-valued)",
-        "order": "row-major cells",
-    }
-    guarantees = {
-        "integer_subspace_dp": GuaranteeSummary.of(eff_unit, deltas).to_json(),
-        "semi_dp": GuaranteeSummary.of(eff_semi, deltas).to_json(),
-    }
-    sections: list[Any] = [
-        MechanismSection(mechanism_info),
-        JsonSection("samples", samples),
-        JsonSection("expected_l2_error", err),
-        JsonSection("guarantees", guarantees),
-    ]
+    samples = SamplesSection(
+        len(releases), used_seed, (len(releases), space.n_cells), "float64 (integer-valued)", "row-major cells"
+    )
+    guarantees = LatticeGuaranteesSection(GuaranteeSummary.of(eff_unit, deltas), GuaranteeSummary.of(eff_semi, deltas))
+    sections: list[Section] = [MechanismSection(mechanism_info), samples, err, guarantees]
     plots: tuple[Plot, ...] = ()
     if draws.curve:
         curve = draws.curve
         estimate = [(t, v) for t, v, _ in curve]
         upper = [(t, u) for t, _, u in curve]
-        sections.append(
-            JsonSection("mcmc", {"tv_curve": [list(p) for p in estimate], "tv_upper_curve": [list(p) for p in upper]})
-        )
+        sections.append(McmcSection(tuple(estimate), tuple(upper)))
         burn_t = draws.info.get("burn_in", {}).get("t")
         tv_target = draws.info.get("coupling", {}).get("tv_target")
         plots = (

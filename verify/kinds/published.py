@@ -22,7 +22,8 @@ from semidp.accountant.semidp import joint_release_dp, semi_dp, semi_dp_composit
 from semidp.verify.context import Context, KindResult
 from semidp.verify.design import with_design
 from semidp.verify.registry import KindDefaults, KindInfo, Problem
-from semidp.verify.report import Check, GuaranteeSummary, JsonSection
+from semidp.verify.report import Check, GuaranteeSummary, Prop21
+from semidp.verify.sections import PlainDpSection
 from semidp.verify.spec import GuaranteeSpec, MechanismSpec, Spec, documented
 from semidp.verify.spec_checks import guarantee_problems
 from semidp.verify.spec_values import compose_parts, guarantee_of
@@ -137,12 +138,12 @@ class PublishedKind(KindDefaults):
             advertised = compose_parts(parts)
             if ctx.framework == "semi-dp":
                 both = semi_dp_composition(parts, inv, ctx.a.value)
-                extra["prop21"] = {
-                    "semi_first": GuaranteeSummary.of(both.semi_first, ctx.deltas).to_json(),
-                    "composition_first": GuaranteeSummary.of(both.composition_first, ctx.deltas).to_json(),
-                    "note": "Cho & Awan Prop. 21: group each part then compose (semi_first) is never "
+                extra["prop21"] = Prop21(
+                    GuaranteeSummary.of(both.semi_first, ctx.deltas),
+                    GuaranteeSummary.of(both.composition_first, ctx.deltas),
+                    "Cho & Awan Prop. 21: group each part then compose (semi_first) is never "
                     "weaker than compose then group; effective uses semi_first",
-                }
+                )
                 semi_effective = both.semi_first
         else:  # the loader requires one of guarantee, components or measurements
             advertised = guarantee_of(ctx.required(m.guarantee, "mechanism.guarantee"), rel)
@@ -165,7 +166,7 @@ class PublishedKind(KindDefaults):
             effective_at_lower=at_lower,
             seed=None,  # nothing is drawn: no randomness to report
             effective_extra=extra,
-            sections=(JsonSection("plain_dp", GuaranteeSummary.of(plain, ctx.deltas).to_json()),),
+            sections=(PlainDpSection(GuaranteeSummary.of(plain, ctx.deltas)),),
             final_checks=(
                 Check(
                     "invariant-preserved",

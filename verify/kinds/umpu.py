@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal, Optional, Union
+from typing import Literal, Optional, Union
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.plots_power import plot_power
 from semidp.verify.registry import KindDefaults, KindInfo, Problem
 from semidp.verify.report import Check, GuaranteeSummary
-from semidp.verify.sections import TestSection
+from semidp.verify.sections import MarginTotals, PowerAt, PowerComparison, TestSection
 from semidp.verify.spec import MechanismSpec, Spec, documented
 
 #: Largest table (records) whose a(t) is searched exactly; above it the Thm. 16 bound (3) is used.
@@ -153,43 +153,43 @@ class UmpuKind(KindDefaults):
             else Refuted(f"exact size {result.size!r} differs from alpha = {alpha!r}")
         )
         eff_summary = GuaranteeSummary.of(effective, ctx.deltas, framework="semi-dp")
-        power: dict[str, Any] | None = None
+        power: PowerComparison | None = None
         plots: tuple[Plot, ...] = ()
         if test.alternative == "greater":
             curves = power_curves(margins, test.noise, theta0=theta0, alpha=alpha)
             pick = [i for i, th in enumerate(curves.thetas) if th in (2 * theta0, 4 * theta0)]
-            power = {
-                "note": "exact power: Semi-DP UMPU (Thm 37) vs the non-private randomised Fisher test vs a "
+            power = PowerComparison(
+                "exact power: Semi-DP UMPU (Thm 37) vs the non-private randomised Fisher test vs a "
                 "naive DP test calibrated by group privacy (f_{eps/3}, so f^{o3} >= f on A_3)",
-                "naive_noise": repr(curves.naive_noise),
-                "at": [
-                    {
-                        "theta": float(curves.thetas[i]),
-                        "fisher": float(curves.fisher[i]),
-                        "semi_dp": float(curves.semi_dp[i]),
-                        "naive": float(curves.naive[i]),
-                    }
+                repr(curves.naive_noise),
+                tuple(
+                    PowerAt(
+                        float(curves.thetas[i]),
+                        float(curves.fisher[i]),
+                        float(curves.semi_dp[i]),
+                        float(curves.naive[i]),
+                    )
                     for i in pick
-                ],
-            }
+                ),
+            )
             plots = (
                 Plot("power", "power against the odds ratio", lambda path, title: plot_power(curves, path, title)),
             )
-        test_json = {
-            "statistic": result.statistic,
-            "pvalue": result.pvalue,
-            "reject": result.reject,
-            "m": result.m,
-            "m_lower": result.m_lower,
-            "size": result.size,
-            "alpha": alpha,
-            "theta0": theta0,
-            "alternative": result.alternative,
-            "margins": {"rows": list(margins.rows), "cols": list(margins.cols)},
-            "released": m.released is not None,
-            "guarantee": eff_summary.to_json(),
-            **({"power": power} if power is not None else {}),
-        }
+        test_section = TestSection(
+            result.statistic,
+            result.pvalue,
+            result.reject,
+            result.m,
+            result.m_lower,
+            result.size,
+            alpha,
+            theta0,
+            result.alternative,
+            MarginTotals(tuple(margins.rows), tuple(margins.cols)),
+            m.released is not None,
+            eff_summary,
+            power,
+        )
         return KindResult(
             advertised=effective,
             effective=effective,
@@ -197,8 +197,7 @@ class UmpuKind(KindDefaults):
             semi_adjacent_check=cover,
             checks=(Check("size-exact", size),),
             advertised_summary=eff_summary,
-            certify_advertised=False,
-            sections=(TestSection(test_json),),
+            sections=(test_section,),
             plots=plots,
         )
 
