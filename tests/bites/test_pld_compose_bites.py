@@ -4,6 +4,7 @@ conservatively but only the mass outside the kept window. Issue Step 16 (mutatio
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -174,21 +175,23 @@ def test_build_carries_the_documented_relative_budget() -> None:
     assert g.n_ops == 2 * 2 * 1 + 2 * 2 * 129 + 2 * 2 * 168
 
 
-@pytest.mark.parametrize("eps0", [1.0, 65 / 64])
-def test_large_gaussian_part_coarsens_the_grid_conservatively(eps0: float, monkeypatch: pytest.MonkeyPatch) -> None:
-    # KERNEL_MAX_POINTS 256 forces the coarsening at mu = 2 on a 2^-5 grid: span 2 (2 + 22) = 48 -> r = 8.
-    # eps0 = 65/64: the lowest grid loss is -64 (-32 per factor), a multiple of r (the first coarse cell is full)
+@pytest.mark.parametrize(("eps0", "mu", "r"), [(1.0, 2.0, 8), (65 / 64, 2.0, 8), (1.0, 0.5, 2)])
+def test_large_gaussian_part_coarsens_the_grid_conservatively(
+    eps0: float, mu: float, r: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # KERNEL_MAX_POINTS 256 forces the coarsening on a 2^-5 grid: span 2 (mu^2 / 2 + 11 mu) is 48 at mu = 2 (r = 8)
+    # and 11.25 at mu = 0.5 (r = 2). eps0 = 65/64: the lowest grid loss is -64 (-32 per factor), a multiple of r
     monkeypatch.setattr(pld, "KERNEL_MAX_POINTS", 256)
     f = TradeoffCurve.from_approx_dp(eps0, 0.0)
     h = 2.0**-5
-    g = pld._build([f, f], 2.0, h, 0.0, 10**6)
-    assert g.h == 8 * h
-    assert g.rel == pytest.approx(math.expm1(1.01 * (2 * (3 * 2 + 4) + (8 + 2)) * 2.0**-53 * 1.01), rel=1e-9, abs=0)
+    g = pld._build([f, f], mu, h, 0.0, 10**6)
+    assert g.h == r * h
+    assert g.rel == pytest.approx(math.expm1(1.01 * (2 * (3 * 2 + 4) + (r + 2)) * 2.0**-53 * 1.01), rel=1e-9, abs=0)
     for eps in (0.0, 0.5, 1.0, 2.0, 4.0, 7.0):
-        got = pld.profile([f, f], 2.0, eps, grid=h)
-        exact = rr_gauss_delta(eps0, 2, 2.0, eps)
-        # losses move up by < 2 h (the two factors) + 8 h (coarsening), eps down by < 8 h
-        loose = rr_gauss_delta(eps0, 2, 2.0, eps - 18 * h)
+        got = pld.profile([f, f], mu, eps, grid=h)
+        exact = rr_gauss_delta(eps0, 2, mu, eps)
+        # losses move up by < 2 h (the two factors) + r h (coarsening), eps down by < r h
+        loose = rr_gauss_delta(eps0, 2, mu, eps - (2 + 2 * r) * h)
         assert exact <= got <= loose * (1 + 1e-9), (eps, got, exact, loose)
 
 
@@ -230,11 +233,26 @@ def test_size_cap_moves_exactly_the_documented_masses(
     cs = np.concatenate(([0.0], np.cumsum(m)))
     err = (size + 2) * U * float(cs[size]) * 1.01
     below = float(cs[start]) * (1 + (size + 2) * U * 1.01)
-    rel_log = sum(rel_terms) * U * 1.01
+    rel_log = 0.0
+    for t in rel_terms:  # accumulated factor by factor, as _build does (the same float)
+        rel_log += t * U * 1.01
     above = (float(cs[size] - cs[start + max_points]) + 2 * err) * (1 + math.expm1(rel_log * 1.01) + 2 * U)
     want = m[start : start + max_points].copy()
     want[0] += below
     assert capped.offset == whole.offset + start
     assert np.allclose(capped.masses, want, rtol=1e-12, atol=0)
     assert capped.inf_mass == pytest.approx(whole.inf_mass + above, rel=1e-12, abs=0)
+    assert Fraction(capped.inf_mass) >= Fraction(whole.inf_mass) + Fraction(above)  # rounded up, exactly
     assert capped.rel == pytest.approx(math.expm1((rel_log + 2 * U) * 1.01), rel=1e-12, abs=0)
+
+
+def test_epsilon_doubles_its_bracket_for_a_gaussian_part() -> None:
+    # mu = 1 alone: delta at the first upper guess (eps about 10) is about 1e-21, above delta = 1e-25, so the
+    # bracket is doubled until it holds; the answer is finite, conservative and within a few grid steps
+    eps = pld.epsilon([], 1.0, 1e-25)
+    assert math.isfinite(eps)
+
+    def g(x: float) -> mpmath.mpf:
+        return MPX.ncdf(-MPX.mpf(x) + 0.5) - MPX.exp(x) * MPX.ncdf(-MPX.mpf(x) - 0.5)
+
+    assert g(eps) <= 1e-25 < g(eps - 0.01), eps
