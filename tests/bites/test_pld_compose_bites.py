@@ -12,6 +12,7 @@ import pytest
 from numpy.typing import NDArray
 
 from semidp.accountant import pld
+from semidp.accountant.errors import InvalidArgument
 from semidp.accountant.gaussian import gdp_delta_array
 from semidp.accountant.tradeoff import TradeoffCurve
 
@@ -256,3 +257,48 @@ def test_epsilon_doubles_its_bracket_for_a_gaussian_part() -> None:
         return MPX.ncdf(-MPX.mpf(x) + 0.5) - MPX.exp(x) * MPX.ncdf(-MPX.mpf(x) - 0.5)
 
     assert g(eps) <= 1e-25 < g(eps - 0.01), eps
+
+
+_Q3, _Q4 = 1e-6 * math.exp(-1.15), 1e-6 * math.exp(-1.2)
+#: Two light atoms (p = 1e-6, losses -1.2 and -1.15: grid -19, -18) just below a heavy one (loss log(1/3): -17).
+LIGHT_LOW = TradeoffCurve((0.0, 0.2, 0.5, 0.500001, 0.500002, 1.0), (1.0, 0.1, _Q3 + _Q4, _Q4, 0.0, 0.0))
+
+
+@pytest.mark.parametrize(
+    ("curves", "cut", "rel_terms"),
+    [
+        # two factors of pure 10-DP: grid losses 161, -159, composed mass q^2 (2e-9) at 0, 2pq at 320 and p^2 at
+        # 640: the lowest 320 points (mass q^2 <= 1e-6) move up to point 320
+        ([TradeoffCurve.from_approx_dp(10.0, 0.0)] * 2, 320, [3 * 2 + 4] * 2),
+        # LIGHT_LOW: the two light atoms (6e-7 together) move onto the heavy one right above them
+        ([LIGHT_LOW], 2, [3 * 4 + 4]),
+    ],
+)
+def test_lower_tail_moves_exactly_the_documented_mass(
+    curves: list[TradeoffCurve], cut: int, rel_terms: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tail_mass 1e-6 moves the lowest points (total mass <= 1e-6) up to the first point kept, padded by
+    # (cut + 2) u (u inflated to 1e-4 to make it visible), and adds 2u to the relative budget
+    monkeypatch.setattr(pld, "_U", U)
+    h = 2.0**-4
+    whole = pld._build(curves, 0.0, h, 0.0, 10**6)
+    moved_law = pld._build(curves, 0.0, h, 1e-6, 10**6)
+    m = whole.masses
+    cs = np.cumsum(m[:-1])
+    assert cs[cut - 1] <= 1e-6 < cs[cut]
+    moved = float(cs[cut - 1]) * (1 + (cut + 2) * U)
+    want = m[cut:].copy()
+    want[0] += moved
+    assert moved_law.offset == whole.offset + cut
+    assert np.allclose(moved_law.masses, want, rtol=1e-12, atol=0)
+    rel_log = 0.0
+    for t in rel_terms:
+        rel_log += t * U * 1.01
+    assert moved_law.rel == pytest.approx(math.expm1((rel_log + 2 * U) * 1.01), rel=1e-12, abs=0)
+
+
+def test_max_points_below_sixteen_is_refused() -> None:
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    with pytest.raises(InvalidArgument, match="max_points"):
+        pld.profile([f], 0.0, 1.0, max_points=15)
+    assert pld.profile([f], 0.0, 1.0, max_points=16) >= 0.0
