@@ -4,8 +4,16 @@ conservatively but only the mass outside the kept window. Issue Step 16 (mutatio
 from __future__ import annotations
 
 import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from numpy.typing import NDArray
 
 from semidp.accountant import pld
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.gaussian import gdp_delta_array
 from semidp.accountant.tradeoff import TradeoffCurve
 
 
@@ -31,3 +39,266 @@ def test_size_cap_moves_only_the_mass_outside_the_window() -> None:
         assert exact * (1 - 1e-9) <= capped < 0.995, (e, capped, exact)
         if e == 5.0:
             assert capped <= exact + 1e-4, (capped, exact)  # the grid's discretisation: 2e-5 here
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The documented error budget of the grid PLD, made visible: with the unit roundoff ``_U`` and the underflow unit
+# ``_TINY`` inflated to 1e-4 and 1e-6 (the float arithmetic itself stays exact to 1e-16), every pad of
+# ``_GridPLD.delta_index`` moves the result by >= 1e-5 relative, so a pad dropped, flipped or shrunk (or an index
+# of the direct window off by one) moves it away from the documented formula evaluated here at 50 digits.
+# --------------------------------------------------------------------------------------------------------------
+
+U, TINY = 1e-4, 1e-6
+MPX = mpmath.MPContext()
+MPX.dps = 50
+
+
+def _masses(n: int) -> NDArray[np.float64]:
+    """n positive masses of different sizes (a deterministic pattern, total about 0.9)."""
+    raw = np.array([1.0 + (7 * j % 11) for j in range(n)], dtype=np.float64)
+    return np.asarray(raw / raw.sum() * 0.9, dtype=np.float64)
+
+
+def _documented_delta(g: pld._GridPLD, i: int, tiny: float = TINY) -> mpmath.mpf:
+    """delta_index(i) as the module documents it: direct window, far-above suffix sums and far-below bound, each
+    with its pad, times (1 + rel)(1 + 4u), plus the underflow pad and the mass at +inf (pld.py steps 5 and the
+    floating-point error budget)."""
+    h, mu, off, n = g.h, g.mu, g.offset, len(g.masses)
+    m = [MPX.mpf(float(x)) for x in g.masses]
+    d = mu * mu / 2 + 11.0 * mu
+    d_above, d_below = (max(1.0, d), d) if mu > 0 else (1.0, 0.0)
+    ja, jb = math.ceil(d_above / h), math.ceil(d_below / h)
+    sum_rel = (2 * n + 8) * U * 1.01
+    abs_pad = (g.n_ops + 4 * n + 16) * MPX.mpf(tiny) * 4
+    lo, hi = max(i - jb, off), min(i + ja, off + n - 1)
+    near = MPX.mpf(0)
+    if hi >= lo:
+        near = MPX.fsum(m[j - off] * MPX.mpf(float(g.kernel[j - i + jb])) for j in range(lo, hi + 1))
+        near *= 1 + (hi - lo + 4) * MPX.mpf(U)
+    far = MPX.mpf(0)
+    j0 = max(i + ja + 1, off)
+    if j0 <= off + n - 1:
+        s0 = MPX.fsum(m[j - off] for j in range(j0, off + n))
+        t1 = MPX.fsum(m[j - off] * MPX.exp(-MPX.mpf(h) * (j - i)) for j in range(j0, off + n))
+        extra = MPX.mpf(0)
+        if mu > 0:
+            extra = MPX.mpf(float(gdp_delta_array(mu, np.array([d_above]))[0])) * MPX.exp(-d_above) * (1 + 1e-9)
+        t0 = s0 * (1 + sum_rel)
+        far = (t0 - t1 * (1 - sum_rel)) * (1 + 2 * MPX.mpf(U)) + extra * t0
+    below = MPX.mpf(0)
+    if mu > 0 and i - jb - off > 0:
+        pb = min(i - jb - off, n)
+        k = MPX.mpf(float(gdp_delta_array(mu, np.array([d_below]))[0]))
+        below = MPX.fsum(m[:pb]) * (1 + sum_rel) * k
+    total = (near + far + below) * (1 + MPX.mpf(g.rel)) * (1 + 4 * MPX.mpf(U))
+    if mu > 0 or off + n - 1 > i:
+        total += abs_pad
+    if total == 0:
+        return MPX.mpf(g.inf_mass)
+    return min(total + MPX.mpf(g.inf_mass), MPX.mpf(1))
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_grid_pld_bound_is_the_documented_budget(mu: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pld, "_U", U)
+    monkeypatch.setattr(pld, "_TINY", TINY)
+    h = 2.0**-4
+    g = pld._GridPLD(h, mu, -5, _masses(60), 1e-3, 0.01, 1000)
+    # the fields the bound is made of (window half-widths D = mu^2/2 + 11 mu, at least 1 above)
+    d = mu * mu / 2 + 11.0 * mu
+    assert g.j_above == math.ceil((max(1.0, d) if mu > 0 else 1.0) / h)
+    assert g.j_below == (math.ceil(d / h) if mu > 0 else 0)
+    assert g.sum_rel == pytest.approx((2 * 60 + 8) * U * 1.01, rel=1e-12)
+    assert g.abs_pad == pytest.approx((1000 + 4 * 60 + 16) * TINY * 4, rel=1e-12)
+    assert g.c_far <= math.exp(-h * (g.j_above + 1)) <= g.c_far * (1 + 1e-15)
+    lows = range(-60 - g.j_above, 0, 7) if mu > 0 else range(-30, 0, 7)
+    for i in [*lows, 0, 3, 20, 37, 38, 54, 55, 60, 100, 140, 150, 200]:
+        got = g.delta_index(i)
+        want = _documented_delta(g, i)
+        assert abs(MPX.mpf(got) - want) <= 1e-9 * want + 1e-300, (mu, i, got, want)
+
+
+def test_far_below_bound_is_the_documented_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Gaussian part: losses more than D below eps add at most delta_mu(D) (about 1e-27) each. With eps just above
+    # the support's top plus D, the direct window holds the top few masses (kernel about 1e-26) and the rest are
+    # below it, so the far-below term is about half the bound; the real underflow unit keeps abs_pad (1e-320) out
+    monkeypatch.setattr(pld, "_U", U)
+    g = pld._GridPLD(2.0**-4, 0.5, -5, _masses(60), 0.0, 0.01, 1000)
+    for above_edge in (1, 2, 5, 30, 58, 59, 60, 61, 70):
+        i = g.j_below + g.offset + above_edge
+        got = g.delta_index(i)
+        want = _documented_delta(g, i, tiny=2.0**-1074)
+        assert abs(MPX.mpf(got) - want) <= 1e-9 * want, (above_edge, got, want)
+
+
+def test_grid_pld_bound_holds_for_the_worst_masses_the_budget_allows() -> None:
+    # the guarantee: true masses <= masses (1 + rel) (+ underflow); with the worst ones the exact delta (eps = i h)
+    # stays below the bound (mu = 0: delta = sum m_j (1 - e^{(i - j) h})_+ + inf_mass)
+    h = 2.0**-4
+    g = pld._GridPLD(h, 0.0, -5, _masses(60), 1e-3, 0.01, 1000)
+    for i in range(-10, 60, 3):
+        worst = MPX.fsum(
+            MPX.mpf(float(x)) * (1 + MPX.mpf(0.01)) * (1 - MPX.exp(-MPX.mpf(h) * (j - 5 - i)))
+            for j, x in enumerate(g.masses)
+            if j - 5 > i
+        )
+        assert worst + MPX.mpf(1e-3) <= g.delta_index(i), i
+
+
+# --------------------------------------------------------------------------------------------------------------
+# _build: the documented relative budget (3a + 4)u per factor of a grid atoms, plus (r + 2)u when a large Gaussian
+# part coarsens the grid by r; and the coarsened law itself against the exact composition.
+# --------------------------------------------------------------------------------------------------------------
+
+
+def rr_gauss_delta(eps0: float, k: int, mu: float, eps: float) -> mpmath.mpf:
+    """Exact delta(eps) of k-fold pure eps0-DP (randomized response) composed with mu-GDP: the RR loss law under Q
+    (loss (k - 2j) eps0 with mass C(k, j) p^(k-j) q^j) against the Gaussian profile [BW18, Thm. 8]."""
+    e0 = MPX.mpf(eps0)
+    p, q = MPX.exp(e0) / (1 + MPX.exp(e0)), 1 / (1 + MPX.exp(e0))
+    m = MPX.mpf(mu)
+    out = MPX.mpf(0)
+    for j in range(k + 1):
+        x = MPX.mpf(eps) - (k - 2 * j) * e0
+        gd = MPX.ncdf(-x / m + m / 2) - MPX.exp(x) * MPX.ncdf(-x / m - m / 2)
+        out += MPX.binomial(k, j) * p ** (k - j) * q**j * gd
+    return out
+
+
+def test_build_carries_the_documented_relative_budget() -> None:
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)  # two atoms: losses +-1 (padded up), on two grid points
+    g3 = TradeoffCurve.from_approx_dp(0.3, 0.0)
+    g = pld._build([f, g3, f], 0.0, 2.0**-6, 0.0, 10**6)
+    # (3a + 4) u per factor, each times 1.01, the sum times 1.01 (pld.py's stated safety factors)
+    assert g.rel == pytest.approx(math.expm1(1.01 * 3 * (3 * 2 + 4) * 2.0**-53 * 1.01), rel=1e-9, abs=0)
+    # n_ops: 2 a n per factor (a grid atoms, n the running length before it): grid losses 65, -63 (1 + 128 points)
+    # then 20, -19 (129 + 39 points)
+    assert g.n_ops == 2 * 2 * 1 + 2 * 2 * 129 + 2 * 2 * 168
+
+
+@pytest.mark.parametrize(("eps0", "mu", "r"), [(1.0, 2.0, 8), (65 / 64, 2.0, 8), (1.0, 0.5, 2)])
+def test_large_gaussian_part_coarsens_the_grid_conservatively(
+    eps0: float, mu: float, r: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # KERNEL_MAX_POINTS 256 forces the coarsening on a 2^-5 grid: span 2 (mu^2 / 2 + 11 mu) is 48 at mu = 2 (r = 8)
+    # and 11.25 at mu = 0.5 (r = 2). eps0 = 65/64: the lowest grid loss is -64 (-32 per factor), a multiple of r
+    monkeypatch.setattr(pld, "KERNEL_MAX_POINTS", 256)
+    f = TradeoffCurve.from_approx_dp(eps0, 0.0)
+    h = 2.0**-5
+    g = pld._build([f, f], mu, h, 0.0, 10**6)
+    assert g.h == r * h
+    assert g.rel == pytest.approx(math.expm1(1.01 * (2 * (3 * 2 + 4) + (r + 2)) * 2.0**-53 * 1.01), rel=1e-9, abs=0)
+    for eps in (0.0, 0.5, 1.0, 2.0, 4.0, 7.0):
+        got = pld.profile([f, f], mu, eps, grid=h)
+        exact = rr_gauss_delta(eps0, 2, mu, eps)
+        # losses move up by < 2 h (the two factors) + r h (coarsening), eps down by < r h
+        loose = rr_gauss_delta(eps0, 2, mu, eps - (2 + 2 * r) * h)
+        assert exact <= got <= loose * (1 + 1e-9), (eps, got, exact, loose)
+
+
+def test_profile_below_the_eps_clamp_is_one() -> None:
+    # eps < -1e6 is not indexed on the grid: delta <= 1 is the only (and the exact) answer
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    assert pld.profile([f], 0.0, -2e6) == 1.0
+    assert pld.profile([f], 0.5, -2e6) == 1.0
+    assert float(pld.profile([f], 0.0, np.array([-2e6, 0.5]))[0]) == 1.0
+
+
+#: A curve whose top loss carries little Q-mass: segments (p, q) = (0.0025, 0.05), (0.1975, 0.6), (0.78, 0.35) and a
+#: flat one; grid losses (2^-4) 48, 18, -12.
+SKEWED = TradeoffCurve((0.0, 0.0025, 0.2, 0.98, 1.0), (1.0, 0.95, 0.35, 0.0, 0.0))
+
+
+@pytest.mark.parametrize(
+    ("curves", "max_points", "start", "rel_terms"),
+    [
+        # two factors of (1, 0.2)-DP: grid losses 17, -15, composed mass at 0, 32, 64 of 65 points (total 0.64,
+        # 0.36 at +inf); 40 points kept from 25 on (the first heaviest window): the mass at 0 moves up, none above
+        ([TradeoffCurve.from_approx_dp(1.0, 0.2)] * 2, 40, 25, [3 * 2 + 4, 3 * 2 + 4]),
+        # SKEWED: mass at 0, 30, 60 of 61 points; 32 points kept from 0: the light top atom (0.05) goes to +inf
+        ([SKEWED], 32, 0, [3 * 3 + 4]),
+    ],
+)
+def test_size_cap_moves_exactly_the_documented_masses(
+    curves: list[TradeoffCurve], max_points: int, start: int, rel_terms: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The size cap keeps max_points consecutive grid losses, moves the mass below them up to the first kept point
+    # and the mass above them (plus the error 2 err) to +inf. With u inflated to 1e-4 every pad of the cap is
+    # visible against its formula (pld.py, the size cap in _build).
+    monkeypatch.setattr(pld, "_U", U)
+    h = 2.0**-4
+    whole = pld._build(curves, 0.0, h, 0.0, 10**6)
+    capped = pld._build(curves, 0.0, h, 0.0, max_points)
+    m = whole.masses
+    size = len(m)
+    cs = np.concatenate(([0.0], np.cumsum(m)))
+    err = (size + 2) * U * float(cs[size]) * 1.01
+    below = float(cs[start]) * (1 + (size + 2) * U * 1.01)
+    rel_log = 0.0
+    for t in rel_terms:  # accumulated factor by factor, as _build does (the same float)
+        rel_log += t * U * 1.01
+    above = (float(cs[size] - cs[start + max_points]) + 2 * err) * (1 + math.expm1(rel_log * 1.01) + 2 * U)
+    want = m[start : start + max_points].copy()
+    want[0] += below
+    assert capped.offset == whole.offset + start
+    assert np.allclose(capped.masses, want, rtol=1e-12, atol=0)
+    assert capped.inf_mass == pytest.approx(whole.inf_mass + above, rel=1e-12, abs=0)
+    assert Fraction(capped.inf_mass) >= Fraction(whole.inf_mass) + Fraction(above)  # rounded up, exactly
+    assert capped.rel == pytest.approx(math.expm1((rel_log + 2 * U) * 1.01), rel=1e-12, abs=0)
+
+
+def test_epsilon_doubles_its_bracket_for_a_gaussian_part() -> None:
+    # mu = 1 alone: delta at the first upper guess (eps about 10) is about 1e-21, above delta = 1e-25, so the
+    # bracket is doubled until it holds; the answer is finite, conservative and within a few grid steps
+    eps = pld.epsilon([], 1.0, 1e-25)
+    assert math.isfinite(eps)
+
+    def g(x: float) -> mpmath.mpf:
+        return MPX.ncdf(-MPX.mpf(x) + 0.5) - MPX.exp(x) * MPX.ncdf(-MPX.mpf(x) - 0.5)
+
+    assert g(eps) <= 1e-25 < g(eps - 0.01), eps
+
+
+_Q3, _Q4 = 1e-6 * math.exp(-1.15), 1e-6 * math.exp(-1.2)
+#: Two light atoms (p = 1e-6, losses -1.2 and -1.15: grid -19, -18) just below a heavy one (loss log(1/3): -17).
+LIGHT_LOW = TradeoffCurve((0.0, 0.2, 0.5, 0.500001, 0.500002, 1.0), (1.0, 0.1, _Q3 + _Q4, _Q4, 0.0, 0.0))
+
+
+@pytest.mark.parametrize(
+    ("curves", "cut", "rel_terms"),
+    [
+        # two factors of pure 10-DP: grid losses 161, -159, composed mass q^2 (2e-9) at 0, 2pq at 320 and p^2 at
+        # 640: the lowest 320 points (mass q^2 <= 1e-6) move up to point 320
+        ([TradeoffCurve.from_approx_dp(10.0, 0.0)] * 2, 320, [3 * 2 + 4] * 2),
+        # LIGHT_LOW: the two light atoms (6e-7 together) move onto the heavy one right above them
+        ([LIGHT_LOW], 2, [3 * 4 + 4]),
+    ],
+)
+def test_lower_tail_moves_exactly_the_documented_mass(
+    curves: list[TradeoffCurve], cut: int, rel_terms: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tail_mass 1e-6 moves the lowest points (total mass <= 1e-6) up to the first point kept, padded by
+    # (cut + 2) u (u inflated to 1e-4 to make it visible), and adds 2u to the relative budget
+    monkeypatch.setattr(pld, "_U", U)
+    h = 2.0**-4
+    whole = pld._build(curves, 0.0, h, 0.0, 10**6)
+    moved_law = pld._build(curves, 0.0, h, 1e-6, 10**6)
+    m = whole.masses
+    cs = np.cumsum(m[:-1])
+    assert cs[cut - 1] <= 1e-6 < cs[cut]
+    moved = float(cs[cut - 1]) * (1 + (cut + 2) * U)
+    want = m[cut:].copy()
+    want[0] += moved
+    assert moved_law.offset == whole.offset + cut
+    assert np.allclose(moved_law.masses, want, rtol=1e-12, atol=0)
+    rel_log = 0.0
+    for t in rel_terms:
+        rel_log += t * U * 1.01
+    assert moved_law.rel == pytest.approx(math.expm1((rel_log + 2 * U) * 1.01), rel=1e-12, abs=0)
+
+
+def test_max_points_below_sixteen_is_refused() -> None:
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    with pytest.raises(InvalidArgument, match="max_points"):
+        pld.profile([f], 0.0, 1.0, max_points=15)
+    assert pld.profile([f], 0.0, 1.0, max_points=16) >= 0.0
