@@ -16,6 +16,8 @@ from semidp.verify.report import Report
 
 
 def _guarantee_line(obj: dict[str, Any]) -> str:
+    if obj.get("certified") is False:  # a black box's effective (verify.runner.accounted)
+        return "none certified (black box)"
     parts = []
     for key, label in (("zcdp", "rho"), ("mu", "mu"), ("epsilon", "epsilon"), ("delta", "delta")):
         if key == "zcdp" and "rho_exact" in obj:  # a workload's exact rational sum, not its float rounded up
@@ -68,6 +70,8 @@ def _why_none(e: dict[str, Any]) -> str:
     """Why an epsilon is ``none``: no finite guarantee at all, or no finite epsilon at this delta."""
     if e["method"] == "none":
         return "no finite guarantee: see the reason below"
+    if e["method"] == "none-certified":
+        return "a black box: nothing certified; the audit bounds epsilon below only"
     return f"no finite epsilon at delta = {fmt_delta(e['delta'])} by this route"
 
 
