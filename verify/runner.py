@@ -28,8 +28,8 @@ from semidp.accountant.errors import InvalidArgument, InvalidSpec, UnsupportedRe
 from semidp.accountant.guarantees import GDP, Guarantee
 from semidp.accountant.outcome import Bounds, NotApplicable, Outcome, Refuted, Unknown, Verified
 from semidp.accountant.relations import SemiAdjacent
-from semidp.accountant.release import Shift
-from semidp.accountant.release_accounting import AuditAccount, account, statistical_audit
+from semidp.accountant.release import Release, Shift
+from semidp.accountant.release_accounting import AuditAccount, account, base_guarantees, statistical_audit
 from semidp.accountant.semiadjacent import semi_adjacent_parameter
 from semidp.accountant.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
 from semidp.verify.certify import certify_summary
@@ -44,7 +44,7 @@ from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.semi_adjacent_check import check_semi_adjacent
 from semidp.verify.sensitivity_report import sensitivity_section
 from semidp.verify.spec import GuaranteeSpec, Spec
-from semidp.verify.spec_values import guarantee_of, guarantee_spec_json, invariant_of, relation_of, space_of
+from semidp.verify.spec_values import guarantee_spec_json, invariant_of, relation_of, space_of
 from semidp.verify.version import __version__
 
 
@@ -108,16 +108,16 @@ def decide_claim(
     ), bounds
 
 
-def composed_parts(ctx: Context, radius: int) -> list[Guarantee] | None:
-    """The released parts (``mechanism.components``) as guarantees on the claim's relation: each grouped to
-    ``radius`` for Semi-DP [CA24, Prop. 21, Semi-DP first]; ``None`` for a release that is not composed."""
-    comps = getattr(ctx.spec.mechanism, "components", None)
-    if not comps:
+def composed_parts(ctx: Context, radius: int, release: Release | None = None) -> list[Guarantee] | None:
+    """The released parts of a composed release (one described without an advertised guarantee, e.g.
+    ``mechanism.components``) as guarantees on the claim's relation: each grouped to ``radius`` for Semi-DP
+    [CA24, Prop. 21, Semi-DP first]; ``None`` for a release that is not composed (or a kind without a release)."""
+    if release is None or release.black_box is not None or release.advertised is not None:
         return None
-    parts = [guarantee_of(c, ctx.relation) for c in comps]
+    parts = base_guarantees(release)
     if ctx.framework == "semi-dp":
         return [semi_dp(p, ctx.invariant, radius) for p in parts]
-    if isinstance(joint_release_dp(parts[0], ctx.invariant, ctx.space), NoFiniteGuarantee):
+    if ctx.framework != "dp" or isinstance(joint_release_dp(parts[0], ctx.invariant, ctx.space), NoFiniteGuarantee):
         return None  # plain DP: the invariant itself breaks every finite guarantee, whatever is composed
     return parts
 
@@ -296,7 +296,7 @@ def accounted(ctx: Context, part: KindResult) -> Accounted:
     )
 
 
-def _claim_with_bounds(check: Check, ctx: Context, acct: Accounted) -> Check:
+def _claim_with_bounds(check: Check, ctx: Context, acct: Accounted, release: Release | None) -> Check:
     """Refute a Semi-DP claim only from a proven lower bound of a(t) (verify from the upper one).
 
     The effective Semi-DP guarantee is computed at the proven upper bound of a(t)
@@ -311,7 +311,7 @@ def _claim_with_bounds(check: Check, ctx: Context, acct: Accounted) -> Check:
         low, _ = decide_claim(
             claim_of(ctx.spec.claim.guarantee),
             acct.effective_at_lower,
-            composed_parts(ctx, a.lower),
+            composed_parts(ctx, a.lower, release),
             Budget.until(ctx.deadline),
         )
         if isinstance(low, Refuted):
@@ -365,11 +365,11 @@ def assemble_accounted(ctx: Context, part: KindResult, acct: Accounted, *, repor
             Check("claim", part.claim_override, {"bounds": asdict(b)} if b is not None else {})  # as claim_check
         )
     elif acct.effective is not None:
-        parts = composed_parts(ctx, a.value)
+        parts = composed_parts(ctx, a.value, part.release)
         group = 1 if ctx.framework == "dp" else a.value if ctx.framework == "semi-dp" else 0
         exact = exact_sum(getattr(spec.mechanism, "components", None), group) if parts is not None else None
         checks += [
-            _claim_with_bounds(c, ctx, acct)
+            _claim_with_bounds(c, ctx, acct, part.release)
             for c in claim_check(spec, acct.effective, parts, exact, Budget.until(ctx.deadline))
         ]
     claims = [c.outcome for c in checks if c.name == "claim"]
