@@ -526,3 +526,63 @@ def test_untyped_json_only_goes_down_and_one_json_alias() -> None:
     assert "class JsonSection" not in "".join(texts.values())  # every section is typed
     planted = {"verify.x": "from typing import Any\nJSON = dict[str, Any]\ndef f(x: JSON) -> dict[str, Any]: ...\n"}
     assert len(_untyped_json(planted)) == 3  # the rule sees the alias's definition, its use and a bare dict
+
+
+# ------------------------------------------------------------ the release as data (Step 14.1)
+
+#: Kind modules that describe a :class:`~semidp.accountant.release.Release` (the runner accounts it).
+RELEASE_KINDS = ("verify.kinds.calibrated", "verify.kinds.implementation", "verify.kinds.published")
+#: The guarantee-building functions a kind that describes its release no longer calls.
+ACCOUNTING_NAMES = {"semi_dp", "semi_dp_composition", "joint_release_dp", "compose_parts", "on_base"}
+#: KindResult's fields besides the release, the audit evidence, the legacy guarantees, checks, sections and
+#: artefacts: the override hooks left for the kinds not yet converted (lattice, umpu, published workloads).
+KIND_RESULT_CORE = {
+    "release",
+    "audit",
+    "advertised",
+    "effective",
+    "checks",
+    "final_checks",
+    "sections",
+    "seed",
+    "samples",
+    "plots",
+}
+MAX_KIND_RESULT_HOOKS = 7
+
+
+def _builds_effective(text: str) -> list[str]:
+    """Where a module hands ``KindResult`` its own ``advertised``/``effective`` or imports an accounting name."""
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "KindResult":
+            out += [f"KindResult({k.arg}=...)" for k in node.keywords if k.arg in ("advertised", "effective")]
+        if isinstance(node, ast.ImportFrom):
+            out += [f"import {a.name}" for a in node.names if a.name in ACCOUNTING_NAMES]
+    return out
+
+
+def test_converted_kinds_describe_a_release_and_build_no_guarantee() -> None:
+    """Issue 23, item 1: a converted kind describes its release; the runner's interpreters
+    (:mod:`accountant.release_accounting`) compute advertised and effective, so no kind fakes a guarantee."""
+    found = {n: _builds_effective(MODULES[n].read_text(encoding="utf-8")) for n in RELEASE_KINDS}
+    assert {n: f for n, f in found.items() if f} == {}
+    for n in RELEASE_KINDS:
+        assert "release=" in MODULES[n].read_text(encoding="utf-8"), n
+    planted = "from semidp.accountant.semidp import semi_dp\nKindResult(advertised=g, effective=semi_dp(g))\n"
+    assert sorted(_builds_effective(planted)) == [
+        "KindResult(advertised=...)",
+        "KindResult(effective=...)",
+        "import semi_dp",
+    ]
+
+
+def test_kind_result_hooks_only_shrink() -> None:
+    """Issue 23, item 1: KindResult keeps at most the hooks the unconverted kinds still need."""
+    from dataclasses import fields
+
+    from semidp.verify.context import KindResult
+
+    hooks = sorted(f.name for f in fields(KindResult) if f.name not in KIND_RESULT_CORE)
+    assert len(hooks) <= MAX_KIND_RESULT_HOOKS, hooks
+    assert {"effective_at_lower", "calibrated_space"}.isdisjoint(hooks)  # removed: releases carry them

@@ -4,7 +4,9 @@ Shared by ``test_kind_plugin`` (the kind and its section end to end through the 
 ``test_validator_errors`` (a kind whose validator has a bug). The toy kind releases pure DP with its own
 ``mechanism.toy_epsilon`` key; the ``[toy_repeat]`` section (its own table, owned by a section plugin, not
 by :class:`~semidp.verify.spec.Spec`) composes the release ``times`` times; the kind reports the run option
-``--allow-code`` it was handed, to show the options reach it through the registry.
+``--allow-code`` it was handed, to show the options reach it through the registry. The kind *describes* its
+release (``times`` parts, each a :class:`ToyLaw` with the query's shift on the base relation) and registers the
+toy law's interpreter; the runner's interpreters do the accounting (composition, Semi-DP grouping).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Optional
 
-from semidp.accountant.guarantees import PureDP
+from semidp.accountant.directed import up_exact
+from semidp.accountant.guarantees import Guarantee, PureDP
 from semidp.accountant.outcome import Verified
-from semidp.accountant.semidp import semi_dp
+from semidp.accountant.release import Part, PluginLaw, Release, Shift
+from semidp.accountant.release_accounting import register_law, unregister_law
 from semidp.verify.context import Context, KindResult
 from semidp.verify.json_walk import INTERNAL, Walked
 from semidp.verify.registry import (
@@ -53,6 +57,19 @@ class ToySpec(MechanismSpec):
     """``[mechanism]`` of the toy kind: a pure-DP release with its own epsilon key."""
 
     toy_epsilon: Optional[Fraction] = documented("The toy release's epsilon on (D, A_1).", default=None)
+
+
+@dataclass(frozen=True)
+class ToyLaw(PluginLaw):
+    """A toy noise law: ``epsilon_per_unit`` of pure DP per unit of l1 shift (a Laplace law by another name)."""
+
+    epsilon_per_unit: Fraction
+
+
+def toy_interpreter(law: PluginLaw, shift: Shift) -> Guarantee:
+    """The toy law's privacy map: ``epsilon_per_unit * l1``-DP on the shift's relation [DR14, Thm. 3.6]."""
+    assert isinstance(law, ToyLaw)
+    return PureDP(up_exact(law.epsilon_per_unit * Fraction(shift.l1)), shift.relation)
 
 
 @dataclass(frozen=True)
@@ -98,10 +115,9 @@ class ToyKind(KindDefaults):
         assert m.toy_epsilon is not None
         repeat = ctx.spec.plugin_table("toy_repeat")
         times = repeat.times if isinstance(repeat, ToyRepeat) else 1
-        advertised = PureDP(float(m.toy_epsilon * times), ctx.relation)  # basic composition [DR14, Thm. 3.14]
+        part = Part(ToyLaw(m.toy_epsilon), (Shift(ctx.relation, l1=1.0, l2_squared=1.0),), label="toy")
         return KindResult(
-            advertised=advertised,
-            effective=semi_dp(advertised, ctx.invariant, ctx.a.value),
+            release=Release(ctx.relation, ctx.invariant, (part,) * times),  # composed and grouped by the runner
             checks=(Check("toy-check", Verified("the toy kind ran")),),
             sections=(ToySection(float(m.toy_epsilon), times, ctx.options.allow_code),),
         )
@@ -126,11 +142,13 @@ toy_epsilon = EPS
 def registered(kind: Kind, *sections: SectionPlugin) -> Iterator[Kind]:
     """``kind`` (and section plugins) registered for the ``with`` block, unregistered after it."""
     register(kind)
+    register_law(ToyLaw, toy_interpreter)
     for s in sections:
         register_section(s)
     try:
         yield kind
     finally:
         unregister(kind.info.name)
+        unregister_law(ToyLaw)
         for s in sections:
             unregister_section(s.name)

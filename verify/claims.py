@@ -52,8 +52,8 @@ from semidp.accountant.gaussian import gdp_epsilon, gdp_epsilon_lower
 from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
 from semidp.accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
 from semidp.accountant.pld_engine import GaussianBracket, LaplaceBracket, PLDBracket, compose_plds
-from semidp.accountant.pld_parts import ApproxDPPart, GaussianPart, PLDPart
 from semidp.accountant.pld_refine import refine
+from semidp.accountant.release_accounting import dominating_part  # one definition, re-exported here
 from semidp.accountant.semidp import NoFiniteGuarantee
 from semidp.verify.privacy_claim import PrivacyClaim
 
@@ -268,18 +268,6 @@ def _from_rdp(g: RDP, claim: PrivacyClaim) -> tuple[Outcome, Bounds | None]:
             ), None
         return Unknown(f"CKS conversion gives epsilon <= {_num(enc.upper)} > {_num(eps_c)}; not tight"), None
     return Unknown(f"an RDP curve is not compared with a {claim.form} claim"), None
-
-
-def dominating_part(g: Guarantee) -> PLDPart | None:
-    """The PLD part of the worst-case mechanism of ``g`` [KOV15, Thm. 2.4], [DRS22, Thm. 2.7]; ``None`` when ``g``
-    has no single dominating pair (zCDP, RDP) or is already a curve (f-DP)."""
-    if isinstance(g, GDP):
-        return GaussianPart(sigma=1.0, sensitivity=g.mu) if g.mu > 0 else ApproxDPPart(0.0, 0.0)
-    if isinstance(g, PureDP):
-        return ApproxDPPart(g.epsilon, 0.0)
-    if isinstance(g, ApproxDP):
-        return ApproxDPPart(g.epsilon, g.delta)
-    return None
 
 
 def check_composed_claim(

@@ -28,8 +28,9 @@ from semidp.accountant.guarantees import Guarantee
 from semidp.accountant.invariants import Invariant
 from semidp.accountant.outcome import Bounds, Outcome
 from semidp.accountant.relations import BaseRelation
+from semidp.accountant.release import Release
+from semidp.accountant.release_accounting import AuditEvidence
 from semidp.accountant.semiadjacent import SemiAdjacentParameter
-from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.verify.report import Check, GuaranteeSummary, PldEntry, Section
 from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.spec import MechanismSpec, Spec
@@ -126,15 +127,22 @@ class Plot:
 
 @dataclass(frozen=True)
 class KindResult:
-    """A kind's part of the audit (typed sections, checks, artefacts); the runner does the rest."""
+    """A kind's part of the audit: the release it describes (or, for a kind not yet converted, the guarantees it
+    computed), its checks, typed sections and artefacts; the runner accounts the release and does the rest.
 
-    advertised: Guarantee
-    """The advertised guarantee (a published release's, or the mechanism's calibration target)."""
-    effective: AnyGuarantee
-    """What holds for the joint release in the context's framework (Semi-DP: at the upper bound of a(t))."""
-    effective_at_lower: AnyGuarantee | None = None
-    """Semi-DP when a(t) is known only by bounds: the guarantee at the proven lower bound, from which a claim
-    may be refuted (``None``: a claim the upper bound does not imply is unknown, never refuted)."""
+    A kind that describes a :class:`~semidp.accountant.release.Release` leaves ``advertised`` and ``effective``
+    unset: the runner applies :func:`~semidp.accountant.release_accounting.account` (or, for a black box,
+    :func:`~semidp.accountant.release_accounting.statistical_audit` to ``audit``).
+    """
+
+    release: Release | None = None
+    """What was published, as data (house style R3): the runner's interpreters turn it into guarantees."""
+    audit: AuditEvidence | None = None
+    """A black box's statistical audit (its decision and epsilon lower bounds), for the audit interpreter."""
+    advertised: Guarantee | None = None
+    """A kind without a release: the advertised guarantee (a published release's, or the calibration target)."""
+    effective: AnyGuarantee | None = None
+    """A kind without a release: what holds for the joint release in the context's framework."""
     checks: tuple[Check, ...] = ()
     """The kind's own checks, reported after the a(t) check and before the certified conversions."""
     final_checks: tuple[Check, ...] = ()
@@ -143,26 +151,36 @@ class KindResult:
     """The kind's report sections (``mechanism``, ``samples``, ``test``...), in report order."""
     seed: int | None = None
     """The seed the kind used (reported)."""
+    # The hooks below serve the kinds that do not describe a release yet (umpu, lattice, published workloads).
     semi_adjacent_check: Outcome | None = None
-    """Replaces the runner's a(t) check (e.g. a test whose guarantee covers a fixed radius)."""
+    """Replaces the runner's a(t) check (``umpu``: its guarantee covers a fixed radius 3)."""
     claim_override: Outcome | None = None
-    """Decides the claim instead of the comparison (e.g. unknown when a sampler's delta' is unbounded)."""
+    """Decides the claim instead of the comparison (lattice kinds: unknown when a sampler's delta' is unbounded;
+    published workloads: the query-level worst pair)."""
     claim_bounds: Bounds | None = None
     """With ``claim_override``: the bounds of epsilon at the claim's delta it was decided from (reported)."""
     advertised_summary: GuaranteeSummary | None = None
-    """Replaces the summary of ``advertised`` (e.g. a private test reports its guarantee as both)."""
+    """Replaces the summary of ``advertised`` (``umpu`` reports its guarantee as both; published workloads)."""
     effective_extra: dict[str, object] = field(default_factory=dict)
-    """Added fields of the effective guarantee's object (e.g. ``prop21``)."""
+    """Added fields of the effective guarantee's object (published workloads: ``coarse``, ``per_attribute``...;
+    a release's ``prop21`` is added by the runner)."""
     effective_pld: tuple[PldEntry, ...] = ()
-    """The PLD entries of the effective guarantee (a composed release), reported after its conversions."""
+    """The PLD entries of the effective guarantee (published workloads), reported after its conversions."""
     certify_advertised: bool = True
-    """Whether the advertised summary is re-certified too (not when it is the effective one)."""
-    calibrated_space: SensitivitySpace | None = None
-    """The sensitivity space the mechanism was calibrated to: the sensitivity check compares it."""
+    """Whether the advertised summary is re-certified too (``umpu``: not, it is the effective one)."""
     samples: NDArray[np.float64] | None = None
     """Drawn releases, ``(samples, cells)`` float64 row-major (``--out`` writes ``<name>.samples.npy``)."""
     plots: tuple[Plot, ...] = ()
     """Plots besides the shared privacy plot."""
+
+    def __post_init__(self) -> None:
+        described = self.release is not None
+        if described == (self.advertised is not None or self.effective is not None) or (
+            not described and (self.advertised is None or self.effective is None)
+        ):
+            raise TypeError("KindResult: give the release, or (for a kind not yet converted) advertised and effective")
+        if (self.audit is not None) != (described and self.release is not None and self.release.is_black_box):
+            raise TypeError("KindResult: a black-box release comes with its statistical audit, and only it")
 
 
 __all__ = ["Context", "DEFAULT_SAMPLES", "KindResult", "MIN_STEP_SECONDS", "Plot"]

@@ -26,6 +26,8 @@ def _summary_line(s: GuaranteeSummary) -> str:
 def _guarantee_line(obj: Mapping[str, Any], rho_exact: str | None = None) -> str:
     """The parameters of a guarantee's forms (:func:`accountant.conversion_routes.native_forms`) or of a spec's
     guarantee table (the claim), rounded up."""
+    if obj.get("certified") is False:  # a black box's effective (verify.runner.accounted)
+        return "none certified (black box)"
     parts = []
     for key, label in (("zcdp", "rho"), ("mu", "mu"), ("epsilon", "epsilon"), ("delta", "delta")):
         if key == "zcdp" and rho_exact is not None:  # a workload's exact rational sum, not its float rounded up
@@ -76,6 +78,8 @@ def _why_none(e: EpsilonDelta | PldEntry) -> str:
     """Why an epsilon is ``none``: no finite guarantee at all, or no finite epsilon at this delta."""
     if e.method == "none":
         return "no finite guarantee: see the reason below"
+    if e.method == "none-certified":
+        return "a black box: nothing certified; the audit bounds epsilon below only"
     return f"no finite epsilon at delta = {fmt_delta(e.delta)} by this route"
 
 

@@ -167,6 +167,16 @@ class Breakdown(Walked):
 
 
 @dataclass(frozen=True)
+class LowerBound(Walked):
+    """One ``epsilon_lower`` entry of a black box's effective guarantee: the statistical audit's lower bound of
+    epsilon at ``delta`` (at the audit's confidence; ``method = "statistical-audit"``), never an upper bound."""
+
+    delta: float
+    epsilon: float
+    method: str
+
+
+@dataclass(frozen=True)
 class Prop21(Walked):
     """A composed release's two Semi-DP orders [CA24, Prop. 21]: group each part then compose, or the reverse."""
 
@@ -184,7 +194,8 @@ class GuaranteeSummary:
     ``epsilon_delta`` when set, in declaration order (:data:`NOTE_FIELDS`): ``source`` (where a black box's
     guarantee comes from), ``method`` and ``rho_exact`` (a workload's exact rational rho, as a string),
     ``pld_unavailable`` (why no PLD entry), ``coarse`` (the group-privacy guarantee beside a query-level one),
-    ``prop21`` and the workload breakdowns ``per_attribute``/``per_geolevel``.
+    ``prop21``, the workload breakdowns ``per_attribute``/``per_geolevel``, and a black box's audit lower bounds
+    ``epsilon_lower`` (:class:`LowerBound`).
     """
 
     relation: str
@@ -201,6 +212,7 @@ class GuaranteeSummary:
     prop21: Prop21 | None = None
     per_attribute: Mapping[str, Breakdown] | None = None
     per_geolevel: Mapping[str, Breakdown] | None = None
+    epsilon_lower: tuple[LowerBound, ...] | None = None
     guarantee: AnyGuarantee | None = field(default=None, compare=False, repr=False)
     """The guarantee summarised (not written): :mod:`verify.certify` re-certifies the entries against it."""
 
@@ -259,7 +271,17 @@ class GuaranteeSummary:
         return out
 
 
-NOTE_FIELDS = ("source", "method", "rho_exact", "pld_unavailable", "coarse", "prop21", "per_attribute", "per_geolevel")
+NOTE_FIELDS = (
+    "source",
+    "method",
+    "rho_exact",
+    "pld_unavailable",
+    "coarse",
+    "prop21",
+    "per_attribute",
+    "per_geolevel",
+    "epsilon_lower",
+)
 """The optional fields of a :class:`GuaranteeSummary`, in JSON order (after ``epsilon_delta``)."""
 
 

@@ -23,13 +23,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semidp.accountant.budget import Budget, budget_argument
-from semidp.accountant.conversion_routes import AnyGuarantee
+from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta
 from semidp.accountant.errors import InvalidArgument, InvalidSpec, UnsupportedRelease
 from semidp.accountant.guarantees import GDP, Guarantee
 from semidp.accountant.outcome import Bounds, NotApplicable, Outcome, Refuted, Unknown, Verified
+from semidp.accountant.relations import SemiAdjacent
+from semidp.accountant.release import Release, Shift
+from semidp.accountant.release_accounting import AuditAccount, account, base_guarantees, statistical_audit
 from semidp.accountant.semiadjacent import semi_adjacent_parameter
 from semidp.accountant.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
-from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.verify.certify import certify_summary, section_summaries
 from semidp.verify.claims import check_composed_claim, decide
 from semidp.verify.context import MIN_STEP_SECONDS, Context, KindResult, Plot
@@ -37,12 +39,12 @@ from semidp.verify.exact_composition import ExactSum, decide_exact, decimal_clai
 from semidp.verify.load import validate
 from semidp.verify.privacy_claim import PrivacyClaim
 from semidp.verify.registry import lookup, prepare_sections
-from semidp.verify.report import Check, GuaranteeSummary, Report
+from semidp.verify.report import Check, GuaranteeSummary, LowerBound, Prop21, Report
 from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.semi_adjacent_check import check_semi_adjacent
 from semidp.verify.sensitivity_report import AnySensitivity, SensitivitySection, sensitivity_section
 from semidp.verify.spec import GuaranteeSpec, Spec
-from semidp.verify.spec_values import guarantee_of, guarantee_spec_json, invariant_of, relation_of, space_of
+from semidp.verify.spec_values import guarantee_spec_json, invariant_of, relation_of, space_of
 from semidp.verify.version import __version__
 
 
@@ -54,8 +56,8 @@ class Audit:
     """The report value; :attr:`report` is its JSON."""
     advertised: Guarantee
     """The advertised guarantee (or calibration target)."""
-    effective: AnyGuarantee
-    """What holds for the joint release in the claim's framework."""
+    effective: AnyGuarantee | None
+    """What holds for the joint release in the claim's framework (``None``: a black box, none certified)."""
     samples: NDArray[np.float64] | None = None
     """Drawn releases, ``(samples, cells)`` float64 row-major (``None`` when the kind draws none)."""
     plots: tuple[Plot, ...] = ()
@@ -106,16 +108,16 @@ def decide_claim(
     ), bounds
 
 
-def composed_parts(ctx: Context, radius: int) -> list[Guarantee] | None:
-    """The released parts (``mechanism.components``) as guarantees on the claim's relation: each grouped to
-    ``radius`` for Semi-DP [CA24, Prop. 21, Semi-DP first]; ``None`` for a release that is not composed."""
-    comps = getattr(ctx.spec.mechanism, "components", None)
-    if not comps:
+def composed_parts(ctx: Context, radius: int, release: Release | None = None) -> list[Guarantee] | None:
+    """The released parts of a composed release (one described without an advertised guarantee, e.g.
+    ``mechanism.components``) as guarantees on the claim's relation: each grouped to ``radius`` for Semi-DP
+    [CA24, Prop. 21, Semi-DP first]; ``None`` for a release that is not composed (or a kind without a release)."""
+    if release is None or release.black_box is not None or release.advertised is not None:
         return None
-    parts = [guarantee_of(c, ctx.relation) for c in comps]
+    parts = base_guarantees(release)
     if ctx.framework == "semi-dp":
         return [semi_dp(p, ctx.invariant, radius) for p in parts]
-    if isinstance(joint_release_dp(parts[0], ctx.invariant, ctx.space), NoFiniteGuarantee):
+    if ctx.framework != "dp" or isinstance(joint_release_dp(parts[0], ctx.invariant, ctx.space), NoFiniteGuarantee):
         return None  # plain DP: the invariant itself breaks every finite guarantee, whatever is composed
     return parts
 
@@ -190,40 +192,123 @@ def build_context(
     )
 
 
-def _calibrated_to_exact(sens: AnySensitivity, outcome: Outcome, s_space: SensitivitySpace) -> Outcome:
-    """The sensitivity check for a mechanism calibrated to the exact space S.
-
-    The section's independently computed l1 and l2 must equal the ones of S the mechanism used.
-    """
+def calibrated_to_exact(sens: AnySensitivity, outcome: Outcome, shift: Shift) -> Outcome:
+    """The sensitivity check for a release whose part states its exact shift on the semi-adjacent relation (a
+    mechanism calibrated to the exact space S): the section's independently computed l1 and l2 must equal it."""
     if not isinstance(sens, SensitivitySection):  # refused: nothing computed to compare
         return outcome
     l2 = sens.l2
-    if not math.isclose(float(l2) ** 2, s_space.l2_squared, rel_tol=1e-12):
+    if not math.isclose(float(l2) ** 2, shift.l2_squared, rel_tol=1e-12):
         return Refuted(
-            f"BUG: the sensitivity section has l2 = {l2!r}, the mechanism was calibrated to sqrt({s_space.l2_squared})"
+            f"BUG: the sensitivity section has l2 = {l2!r}, the mechanism was calibrated to sqrt({shift.l2_squared})"
         )
     l1 = sens.l1
-    if float(l1) != s_space.l1:
-        return Refuted(f"BUG: the sensitivity section has l1 = {l1!r}, the mechanism was calibrated to {s_space.l1}")
+    if float(l1) != shift.l1:
+        return Refuted(f"BUG: the sensitivity section has l1 = {l1!r}, the mechanism was calibrated to {shift.l1}")
     return outcome
 
 
-def _claim_with_bounds(check: Check, ctx: Context, part: KindResult) -> Check:
+def _exact_semi_shift(ctx: Context, part: KindResult) -> Shift | None:
+    """The exact shift a one-part release states on ``SemiAdjacent(base, invariant, a(t))``, if any."""
+    rel = part.release
+    if rel is None or len(rel.parts) != 1:
+        return None
+    s = rel.parts[0].shift(SemiAdjacent(ctx.relation, ctx.invariant, ctx.a.value))
+    return s if s is not None and s.exact else None
+
+
+@dataclass(frozen=True)
+class Accounted:
+    """The runner's accounting of a kind's result: the guarantees and their report summaries."""
+
+    advertised: Guarantee
+    effective: AnyGuarantee | None
+    """``None``: a black box (no certified guarantee)."""
+    adv_summary: GuaranteeSummary
+    eff_summary: GuaranteeSummary
+    certify: list[tuple[GuaranteeSummary, AnyGuarantee]]
+    """The summaries re-certified with the guarantees they summarise."""
+    effective_at_lower: AnyGuarantee | None = None
+    audit: AuditAccount | None = None
+    """A black box's account: decides its claim (refuted or unknown)."""
+
+
+#: ``advertised.source`` of a black box: its claim is stated, not certified.
+CLAIM_SOURCE = "the spec's claim: stated for the code, not a certified guarantee"
+#: ``effective.reason`` of a black box.
+BLACK_BOX_REASON = (
+    "a black box has no certified guarantee; a statistical audit bounds its privacy loss from below only "
+    "(epsilon_lower, at the audit's confidence)"
+)
+
+
+def accounted(ctx: Context, part: KindResult) -> Accounted:
+    """Apply the interpreters of :mod:`accountant.release_accounting` to the kind's release (a kind not yet
+    converted hands its own guarantees, with its summary hooks)."""
+    rel = part.release
+    if rel is None:  # a kind that computes its guarantees itself
+        if part.advertised is None or part.effective is None:  # pragma: no cover - KindResult refuses it
+            raise TypeError("KindResult without a release needs advertised and effective")
+        adv = part.advertised_summary or GuaranteeSummary.of(part.advertised, ctx.deltas)
+        eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework).with_pld(part.effective_pld)
+        if part.effective_extra:
+            eff = eff.with_extra(**part.effective_extra)
+        pairs = [(adv, part.advertised), (eff, part.effective)] if part.certify_advertised else [(eff, part.effective)]
+        return Accounted(part.advertised, part.effective, adv, eff, pairs)
+    if rel.black_box is not None:
+        if part.audit is None:  # pragma: no cover - KindResult refuses it
+            raise TypeError("a black-box release needs its statistical audit")
+        audit_acct = statistical_audit(rel, part.audit)
+        claim = rel.black_box.claim
+        adv = GuaranteeSummary.of(claim, ctx.deltas).with_extra(source=CLAIM_SOURCE)
+        low = dict(audit_acct.epsilon_lower)
+        eff = GuaranteeSummary(
+            claim.relation.describe(),
+            {"certified": False, "reason": BLACK_BOX_REASON},
+            tuple(EpsilonDelta(d, None, "none-certified") for d in ctx.deltas),
+            ctx.framework,
+            epsilon_lower=tuple(LowerBound(d, low.get(d, 0.0), "statistical-audit") for d in ctx.deltas),
+        )
+        return Accounted(claim, None, adv, eff, [(adv, claim)], audit=audit_acct)
+    acct = account(rel, ctx.framework, ctx.a, ctx.space)
+    adv = GuaranteeSummary.of(acct.advertised, ctx.deltas)
+    eff = GuaranteeSummary.of(acct.effective, ctx.deltas, framework=ctx.framework).with_pld(part.effective_pld)
+    extra = dict(part.effective_extra)
+    if acct.prop21 is not None:
+        extra["prop21"] = Prop21(
+            GuaranteeSummary.of(acct.prop21.semi_first, ctx.deltas),
+            GuaranteeSummary.of(acct.prop21.composition_first, ctx.deltas),
+            "Cho & Awan Prop. 21: group each part then compose (semi_first) is never "
+            "weaker than compose then group; effective uses semi_first",
+        )
+    if extra:
+        eff = eff.with_extra(**extra)
+    return Accounted(
+        acct.advertised,
+        acct.effective,
+        adv,
+        eff,
+        [(adv, acct.advertised), (eff, acct.effective)],
+        effective_at_lower=acct.effective_at_lower,
+    )
+
+
+def _claim_with_bounds(check: Check, ctx: Context, acct: Accounted, release: Release | None) -> Check:
     """Refute a Semi-DP claim only from a proven lower bound of a(t) (verify from the upper one).
 
     The effective Semi-DP guarantee is computed at the proven upper bound of a(t)
     (sound, [CA24, Prop. 11]), so it may *verify* a claim; it is tight only at the
     true a(t), so when a(t) is known only by bounds, a refutation must hold at
-    the lower bound too (``KindResult.effective_at_lower``), else the claim is unknown.
+    the lower bound too (:attr:`Accounted.effective_at_lower`), else the claim is unknown.
     """
     a = ctx.a
     if a.exact or ctx.framework != "semi-dp" or not isinstance(check.outcome, Refuted):
         return check
-    if part.effective_at_lower is not None and ctx.spec.claim is not None:
+    if acct.effective_at_lower is not None and ctx.spec.claim is not None:
         low, _ = decide_claim(
             claim_of(ctx.spec.claim.guarantee),
-            part.effective_at_lower,
-            composed_parts(ctx, a.lower),
+            acct.effective_at_lower,
+            composed_parts(ctx, a.lower, release),
             Budget.until(ctx.deadline),
         )
         if isinstance(low, Refuted):
@@ -248,11 +333,13 @@ def _claim_with_bounds(check: Check, ctx: Context, part: KindResult) -> Check:
 
 def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Report:
     """The report of a kind's result: shared header, checks and verdict around the kind's sections."""
+    return assemble_accounted(ctx, part, accounted(ctx, part), reports_sensitivity=reports_sensitivity)
+
+
+def assemble_accounted(ctx: Context, part: KindResult, acct: Accounted, *, reports_sensitivity: bool) -> Report:
+    """:func:`assemble` with the release already accounted (:func:`accounted`)."""
     spec, a = ctx.spec, ctx.a
-    adv = part.advertised_summary or GuaranteeSummary.of(part.advertised, ctx.deltas)
-    eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework).with_pld(part.effective_pld)
-    if part.effective_extra:
-        eff = eff.with_extra(**part.effective_extra)
+    adv, eff = acct.adv_summary, acct.eff_summary
     a_outcome = part.semi_adjacent_check or check_semi_adjacent(
         ctx.space, ctx.invariant, ctx.relation, a, ctx.table, Budget.of(ctx.remaining())
     )
@@ -262,24 +349,25 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
             f"end, which is sound [CA24, Prop. 11]; a larger --time-limit may close the gap); "
             f"{a_outcome.certificate}"
         )
-    pairs = [(adv, part.advertised), (eff, part.effective)] if part.certify_advertised else [(eff, part.effective)]
     checks = [
         Check("semi-adjacent-parameter", a_outcome),
         *part.checks,
-        Check("conversions-certified", certify_summary([*pairs, *section_summaries(part.sections)])),
+        Check("conversions-certified", certify_summary([*acct.certify, *section_summaries(part.sections)])),
     ]
-    if spec.claim is not None and part.claim_override is not None:
+    if spec.claim is not None and acct.audit is not None:  # a black box: refuted from its lower bound, or unknown
+        checks.append(Check("claim", acct.audit.claim_outcome))
+    elif spec.claim is not None and part.claim_override is not None:
         b = part.claim_bounds
         checks.append(
             Check("claim", part.claim_override, b)  # as claim_check
         )
-    else:
-        parts = composed_parts(ctx, a.value)
+    elif acct.effective is not None:
+        parts = composed_parts(ctx, a.value, part.release)
         group = 1 if ctx.framework == "dp" else a.value if ctx.framework == "semi-dp" else 0
         exact = exact_sum(getattr(spec.mechanism, "components", None), group) if parts is not None else None
         checks += [
-            _claim_with_bounds(c, ctx, part)
-            for c in claim_check(spec, part.effective, parts, exact, Budget.until(ctx.deadline))
+            _claim_with_bounds(c, ctx, acct, part.release)
+            for c in claim_check(spec, acct.effective, parts, exact, Budget.until(ctx.deadline))
         ]
     claims = [c.outcome for c in checks if c.name == "claim"]
     if isinstance(a_outcome, Unknown) and not a.exact and claims and all(isinstance(o, Verified) for o in claims):
@@ -294,8 +382,9 @@ def assemble(ctx: Context, part: KindResult, *, reports_sensitivity: bool) -> Re
     sections = list(part.sections)
     if reports_sensitivity and spec.query is not None:
         sens, sens_outcome = sensitivity_section(spec, ctx.space, ctx.invariant, a, Budget.of(ctx.remaining()))
-        if part.calibrated_space is not None:
-            sens_outcome = _calibrated_to_exact(sens, sens_outcome, part.calibrated_space)
+        shift = _exact_semi_shift(ctx, part)
+        if shift is not None:
+            sens_outcome = calibrated_to_exact(sens, sens_outcome, shift)
         checks.append(Check("sensitivity", sens_outcome))
         sections.insert(0, sens)
     checks += part.final_checks
@@ -359,9 +448,10 @@ def audit(
         raise InvalidSpec(spec.path, [str(p) for p in problems])
     ctx = build_context(spec, seed=seed, budget=_audit_budget(budget, legacy), options=options)
     part = kind.run(ctx)
-    report = assemble(ctx, part, reports_sensitivity=kind.info.reports_sensitivity)
+    acct = accounted(ctx, part)
+    report = assemble_accounted(ctx, part, acct, reports_sensitivity=kind.info.reports_sensitivity)
     return Audit(
-        typed=report, advertised=part.advertised, effective=part.effective, samples=part.samples, plots=part.plots
+        typed=report, advertised=acct.advertised, effective=acct.effective, samples=part.samples, plots=part.plots
     )
 
 
@@ -393,10 +483,14 @@ def exit_code(verdicts: list[str]) -> int:
 
 
 __all__ = [
+    "Accounted",
     "Audit",
+    "accounted",
     "assemble",
+    "assemble_accounted",
     "audit",
     "build_context",
+    "calibrated_to_exact",
     "claim_check",
     "claim_of",
     "composed_parts",

@@ -220,9 +220,11 @@ def _plots(out: Path, result: Audit, spec: Spec) -> list[tuple[Path, Callable[[P
     name = r.name
     claim = None
     if spec.claim is not None:
-        claimed = guarantee_of(spec.claim.guarantee, result.effective.relation)
-        claim = (f"{spec.claim.framework}, {_claim_text(spec)}", claimed)
-    curves = [("advertised", result.advertised), (f"effective ({r.effective.framework})", result.effective)]
+        on = result.effective.relation if result.effective is not None else result.advertised.relation
+        claim = (f"{spec.claim.framework}, {_claim_text(spec)}", guarantee_of(spec.claim.guarantee, on))
+    curves = [("advertised", result.advertised)] + (  # a black box has no effective curve (none certified)
+        [(f"effective ({r.effective.framework})", result.effective)] if result.effective is not None else []
+    )
     deltas = tuple(float(d) for d in spec.report.deltas)
     title = f"{name}: advertised vs effective privacy"
     out_plots: list[tuple[Path, Callable[[Path], object]]] = [

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from semidp.accountant.composition import compose, compose_as_zcdp, compose_recorded, compose_tradeoffs
 from semidp.accountant.dataspace import DataSpace, Feature
 from semidp.accountant.errors import UnsupportedRelease
 from semidp.accountant.exact_matrices import primitive_row
-from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
 from semidp.accountant.relations import AddRemove, BaseRelation, Relation, Replace
+from semidp.accountant.release_accounting import composed_guarantee
 from semidp.verify.spec import (
     EpsilonGuarantee,
     GuaranteeForm,
@@ -72,22 +72,9 @@ def guarantee_of(g: GuaranteeForm, relation: Relation) -> Guarantee:
 
 
 def compose_parts(parts: list[Guarantee]) -> Guarantee:
-    """The advertised guarantee of several released parts: closed form if one definition (all pure or all
-    approximate DP keep their parts, for the zCDP sum and the optimal composition of identical parts), else
-    numerical f-DP (pure/approx/GDP) or zCDP (pure/GDP/zCDP) composition."""
-    kinds = {type(p) for p in parts}
-    if kinds == {PureDP} or kinds == {ApproxDP}:
-        return compose_recorded(parts)  # type: ignore[arg-type]
-    if len(kinds) == 1 and RDP not in kinds:
-        return compose(parts)
-    if kinds <= {PureDP, ApproxDP, GDP, TradeOff}:
-        return compose_tradeoffs(parts)  # type: ignore[arg-type]
-    if kinds <= {PureDP, GDP, ZCDP}:
-        return compose_as_zcdp(parts)  # type: ignore[arg-type]
-    raise UnsupportedRelease(
-        f"cannot compose components of kinds {sorted(k.__name__ for k in kinds)}: mix pure/approx/GDP "
-        "(f-DP composition) or pure/GDP/zCDP (zCDP composition)."
-    )
+    """The advertised guarantee of several released parts
+    (:func:`accountant.release_accounting.composed_guarantee`, the one definition)."""
+    return composed_guarantee(parts)
 
 
 def guarantee_spec_json(g: GuaranteeSpec) -> dict[str, object]:

@@ -32,14 +32,13 @@ from typing import Any, ClassVar, Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.conversion_routes import AnyGuarantee
 from semidp.accountant.errors import BudgetExhausted, SearchTooLarge
 from semidp.accountant.gaussian import gdp_delta
 from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
 from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Verified
 from semidp.accountant.progress import stage
 from semidp.accountant.relations import Relation, SemiAdjacent
-from semidp.accountant.semidp import joint_release_dp
+from semidp.accountant.release import KnownGuarantee, Part, Release, Shift
 from semidp.accountant.sensitivity import SensitivitySpace
 from semidp.accountant.sensitivity_results import one_way_table
 from semidp.accountant.sensitivity_search import semi_sensitivity_search
@@ -199,16 +198,6 @@ def implies(g: Guarantee, target: Guarantee) -> bool:
     return False
 
 
-def on_base(g: Guarantee, ctx: Context) -> Guarantee:
-    """The mechanism's guarantee read on the base relation (its Semi-DP parameters; the joint release is
-    then judged by :func:`accountant.semidp.joint_release_dp`)."""
-    if isinstance(g, GDP):
-        return GDP(g.mu, ctx.relation)
-    if isinstance(g, PureDP):
-        return PureDP(g.epsilon, ctx.relation)
-    return g
-
-
 @dataclass(frozen=True)
 class CalibratedKind(KindDefaults):
     """A kind whose mechanism semidp builds with ``builder`` and draws from (see the module docstring)."""
@@ -292,6 +281,7 @@ class CalibratedKind(KindDefaults):
         semi = SemiAdjacent(ctx.relation, inv, a.value)
         mechanism_info: dict[str, Any] = {"kind": m.kind}
         s_space: SensitivitySpace | None = None
+        res_exact = False
         norms_used: TableSpaceNorms | None = None  # the closed-form span, for the invariant certificate
         if ctx.framework == "subspace-dp" and self.subspace_builder is not None:
             built = self.subspace_builder(ctx, m)  # calibrated on the base relation: S is not needed
@@ -328,15 +318,16 @@ class CalibratedKind(KindDefaults):
                     sensitivity_not_listed=f"S at the table was not listed ({why}); its closed-form superset is used",
                 )
             else:
-                s_space = res.space
+                s_space, res_exact = res.space, res.exact
                 built = self.builder(ctx, m, s_space, semi)
                 mechanism_info.update(sensitivity_space=s_space.label, sensitivity_exact=res.exact)
         mechanism_info.update(built.info)
         calibration_seconds = time.monotonic() - started
         mech_g, advertised = built.guarantee, built.advertised
-        effective: AnyGuarantee = mech_g
-        if ctx.framework == "dp":  # the joint release with the invariant, on (D, A_1)
-            effective = joint_release_dp(on_base(mech_g, ctx), inv, space)
+        shifts = () if s_space is None else (Shift(semi, s_space.l1, s_space.l2_squared, exact=res_exact),)
+        release = Release(
+            ctx.relation, inv, (Part(KnownGuarantee(mech_g), shifts, label=m.kind),), advertised=advertised
+        )
 
         used_seed = ctx.draw_seed()
         n = ctx.draw_count()
@@ -380,12 +371,10 @@ class CalibratedKind(KindDefaults):
             checks += pp_checks
             plots = (plot,)
         result = KindResult(
-            advertised=advertised,
-            effective=effective,
+            release=release,  # the mechanism known by its privacy map on SemiAdjacent at a(t), and its shift S
             seed=used_seed,
             checks=tuple(checks),
             sections=tuple(sections),
-            calibrated_space=s_space,
             samples=draws,
             plots=plots,
         )
@@ -423,6 +412,5 @@ __all__ = [
     "implies",
     "invariant_check",
     "mean_check",
-    "on_base",
     "postprocess_part",
 ]

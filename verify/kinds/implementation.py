@@ -47,6 +47,9 @@ from semidp.accountant.knorm import KNormBall
 from semidp.accountant.knorm_cache import cached_knorm_ball
 from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
 from semidp.accountant.relations import Relation, SemiAdjacent
+from semidp.accountant.release import BlackBox
+from semidp.accountant.release import Release as ReleaseData
+from semidp.accountant.release_accounting import AuditEvidence
 from semidp.accountant.tradeoff import TradeoffCurve
 from semidp.verify.audit_evidence import Evidence, refutation_evidence
 from semidp.verify.audit_looks import Drawn, Look, OutOfTime, look_cost
@@ -499,8 +502,10 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
     outcome = _decide(measured, conf, m.tests, stop, note, evidence)
     total = sum(len(a) + len(b) for a, b in samples)
     eps_rows = []
+    lows: list[tuple[float, float]] = []  # (delta, epsilon lower bound): the audit interpreter's evidence
     for d in ctx.deltas:
         lower = max((epsilon_lower(p.alpha_upper, p.beta_upper, d) for p in measured), default=0.0)
+        lows.append((d, lower))
         ups = [e.epsilon for e in epsilon_delta(claim, d) if e.epsilon is not None]
         upper = min(ups) if ups else None
         eps_rows.append(
@@ -562,14 +567,11 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
         "note": "a statistical audit refutes with confidence or does not refute; it never verifies",
     }
     return KindResult(
-        advertised=claim,
-        effective=claim,
+        release=ReleaseData(ctx.relation, ctx.invariant, black_box=BlackBox(claim, m.callable or "recorded releases")),
+        audit=AuditEvidence(outcome, tuple(lows)),
         seed=seed,
         checks=(Check("statistical-audit", outcome), Check("invariant-preserved", inv_outcome)),
         sections=(AuditSection(section),),
-        claim_override=outcome,
-        certify_advertised=False,
-        effective_extra={"source": "the claim: a black box has no certified guarantee; the audit bounds it below"},
         plots=(audit_plot(curve, measured, conf, history),),
     )
 

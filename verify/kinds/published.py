@@ -15,18 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-from semidp.accountant.conversion_routes import AnyGuarantee
-from semidp.accountant.guarantees import Guarantee
 from semidp.accountant.outcome import Skipped
-from semidp.accountant.semidp import joint_release_dp, semi_dp, semi_dp_composition
+from semidp.accountant.release import KnownGuarantee, Part, Release
+from semidp.accountant.release_accounting import plain_dp
 from semidp.verify.context import Context, KindResult
 from semidp.verify.design import with_design
 from semidp.verify.registry import KindDefaults, KindInfo, Problem
-from semidp.verify.report import Check, GuaranteeSummary, Prop21
+from semidp.verify.report import Check, GuaranteeSummary
 from semidp.verify.sections import PlainDpSection
 from semidp.verify.spec import GuaranteeSpec, MechanismSpec, Spec, documented
 from semidp.verify.spec_checks import guarantee_problems
-from semidp.verify.spec_values import compose_parts, guarantee_of
+from semidp.verify.spec_values import guarantee_of
 from semidp.verify.workload_report import workload_result
 from semidp.verify.workload_spec import MeasurementsKey, read_measurements
 from semidp.verify.workload_spec import data_problems as workload_data_problems
@@ -125,48 +124,25 @@ class PublishedKind(KindDefaults):
         return probs
 
     def run(self, ctx: Context) -> KindResult:
-        """The advertised guarantee, and what holds for the joint release in the claim's framework."""
+        """The release as data: one part known by its advertised guarantee, or the components composed (the
+        runner accounts it: Semi-DP grouping [CA24, Prop. 15, 21], plain DP of the joint release)."""
         m = ctx.mechanism(PublishedSpec)
         if m.measurements is not None and m.noise is not None:
             ms, _ = read_measurements(ctx.spec, m.measurements, m.noise)  # validated by the loader: read once here
             return with_design(ctx, workload_result(ctx, m.measurements, m.noise, ms), ms, m.noise)
-        rel, inv = ctx.relation, ctx.invariant
-        extra: dict[str, object] = {}
-        semi_effective: Guarantee | None = None
-        if m.components is not None:
-            parts = [guarantee_of(c, rel) for c in m.components]
-            advertised = compose_parts(parts)
-            if ctx.framework == "semi-dp":
-                both = semi_dp_composition(parts, inv, ctx.a.value)
-                extra["prop21"] = Prop21(
-                    GuaranteeSummary.of(both.semi_first, ctx.deltas),
-                    GuaranteeSummary.of(both.composition_first, ctx.deltas),
-                    "Cho & Awan Prop. 21: group each part then compose (semi_first) is never "
-                    "weaker than compose then group; effective uses semi_first",
-                )
-                semi_effective = both.semi_first
+        if m.components is not None:  # the released parts, composed (advertised: their composition)
+            parts = tuple(
+                Part(KnownGuarantee(guarantee_of(c, ctx.relation)), label=f"component {i}")
+                for i, c in enumerate(m.components)
+            )
+            release = Release(ctx.relation, ctx.invariant, parts)
         else:  # the loader requires one of guarantee, components or measurements
-            advertised = guarantee_of(ctx.required(m.guarantee, "mechanism.guarantee"), rel)
-        plain = joint_release_dp(advertised, inv, ctx.space)
-        effective: AnyGuarantee
-        at_lower: AnyGuarantee | None = None
-        if ctx.framework == "dp":
-            effective = plain
-        elif semi_effective is not None:
-            effective = semi_effective
-            if not ctx.a.exact:
-                at_lower = semi_dp_composition(parts, inv, ctx.a.lower).semi_first
-        else:
-            effective = semi_dp(advertised, inv, ctx.a.value)
-            if not ctx.a.exact:
-                at_lower = semi_dp(advertised, inv, ctx.a.lower)
+            g = guarantee_of(ctx.required(m.guarantee, "mechanism.guarantee"), ctx.relation)
+            release = Release(ctx.relation, ctx.invariant, (Part(KnownGuarantee(g)),), advertised=g)
         return KindResult(
-            advertised=advertised,
-            effective=effective,
-            effective_at_lower=at_lower,
+            release=release,
             seed=None,  # nothing is drawn: no randomness to report
-            effective_extra=extra,
-            sections=(PlainDpSection(GuaranteeSummary.of(plain, ctx.deltas)),),
+            sections=(PlainDpSection(GuaranteeSummary.of(plain_dp(release, ctx.space), ctx.deltas)),),
             final_checks=(
                 Check(
                     "invariant-preserved",

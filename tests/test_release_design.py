@@ -1,0 +1,59 @@
+"""Design over a Release's parameters with the release interpreters (accountant.release_design, Step 14.1)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.gaussian import gdp_mu_for
+from semidp.accountant.guarantees import PureDP
+from semidp.accountant.invariants import Margins, Total
+from semidp.accountant.relations import Replace, SemiAdjacent
+from semidp.accountant.release import GaussianNoise, KnownGuarantee, LaplaceNoise, Part, Release, Shift
+from semidp.accountant.release_accounting import part_guarantee, zcdp_sum
+from semidp.accountant.release_design import design_release_scale, scaled_release
+
+R = Replace()
+STATE = Margins((("state",),))
+
+
+def test_gaussian_design_matches_the_closed_form() -> None:
+    """One Gaussian part (sigma 1, l2 shift 1): the largest c has sqrt(c) = the mu of (1, 1e-6) [BW18, Thm. 8],
+    within the design tolerance, and is proven tight."""
+    rel = Release(R, Total(), (Part(GaussianNoise(1.0), (Shift(R, 1.0, 1.0),)),))
+    d = design_release_scale(rel, epsilon=1.0, delta=1e-6)
+    assert d.met and d.tight and d.scale is not None
+    mu = gdp_mu_for(1.0, 1e-6)
+    assert math.sqrt(d.scale) <= mu * (1 + 1e-9) and math.sqrt(d.scale * (1 + 2 * d.rel_tol)) > mu
+    assert d.achieved is not None and d.achieved.upper <= 1.0
+
+
+def test_semi_dp_design_uses_the_shift_at_a_t() -> None:
+    """The same part stated at a(t) = 2 with a shift twice as large: the designed budget is a quarter."""
+    semi = SemiAdjacent(R, STATE, 2)
+    part = Part(GaussianNoise(1.0), (Shift(R, 1.0, 1.0), Shift(semi, 2.0, 4.0)))
+    rel = Release(R, STATE, (part,))
+    base = design_release_scale(rel, rho=Fraction(1, 2))
+    at_a = design_release_scale(rel, rho=Fraction(1, 2), relation=semi)
+    assert base.scale == 1 and at_a.scale == Fraction(1, 4)  # rho = c l2^2 / (2 sigma^2), exact
+    z0 = zcdp_sum(rel, semi)
+    assert z0 is not None and z0.rho * at_a.scale == 0.5  # the exact design: rho(c) = c rho(1)
+    z = zcdp_sum(scaled_release(rel, Fraction(1, 4)), semi)  # the noise rounded toward less noise: a few ulps over
+    assert z is not None and 0.5 <= z.rho <= 0.5 * (1 + 1e-12)
+
+
+def test_scaling_rounds_toward_less_noise_and_refuses_what_does_not_scale() -> None:
+    part = Part(LaplaceNoise(2.0), (Shift(R, 1.0, 1.0),))
+    s = scaled_release(Release(R, Total(), (part,)), Fraction(3))
+    law = s.parts[0].law
+    assert isinstance(law, LaplaceNoise) and law.b <= 2.0 / math.sqrt(3)
+    g = part_guarantee(s.parts[0], R)
+    assert isinstance(g, PureDP) and g.epsilon >= math.sqrt(3) / 2
+    known = Release(R, Total(), (Part(KnownGuarantee(PureDP(1.0, R))),))
+    with pytest.raises(InvalidArgument, match="only Gaussian and Laplace noise scales"):
+        design_release_scale(known, epsilon=1.0, delta=1e-6)
+    with pytest.raises(InvalidArgument, match="c = 0 must be > 0"):
+        scaled_release(Release(R, Total(), (part,)), Fraction(0))
