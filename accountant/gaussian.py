@@ -51,7 +51,7 @@ def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
     It is evaluated at increasing precision (:data:`ADAPTIVE_DPS`) with an error
     bound :math:`|\Phi(a)|\,(a^2+|\varepsilon|+10)\,10^{2-\mathrm{dps}}` (an input error
     :math:`\eta` in :math:`a` moves :math:`\log\Phi(a)` by about :math:`|a|\eta`) until the value
-    clears ten times its error. Otherwise the interval falls back to
+    clears ten times its error (the ends are rounded outward to 50 digits). Otherwise the interval falls back to
     :math:`[0, \Phi(a)]` (the subtracted term is non-negative). Far in the tail,
     :math:`\Phi(a)\le\varphi(a)/|a|` (Mills) bounds it without evaluating :math:`\Phi`.
     """
@@ -74,9 +74,9 @@ def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
         val = pa - ctx.exp(e) * ctx.ncdf(a - m)
         err = abs(pa) * (a * a + abs(e) + 10) * ctx.mpf(10) ** (2 - dps)
         if val > 10 * err:
-            return MP.mpf(val - err), MP.mpf(val + err)
+            return MP.fsub(val, err, rounding="f"), MP.fadd(val, err, rounding="c")  # outward to 50 digits
     upper = min(pa * (1 + err), val + err) if val + err > 0 else pa * (1 + err)
-    return MP.mpf(0), MP.mpf(upper)
+    return MP.mpf(0), MP.fadd(upper, 0, rounding="c")
 
 
 _CONTEXTS: dict[int, mpmath.MPContext] = {}
@@ -220,8 +220,8 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 def gdp_epsilon_lower(mu: float, delta: float, *, start: float | None = None) -> float:
     r"""Certified **lower** bound on the smallest :math:`\varepsilon` with :math:`\delta_\mu(\varepsilon)\le\delta`.
 
-    Returns ``x`` with :math:`\delta_\mu(x) > \delta` checked at 50 digits
-    (with the evaluation's error bound as margin), so the true epsilon exceeds
+    Returns ``x`` whose certified lower end of :func:`delta_interval` exceeds ``delta`` (times
+    ``1 + MP_REL_ERROR``), so the true epsilon exceeds
     ``x`` because the profile is decreasing. Used to *refute* claims: the
     Gaussian mechanism needs at least this epsilon. ``0.0`` when nothing
     positive is certified. ``start``: an upper bound of the answer to search down from (e.g.
@@ -229,12 +229,12 @@ def gdp_epsilon_lower(mu: float, delta: float, *, start: float | None = None) ->
     """
     m = check_nonnegative("mu", mu)
     d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True)
-    mm, md = MP.mpf(m), MP.mpf(d)
+    md = MP.mpf(d)
     x = gdp_epsilon(m, d) if start is None else check_nonnegative("start", start)
     step = max(abs(x) * 1e-13, 1e-300)
     x = max(0.0, x - 2 * step)  # an upper bound sits about one step above the float root: start below it
     while x > 0:
-        if _mp_delta(mm, MP.mpf(x)) > md * (1 + MP_REL_ERROR):
+        if delta_interval(m, x)[0] > md * (1 + MP_REL_ERROR):  # the LOWER end (far tails: [0, 2 Mills] is wide)
             return x  # delta(x) > delta certified: the true epsilon is above x
         step *= 2
         x = max(0.0, x - step)

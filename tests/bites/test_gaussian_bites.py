@@ -184,3 +184,74 @@ def test_delta_outside_the_unit_interval_is_refused() -> None:
             gdp_epsilon(1.0, bad)
         with pytest.raises(InvalidArgument, match="delta"):
             gdp_epsilon_lower(1.0, bad)
+
+
+# mu = 3e6: b = a - mu is near -3e6, so delta_interval takes its far-tail route, whose enclosure [0, 2 Mills(a)] is
+# wide (a factor 2 and more): which END of it certifies a bound is visible in the result.
+FAR_MU, FAR_DELTA = 3e6, 1e-5
+
+
+def test_far_tail_epsilon_is_certified_from_the_upper_end() -> None:
+    # gdp_epsilon must stop only where the enclosure's UPPER end is <= delta; its float root (where the true profile
+    # is delta) has an upper end of about 2.1 delta there [BW18, Thm. 8; Mills' ratio Phi(x) <= phi(x)/|x|, x < 0]
+    up = gdp_epsilon(FAR_MU, FAR_DELTA)
+    assert delta_interval(FAR_MU, up)[1] <= FAR_DELTA
+    assert ref_delta(FAR_MU, up) <= FAR_DELTA
+    root = ref_epsilon_far()
+    assert delta_interval(FAR_MU, float(root))[1] > 2 * FAR_DELTA  # so the root itself is not certified
+    assert root < up < root * (1 + 1e-5)
+
+
+def ref_epsilon_far() -> mpmath.mpf:
+    """The root of delta_mu(eps) = FAR_DELTA at mu = 3e6, 120 digits (bisection on the decreasing profile)."""
+    lo, hi = REF.mpf(4.4e12), REF.mpf(4.6e12)
+    assert ref_delta(FAR_MU, lo) > FAR_DELTA > ref_delta(FAR_MU, hi)
+    for _ in range(120):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if ref_delta(FAR_MU, mid) > FAR_DELTA else (lo, mid)
+    return lo
+
+
+def test_far_tail_epsilon_lower_is_certified_from_the_lower_end() -> None:
+    # A refutation needs delta_mu(x) > delta PROVEN, i.e. the enclosure's lower end above delta. Certifying from the
+    # upper end (as before 2026-11-27) returned x = 4.5000133e12 with true delta_mu(x) = 4.9e-6 < 1e-5: above the
+    # true epsilon, so a correct claim could be refuted.
+    lo = gdp_epsilon_lower(FAR_MU, FAR_DELTA)
+    assert delta_interval(FAR_MU, lo)[0] > FAR_DELTA
+    assert ref_delta(FAR_MU, lo) > FAR_DELTA
+    root = ref_epsilon_far()
+    assert root * (1 - 1e-4) < lo < root
+    start = gdp_epsilon_lower(FAR_MU, FAR_DELTA, start=float(root) * 1.01)  # from far above: the same certificate
+    assert ref_delta(FAR_MU, start) > FAR_DELTA and delta_interval(FAR_MU, start)[0] > FAR_DELTA
+
+
+def _err_model(mu: float, eps: float, dps: int) -> mpmath.mpf:
+    """delta_interval's stated error bound |Phi(a)| (a^2 + |eps| + 10) 10^(2 - dps) at a = mu/2 - eps/mu."""
+    a = REF.mpf(mu) / 2 - REF.mpf(eps) / mu
+    return REF.ncdf(a) * (a * a + abs(REF.mpf(eps)) + 10) * REF.mpf(10) ** (2 - dps)
+
+
+def test_tiny_mu_climbs_the_precision_ladder() -> None:
+    # mu = 1e-300 at eps = 0: delta = 2 Phi(mu/2) - 1 = erf(mu / (2 sqrt 2)) ~ 4e-301 cancels ~300 digits of 0.5
+    ref = REF.erf(REF.mpf(1e-300) / (2 * REF.sqrt(2)))
+    lo, hi = delta_interval(1e-300, 0.0)
+    assert 0 < REF.mpf(lo) <= ref <= REF.mpf(hi) and REF.mpf(hi) - REF.mpf(lo) <= ref * REF.mpf(10) ** -30
+
+
+def test_fallback_after_the_last_precision_is_sound_and_tight(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With a one-rung ladder the fallback (val <= 10 err at every precision) is reached; it must return [0, val + err]
+    # (the 50-digit value plus its stated error), not Phi(a) nor anything below delta. Unreachable with the shipped
+    # ladder for float inputs (the cancellation delta / Phi(a) ~ mu / (|a| + mu) >= 1e-330 clears rung 800).
+    import semidp.accountant.gaussian as gaussian
+
+    monkeypatch.setattr(gaussian, "ADAPTIVE_DPS", (50,))
+    ref = REF.erf(REF.mpf(1e-300) / (2 * REF.sqrt(2)))  # eps = 0: delta ~ 4e-301, far below 50 digits of 0.5
+    lo, hi = gaussian.delta_interval(1e-300, 0.0)
+    assert lo == 0 and ref <= REF.mpf(hi) <= 2 * _err_model(1e-300, 0.0, 50)
+    # a = -10: Phi(a) ~ 7.6e-24, delta ~ 4.1e-69 is within 10 err (8.4e-70 each) but far above Phi(a) err (6e-93)
+    mu = 5.5e-45
+    eps = mu * (mu / 2 + 10)
+    ref = ref_delta(mu, eps)
+    err = _err_model(mu, eps, 50)
+    lo, hi = gaussian.delta_interval(mu, eps)
+    assert lo == 0 and ref <= REF.mpf(hi) <= ref + 2 * err and err < ref < 10 * err
