@@ -51,20 +51,20 @@ def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
     It is evaluated at increasing precision (:data:`ADAPTIVE_DPS`) with an error
     bound :math:`|\Phi(a)|\,(a^2+|\varepsilon|+10)\,10^{2-\mathrm{dps}}` (an input error
     :math:`\eta` in :math:`a` moves :math:`\log\Phi(a)` by about :math:`|a|\eta`) until the value
-    clears ten times its error (the ends are rounded outward to 50 digits). Otherwise the interval falls back to
-    :math:`[0, \Phi(a)]` (the subtracted term is non-negative). Far in the tail,
-    :math:`\Phi(a)\le\varphi(a)/|a|` (Mills) bounds it without evaluating :math:`\Phi`.
+    clears ten times its error (ends rounded outward to 50 digits). Otherwise the interval falls back to
+    :math:`[0, \Phi(a)]` (the subtracted term is non-negative). Far in the tail, :math:`\Phi(a)\le\varphi(a)/|a|`
+    (Mills) bounds it without evaluating :math:`\Phi`; 50-digit rounding is covered by :data:`MP_REL_ERROR`.
     """
     if mu == 0:
-        v = MP.mpf(1) - MP.exp(MP.mpf(eps)) if eps < 0 else MP.mpf(0)
-        return v, v
+        v = -MP.expm1(MP.mpf(eps)) if eps < 0 else MP.mpf(0)  # 1 - e^eps without cancellation (eps = -1e-30)
+        return v * (1 - MP_REL_ERROR), v * (1 + MP_REL_ERROR)  # v rounded to 50 digits; 0 is exact
     a_f = mu / 2 - eps / mu
     b_f = a_f - mu
     if max(abs(a_f), abs(b_f)) > 1e6:  # far tails: Mills' ratio in log space, no Phi evaluated
         pa_upper = MP.exp(_log_phi_upper(a_f))
         pa_lower = 1 - MP.exp(_log_phi_upper(-a_f))
         sub_upper = MP.exp(MP.mpf(eps) + _log_phi_upper(b_f))  # e^eps Phi(b) <= this
-        return max(MP.mpf(0), pa_lower - sub_upper), min(MP.mpf(1), pa_upper * 2)
+        return max(MP.mpf(0), pa_lower - sub_upper - MP_REL_ERROR), min(MP.mpf(1), pa_upper * 2)  # terms' rounding
     val = err = pa = MP.mpf(0)
     for dps in ADAPTIVE_DPS:
         ctx = _context(dps)

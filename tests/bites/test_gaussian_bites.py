@@ -91,8 +91,10 @@ def test_far_tails_use_mills_bounds_on_the_right_sides() -> None:
 
 def test_zero_mu_is_the_exact_profile_of_no_noise_protection() -> None:
     assert delta_interval(0.0, 1.0) == (0, 0) and delta_interval(0.0, 0.5) == (0, 0)
-    lo, hi = delta_interval(0.0, -1.0)
-    assert lo == hi and abs(REF.mpf(lo) - (1 - REF.exp(-1))) < REF.mpf(10) ** -45
+    for eps in (-1.0, -1e-30, -0.37, -5.0):  # 1 - e^eps is not a 50-digit number: the ends straddle it
+        lo, hi = delta_interval(0.0, eps)
+        ref = 1 - REF.exp(REF.mpf(eps))
+        assert REF.mpf(lo) <= ref <= REF.mpf(hi) and REF.mpf(hi) - REF.mpf(lo) <= ref * REF.mpf(10) ** -44
     assert gdp_delta(0.0, 0.0) == 0.0 and gdp_delta(0.0, -1.0) >= float(1 - REF.exp(-1))
 
 
@@ -255,3 +257,53 @@ def test_fallback_after_the_last_precision_is_sound_and_tight(monkeypatch: pytes
     err = _err_model(mu, eps, 50)
     lo, hi = gaussian.delta_interval(mu, eps)
     assert lo == 0 and ref <= REF.mpf(hi) <= ref + 2 * err and err < ref < 10 * err
+
+
+def test_far_tail_with_a_tiny_mu_keeps_its_lower_end_below_delta() -> None:
+    # mu = 1e-7, eps in (-0.91, -0.1): a = mu/2 - eps/mu > 1e6 (the far-tail route) and delta = Phi(a) - e^eps Phi(b) is
+    # 1 - e^eps less ~e^-5e11: the lower end (1 - Mills) - e^eps is within one 50-digit rounding of delta, so it
+    # needs its pad (without it, 23 of these 59 ends were above delta). The upper end is 1 (Phi(a) <= 1).
+    for k in range(1, 60):
+        eps = -0.1 - 0.0137 * k
+        lo, hi = delta_interval(1e-7, eps)
+        ref = ref_delta(1e-7, eps)
+        assert REF.mpf(lo) <= ref <= REF.mpf(hi) == 1
+        assert REF.mpf(lo) >= ref - REF.mpf(10) ** -44
+
+
+def test_far_tail_lower_end_is_mills_at_a_less_the_second_term() -> None:
+    # mu = 3e6, a = 2 (eps = mu (mu/2 - 2), exact in floats), b = a - mu ~ -3e6: the lower end is
+    # (1 - phi(a)/a) - e^eps phi(b)/|b| [Mills: Phi(-a) <= phi(a)/a, a > 0]; the second term S = e^eps Phi(b) ~ 1.8e-8
+    mu, eps = 3e6, 4499994e6
+    assert mu / 2 - eps / mu == 2.0
+    lo, hi = delta_interval(mu, eps)
+    ref = ref_delta(mu, eps)
+    two = REF.mpf(2)
+    mills_lower = 1 - REF.npdf(two) / two  # a lower bound of Phi(2) = 0.977
+    s = REF.exp(REF.mpf(eps)) * REF.ncdf(REF.mpf(2 - mu))
+    assert 1e-8 < s < 1e-7 and REF.mpf(lo) <= ref <= REF.mpf(hi) == 1
+    assert abs(REF.mpf(lo) - (mills_lower - s)) <= s * REF.mpf(10) ** -12 + REF.mpf(10) ** -44
+
+
+def test_far_tail_upper_end_is_twice_mills_below_minus_one() -> None:
+    # a = -1.5 (eps = mu (mu/2 + 1.5)), b ~ -3e6: hi = min(1, 2 phi(a)/|a|) = 0.173 [Mills], lo = 0 (no lower bound
+    # of Phi(a) is used for a < 1); delta ~ Phi(-1.5) = 0.0668
+    mu, eps = 3e6, 4500004500000.0
+    assert mu / 2 - eps / mu == -1.5
+    lo, hi = delta_interval(mu, eps)
+    a = REF.mpf(-1.5)
+    mills = REF.npdf(a) / abs(a)
+    assert lo == 0 and ref_delta(mu, eps) <= REF.mpf(hi) and abs(REF.mpf(hi) - 2 * mills) <= REF.mpf(10) ** -45
+
+
+@pytest.mark.parametrize(
+    ("mu", "eps"), [(1.0, 1.0), (5.0, 10.0), (2.0, -3.0), (0.3, 30.0), (8.0, 0.0), (1.0, 400.0), (0.5, -0.2)]
+)
+def test_interval_half_width_is_the_stated_error_budget(mu: float, eps: float) -> None:
+    # These resolve at the first rung (50 digits), so (hi - lo) / 2 is |Phi(a)| (a^2 + |eps| + 10) 10^-48: every term
+    # of the stated budget (the interval's docstring) is applied, none dropped or shrunk
+    lo, hi = delta_interval(mu, eps)
+    half = (REF.mpf(hi) - REF.mpf(lo)) / 2
+    budget = _err_model(mu, eps, 50)
+    assert abs(half - budget) <= budget * REF.mpf(10) ** -3
+    assert REF.mpf(lo) <= ref_delta(mu, eps) <= REF.mpf(hi)
