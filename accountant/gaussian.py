@@ -160,8 +160,8 @@ def gdp_delta_array(mu: float, eps: ArrayLike) -> NDArray[np.float64]:
     r"""Vectorised float upper bound on :math:`\delta_\mu(\varepsilon)` (padded up).
 
     Computed as :math:`\Phi(a)\,(1-e^{d})`, :math:`d = \varepsilon + \log\Phi(b) - \log\Phi(a)`,
-    with ``log_ndtr`` and ``expm1`` so neither tail underflows nor cancels; the
-    result is padded by :data:`ARRAY_REL_PAD` (relative) and
+    with ``log_ndtr`` and ``expm1``, ``d`` moved down by its float error, 4e-15 (|eps| + |log Phi(a)| + |log Phi(b)|)
+    (at a tiny mu, d ~ -mu is all cancellation), padded by :data:`ARRAY_REL_PAD` (relative) and
     :data:`ARRAY_ABS_PAD` (absolute) and clipped to ``[0, 1]``.
     """
     m = check_nonnegative("mu", mu)
@@ -171,8 +171,8 @@ def gdp_delta_array(mu: float, eps: ArrayLike) -> NDArray[np.float64]:
         return np.clip(out * (1 + ARRAY_REL_PAD) + ARRAY_ABS_PAD, 0.0, 1.0)
     a = m / 2 - e / m
     b = -m / 2 - e / m
-    la = special.log_ndtr(a)
-    d = e + special.log_ndtr(b) - la
+    la, lb = special.log_ndtr(a), special.log_ndtr(b)
+    d = e + lb - la - 4e-15 * (np.abs(e) + np.abs(la) + np.abs(lb))  # an upper bound needs d's lower end
     with np.errstate(over="ignore"):
         val = np.exp(la) * -np.expm1(np.minimum(d, 0.0))
     res: NDArray[np.float64] = np.clip(val * (1 + ARRAY_REL_PAD) + ARRAY_ABS_PAD, 0.0, 1.0)

@@ -307,3 +307,18 @@ def test_interval_half_width_is_the_stated_error_budget(mu: float, eps: float) -
     budget = _err_model(mu, eps, 50)
     assert abs(half - budget) <= budget * REF.mpf(10) ** -3
     assert REF.mpf(lo) <= ref_delta(mu, eps) <= REF.mpf(hi)
+
+
+@pytest.mark.parametrize("mu", [1e-20, 1e-9, 1e-6])
+def test_array_profile_stays_above_delta_at_a_tiny_mu(mu: float) -> None:
+    # delta_mu(0) = erf(mu / (2 sqrt 2)) ~ 0.4 mu, but d = eps + log Phi(b) - log Phi(a) ~ -0.8 mu is pure float
+    # cancellation of log 0.5: without moving d down by its float error the array gave 1e-300 at mu = 1e-20 and
+    # 1.7e-7 (relative) below delta at mu = 1e-9, under its 1e-9 budget
+    eps = np.array([0.0, 0.3 * mu, 2 * mu, -mu])
+    arr = gdp_delta_array(mu, eps)
+    for x, e in zip(arr, eps):
+        ref = ref_delta(mu, float(e)) if mu >= 1e-9 else None
+        if ref is None:  # 120 digits do not resolve mu = 1e-20 at eps != 0: the closed form at eps = 0 only
+            ref = REF.erf(REF.mpf(mu) / (2 * REF.sqrt(2))) if e == 0 else REF.mpf(0)
+        assert REF.mpf(float(x)) >= ref
+    assert arr[0] <= 1e-14 + 2 * mu  # moved by the float error of d (~5e-15), not by more
