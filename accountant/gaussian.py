@@ -206,8 +206,8 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 
     try:
         x = optimize.brentq(f, 0.0, hi, xtol=1e-14, rtol=1e-15, maxiter=200)
-    except ValueError:  # sign change lost to underflow: fall back to the certified bracket end
-        x = hi
+    except ValueError:  # no float sign change (delta just below delta_mu(0), f(0) <= 0): search out from 0
+        x = 0.0
     x = up(MP.mpf(x))
     step = max(abs(x) * 1e-13, 1e-300)  # the float root is within ~1e-14: one step out is usually certified
     x = x + step

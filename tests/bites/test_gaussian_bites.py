@@ -322,3 +322,58 @@ def test_array_profile_stays_above_delta_at_a_tiny_mu(mu: float) -> None:
             ref = REF.erf(REF.mpf(mu) / (2 * REF.sqrt(2))) if e == 0 else REF.mpf(0)
         assert REF.mpf(float(x)) >= ref
     assert arr[0] <= 1e-14 + 2 * mu  # moved by the float error of d (~5e-15), not by more
+
+
+def test_scalar_bounds_in_the_far_tail_take_their_own_ends() -> None:
+    # a = -1.5, b ~ -3e6: the enclosure is [0, 2 phi(a)/|a|] = [0, 0.173] around delta ~ Phi(-1.5) = 0.0668
+    mu, eps = 3e6, 4500004500000.0
+    ref = ref_delta(mu, eps)
+    assert REF.mpf(gdp_delta(mu, eps)) >= ref > REF.mpf("0.06") and gdp_delta(mu, eps) <= 0.18
+    assert gdp_delta_lower(mu, eps) == 0.0
+    for eps in (-0.3, -0.6):  # mu = 1e-7: [1 - e^eps - 1e-45, 1]
+        ref = ref_delta(1e-7, eps)
+        assert gdp_delta(1e-7, eps) == 1.0
+        low = gdp_delta_lower(1e-7, eps)
+        assert REF.mpf(low) <= ref and low >= float(ref) * (1 - 1e-15)
+
+
+# delta a few ulps below delta_mu(0): the float profile at 0 is <= delta (f(0) <= 0, brentq has no sign change, or f(0) = 0
+# exactly and brentq returns 0), the 50-digit one is above: epsilon is positive but ~1e-16 (found by a search over mu)
+NEAR_ZERO = [(1.65536126533047, 0.5921486097977762), (2.1223989803731524, 0.7114007489574966)]
+
+
+@pytest.mark.parametrize(("mu", "delta"), NEAR_ZERO)
+def test_epsilon_just_above_zero_is_found_from_zero(mu: float, delta: float) -> None:
+    assert ref_delta(mu, 0.0) > delta  # so epsilon = 0 is not allowed
+    eps = gdp_epsilon(mu, delta)
+    assert 0 < eps <= 1e-14 and ref_delta(mu, eps) <= delta  # (before 2026-11-27: 4.06 from the bracket's top)
+    low = gdp_epsilon_lower(mu, delta, start=eps)
+    assert low < eps and (low == 0 or ref_delta(mu, low) > delta)
+
+
+@pytest.mark.parametrize("mu", [0.1, 1.65536126533047, 0.5])
+def test_epsilon_is_zero_at_the_certified_delta_of_zero(mu: float) -> None:
+    # gdp_delta(mu, 0) is a float above delta_mu(0): epsilon is 0, even where the float profile at 0 exceeds it by
+    # ulps (mu = 0.1: +8.9e-16 in log) -- the 1e-6 slack of the float pre-check, then the 50-digit check
+    assert gdp_epsilon(mu, gdp_delta(mu, 0.0)) == 0.0
+
+
+def test_calibration_refuses_delta_outside_the_open_unit_interval() -> None:
+    for bad in (1.0, 1.5, 0.0, -0.1):
+        with pytest.raises(InvalidArgument, match="delta"):
+            gdp_mu_for(1.0, bad)
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(2.0, 4.0263875319089914e-10), (0.5, 0.00013068196623076207)])
+def test_calibrated_mu_when_the_float_root_is_not_certified(eps: float, delta: float) -> None:
+    # Here the float root rounded down is still above the certified mu (found by a search): the inward loop runs twice
+    mu = gdp_mu_for(eps, delta)
+    assert ref_delta(mu, eps) <= delta < ref_delta(mu * (1 + 1e-12), eps)
+
+
+def test_calibration_threshold_is_mu_1e_12() -> None:
+    # eps = 0: delta_mu(0) = erf(mu / (2 sqrt 2)) ~ 0.3989 mu, so delta = 0.3989 * 7e-13 needs mu ~ 7e-13 < 1e-12
+    with pytest.raises(InvalidArgument, match="mu < 1e-12"):
+        gdp_mu_for(0.0, 0.3989 * 7e-13)
+    mu = gdp_mu_for(0.0, 0.3989 * 3e-12)
+    assert 2.9e-12 < mu < 3.01e-12
