@@ -377,3 +377,11 @@ def test_calibration_threshold_is_mu_1e_12() -> None:
         gdp_mu_for(0.0, 0.3989 * 7e-13)
     mu = gdp_mu_for(0.0, 0.3989 * 3e-12)
     assert 2.9e-12 < mu < 3.01e-12
+
+
+def test_far_tail_uses_mills_only_below_minus_one() -> None:
+    # a = -0.5 (eps = mu (mu/2 + 0.5)), b ~ -3e6: Mills' phi(a)/|a| = 0.70 is a poor bound on Phi(-0.5) = 0.31 here,
+    # so the route uses Phi(a) <= 1 for a >= -1: the enclosure is [0, 1]
+    mu, eps = 3e6, 4500001500000.0
+    assert mu / 2 - eps / mu == -0.5
+    assert delta_interval(mu, eps) == (0, 1)
