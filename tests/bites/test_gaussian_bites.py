@@ -385,3 +385,15 @@ def test_far_tail_uses_mills_only_below_minus_one() -> None:
     mu, eps = 3e6, 4500002700000.0
     assert -1 < mu / 2 - eps / mu < -0.89
     assert delta_interval(mu, eps) == (0, 1)
+
+
+@pytest.mark.parametrize(("mu", "eps"), [(1e-9, 0.0), (1e-8, 1e-9), (1e-7, -1e-7)])
+def test_array_profile_moves_d_by_exactly_its_stated_float_error(mu: float, eps: float) -> None:
+    # Near d = 0, Phi(a) (1 - e^(d - t)) - delta ~ Phi(a) t with t = 4e-15 (|eps| + |log Phi(a)| + |log Phi(b)|) (the
+    # docstring's allowance for d's float error, ~5.5e-15 here, well above d's few-ulp error): all of t, not part
+    a, b = REF.mpf(mu) / 2 - REF.mpf(eps) / mu, -REF.mpf(mu) / 2 - REF.mpf(eps) / mu
+    t = REF.mpf(4e-15) * (abs(REF.mpf(eps)) + abs(REF.log(REF.ncdf(a))) + abs(REF.log(REF.ncdf(b))))
+    x = REF.mpf(float(gdp_delta_array(mu, [eps])[0]))
+    ref = ref_delta(mu, eps)
+    excess = x - ref * (1 + REF.mpf(ARRAY_REL_PAD))
+    assert REF.ncdf(a) * t * REF.mpf("0.9") <= excess <= REF.ncdf(a) * t * REF.mpf("1.1")
