@@ -172,7 +172,7 @@ def gdp_delta_array(mu: float, eps: ArrayLike) -> NDArray[np.float64]:
     a = m / 2 - e / m
     b = -m / 2 - e / m
     la, lb = special.log_ndtr(a), special.log_ndtr(b)
-    d = e + lb - la - 4e-15 * (np.abs(e) + np.abs(la) + np.abs(lb))  # an upper bound needs d's lower end
+    d = e + lb - la - 4e-15 * (np.abs(e) + (np.abs(la) + np.abs(lb)))  # an upper bound needs d's lower end
     with np.errstate(over="ignore"):
         val = np.exp(la) * -np.expm1(np.minimum(d, 0.0))
     res: NDArray[np.float64] = np.clip(val * (1 + ARRAY_REL_PAD) + ARRAY_ABS_PAD, 0.0, 1.0)
