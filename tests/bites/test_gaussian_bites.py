@@ -144,7 +144,7 @@ def test_epsilon_lower_from_a_start_above_the_root() -> None:
     assert x < ref and ref_delta(1.0, x) > 1e-5 and x > ref * 0.5
 
 
-@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-5), (0.1, 1e-10), (5.0, 1e-3), (0.0, 0.2)])
+@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-5), (0.1, 1e-10), (5.0, 1e-3), (0.0, 0.2), (0.0, 0.5)])
 def test_calibrated_mu_is_certified_and_tight(eps: float, delta: float) -> None:
     mu = gdp_mu_for(eps, delta)
     assert ref_delta(mu, eps) <= delta
