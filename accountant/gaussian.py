@@ -266,7 +266,7 @@ def gdp_mu_for(eps: float, delta: float) -> float:
         lo, hi = hi, hi * 2
     while g(lo) > 0:
         lo, hi = lo / 2, lo
-        if lo < 1e-12:  # delta_mu(eps) > delta for every usable mu
+        if hi < 1e-12:  # the root is below hi: delta_mu(eps) > delta for every usable mu
             raise InvalidArgument(f"(eps={eps!r}, delta={delta!r}) needs mu < 1e-12: no usable Gaussian calibration.")
     x = optimize.brentq(g, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=300)
     x = down(MP.mpf(x))

@@ -377,6 +377,9 @@ def test_calibration_threshold_is_mu_1e_12() -> None:
         gdp_mu_for(0.0, 0.3989 * 7e-13)
     mu = gdp_mu_for(0.0, 0.3989 * 3e-12)
     assert 2.9e-12 < mu < 3.01e-12
+    # mu ~ 1.5e-12 is usable: refused before 2026-11-27 (the check was on the bracket's bottom 9.1e-13, not its top)
+    mu = gdp_mu_for(0.0, 0.3989 * 1.5e-12)
+    assert 1.49e-12 < mu < 1.51e-12 and ref_delta(mu, 0.0) <= 0.3989 * 1.5e-12
 
 
 def test_far_tail_uses_mills_only_below_minus_one() -> None:
