@@ -186,6 +186,8 @@ def test_delta_outside_the_unit_interval_is_refused() -> None:
             gdp_epsilon(1.0, bad)
         with pytest.raises(InvalidArgument, match="delta"):
             gdp_epsilon_lower(1.0, bad)
+        with pytest.raises(InvalidArgument, match="delta"):  # its own check, not only gdp_epsilon's
+            gdp_epsilon_lower(1.0, bad, start=3.0)
 
 
 # mu = 3e6: b = a - mu is near -3e6, so delta_interval takes its far-tail route, whose enclosure [0, 2 Mills(a)] is
