@@ -51,20 +51,20 @@ def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
     It is evaluated at increasing precision (:data:`ADAPTIVE_DPS`) with an error
     bound :math:`|\Phi(a)|\,(a^2+|\varepsilon|+10)\,10^{2-\mathrm{dps}}` (an input error
     :math:`\eta` in :math:`a` moves :math:`\log\Phi(a)` by about :math:`|a|\eta`) until the value
-    clears ten times its error. Otherwise the interval falls back to
-    :math:`[0, \Phi(a)]` (the subtracted term is non-negative). Far in the tail,
-    :math:`\Phi(a)\le\varphi(a)/|a|` (Mills) bounds it without evaluating :math:`\Phi`.
+    clears ten times its error (ends rounded outward to 50 digits). Otherwise the interval falls back to
+    :math:`[0, \Phi(a)]` (the subtracted term is non-negative). Far in the tail, :math:`\Phi(a)\le\varphi(a)/|a|`
+    (Mills) bounds it without evaluating :math:`\Phi`; 50-digit rounding is covered by :data:`MP_REL_ERROR`.
     """
     if mu == 0:
-        v = MP.mpf(1) - MP.exp(MP.mpf(eps)) if eps < 0 else MP.mpf(0)
-        return v, v
+        v = -MP.expm1(MP.mpf(eps)) if eps < 0 else MP.mpf(0)  # 1 - e^eps without cancellation (eps = -1e-30)
+        return v * (1 - MP_REL_ERROR), v * (1 + MP_REL_ERROR)  # v rounded to 50 digits; 0 is exact
     a_f = mu / 2 - eps / mu
     b_f = a_f - mu
     if max(abs(a_f), abs(b_f)) > 1e6:  # far tails: Mills' ratio in log space, no Phi evaluated
         pa_upper = MP.exp(_log_phi_upper(a_f))
         pa_lower = 1 - MP.exp(_log_phi_upper(-a_f))
         sub_upper = MP.exp(MP.mpf(eps) + _log_phi_upper(b_f))  # e^eps Phi(b) <= this
-        return max(MP.mpf(0), pa_lower - sub_upper), min(MP.mpf(1), pa_upper * 2)
+        return max(MP.mpf(0), pa_lower - sub_upper - MP_REL_ERROR), min(MP.mpf(1), pa_upper * 2)  # terms' rounding
     val = err = pa = MP.mpf(0)
     for dps in ADAPTIVE_DPS:
         ctx = _context(dps)
@@ -74,9 +74,9 @@ def delta_interval(mu: float, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
         val = pa - ctx.exp(e) * ctx.ncdf(a - m)
         err = abs(pa) * (a * a + abs(e) + 10) * ctx.mpf(10) ** (2 - dps)
         if val > 10 * err:
-            return MP.mpf(val - err), MP.mpf(val + err)
+            return MP.fsub(val, err, rounding="f"), MP.fadd(val, err, rounding="c")  # outward to 50 digits
     upper = min(pa * (1 + err), val + err) if val + err > 0 else pa * (1 + err)
-    return MP.mpf(0), MP.mpf(upper)
+    return MP.mpf(0), MP.fadd(upper, 0, rounding="c")
 
 
 _CONTEXTS: dict[int, mpmath.MPContext] = {}
@@ -160,8 +160,8 @@ def gdp_delta_array(mu: float, eps: ArrayLike) -> NDArray[np.float64]:
     r"""Vectorised float upper bound on :math:`\delta_\mu(\varepsilon)` (padded up).
 
     Computed as :math:`\Phi(a)\,(1-e^{d})`, :math:`d = \varepsilon + \log\Phi(b) - \log\Phi(a)`,
-    with ``log_ndtr`` and ``expm1`` so neither tail underflows nor cancels; the
-    result is padded by :data:`ARRAY_REL_PAD` (relative) and
+    with ``log_ndtr`` and ``expm1``, ``d`` moved down by its float error, 4e-15 (|eps| + |log Phi(a)| + |log Phi(b)|)
+    (at a tiny mu, d ~ -mu is all cancellation), padded by :data:`ARRAY_REL_PAD` (relative) and
     :data:`ARRAY_ABS_PAD` (absolute) and clipped to ``[0, 1]``.
     """
     m = check_nonnegative("mu", mu)
@@ -171,8 +171,8 @@ def gdp_delta_array(mu: float, eps: ArrayLike) -> NDArray[np.float64]:
         return np.clip(out * (1 + ARRAY_REL_PAD) + ARRAY_ABS_PAD, 0.0, 1.0)
     a = m / 2 - e / m
     b = -m / 2 - e / m
-    la = special.log_ndtr(a)
-    d = e + special.log_ndtr(b) - la
+    la, lb = special.log_ndtr(a), special.log_ndtr(b)
+    d = e + lb - la - 4e-15 * (np.abs(e) + (np.abs(la) + np.abs(lb)))  # an upper bound needs d's lower end
     with np.errstate(over="ignore"):
         val = np.exp(la) * -np.expm1(np.minimum(d, 0.0))
     res: NDArray[np.float64] = np.clip(val * (1 + ARRAY_REL_PAD) + ARRAY_ABS_PAD, 0.0, 1.0)
@@ -206,8 +206,8 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 
     try:
         x = optimize.brentq(f, 0.0, hi, xtol=1e-14, rtol=1e-15, maxiter=200)
-    except ValueError:  # sign change lost to underflow: fall back to the certified bracket end
-        x = hi
+    except ValueError:  # no float sign change (delta just below delta_mu(0), f(0) <= 0): search out from 0
+        x = 0.0
     x = up(MP.mpf(x))
     step = max(abs(x) * 1e-13, 1e-300)  # the float root is within ~1e-14: one step out is usually certified
     x = x + step
@@ -220,8 +220,8 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 def gdp_epsilon_lower(mu: float, delta: float, *, start: float | None = None) -> float:
     r"""Certified **lower** bound on the smallest :math:`\varepsilon` with :math:`\delta_\mu(\varepsilon)\le\delta`.
 
-    Returns ``x`` with :math:`\delta_\mu(x) > \delta` checked at 50 digits
-    (with the evaluation's error bound as margin), so the true epsilon exceeds
+    Returns ``x`` whose certified lower end of :func:`delta_interval` exceeds ``delta`` (times
+    ``1 + MP_REL_ERROR``), so the true epsilon exceeds
     ``x`` because the profile is decreasing. Used to *refute* claims: the
     Gaussian mechanism needs at least this epsilon. ``0.0`` when nothing
     positive is certified. ``start``: an upper bound of the answer to search down from (e.g.
@@ -229,12 +229,12 @@ def gdp_epsilon_lower(mu: float, delta: float, *, start: float | None = None) ->
     """
     m = check_nonnegative("mu", mu)
     d = check_in_interval("delta", delta, 0.0, 1.0, lo_open=True)
-    mm, md = MP.mpf(m), MP.mpf(d)
+    md = MP.mpf(d)
     x = gdp_epsilon(m, d) if start is None else check_nonnegative("start", start)
     step = max(abs(x) * 1e-13, 1e-300)
     x = max(0.0, x - 2 * step)  # an upper bound sits about one step above the float root: start below it
     while x > 0:
-        if _mp_delta(mm, MP.mpf(x)) > md * (1 + MP_REL_ERROR):
+        if delta_interval(m, x)[0] > md * (1 + MP_REL_ERROR):  # the LOWER end (far tails: [0, 2 Mills] is wide)
             return x  # delta(x) > delta certified: the true epsilon is above x
         step *= 2
         x = max(0.0, x - step)
@@ -266,7 +266,7 @@ def gdp_mu_for(eps: float, delta: float) -> float:
         lo, hi = hi, hi * 2
     while g(lo) > 0:
         lo, hi = lo / 2, lo
-        if lo < 1e-12:  # delta_mu(eps) > delta for every usable mu
+        if hi < 1e-12:  # the root is below hi: delta_mu(eps) > delta for every usable mu
             raise InvalidArgument(f"(eps={eps!r}, delta={delta!r}) needs mu < 1e-12: no usable Gaussian calibration.")
     x = optimize.brentq(g, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=300)
     x = down(MP.mpf(x))
