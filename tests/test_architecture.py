@@ -259,7 +259,7 @@ def test_citations_stay_inside_the_repository() -> None:
     assert absent == []
 
 
-#: A docstring reference to one of our objects by its full name: :class:`~accountant.knorm.KNormBall`.
+#: A docstring reference to one of our objects by its full name: :class:`~accountant.geometry.knorm.KNormBall`.
 QUALIFIED_ROLE = re.compile(
     r":(?:mod|class|func|meth|data|attr|exc|obj):`~?((?:accountant|mechanisms|verify|semidp)(?:\.\w+)*)`"
 )
@@ -300,7 +300,9 @@ def test_docstrings_name_objects_where_they_live() -> None:
     Catches the docstrings left behind when an object moves (issue Step 14: ``knorm.py`` described five objects
     that had moved to their own modules).
     """
-    assert _resolves("accountant.knorm.KNormBall") and not _resolves("accountant.knorm.ContainingBall")
+    assert _resolves("accountant.geometry.knorm.KNormBall") and not _resolves(
+        "accountant.geometry.knorm.ContainingBall"
+    )
     stale = []
     for path in [p for pkg in [*LAYERS, "tests", "benchmarks"] for p in sorted((ROOT / pkg).rglob("*.py"))]:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -310,7 +312,7 @@ def test_docstrings_name_objects_where_they_live() -> None:
     assert stale == []
 
 
-#: Parameter names of the float budgets that :class:`semidp.accountant.budget.Budget` replaces (issue 23, Step 14
+#: Parameter names of the float budgets that :class:`semidp.accountant.core.budget.Budget` replaces (issue 23, Step 14
 #: item 5): seconds (``time_limit``, ``time_budget``) or a ``time.monotonic()`` deadline (``deadline``).
 FLOAT_BUDGET_NAMES = frozenset({"time_limit", "deadline", "time_budget"})
 #: Function parameters of the three packages still named so: a ceiling that only goes down (lower it when you
@@ -335,7 +337,9 @@ def _float_budget_parameters(sources: dict[str, str]) -> list[str]:
 def test_float_budget_parameters_only_go_down() -> None:
     """Issue 23, item 5: one ``Budget`` value replaces ``time_limit``, ``deadline`` and ``time_budget`` floats."""
     found = _float_budget_parameters({n: p.read_text(encoding="utf-8") for n, p in MODULES.items()})
-    assert len(found) <= MAX_FLOAT_BUDGET_PARAMETERS, "use a Budget (semidp.accountant.budget):\n" + "\n".join(found)
+    assert len(found) <= MAX_FLOAT_BUDGET_PARAMETERS, "use a Budget (semidp.accountant.core.budget):\n" + "\n".join(
+        found
+    )
     planted = {"verify.x": "def f(a, *, time_limit=1.0):\n    def g(deadline): ...\nasync def h(time_budget): ...\n"}
     assert len(_float_budget_parameters(planted)) == 3  # the rule sees each form
 

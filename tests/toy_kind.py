@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
-from semidp.accountant.guarantees import PureDP
-from semidp.accountant.outcome import Verified
-from semidp.accountant.semidp import semi_dp
+from semidp.accountant.core.outcome import Verified
+from semidp.accountant.guarantees.definitions import PureDP
+from semidp.accountant.guarantees.semidp import semi_dp
 from semidp.verify.context import Context, KindResult
 from semidp.verify.registry import (
     REGISTRY,

@@ -20,16 +20,16 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.conversion_routes import AnyGuarantee
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import InvalidSpec
-from semidp.accountant.guarantees import Guarantee
-from semidp.accountant.invariants import Invariant
-from semidp.accountant.outcome import Bounds, Outcome
-from semidp.accountant.relations import BaseRelation
-from semidp.accountant.semiadjacent import SemiAdjacentParameter
-from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.combinatorics.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidSpec
+from semidp.accountant.core.outcome import Bounds, Outcome
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Invariant
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee
+from semidp.accountant.guarantees.definitions import Guarantee
+from semidp.accountant.guarantees.relations import BaseRelation
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 from semidp.verify.report import Check, GuaranteeSummary, PldEntry, Section
 from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.spec import MechanismSpec, Spec
@@ -73,7 +73,7 @@ class Context:
 
     @property
     def budget(self) -> Budget:
-        """What is left of the spec's budget (``--time-limit``) as a :class:`~semidp.accountant.budget.Budget`:
+        """What is left of the spec's budget (``--time-limit``) as a :class:`~semidp.accountant.core.budget.Budget`:
         :meth:`remaining` seconds from now (so at least :data:`MIN_STEP_SECONDS`)."""
         return Budget.of(self.remaining())
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from semidp.accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon
-from semidp.accountant.guarantees import GDP, Guarantee, PureDP
-from semidp.accountant.outcome import Outcome, Refuted, Verified
+from semidp.accountant.core.outcome import Outcome, Refuted, Verified
+from semidp.accountant.guarantees.definitions import GDP, Guarantee, PureDP
+from semidp.accountant.profiles.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon
 from semidp.verify.context import KindResult
 from semidp.verify.design import DesignSection
 from semidp.verify.registry import Problem

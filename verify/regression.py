@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.verify.atomic_write import write_text
 
 #: Baseline file format version.

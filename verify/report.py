@@ -4,7 +4,7 @@ A :class:`Report` is one value: the shared header (spec, tool, seed, relation,
 invariant, a(t)), the advertised and effective :class:`GuaranteeSummary`, the
 kind's :class:`Section` objects (``mechanism``, ``test``, ``samples``, ...),
 the claim and the :class:`Check` list. Checks carry an
-:class:`~accountant.outcome.Outcome`; the verdict is a function of the outcome
+:class:`~accountant.core.outcome.Outcome`; the verdict is a function of the outcome
 *types* (:func:`verdict_of`), never of strings. :meth:`Report.to_json` gives the
 contract's JSON object (field names fixed by contract v1: add, never rename).
 """
@@ -15,8 +15,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta, epsilon_delta, native_forms
-from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.core.outcome import NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee, EpsilonDelta, epsilon_delta, native_forms
 
 Status = Literal["pass", "fail", "skip"]
 Verdict = Literal["holds", "fails", "inconclusive"]
@@ -86,7 +86,7 @@ class Check:
 def verdict_of(checks: list[Check]) -> Verdict:
     """``fails`` if any check was refuted, else ``inconclusive`` if any was unknown, else ``holds``.
 
-    :class:`~accountant.outcome.NotApplicable` and :class:`~accountant.outcome.Skipped`
+    :class:`~accountant.core.outcome.NotApplicable` and :class:`~accountant.core.outcome.Skipped`
     checks neither fail nor make the verdict inconclusive.
     """
     if any(isinstance(c.outcome, Refuted) for c in checks):
@@ -102,10 +102,10 @@ class PldEntry:
 
     ``epsilon`` (= ``upper``) bounds the privacy loss at ``delta`` from the pessimistic composition of the
     parts' privacy-loss distributions, ``lower`` from the optimistic one (discretisation and FFT rounding
-    bounded, :mod:`accountant.pld_engine`): that bracket is the entry's certificate (:data:`PLD_CERTIFICATE`).
+    bounded, :mod:`accountant.pld.engine`): that bracket is the entry's certificate (:data:`PLD_CERTIFICATE`).
     ``set_aside`` lists the CSV lines of measurements bounded through their (eps0, delta0) guarantee;
     ``bracket_note`` says why the bracket is wider than the requested relative width
-    (``"bracket width 2.1e-3 > 1e-3: budget"``, :meth:`semidp.accountant.pld_refine.RefinedInterval.shortfall`).
+    (``"bracket width 2.1e-3 > 1e-3: budget"``, :meth:`semidp.accountant.pld.refine.RefinedInterval.shortfall`).
     """
 
     delta: float
@@ -149,7 +149,7 @@ class GuaranteeSummary:
 
     relation: str
     forms: JSON
-    """The guarantee's own parameters (:func:`accountant.conversion_routes.native_forms`)."""
+    """The guarantee's own parameters (:func:`accountant.guarantees.conversion_routes.native_forms`)."""
     epsilon_delta: tuple[EpsilonDelta, ...]
     framework: str | None = None
     extra: JSON = field(default_factory=dict)
@@ -157,7 +157,7 @@ class GuaranteeSummary:
 
     @classmethod
     def of(cls, g: AnyGuarantee, deltas: list[float], framework: str | None = None) -> GuaranteeSummary:
-        """Summarise ``g`` at each of ``deltas`` by every route of :mod:`accountant.conversion_routes`."""
+        """Summarise ``g`` at each of ``deltas`` by every route of :mod:`accountant.guarantees.conversion_routes`."""
         eds = tuple(e for d in deltas for e in epsilon_delta(g, d))
         return cls(g.relation.describe(), native_forms(g), eds, framework)
 

@@ -1,4 +1,4 @@
-"""Verdict direction for every claim form and bracket type (verify/claims.py, accountant/claim_certificate.py).
+"""Verdict direction for every claim form and bracket type (verify/claims.py, accountant/guarantees/claim_certificate.py).
 
 The rule: a claim is *verified* only from a certified upper end, *refuted* only from a certified lower end, and
 is *unknown* whenever the claimed value lies inside the bracket. Each effective guarantee here is probed at the
@@ -15,8 +15,10 @@ from fractions import Fraction as F
 import mpmath
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.claim_certificate import (
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
+from semidp.accountant.guarantees.claim_certificate import (
     Enclosure,
     approx_dp_profile_enclosure,
     erfc_enclosure,
@@ -26,14 +28,12 @@ from semidp.accountant.claim_certificate import (
     tradeoff_profile_enclosure,
     zcdp_delta_upper,
 )
-from semidp.accountant.conversions import approx_dp_to_tradeoff, zcdp_to_approx_dp
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.gaussian import gdp_epsilon, gdp_epsilon_lower
-from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP
-from semidp.accountant.outcome import Refuted, Unknown, Verified
-from semidp.accountant.pld_engine import compose_plds
-from semidp.accountant.relations import Replace
-from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.accountant.guarantees.conversions import approx_dp_to_tradeoff, zcdp_to_approx_dp
+from semidp.accountant.guarantees.definitions import GDP, RDP, ZCDP, ApproxDP, PureDP
+from semidp.accountant.guarantees.relations import Replace
+from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
+from semidp.accountant.pld.engine import compose_plds
+from semidp.accountant.profiles.gaussian import gdp_epsilon, gdp_epsilon_lower
 from semidp.verify.claims import check_composed_claim, decide, dominating_part
 from tests.claim_forms import claim
 
@@ -222,7 +222,7 @@ def test_erfc_enclosure_contains_erfc_and_is_tight(z: float) -> None:
 def test_erfc_on_an_interval_straddling_zero_and_the_switch() -> None:
     from mpmath.ctx_iv import MPIntervalContext
 
-    from semidp.accountant.claim_certificate import erfc_iv
+    from semidp.accountant.guarantees.claim_certificate import erfc_iv
 
     c = MPIntervalContext()
     c.dps = 40
@@ -385,7 +385,7 @@ def test_erfc_series_tail_bound_encloses_the_truncated_terms(z: float) -> None:
     """[AS64, Eq. 7.1.6]: for n >= N the term ratio is at most r = 2 z^2 / (2N + 3), so the dropped terms lie in
     [0, t_N / (1 - r)]; the enclosure must contain erfc whatever the stopping point, and the tail bound is at
     most a few times the first dropped term (so it is not vacuous)."""
-    from semidp.accountant.claim_certificate import _erfc_series
+    from semidp.accountant.guarantees.claim_certificate import _erfc_series
 
     c = _CoarseStop()
     v = _erfc_series(c, c.mpf(z))
@@ -425,7 +425,7 @@ def test_interval_ends_beyond_the_exponent_limit() -> None:
 def test_cks_order_is_capped_for_a_tiny_rho() -> None:
     """rho = 1e-300, eps = 5: the optimal order is beyond 1e300, where the search stops at the cap (any order > 1
     is sound) instead of doubling forever."""
-    from semidp.accountant.claim_certificate import cks_order
+    from semidp.accountant.guarantees.claim_certificate import cks_order
 
     assert cks_order(1e-300, 5.0) == F(1e300)
 

@@ -1,4 +1,4 @@
-"""Bites for accountant/conversions.py and conversion_routes.py (issue Step 16): values at the edges of each
+"""Bites for accountant/guarantees/conversions.py and conversion_routes.py (issue Step 16): values at the edges of each
 conversion, checked against references computed here, so a flipped shortcut or a moved threshold fails."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import mpmath
 import pytest
 
-from semidp.accountant.conversions import zcdp_to_approx_dp, zcdp_to_delta
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import ZCDP, ApproxDP
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.conversions import zcdp_to_approx_dp, zcdp_to_delta
+from semidp.accountant.guarantees.definitions import ZCDP, ApproxDP
 
 REF = mpmath.MPContext()
 REF.dps = 50
@@ -76,10 +76,10 @@ def test_zcdp_profile_at_rho_one_is_the_infimum_over_orders() -> None:
 def test_composed_dp_epsilon_takes_the_optimal_composition_for_identical_parts() -> None:
     """100 identical (0.01, 0)-DP parts at delta = 1e-5: the optimal composition [KOV15, Thm. 3.3] (about 0.5) is
     far below the sum's profile (about 1.0) and is the one reported; distinct parts get the sum's profile."""
-    from semidp.accountant import conversions as conv
-    from semidp.accountant.composition import compose_recorded, homogeneous_epsilon
-    from semidp.accountant.conversion_routes import epsilon_delta
-    from semidp.accountant.guarantees import PureDP
+    from semidp.accountant.guarantees import conversions as conv
+    from semidp.accountant.guarantees.composition import compose_recorded, homogeneous_epsilon
+    from semidp.accountant.guarantees.conversion_routes import epsilon_delta
+    from semidp.accountant.guarantees.definitions import PureDP
 
     for part in (ApproxDP(0.01, 0.0), PureDP(0.01)):
         g = compose_recorded([part] * 100)  # type: ignore[list-item]

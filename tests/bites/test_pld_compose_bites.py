@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from semidp.accountant import pld
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.pld import grid as pld
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 
 
 def rr_profile(eps0: float, k: int, eps: float) -> float:
