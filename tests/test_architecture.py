@@ -407,3 +407,62 @@ def test_no_passed_validation_errors() -> None:
         if "passed validation" in line
     ]
     assert bad == []
+
+
+# ------------------------------------------------------------ accountant/ subpackages and their layers (Step 14.6)
+
+#: ``- <subpackage>: <allowed>, ... -- <what it holds>`` lines of semidp.accountant's docstring
+LAYER_LINE = re.compile(r"^- (\w+): ([\w, ()]+?) -- ", re.MULTILINE)
+
+
+def _subpackage_layers() -> dict[str, set[str]]:
+    """The table of semidp.accountant's docstring: subpackage -> the other subpackages it may import."""
+    import semidp.accountant
+
+    return {
+        sub: set() if allowed.strip() == "(none)" else {a.strip() for a in allowed.split(",")}
+        for sub, allowed in LAYER_LINE.findall(semidp.accountant.__doc__ or "")
+    }
+
+
+SUBPACKAGES = {
+    n for n, p in MODULES.items() if n.count(".") == 1 and n.startswith("accountant.") and p.name == "__init__.py"
+}
+
+
+def _subpackage(module: str) -> str | None:
+    """``accountant.pld.engine`` (or the package ``accountant.pld``) -> ``pld``; anything else -> None."""
+    parts = module.split(".")
+    return parts[1] if len(parts) >= 2 and ".".join(parts[:2]) in SUBPACKAGES else None
+
+
+def _layer_violations(edges: list[Edge], layers: dict[str, set[str]]) -> list[str]:
+    """Imports from a module of one subpackage into another subpackage its line does not name, or into the
+    ``semidp.accountant`` package itself (whose ``__init__`` imports every subpackage)."""
+    bad = []
+    for e in edges:
+        source, target = _subpackage(e.source), _subpackage(e.target)
+        if source is None:
+            continue
+        if e.target == "accountant":
+            bad.append(f"{e.source}:{e.line} imports the semidp.accountant package")
+        elif target is not None and target != source and target not in layers.get(source, set()):
+            bad.append(f"{e.source}:{e.line} imports {e.target} ({source} may import {sorted(layers.get(source, []))})")
+    return bad
+
+
+def test_accountant_subpackages_follow_their_layers() -> None:
+    """Issue 23, item 6: accountant/ is in subpackages that name the concepts; semidp.accountant's docstring
+    lists each with the subpackages it may import, that graph has no cycle, and every import follows it."""
+    layers = _subpackage_layers()
+    assert set(layers) == {s.split(".")[1] for s in SUBPACKAGES}  # the table names every subpackage, no other
+    assert all(allowed <= set(layers) for allowed in layers.values())
+    assert nx.is_directed_acyclic_graph(nx.DiGraph([(s, t) for s, ts in layers.items() for t in ts]))
+    assert _layer_violations(EDGES, layers) == []
+    # the check sees a planted upward import, and an import of the package from inside it
+    planted = [
+        Edge("accountant.core.errors", "accountant.pld.engine", (), 1),
+        Edge("accountant.pld.grid", "accountant", ("x",), 2),
+    ]
+    assert len(_layer_violations(planted, layers)) == 2
+    assert _layer_violations([Edge("accountant.pld.grid", "accountant.core.errors", ("E",), 1)], layers) == []
