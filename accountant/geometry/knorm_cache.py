@@ -87,6 +87,10 @@ FORMAT_VERSION = 1
 #: Environment variable naming the cache directory (used as is).
 CACHE_ENV = "SEMIDP_CACHE_DIR"
 
+#: The builder in the key, named as when the ball's module was the flat ``knorm``: a label of the key, kept
+#: so that balls cached before the subpackages keep their names (joined so a rename of the module leaves it alone).
+BUILDER_KEY = ".".join(("accountant", "knorm", "KNormBall", "from_space"))
+
 #: Options of :meth:`KNormBall.from_space` accepted by :func:`cached_knorm_ball`. Only
 #: ``expand_limit`` (with symmetry) changes the stored ball; the others are budgets that
 #: decide whether a build is attempted, so they are not part of the key.
@@ -205,7 +209,7 @@ def cache_key(space: SensitivitySpace, *, symmetry: TableSymmetry | None = None,
     header = {
         "format": FORMAT_VERSION,
         "package": _package_version(),
-        "builder": "accountant.geometry.knorm.KNormBall.from_space",
+        "builder": BUILDER_KEY,
         "dtype": arr.dtype.str,
         "shape": list(arr.shape),
         "symmetry": _symmetry_json(symmetry),
