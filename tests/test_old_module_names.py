@@ -135,6 +135,16 @@ def test_the_package_exports_stay() -> None:
     assert [n for n in accountant.__all__ if not hasattr(accountant, n)] == []
 
 
+def test_the_wheel_lists_every_subpackage() -> None:
+    """setuptools installs the packages pyproject.toml lists: every accountant subpackage is among them."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    subpackages = {f"semidp.accountant.{p.parent.name}" for p in (ROOT / "accountant").glob("*/__init__.py")}
+    assert len(subpackages) == 10
+    assert subpackages <= listed
+
+
 def test_cached_balls_keep_their_keys() -> None:
     """The on-disk K-norm cache names a ball by a hash that includes its builder's name: the move keeps the
     name, so balls cached before it are found again (the key of the 3 x 3 table as computed before the move)."""
