@@ -10,7 +10,7 @@ Guarantees (frozen values, each with its relation): :class:`PureDP`,
 Relations: :class:`Replace`, :class:`AddRemove`, :class:`SemiAdjacent`.
 Data: :class:`DataSpace`, :class:`Feature`; invariants :class:`NoInvariant`,
 :class:`Total`, :class:`Margins`, :class:`Linear`, :class:`Counting`.
-Conversions: :mod:`accountant.conversions` (``<from>_to_<to>``).
+Conversions: :mod:`accountant.guarantees.conversions` (``<from>_to_<to>``).
 Composition: :func:`compose`, :func:`compose_tradeoffs`, :func:`compose_as_zcdp`.
 Semi-DP: :func:`semi_dp` (Prop. 15), :func:`semi_dp_composition` (Prop. 21),
 :func:`joint_release_dp`, the semi-adjacent parameter :func:`closed_form`.
@@ -23,11 +23,58 @@ Integer kernel lattices [DGGY23, Prop. 8]: :func:`kernel_lattice_basis`, :func:`
 :func:`certify`, :class:`LatticeBasis`, :func:`tail_constant`.
 Discrete Gaussian privacy profile (CKS): :func:`discrete_gaussian_delta`, :func:`discrete_gaussian_epsilon`.
 Errors: :class:`ToolkitError` and its subclasses.
+
+Subpackages and their layers
+----------------------------
+The modules live in subpackages that name their concepts (issue 23, item 6). Each line names a subpackage and
+the only other subpackages its modules may import (at module level or inside a function); the graph has no
+cycle, and ``tests/test_architecture.py`` reads this table and enforces it.
+
+- core: (none) -- errors, argument checks, budgets, progress, directed rounding, outcomes
+- data: core -- data spaces, invariants, exact invariant matrices
+- profiles: core -- Gaussian and discrete Gaussian profiles, piecewise-linear tradeoff curves
+- pld: core, profiles -- the two PLD engines behind one façade (its docstring says which serves what)
+- lattice: core, data -- integer kernel lattices and exact integer matrices
+- guarantees: core, data, profiles, pld -- guarantee types, relations, conversions, composition, Semi-DP
+- combinatorics: core, data, guarantees -- fibers and the semi-adjacent parameter a(t)
+- sensitivity: core, data, combinatorics -- sensitivity spaces and their exact searches
+- geometry: core, data, guarantees, sensitivity -- K-norm balls, their certificates, fans, symmetry
+- workloads: core, pld -- workload accounting and design
+- releases: core, data, pld, guarantees, combinatorics, workloads -- a release as data and its interpreters
+
+Modules directly in this package (this ``__init__`` and :mod:`~semidp.accountant.old_names`) may import any
+subpackage. The module names from before the subpackages (``pld_engine``, ``knorm`` ... directly under
+``semidp.accountant``) stay importable as aliases of the new modules, with a
+:class:`DeprecationWarning` (:mod:`~semidp.accountant.old_names`); ``pld``, ``guarantees``, ``lattice`` and
+``sensitivity`` are now packages that re-export the names of the modules they replace.
 """
 
-from semidp.accountant.composition import compose, compose_as_zcdp, compose_tradeoffs
-from semidp.accountant.containing_ball import containing_ball
-from semidp.accountant.conversions import (
+import importlib
+from types import ModuleType
+
+from semidp.accountant.combinatorics.semiadjacent import SemiAdjacentParameter, closed_form, semi_adjacent_parameter
+from semidp.accountant.combinatorics.semiadjacent_results import SemiAdjacentResult, Witness
+from semidp.accountant.core.errors import (
+    BudgetExhausted,
+    InvalidArgument,
+    InvalidSpec,
+    RelationMismatch,
+    SearchTooLarge,
+    ToolkitError,
+    UnsupportedRelease,
+    VerificationError,
+)
+from semidp.accountant.data.dataspace import DataSpace, Feature
+from semidp.accountant.data.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from semidp.accountant.geometry.containing_ball import containing_ball
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_cache import cached_knorm_ball
+from semidp.accountant.geometry.knorm_certificates import exact_gauge
+from semidp.accountant.geometry.lp_balls import compare_lp_balls
+from semidp.accountant.geometry.root_polytope import RootPolytopeBall
+from semidp.accountant.geometry.table_symmetry import TableSymmetry
+from semidp.accountant.guarantees.composition import compose, compose_as_zcdp, compose_tradeoffs
+from semidp.accountant.guarantees.conversions import (
     approx_dp_to_tradeoff,
     gdp_to_approx_dp,
     gdp_to_delta,
@@ -45,35 +92,32 @@ from semidp.accountant.conversions import (
     zcdp_to_rdp,
     zcdp_to_tradeoff,
 )
-from semidp.accountant.dataspace import DataSpace, Feature
-from semidp.accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_epsilon
-from semidp.accountant.errors import (
-    BudgetExhausted,
-    InvalidArgument,
-    InvalidSpec,
-    RelationMismatch,
-    SearchTooLarge,
-    ToolkitError,
-    UnsupportedRelease,
-    VerificationError,
+from semidp.accountant.guarantees.definitions import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from semidp.accountant.guarantees.relations import AddRemove, Relation, Replace, SemiAdjacent, Subspace
+from semidp.accountant.guarantees.semidp import (
+    NoFiniteGuarantee,
+    Prop21Result,
+    joint_release_dp,
+    semi_dp,
+    semi_dp_composition,
 )
-from semidp.accountant.gaussian import gaussian_sigma, gdp_delta, gdp_epsilon
-from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_cache import cached_knorm_ball
-from semidp.accountant.knorm_certificates import exact_gauge
-from semidp.accountant.lattice import LatticeBasis, basis_for, certify, kernel_lattice_basis, tail_constant
-from semidp.accountant.lp_balls import compare_lp_balls
-from semidp.accountant.relations import AddRemove, Relation, Replace, SemiAdjacent, Subspace
-from semidp.accountant.root_polytope import RootPolytopeBall
-from semidp.accountant.semiadjacent import SemiAdjacentParameter, closed_form, semi_adjacent_parameter
-from semidp.accountant.semiadjacent_results import SemiAdjacentResult, Witness
-from semidp.accountant.semidp import NoFiniteGuarantee, Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
-from semidp.accountant.sensitivity import SensitivitySpace, histogram_space, table_space
-from semidp.accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
-from semidp.accountant.sensitivity_search import semi_sensitivity_search
-from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.accountant.lattice.kernel import LatticeBasis, basis_for, certify, kernel_lattice_basis, tail_constant
+from semidp.accountant.old_names import OLD_NAMES, install
+from semidp.accountant.profiles.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_epsilon
+from semidp.accountant.profiles.gaussian import gaussian_sigma, gdp_delta, gdp_epsilon
+from semidp.accountant.sensitivity.comparisons import compare_with_closed_form, naive_spaces
+from semidp.accountant.sensitivity.search import semi_sensitivity_search
+from semidp.accountant.sensitivity.spaces import SensitivitySpace, histogram_space, table_space
+
+install()
+
+
+def __getattr__(name: str) -> ModuleType:
+    """An old module name (a key of ``OLD_NAMES``) as an attribute of the package: the aliased new module."""
+    if name in OLD_NAMES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 if __name__ != "semidp.accountant":  # one identity per module (issue 23, item 8)
     raise ImportError(

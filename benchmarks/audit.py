@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # tests.planted_bugs holds the planted implementations
     sys.path.insert(0, str(ROOT))
 
-from semidp.accountant.budget import Budget  # noqa: E402
+from semidp.accountant.core.budget import Budget  # noqa: E402
 from semidp.verify.load import loads  # noqa: E402
 from semidp.verify.run_options import RunOptions  # noqa: E402
 from semidp.verify.runner import audit  # noqa: E402

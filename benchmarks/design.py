@@ -19,7 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
-from semidp.accountant.budget import Budget
+from semidp.accountant.core.budget import Budget
 from semidp.verify.load import load
 from semidp.verify.runner import audit
 

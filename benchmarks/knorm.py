@@ -15,7 +15,7 @@ docs/reference/semi-dp.md §5), it prints, measured side by side in one run:
   proposal) timed on a few proposals;
 * beyond the reach of the hull, the exact non-optimal fallback
   (containing_ball): which ball, its throughput, and its loss bounds;
-* cold vs cached build (accountant.knorm_cache, symmetric build): a cache miss
+* cold vs cached build (accountant.geometry.knorm_cache, symmetric build): a cache miss
   in a fresh temporary directory (build, re-verification, atomic write) against
   a hit (read and full re-verification), median of ``--cache-repeats`` runs,
   and the speed-up cold/cached.
@@ -38,14 +38,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.containing_ball import containing_ball
-from semidp.accountant.errors import SearchTooLarge
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_cache import cached_knorm_ball
-from semidp.accountant.knorm_certificates import certified_span
-from semidp.accountant.sensitivity import SensitivitySpace, table_space
-from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import SearchTooLarge
+from semidp.accountant.geometry.containing_ball import containing_ball
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_cache import cached_knorm_ball
+from semidp.accountant.geometry.knorm_certificates import certified_span
+from semidp.accountant.geometry.table_symmetry import TableSymmetry
+from semidp.accountant.sensitivity.spaces import SensitivitySpace, table_space
 from semidp.mechanisms.knorm import CubeRejectionSampler, KNormMechanism
 
 
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         " cube+LP/s: Alg. 3 with one HiGHS LP per proposal, as in the paper when facets are unknown;\n"
         " proj. = proposals/s x exact acceptance vol(conv S)/vol(cube), the cube being B[-1,1]^s for the\n"
         " lattice basis of moves found by certified_span; qhull/symmetric: hull build times;\n"
-        " cold/cached: accountant.knorm_cache miss (build + re-verification + atomic write, fresh temporary\n"
+        " cold/cached: accountant.geometry.knorm_cache miss (build + re-verification + atomic write, fresh temporary\n"
         " directory) vs hit (read + full re-verification), median wall-clock, and the ratio.)"
     )
     return 0

@@ -39,8 +39,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.lattice import basic_move_basis, kernel_lattice_basis, total_matrix
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.lattice.kernel import basic_move_basis, kernel_lattice_basis, total_matrix
 from semidp.mechanisms.coupling import choose_burn_in, meeting_times, tv_bound
 from semidp.mechanisms.discrete import discrete_gaussian_array, discrete_laplace_array
 from semidp.mechanisms.lattice_exact import ExactLatticeSampler

@@ -19,10 +19,10 @@ the repository.
 Run (from the repository root)::
 
     python benchmarks/mutation.py                     # every module in TARGETS, 1 worker
-    python benchmarks/mutation.py accountant/directed.py --jobs 2 --timeout 120
-    python benchmarks/mutation.py --list accountant/gaussian.py      # the mutants only, nothing run
-    python benchmarks/mutation.py accountant/gaussian.py --lines 100-180 --out /tmp/survivors.json
-    python benchmarks/mutation.py accountant/pld_parts.py --sample 300 --seed 1   # a random 300 of its mutants
+    python benchmarks/mutation.py accountant/core/directed.py --jobs 2 --timeout 120
+    python benchmarks/mutation.py --list accountant/profiles/gaussian.py      # the mutants only, nothing run
+    python benchmarks/mutation.py accountant/profiles/gaussian.py --lines 100-180 --out /tmp/survivors.json
+    python benchmarks/mutation.py accountant/pld/parts.py --sample 300 --seed 1   # a random 300 of its mutants
 
 Equivalent survivors (mutants that cannot change any result) are listed with their reasons in
 ``benchmarks/mutation-equivalents.md``; a mutant listed there is reported as ``equivalent`` and left out of
@@ -56,35 +56,35 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Module (path from the repository root) -> the fast tests that guard it (files or node ids, run with -x).
 #: The module's own doctests run too. Keep each selection under about a minute on a loaded machine.
 TARGETS: dict[str, list[str]] = {
-    "accountant/directed.py": ["tests/bites/test_directed_bites.py"],
-    "accountant/gaussian.py": ["tests/bites/test_gaussian_bites.py"],
-    "accountant/claim_certificate.py": ["tests/bites/test_claim_bites.py"],
+    "accountant/core/directed.py": ["tests/bites/test_directed_bites.py"],
+    "accountant/profiles/gaussian.py": ["tests/bites/test_gaussian_bites.py"],
+    "accountant/guarantees/claim_certificate.py": ["tests/bites/test_claim_bites.py"],
     "verify/claims.py": ["tests/bites/test_claim_bites.py", "tests/test_claims_matrix.py"],
-    "accountant/conversions.py": [
+    "accountant/guarantees/conversions.py": [
         "tests/bites/test_conversion_bites.py",
         "tests/test_conversions.py",
         "tests/test_conversion_edges.py",
     ],
-    "accountant/conversion_routes.py": [
+    "accountant/guarantees/conversion_routes.py": [
         "tests/bites/test_conversion_bites.py",
         "tests/test_certify.py",
         "tests/test_conversions.py",
     ],
-    "accountant/pld_parts.py": ["tests/bites/test_pld_parts_bites.py", "tests/bites/test_pld_bites.py"],
-    "accountant/pld_engine.py": [
+    "accountant/pld/parts.py": ["tests/bites/test_pld_parts_bites.py", "tests/bites/test_pld_bites.py"],
+    "accountant/pld/engine.py": [
         "tests/bites/test_pld_engine_bites.py",
         "tests/bites/test_pld_bites.py",
         "tests/test_pld_engine.py",
     ],
-    "accountant/pld.py": ["tests/bites/test_pld_compose_bites.py", "tests/test_pld.py"],
-    "accountant/pld_refine.py": ["tests/bites/test_pld_refine_bites.py", "tests/test_pld_refine_claims.py"],
-    "accountant/pld_closed_forms.py": [
+    "accountant/pld/grid.py": ["tests/bites/test_pld_compose_bites.py", "tests/test_pld.py"],
+    "accountant/pld/refine.py": ["tests/bites/test_pld_refine_bites.py", "tests/test_pld_refine_claims.py"],
+    "accountant/pld/closed_forms.py": [
         "tests/bites/test_pld_closed_forms_bites.py",
         "tests/bites/test_pld_engine_bites.py",
         "tests/bites/test_pld_parts_bites.py",
     ],
     "mechanisms/projection_bias.py": ["tests/bites/test_projection_bias_bites.py"],
-    "accountant/workload.py": ["tests/bites/test_workload_bites.py"],
+    "accountant/workloads/accounting.py": ["tests/bites/test_workload_bites.py"],
     "verify/threshold_audit.py": ["tests/bites/test_threshold_audit_bites.py"],
     "verify/supervisor.py": ["tests/bites/test_supervisor_bites.py"],
     "verify/regression.py": ["tests/bites/test_regression_bites.py"],

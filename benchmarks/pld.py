@@ -3,7 +3,7 @@
 For k-fold Gaussian (sigma) and Laplace (b) compositions, k in {1, 10, 200, 1000}, scale in
 {0.5, 5, 50}, prints epsilon at delta = 1e-10:
 
-* ours: the certified bracket ``[lower, upper]`` of :func:`semidp.accountant.pld_engine.compose_plds`
+* ours: the certified bracket ``[lower, upper]`` of :func:`semidp.accountant.pld.engine.compose_plds`
   (default grid) and its width;
 * dp_accounting: ``from_gaussian_mechanism`` / ``from_laplace_mechanism`` with
   ``pessimistic_estimate=True`` and ``value_discretization_interval=--dpa-grid``, ``self_compose(k)``,
@@ -12,7 +12,7 @@ For k-fold Gaussian (sigma) and Laplace (b) compositions, k in {1, 10, 200, 1000
   ``ours_lower <= dpa`` (dp_accounting's pessimistic value cannot be below the truth), and the
   median wall time of each (construction + composition + query) with their ratio.
 
-For Gaussians the exact value (GDP, mu = sqrt(k)/sigma, ``accountant.gaussian.gdp_epsilon``) is
+For Gaussians the exact value (GDP, mu = sqrt(k)/sigma, ``accountant.profiles.gaussian.gdp_epsilon``) is
 printed too. dp_accounting is a benchmark/test dependency only (``pip install dp_accounting``).
 
 Run: python benchmarks/pld.py [--repeat N] [--dpa-grid H] [--points N]
@@ -28,10 +28,10 @@ import time
 import warnings
 from typing import Callable
 
-from semidp.accountant.gaussian import gdp_epsilon
-from semidp.accountant.pld_engine import PLDInterval, compose_plds
-from semidp.accountant.pld_parts import GaussianPart, LaplacePart, RandomizedResponsePart
-from semidp.accountant.pld_refine import RefinedInterval, refine_bracket
+from semidp.accountant.pld.engine import PLDInterval, compose_plds
+from semidp.accountant.pld.parts import GaussianPart, LaplacePart, RandomizedResponsePart
+from semidp.accountant.pld.refine import RefinedInterval, refine_bracket
+from semidp.accountant.profiles.gaussian import gdp_epsilon
 
 DELTA = 1e-10
 

@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from semidp.accountant.progress import report_stages
+from semidp.accountant.core.progress import report_stages
 from semidp.verify.scaleout import Cluster, map_specs
 from semidp.verify.spec_job import JobOptions
 

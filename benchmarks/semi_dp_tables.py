@@ -37,15 +37,15 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.containing_ball import ContainingBall, containing_ball
-from semidp.accountant.errors import SearchTooLarge
-from semidp.accountant.invariants import Margins
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_certificates import certified_span
-from semidp.accountant.relations import Replace, SemiAdjacent
-from semidp.accountant.sensitivity import SensitivitySpace, table_space
-from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import SearchTooLarge
+from semidp.accountant.data.invariants import Margins
+from semidp.accountant.geometry.containing_ball import ContainingBall, containing_ball
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_certificates import certified_span
+from semidp.accountant.geometry.table_symmetry import TableSymmetry
+from semidp.accountant.guarantees.relations import Replace, SemiAdjacent
+from semidp.accountant.sensitivity.spaces import SensitivitySpace, table_space
 from semidp.mechanisms.knorm import CubeRejectionSampler, KNormMechanism
 from semidp.mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
 from semidp.mechanisms.semi_additive import SemiLaplaceMechanism

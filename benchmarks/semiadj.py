@@ -34,14 +34,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import SearchTooLarge
-from semidp.accountant.fiber import conforming_fiber
-from semidp.accountant.invariants import Margins
-from semidp.accountant.semiadjacent_brute_force import semiadjacent_by_brute_force
-from semidp.accountant.semiadjacent_graph import semiadjacent_by_graph_search
-from semidp.accountant.semiadjacent_ilp import semiadjacent_by_integer_program
+from semidp.accountant.combinatorics.fiber import conforming_fiber
+from semidp.accountant.combinatorics.semiadjacent_brute_force import semiadjacent_by_brute_force
+from semidp.accountant.combinatorics.semiadjacent_graph import semiadjacent_by_graph_search
+from semidp.accountant.combinatorics.semiadjacent_ilp import semiadjacent_by_integer_program
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import SearchTooLarge
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Margins
 
 
 @dataclass

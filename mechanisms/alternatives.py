@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 
 Alternative = Literal["greater", "less", "two-sided"]
 """``"greater"``: H1 theta > theta0; ``"less"``: H1 theta < theta0; ``"two-sided"``: H1 theta != theta0."""

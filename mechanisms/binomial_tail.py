@@ -71,7 +71,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.mechanisms.cnd import Tulap
 from semidp.mechanisms.monotone_roots import polish_root
 

@@ -2,7 +2,7 @@ r"""The DP uniformly most powerful test for a binomial proportion (Awan & Slavko
 
 Setting [AS18]. A dataset is ``n`` binary records; the confidential statistic is
 their sum :math:`X\sim\mathrm{Binomial}(n,\theta)`. Neighbouring datasets are taken
-under the **replace-one** relation (:class:`~accountant.relations.Replace`: same ``n``,
+under the **replace-one** relation (:class:`~accountant.guarantees.relations.Replace`: same ``n``,
 one record changed), so :math:`|X-X'|\le1`; ``n`` is public. The release is
 
 .. math:: Z=X+N,\qquad N\sim\mathrm{Tulap}(0,b=e^{-\varepsilon},q),
@@ -82,10 +82,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
-from semidp.accountant.arguments import check_in_interval, check_int, check_rng
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import Guarantee
-from semidp.accountant.relations import Relation, Replace, check_same_relation
+from semidp.accountant.core.arguments import check_in_interval, check_int, check_rng
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.definitions import Guarantee
+from semidp.accountant.guarantees.relations import Relation, Replace, check_same_relation
 from semidp.mechanisms.alternatives import check_alternative
 from semidp.mechanisms.binomial_tail import (
     CLIP_NATS,

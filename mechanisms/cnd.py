@@ -30,7 +30,7 @@ Classes
 :class:`~mechanisms.cnd_construction.TradeoffCND`
     The construction of [AV23, Thm. 3.9] (reference Lemma 36) from any symmetric
     nontrivial tradeoff function, given as a callable (convention stated by the
-    caller) or as an :class:`~accountant.tradeoff.TradeoffCurve`; built by
+    caller) or as an :class:`~accountant.profiles.tradeoff.TradeoffCurve`; built by
     :func:`~mechanisms.cnd_construction.cnd_from_tradeoff`. Sampling by inverse transform.
 
 All three share :class:`~mechanisms.cnd_base.CanonicalNoise` (``cdf``, ``sf``, ``logcdf``, ``logsf``,
@@ -64,12 +64,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from semidp.accountant.arguments import (
+from semidp.accountant.core.arguments import (
     check_positive,
     check_rng,
 )
-from semidp.accountant.guarantees import GDP, Guarantee
-from semidp.accountant.relations import Relation
+from semidp.accountant.guarantees.definitions import GDP, Guarantee
+from semidp.accountant.guarantees.relations import Relation
 from semidp.mechanisms.cnd_base import (
     CanonicalNoise,
     Convention,

@@ -13,12 +13,12 @@ from typing import Literal, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import (
+from semidp.accountant.core.arguments import (
     check_rng,
 )
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import Guarantee
-from semidp.accountant.relations import Relation, Replace
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.definitions import Guarantee
+from semidp.accountant.guarantees.relations import Relation, Replace
 
 FloatArray = NDArray[np.float64]
 

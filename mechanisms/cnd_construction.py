@@ -13,14 +13,14 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize
 
-from semidp.accountant.arguments import (
+from semidp.accountant.core.arguments import (
     check_int,
 )
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import Guarantee, TradeOff
-from semidp.accountant.piecewise_linear import convex_minorant
-from semidp.accountant.relations import Relation
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.definitions import Guarantee, TradeOff
+from semidp.accountant.guarantees.relations import Relation
+from semidp.accountant.profiles.piecewise_linear import convex_minorant
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 from semidp.mechanisms.cnd_base import CanonicalNoise, Convention, check_convention, default_relation
 
 FloatArray = NDArray[np.float64]
@@ -292,7 +292,7 @@ def cnd_from_tradeoff(
     f:
         Either a callable ``alpha -> f(alpha)`` on ``[0, 1]`` (scalar or vectorised),
         in the convention named by ``convention`` (required for callables), or a
-        :class:`~accountant.tradeoff.TradeoffCurve` (standard convention by
+        :class:`~accountant.profiles.tradeoff.TradeoffCurve` (standard convention by
         construction; ``convention`` must be omitted or ``"std"``). A curve is first
         replaced by the greatest convex minorant of ``min(f, f^{-1})`` (symmetric and
         ``<= f``; identical for a symmetric curve) because the construction needs

@@ -50,8 +50,8 @@ has both). Only Alg 3 carries the :math:`O(\log^2(n-n_c)\log(1/\delta))` near-op
 ratio of Thm 3.11/20 (for small ε and δ small w.r.t. ε; not re-proved here).
 
 The guarantee is :math:`(\varepsilon,\delta)` **induced subspace DP w.r.t. C**
-(Def 2.6/6), carried as :class:`~accountant.guarantees.ApproxDP` with the
-:class:`~accountant.relations.Subspace` relation; not DP of the joint release.
+(Def 2.6/6), carried as :class:`~accountant.guarantees.definitions.ApproxDP` with the
+:class:`~accountant.guarantees.relations.Subspace` relation; not DP of the joint release.
 Samplers are for research and auditing, not hardened against floating-point
 side channels.
 """
@@ -66,10 +66,10 @@ from typing import ClassVar, Literal, Self, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_positive
-from semidp.accountant.directed import MP, up
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge
-from semidp.accountant.relations import AddRemove, Relation, Replace
+from semidp.accountant.core.arguments import check_positive
+from semidp.accountant.core.directed import MP, up
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.guarantees.relations import AddRemove, Relation, Replace
 from semidp.mechanisms.mvee import MAX_WORK, EnclosingEllipsoid, mvee, mvee_khachiyan
 from semidp.mechanisms.ntz_decomposition import BaseDecomposition, DecompositionPiece, base_decomposition
 from semidp.mechanisms.subspace import (

@@ -63,10 +63,10 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.arguments import check_in_interval, check_int
-from semidp.accountant.budget import Budget, budget_argument
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.progress import Progress
+from semidp.accountant.core.arguments import check_in_interval, check_int
+from semidp.accountant.core.budget import Budget, budget_argument
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.core.progress import Progress
 from semidp.mechanisms.lattice_mcmc import BudgetExhausted, LatticeSampler
 
 __all__ = [
@@ -276,7 +276,7 @@ def meeting_times(
     lag:
         L >= 1.
     max_iterations, budget:
-        Budget on t (X-chain index) and the wall-clock :class:`~semidp.accountant.budget.Budget` (default
+        Budget on t (X-chain index) and the wall-clock :class:`~semidp.accountant.core.budget.Budget` (default
         unlimited; the deprecated ``time_budget=`` seconds still works for one release).
     censor:
         If the budget ends first: ``False`` raises :class:`BudgetExhausted`,

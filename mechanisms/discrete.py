@@ -47,8 +47,8 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.arguments import check_rng
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.arguments import check_rng
+from semidp.accountant.core.errors import InvalidArgument
 
 __all__ = [
     "bernoulli_exp",

@@ -58,8 +58,8 @@ from typing import TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_int
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.arguments import check_int
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.mechanisms.correlated_gaussian import EllipsoidGaussian, SubspaceCorrelatedGaussian
 from semidp.mechanisms.subspace import (
     ExtendedGaussian,

@@ -20,7 +20,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 
 #: The example's GDP parameter.
 MU = 1.0

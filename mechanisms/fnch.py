@@ -66,8 +66,8 @@ import mpmath
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_positive
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.arguments import check_positive
+from semidp.accountant.core.errors import InvalidArgument
 
 __all__ = ["FisherNoncentralHypergeometric", "logpmf_reference"]
 

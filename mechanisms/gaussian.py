@@ -16,11 +16,11 @@ from fractions import Fraction as Q
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_positive
-from semidp.accountant.directed import up_exact
-from semidp.accountant.gaussian import gdp_mu_for
-from semidp.accountant.guarantees import GDP
-from semidp.accountant.relations import Relation, Replace, check_same_relation
+from semidp.accountant.core.arguments import check_positive
+from semidp.accountant.core.directed import up_exact
+from semidp.accountant.guarantees.definitions import GDP
+from semidp.accountant.guarantees.relations import Relation, Replace, check_same_relation
+from semidp.accountant.profiles.gaussian import gdp_mu_for
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,11 +20,11 @@ Uniform sampling on :math:`K'` is **exact**: the ball carries a fan
 triangulation (qhull's triangulated facets coned from the origin); a simplex is
 chosen with probability proportional to its volume and a point drawn inside it
 with Dirichlet(1, ..., 1) weights (normalised exponentials). For sizes where
-the hull is out of reach, :func:`accountant.containing_ball.containing_ball` gives an
+the hull is out of reach, :func:`accountant.geometry.containing_ball.containing_ball` gives an
 exact but **non-optimal** ball (cube or Euclidean ball containing conv(S)); the
 mechanism then says so in :attr:`KNormMechanism.optimal` and the ball's label.
 For a :math:`2\times c` table under both one-way margins,
-:class:`~accountant.root_polytope.RootPolytopeBall` is the optimal ball in
+:class:`~accountant.geometry.root_polytope.RootPolytopeBall` is the optimal ball in
 closed form (type-A root polytope): exact sampler, no hull, any :math:`c`.
 
 :class:`CubeRejectionSampler` is the paper's Alg. 3 (uniform proposals from a
@@ -54,16 +54,16 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import linprog
 from scipy.stats import norm
 
-from semidp.accountant.arguments import check_int, check_positive
-from semidp.accountant.containing_ball import ContainingBall
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
-from semidp.accountant.guarantees import PureDP
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_certificates import certified_span
-from semidp.accountant.outcome import Bounds
-from semidp.accountant.relations import Relation, check_same_relation
-from semidp.accountant.root_polytope import RootPolytopeBall
-from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.core.arguments import check_int, check_positive
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.core.outcome import Bounds
+from semidp.accountant.geometry.containing_ball import ContainingBall
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_certificates import certified_span
+from semidp.accountant.geometry.root_polytope import RootPolytopeBall
+from semidp.accountant.guarantees.definitions import PureDP
+from semidp.accountant.guarantees.relations import Relation, check_same_relation
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 
 FloatArray = NDArray[np.float64]
 Ball = KNormBall | ContainingBall | RootPolytopeBall
@@ -74,7 +74,7 @@ _CHUNK = 1 << 16
 def uniform_in_ball(ball: Ball, *, rng: np.random.Generator, size: int) -> FloatArray:
     r"""``size`` exact uniform draws from the ball (rows, in the ball's coordinates).
 
-    * :class:`~accountant.knorm.KNormBall`: a fan simplex
+    * :class:`~accountant.geometry.knorm.KNormBall`: a fan simplex
       :math:`\operatorname{conv}(0,w_1,\dots,w_s)` with probability
       :math:`\propto` volume :math:`\times` multiplicity, then
       :math:`\sum_k\lambda_kw_k` with
@@ -84,15 +84,15 @@ def uniform_in_ball(ball: Ball, *, rng: np.random.Generator, size: int) -> Float
       representative cones' images under :math:`G` tile :math:`K`, each facet
       of an orbit :math:`O` being hit :math:`|G|/|O|` times, so the result is
       uniform on :math:`K`.
-    * :class:`~accountant.containing_ball.ContainingBall`: :math:`Tz` with :math:`z`
+    * :class:`~accountant.geometry.containing_ball.ContainingBall`: :math:`Tz` with :math:`z`
       uniform on the cube or the Euclidean unit ball.
-    * :class:`~accountant.root_polytope.RootPolytopeBall`: its closed-form
-      cone decomposition (:meth:`~accountant.root_polytope.RootPolytopeBall.sample_uniform`).
+    * :class:`~accountant.geometry.root_polytope.RootPolytopeBall`: its closed-form
+      cone decomposition (:meth:`~accountant.geometry.root_polytope.RootPolytopeBall.sample_uniform`).
 
     Examples
     --------
-    >>> from semidp.accountant.knorm import KNormBall
-    >>> from semidp.accountant.sensitivity import table_space
+    >>> from semidp.accountant.geometry.knorm import KNormBall
+    >>> from semidp.accountant.sensitivity.spaces import table_space
     >>> k = KNormBall.from_space(table_space(3, 3))
     >>> u = uniform_in_ball(k, rng=np.random.default_rng(0), size=1000)
     >>> u.shape, bool(k.contains(u).all())
@@ -134,17 +134,17 @@ def _uniform_chunk(ball: Ball, rng: np.random.Generator, m: int) -> FloatArray:
 class KNormMechanism:
     r"""The K-norm mechanism for a sensitivity space of rank :math:`s` [CA24, Alg. 2].
 
-    With a :class:`~accountant.knorm.KNormBall` or a
-    :class:`~accountant.root_polytope.RootPolytopeBall` (closed form:
+    With a :class:`~accountant.geometry.knorm.KNormBall` or a
+    :class:`~accountant.geometry.root_polytope.RootPolytopeBall` (closed form:
     type-A root polytope, :math:`2\times c` tables) this is the optimal K-norm
-    mechanism (Thm. 31); with a :class:`~accountant.containing_ball.ContainingBall` it is
+    mechanism (Thm. 31); with a :class:`~accountant.geometry.containing_ball.ContainingBall` it is
     an exact, **non-optimal** K-norm mechanism (still :math:`\varepsilon`-DP,
     more noise; see the ball's ``loss``).
 
     Examples
     --------
-    >>> from semidp.accountant.knorm import KNormBall
-    >>> from semidp.accountant.sensitivity import table_space
+    >>> from semidp.accountant.geometry.knorm import KNormBall
+    >>> from semidp.accountant.sensitivity.spaces import table_space
     >>> m = KNormMechanism(KNormBall.from_space(table_space(2, 2)), epsilon=1.0)
     >>> x = np.array([[3.0, 1.0], [2.0, 4.0]])
     >>> y = m.sample(x, rng=np.random.default_rng(1))
@@ -268,8 +268,8 @@ class CubeRejectionSampler:
 
     Examples
     --------
-    >>> from semidp.accountant.knorm import KNormBall
-    >>> from semidp.accountant.sensitivity import table_space
+    >>> from semidp.accountant.geometry.knorm import KNormBall
+    >>> from semidp.accountant.sensitivity.spaces import table_space
     >>> sp = table_space(3, 3, paper_exact=True)
     >>> B = np.array([[1, -1, 0, -1, 1, 0, 0, 0, 0], [0, 1, -1, 0, -1, 1, 0, 0, 0],
     ...               [0, 0, 0, 1, -1, 0, -1, 1, 0], [0, 0, 0, 0, 1, -1, 0, -1, 1]]).T
@@ -305,7 +305,7 @@ class CubeRejectionSampler:
                 f"Alg. 3 precondition fails: element {cert.nonzero[j].tolist()} of S has basis coordinates "
                 f"{[str(c) for c in cert.coordinates(j)]} outside [-1, 1], so conv(S) is not inside the cube "
                 "and the rejection sampler would be biased. Use a basis from "
-                "accountant.knorm.certified_span(space).basis."
+                "accountant.geometry.knorm.certified_span(space).basis."
             )
         if self.ball is not None and self.ball.space.vectors != self.space.vectors:
             raise InvalidArgument("ball was built from a different sensitivity space.")

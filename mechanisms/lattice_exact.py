@@ -5,13 +5,13 @@ Target: :math:`q(z)\propto\prod_i p(z_i)\,\mathbb 1[\mathbf Az=0]`, :math:`z\in\
 :math:`p(x)=e^{-x^2/(2\sigma^2)}` (the generalized Gaussian with centre 0, [DGGY23, Def. 13]);
 :math:`p(0)=1=\max p`. Both are **separable** over cells, which the l2 Laplace is not.
 
-**Free coordinates.** :func:`~accountant.lattice_split.search_free_split` picks independent rows ``R`` of ``A``
+**Free coordinates.** :func:`~accountant.lattice.split.search_free_split` picks independent rows ``R`` of ``A``
 (rank ``r``) and ``r`` cells ``D`` with :math:`|\det\mathbf A_{R,D}|=g`, ``g`` the gcd of the
 maximal minors of :math:`\mathbf A_R` (``g = 1``: :math:`\mathbf A_{R,D}` unimodular). Then
 :math:`\mathbf M=-\mathbf A_{R,D}^{-1}\mathbf A_{R,F}` is an integer matrix and
 :math:`z_F\mapsto(z_F,\mathbf Mz_F)` is a bijection :math:`\mathbb Z^{F}\to\Lambda`
 (``|det| = g`` is also necessary). The split is accepted only after
-:func:`accountant.lattice.certify` has checked exactly that ``C = [I; M]`` is a basis of
+:func:`accountant.lattice.kernel.certify` has checked exactly that ``C = [I; M]`` is a basis of
 :math:`\Lambda=\mathbb Z^d\cap\ker\mathbf A`.
 
 **Rejection** (exact, no :math:`\delta'`): propose :math:`z_F` i.i.d. from the normalised
@@ -42,7 +42,7 @@ channels (Jin et al. 2022): research and auditing use.
 0.0563 (``benchmarks/lattice.py`` prints draws per second). The acceptance
 falls geometrically with the lattice dimension (5x5 margins: 3.5e-5; 6x6: ~3.5e-6, refused
 under the default budget); :meth:`ExactLatticeSampler.run` refuses up front
-(:class:`~accountant.errors.SearchTooLarge`) when a pilot shows the budget is too small.
+(:class:`~accountant.core.errors.SearchTooLarge`) when a pilot shows the budget is too small.
 
 References
 ----------
@@ -66,11 +66,12 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from semidp.accountant.arguments import check_int, check_rng
-from semidp.accountant.budget import Budget, budget_argument
-from semidp.accountant.directed import down_exact, up_exact
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
-from semidp.accountant.lattice_split import (
+from semidp.accountant.core.arguments import check_int, check_rng
+from semidp.accountant.core.budget import Budget, budget_argument
+from semidp.accountant.core.directed import down_exact, up_exact
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
+from semidp.accountant.core.progress import Progress
+from semidp.accountant.lattice.split import (
     MAX_CELLS,
     MAX_SPLIT_NODES,
     FreeSplit,
@@ -79,7 +80,6 @@ from semidp.accountant.lattice_split import (
     free_coordinates,
     search_free_split,
 )
-from semidp.accountant.progress import Progress
 from semidp.mechanisms.discrete import (
     bernoulli_exp_unchecked,
     bernoulli_exp_vectorised,
@@ -318,7 +318,7 @@ class ExactLatticeSampler:
         ``n`` draws; after that, once, if the point estimate does. Pilot draws are kept (the
         refusal depends only on accept indicators, so accepted values stay i.i.d. from the
         target). A progress line is shown on a TTY. ``budget``: the wall-clock
-        :class:`~semidp.accountant.budget.Budget` (default unlimited; the deprecated ``time_budget=`` seconds
+        :class:`~semidp.accountant.core.budget.Budget` (default unlimited; the deprecated ``time_budget=`` seconds
         still works for one release).
 
         Raises

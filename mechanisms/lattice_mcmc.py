@@ -57,10 +57,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_int, check_positive, check_rng
-from semidp.accountant.budget import Budget, budget_argument
-from semidp.accountant.errors import BudgetExhausted, InvalidArgument
-from semidp.accountant.progress import Progress
+from semidp.accountant.core.arguments import check_int, check_positive, check_rng
+from semidp.accountant.core.budget import Budget, budget_argument
+from semidp.accountant.core.errors import BudgetExhausted, InvalidArgument
+from semidp.accountant.core.progress import Progress
 from semidp.mechanisms.lattice_targets import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeTarget
 
 __all__ = [
@@ -255,11 +255,11 @@ class LatticeSampler:
             With ``thin >= 1``, record ``z`` after iterations ``burn_in + thin*k``
             (``k >= 1``); ``thin = 0`` records nothing.
         budget:
-            The wall-clock :class:`~semidp.accountant.budget.Budget` (default unlimited; the deprecated
+            The wall-clock :class:`~semidp.accountant.core.budget.Budget` (default unlimited; the deprecated
             ``time_budget=`` seconds still works for one release); stop early (``stopped_early=True``) when it
             expires.
         progress:
-            Show a progress line on a TTY (``accountant.progress``).
+            Show a progress line on a TTY (``accountant.core.progress``).
         """
         g = check_rng(rng)
         n_it = check_int("iterations", iterations)

@@ -24,9 +24,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Literal
 
-from semidp.accountant.arguments import check_in_interval, check_nonnegative, check_positive
-from semidp.accountant.directed import MP, up, up_exact
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.arguments import check_in_interval, check_nonnegative, check_positive
+from semidp.accountant.core.directed import MP, up, up_exact
+from semidp.accountant.core.errors import InvalidArgument
 
 __all__ = [
     "approximate_sampler_delta",

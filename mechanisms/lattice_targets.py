@@ -32,8 +32,8 @@ import numpy as np
 import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_positive
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.arguments import check_positive
+from semidp.accountant.core.errors import InvalidArgument
 
 __all__ = ["LatticeGaussianTarget", "LatticeLaplaceTarget", "LatticeTarget", "Norm"]
 

@@ -41,9 +41,9 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_int, check_positive
-from semidp.accountant.directed import pad_down, pad_up
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.core.arguments import check_int, check_positive
+from semidp.accountant.core.directed import pad_down, pad_up
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge, VerificationError
 
 FloatArray = NDArray[np.float64]
 

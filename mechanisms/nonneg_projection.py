@@ -42,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_int, check_positive
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.arguments import check_int, check_positive
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.mechanisms.projection import AffineConstraint, FloatArray, check_draws
 
 __all__ = ["CvxpyProjection", "NonnegProjection", "project_nonneg", "project_nonneg_cvxpy"]

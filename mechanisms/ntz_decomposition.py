@@ -28,7 +28,7 @@ the solver's rounding; any split is valid, only the error changes.
 :math:`\|S^{-1}v\|_2^2=\sum_i\|U_i^\top v\|_2^2/(kr_i^2)\le\ell/k\le1` for every
 sensitivity vector :math:`v`. :class:`BaseDecomposition` re-checks this on the float
 matrix :math:`S` itself with a certified upper bound (the same routine that certifies
-MVEE containment), and raises :class:`~accountant.errors.VerificationError` if it
+MVEE containment), and raises :class:`~accountant.core.errors.VerificationError` if it
 exceeds 1.
 """
 
@@ -42,9 +42,9 @@ from typing import Literal, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_int
-from semidp.accountant.directed import pad_up
-from semidp.accountant.errors import InvalidArgument, VerificationError
+from semidp.accountant.core.arguments import check_int
+from semidp.accountant.core.directed import pad_up
+from semidp.accountant.core.errors import InvalidArgument, VerificationError
 from semidp.mechanisms.mvee import (
     MAX_WORK,
     EnclosingEllipsoid,
@@ -91,7 +91,7 @@ class BaseDecomposition:
     :math:`U` is orthogonal (to :data:`ORTHONORMAL_TOL`), :math:`\ell\le k`, every
     :math:`r_i` bounds the float projections, and the certified whitened sensitivity
     :math:`\max_j\|S^{-1}v_j\|_2` is at most 1 (else
-    :class:`~accountant.errors.VerificationError`).
+    :class:`~accountant.core.errors.VerificationError`).
     """
 
     points: FloatArray

@@ -41,8 +41,8 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from semidp.accountant.arguments import check_int, check_nonnegative, check_positive, check_rng
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.arguments import check_int, check_nonnegative, check_positive, check_rng
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.mechanisms.discrete import discrete_laplace_array
 
 FloatArray = np.typing.NDArray[np.float64]

@@ -24,14 +24,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
-from semidp.accountant.arguments import check_int, check_positive
-from semidp.accountant.directed import sqrt_up, up_exact
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import GDP
-from semidp.accountant.knorm_certificates import certified_span
-from semidp.accountant.relations import Relation, check_same_relation
-from semidp.accountant.sensitivity import SensitivitySpace
-from semidp.accountant.span_coordinates import SpanCoordinates
+from semidp.accountant.core.arguments import check_int, check_positive
+from semidp.accountant.core.directed import sqrt_up, up_exact
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.geometry.knorm_certificates import certified_span
+from semidp.accountant.geometry.span_coordinates import SpanCoordinates
+from semidp.accountant.guarantees.definitions import GDP
+from semidp.accountant.guarantees.relations import Relation, check_same_relation
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 
 FloatArray = NDArray[np.float64]
 
@@ -52,8 +52,8 @@ class ProjectedGaussianMechanism(SpanCoordinates):
 
     Examples
     --------
-    >>> from semidp.accountant.relations import Replace
-    >>> from semidp.accountant.sensitivity import table_space
+    >>> from semidp.accountant.guarantees.relations import Replace
+    >>> from semidp.accountant.sensitivity.spaces import table_space
     >>> m = ProjectedGaussianMechanism.for_gdp(table_space(2, 2), 1.0, Replace())
     >>> m.dimension, m.sensitivity, m.privacy_map(Replace()).mu <= 1.0
     (1, 2.0, True)

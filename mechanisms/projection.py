@@ -46,8 +46,8 @@ from numpy.typing import ArrayLike, NDArray
 from sympy import QQ, ZZ
 from sympy.polys.matrices import DomainMatrix
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.integer_matrix import independent_rows, int_gram
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.lattice.integer_matrix import independent_rows, int_gram
 from semidp.mechanisms.subspace import RANK_TOL, InvariantSubspace
 
 FloatArray = NDArray[np.float64]

@@ -37,9 +37,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 
-from semidp.accountant.arguments import check_in_interval, check_int, check_nonnegative, check_rng
-from semidp.accountant.directed import pad_up, up
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.arguments import check_in_interval, check_int, check_nonnegative, check_rng
+from semidp.accountant.core.directed import pad_up, up
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.mechanisms.postprocess_noise import DoubleGeometricNoise, LaplaceNoise, NoiseLaw
 from semidp.mechanisms.projection import AffineConstraint, FloatArray, check_draws
 

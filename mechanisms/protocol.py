@@ -3,12 +3,12 @@
 A :class:`Mechanism` has
 
 * ``privacy_map(relation)`` -- its guarantee on the neighbouring relation
-  ``relation`` (a :data:`~accountant.guarantees.Guarantee` carrying that
+  ``relation`` (a :data:`~accountant.guarantees.definitions.Guarantee` carrying that
   relation; Gao, Gong & Yu's mechanisms return induced subspace DP, on the
-  :class:`~accountant.relations.Subspace` relation built on ``relation``
+  :class:`~accountant.guarantees.relations.Subspace` relation built on ``relation``
   [GGY22, Def. 2.6]). A mechanism knows the relation its sensitivity (or its
   calibration) holds on; any other relation raises
-  :class:`~accountant.errors.RelationMismatch` naming both, never a silent
+  :class:`~accountant.core.errors.RelationMismatch` naming both, never a silent
   reinterpretation;
 * ``sample(value, *, rng, size=None)`` -- a release at the confidential
   ``value`` (a query value, a histogram, or the count a private test releases
@@ -33,10 +33,10 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_int
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import Guarantee
-from semidp.accountant.relations import Relation
+from semidp.accountant.core.arguments import check_int
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.definitions import Guarantee
+from semidp.accountant.guarantees.relations import Relation
 
 
 @runtime_checkable

@@ -40,13 +40,13 @@ from fractions import Fraction as Q
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_int, check_positive
-from semidp.accountant.directed import sqrt_up, up_exact
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import GDP, PureDP
-from semidp.accountant.knorm_certificates import certified_span
-from semidp.accountant.relations import Relation, check_same_relation
-from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.core.arguments import check_int, check_positive
+from semidp.accountant.core.directed import sqrt_up, up_exact
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.geometry.knorm_certificates import certified_span
+from semidp.accountant.guarantees.definitions import GDP, PureDP
+from semidp.accountant.guarantees.relations import Relation, check_same_relation
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 from semidp.mechanisms.projected_gaussian import expected_chi
 
 FloatArray = NDArray[np.float64]
@@ -76,8 +76,8 @@ class SemiGaussianMechanism:
     :class:`~mechanisms.projected_gaussian.ProjectedGaussianMechanism` (Alg. 1),
     which has the same :math:`\sigma` but noise only in span(S).
 
-    >>> from semidp.accountant.relations import Replace
-    >>> from semidp.accountant.sensitivity import table_space
+    >>> from semidp.accountant.guarantees.relations import Replace
+    >>> from semidp.accountant.sensitivity.spaces import table_space
     >>> m = SemiGaussianMechanism.for_gdp(table_space(2, 2), 1.0, Replace())
     >>> m.sigma, m.dimension
     (2.0, 4)
@@ -133,8 +133,8 @@ class SemiLaplaceMechanism:
     et al. 2006 with :math:`\Delta_1(S)`; the projection is post-processing pair
     by pair, see the module notes). ``projected=True`` keeps the invariant.
 
-    >>> from semidp.accountant.relations import Replace
-    >>> from semidp.accountant.sensitivity import table_space
+    >>> from semidp.accountant.guarantees.relations import Replace
+    >>> from semidp.accountant.sensitivity.spaces import table_space
     >>> m = SemiLaplaceMechanism.for_epsilon(table_space(2, 2), 0.5, Replace(), projected=True)
     >>> m.scale, m.noise_dimension, m.expected_squared_error()
     (8.0, 1, 128.0)
@@ -174,7 +174,7 @@ class SemiLaplaceMechanism:
         cls, l1: int, basis: FloatArray, epsilon: float, relation: Relation, projected: bool = False
     ) -> SemiLaplaceMechanism:
         r""":math:`b=\Delta_1/\varepsilon`, rounded up, from the exact :math:`\Delta_1` and an orthonormal basis
-        of a subspace V containing S (e.g. :class:`accountant.table_space_norms.TableSpaceNorms`, when S is too
+        of a subspace V containing S (e.g. :class:`accountant.geometry.table_space_norms.TableSpaceNorms`, when S is too
         large to list). The module notes' projection argument holds for any such V: :math:`x-x'\in S\subseteq V`
         gives :math:`(I-P_V)x=(I-P_V)x'`."""
         check_positive("epsilon", epsilon)

@@ -24,12 +24,12 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_int
-from semidp.accountant.directed import up_exact
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import PureDP
-from semidp.accountant.relations import Relation, check_same_relation
-from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.core.arguments import check_int
+from semidp.accountant.core.directed import up_exact
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.definitions import PureDP
+from semidp.accountant.guarantees.relations import Relation, check_same_relation
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 from semidp.mechanisms.discrete import discrete_laplace_array
 
 FloatArray = NDArray[np.float64]
@@ -42,8 +42,8 @@ MAX_SCALE_PART = 2**31
 class SemiDiscreteLaplaceMechanism:
     r""":math:`\mathrm{Lap}_{\mathbb Z}(t)^d` noise in every cell; :math:`\Delta_1(S)/t`-DP (module docstring).
 
-    >>> from semidp.accountant.relations import Replace
-    >>> from semidp.accountant.sensitivity import table_space
+    >>> from semidp.accountant.guarantees.relations import Replace
+    >>> from semidp.accountant.sensitivity.spaces import table_space
     >>> m = SemiDiscreteLaplaceMechanism.for_scale(table_space(2, 2), Fraction(8), Replace())
     >>> m.privacy_map(Replace()).epsilon, m.dimension
     (0.5, 4)

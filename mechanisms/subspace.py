@@ -20,7 +20,7 @@ projector :math:`\Pi_{\mathcal N}`:
   :math:`w\sim\mathrm{Lap}(\Delta_1(Q_{\mathcal N}^\top A)/\varepsilon)^{n-r}`.
 
 **What the privacy maps mean.** Each ``privacy_map`` returns an
-:class:`~accountant.guarantees.ApproxDP` / :class:`~accountant.guarantees.PureDP`
+:class:`~accountant.guarantees.definitions.ApproxDP` / :class:`~accountant.guarantees.definitions.PureDP`
 carrying the *base* relation (``Replace`` = GGY's bounded DP, Def 2.1/1, or
 ``AddRemove``), but the statement is **induced subspace DP w.r.t. C**
 (Def 2.6/6): the mechanism satisfies the invariant and its projection
@@ -55,13 +55,13 @@ from typing import ClassVar, Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_finite_real, check_in_interval, check_int, check_positive
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.directed import MP, pad_up, up
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import ApproxDP, PureDP
-from semidp.accountant.invariants import Invariant
-from semidp.accountant.relations import AddRemove, Relation, Replace, Subspace, check_same_relation
+from semidp.accountant.core.arguments import check_finite_real, check_in_interval, check_int, check_positive
+from semidp.accountant.core.directed import MP, pad_up, up
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Invariant
+from semidp.accountant.guarantees.definitions import ApproxDP, PureDP
+from semidp.accountant.guarantees.relations import AddRemove, Relation, Replace, Subspace, check_same_relation
 
 FloatArray = NDArray[np.float64]
 

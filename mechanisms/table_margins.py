@@ -12,9 +12,9 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.invariants import Margins
-from semidp.accountant.relations import Replace, SemiAdjacent
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.data.invariants import Margins
+from semidp.accountant.guarantees.relations import Replace, SemiAdjacent
 from semidp.mechanisms.fnch import FisherNoncentralHypergeometric
 
 #: Semi-adjacency radius of a 2x2 table with invariant one-way margins [CA24, Sec. 5; T-A3..T-A5].

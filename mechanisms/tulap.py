@@ -12,16 +12,16 @@ import mpmath
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import (
+from semidp.accountant.core.arguments import (
     check_finite_real,
     check_in_interval,
     check_positive,
     check_rng,
 )
-from semidp.accountant.directed import MP, up
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import ApproxDP, Guarantee, PureDP
-from semidp.accountant.relations import Relation
+from semidp.accountant.core.directed import MP, up
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.definitions import ApproxDP, Guarantee, PureDP
+from semidp.accountant.guarantees.relations import Relation
 from semidp.mechanisms.cnd_base import CanonicalNoise, as_prob_array, as_real_array, default_relation, scalar_or_array
 
 FloatArray = NDArray[np.float64]

@@ -112,10 +112,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
-from semidp.accountant.arguments import check_in_interval, check_positive, check_rng
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import Guarantee
-from semidp.accountant.relations import Relation, check_same_relation
+from semidp.accountant.core.arguments import check_in_interval, check_positive, check_rng
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.definitions import Guarantee
+from semidp.accountant.guarantees.relations import Relation, check_same_relation
 from semidp.mechanisms.alternatives import ALTERNATIVE_H1, Alternative, check_alternative  # noqa: F401  (re-exported)
 from semidp.mechanisms.cnd import CanonicalNoise
 from semidp.mechanisms.monotone_roots import brent_root, logsumexp, polish_root  # noqa: F401  (re-exported)

@@ -69,9 +69,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.arguments import check_in_interval, check_positive
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.core.arguments import check_in_interval, check_positive
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 from semidp.mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
 from semidp.mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
 
@@ -192,7 +192,7 @@ def naive_group_noise(noise: CanonicalNoise, k: int = GROUP_SIZE) -> CanonicalNo
 
     ``Tulap(eps, delta)`` :math:`\to` ``Tulap(eps/k, delta/sum_{i<k} e^{i eps/k})``;
     ``GaussianCND(mu)`` :math:`\to` ``GaussianCND(mu/k)`` (:math:`G_{\mu/k}^{\circ k}=G_\mu`).
-    Other CNDs raise :class:`~accountant.errors.InvalidArgument` (no closed-form ``g``).
+    Other CNDs raise :class:`~accountant.core.errors.InvalidArgument` (no closed-form ``g``).
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidArgument(f"k={k!r} must be a positive integer.")
@@ -210,14 +210,14 @@ def naive_group_noise(noise: CanonicalNoise, k: int = GROUP_SIZE) -> CanonicalNo
 def group_inequality_holds(epsilon: float, delta: float = 0.0, k: int = GROUP_SIZE, *, slack: float = 1e-9) -> bool:
     r"""Check :math:`f_{\varepsilon/k,\delta'}^{\circ k}\ge f_{\varepsilon,\delta}` (paper convention).
 
-    Uses :meth:`TradeoffCurve.group <accountant.tradeoff.TradeoffCurve.group>` (paper
-    convention :math:`f^{\circ k}`) and :meth:`~accountant.tradeoff.TradeoffCurve.dominates`
+    Uses :meth:`TradeoffCurve.group <accountant.profiles.tradeoff.TradeoffCurve.group>` (paper
+    convention :math:`f^{\circ k}`) and :meth:`~accountant.profiles.tradeoff.TradeoffCurve.dominates`
     (pointwise order, the same in both conventions; exact for piecewise-linear curves),
     with ``delta'`` as in :func:`naive_group_noise`.
 
     The two sides are *equal* near :math:`\alpha\in\{0,1\}` (e.g. for
     :math:`\delta=0` and small paper-:math:`\alpha`, both are :math:`e^{-\varepsilon}\alpha`),
-    while :class:`~accountant.tradeoff.TradeoffCurve` rounds every curve *down* by
+    while :class:`~accountant.profiles.tradeoff.TradeoffCurve` rounds every curve *down* by
     a few ulps (so it stays a valid lower bound); an exact comparison of the two
     rounded curves therefore fails by ~1e-16 where they coincide. The right-hand side
     is taken as :math:`f_{\varepsilon(1+s),\,\delta+s}` with ``s = slack`` (a curve

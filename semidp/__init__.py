@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 from semidp.version import __version__
 
 if TYPE_CHECKING:  # the names below are imported on first use (PEP 562): `semidp --version` stays light
-    from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-    from semidp.accountant.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
-    from semidp.accountant.relations import AddRemove, Relation, Replace, SemiAdjacent
-    from semidp.accountant.semidp import semi_dp
+    from semidp.accountant.core.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
+    from semidp.accountant.guarantees.definitions import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+    from semidp.accountant.guarantees.relations import AddRemove, Relation, Replace, SemiAdjacent
+    from semidp.accountant.guarantees.semidp import semi_dp
     from semidp.verify.claim_api import ClaimResult, check_claim
     from semidp.verify.load import load, loads
     from semidp.verify.privacy_claim import PrivacyClaim
@@ -37,24 +37,24 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562): `semid
 
 #: Public name -> the module that defines it (imported on first access).
 _EXPORTS = {
-    "GDP": "semidp.accountant.guarantees",
-    "RDP": "semidp.accountant.guarantees",
-    "ZCDP": "semidp.accountant.guarantees",
-    "ApproxDP": "semidp.accountant.guarantees",
-    "Guarantee": "semidp.accountant.guarantees",
-    "PureDP": "semidp.accountant.guarantees",
-    "TradeOff": "semidp.accountant.guarantees",
-    "Bounds": "semidp.accountant.outcome",
-    "NotApplicable": "semidp.accountant.outcome",
-    "Refuted": "semidp.accountant.outcome",
-    "Skipped": "semidp.accountant.outcome",
-    "Unknown": "semidp.accountant.outcome",
-    "Verified": "semidp.accountant.outcome",
-    "AddRemove": "semidp.accountant.relations",
-    "Relation": "semidp.accountant.relations",
-    "Replace": "semidp.accountant.relations",
-    "SemiAdjacent": "semidp.accountant.relations",
-    "semi_dp": "semidp.accountant.semidp",
+    "GDP": "semidp.accountant.guarantees.definitions",
+    "RDP": "semidp.accountant.guarantees.definitions",
+    "ZCDP": "semidp.accountant.guarantees.definitions",
+    "ApproxDP": "semidp.accountant.guarantees.definitions",
+    "Guarantee": "semidp.accountant.guarantees.definitions",
+    "PureDP": "semidp.accountant.guarantees.definitions",
+    "TradeOff": "semidp.accountant.guarantees.definitions",
+    "Bounds": "semidp.accountant.core.outcome",
+    "NotApplicable": "semidp.accountant.core.outcome",
+    "Refuted": "semidp.accountant.core.outcome",
+    "Skipped": "semidp.accountant.core.outcome",
+    "Unknown": "semidp.accountant.core.outcome",
+    "Verified": "semidp.accountant.core.outcome",
+    "AddRemove": "semidp.accountant.guarantees.relations",
+    "Relation": "semidp.accountant.guarantees.relations",
+    "Replace": "semidp.accountant.guarantees.relations",
+    "SemiAdjacent": "semidp.accountant.guarantees.relations",
+    "semi_dp": "semidp.accountant.guarantees.semidp",
     "ClaimResult": "semidp.verify.claim_api",
     "PrivacyClaim": "semidp.verify.privacy_claim",
     "check_claim": "semidp.verify.claim_api",

@@ -133,7 +133,7 @@ class MechanismContract:
         assert isinstance(mech, Mechanism)
 
     def test_privacy_map_is_on_the_given_relation(self) -> None:
-        from semidp.accountant.errors import RelationMismatch
+        from semidp.accountant.core.errors import RelationMismatch
 
         mech, relation, _ = self.make()
         got = mech.privacy_map(relation).relation

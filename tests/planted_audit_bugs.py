@@ -17,11 +17,11 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.invariants import Margins
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_cache import cached_knorm_ball
-from semidp.accountant.sensitivity_search import semi_sensitivity_search
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Margins
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_cache import cached_knorm_ball
+from semidp.accountant.sensitivity.search import semi_sensitivity_search
 from semidp.mechanisms.discrete import discrete_gaussian_array
 from semidp.mechanisms.examples import projected_gaussian
 from semidp.mechanisms.knorm import uniform_in_ball

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from semidp.accountant.budget import Budget
+from semidp.accountant.core.budget import Budget
 from semidp.verify import audit_looks
 from semidp.verify.cli import main
 from semidp.verify.load import loads

@@ -259,7 +259,7 @@ def test_citations_stay_inside_the_repository() -> None:
     assert absent == []
 
 
-#: A docstring reference to one of our objects by its full name: :class:`~accountant.knorm.KNormBall`.
+#: A docstring reference to one of our objects by its full name: :class:`~accountant.geometry.knorm.KNormBall`.
 QUALIFIED_ROLE = re.compile(
     r":(?:mod|class|func|meth|data|attr|exc|obj):`~?((?:accountant|mechanisms|verify|semidp)(?:\.\w+)*)`"
 )
@@ -300,7 +300,9 @@ def test_docstrings_name_objects_where_they_live() -> None:
     Catches the docstrings left behind when an object moves (issue Step 14: ``knorm.py`` described five objects
     that had moved to their own modules).
     """
-    assert _resolves("accountant.knorm.KNormBall") and not _resolves("accountant.knorm.ContainingBall")
+    assert _resolves("accountant.geometry.knorm.KNormBall") and not _resolves(
+        "accountant.geometry.knorm.ContainingBall"
+    )
     stale = []
     for path in [p for pkg in [*LAYERS, "tests", "benchmarks"] for p in sorted((ROOT / pkg).rglob("*.py"))]:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -310,7 +312,7 @@ def test_docstrings_name_objects_where_they_live() -> None:
     assert stale == []
 
 
-#: Parameter names of the float budgets that :class:`semidp.accountant.budget.Budget` replaces (issue 23, Step 14
+#: Parameter names of the float budgets that :class:`semidp.accountant.core.budget.Budget` replaces (issue 23, Step 14
 #: item 5): seconds (``time_limit``, ``time_budget``) or a ``time.monotonic()`` deadline (``deadline``).
 FLOAT_BUDGET_NAMES = frozenset({"time_limit", "deadline", "time_budget"})
 #: Function parameters of the three packages still named so: a ceiling that only goes down (lower it when you
@@ -335,7 +337,9 @@ def _float_budget_parameters(sources: dict[str, str]) -> list[str]:
 def test_float_budget_parameters_only_go_down() -> None:
     """Issue 23, item 5: one ``Budget`` value replaces ``time_limit``, ``deadline`` and ``time_budget`` floats."""
     found = _float_budget_parameters({n: p.read_text(encoding="utf-8") for n, p in MODULES.items()})
-    assert len(found) <= MAX_FLOAT_BUDGET_PARAMETERS, "use a Budget (semidp.accountant.budget):\n" + "\n".join(found)
+    assert len(found) <= MAX_FLOAT_BUDGET_PARAMETERS, "use a Budget (semidp.accountant.core.budget):\n" + "\n".join(
+        found
+    )
     planted = {"verify.x": "def f(a, *, time_limit=1.0):\n    def g(deadline): ...\nasync def h(time_budget): ...\n"}
     assert len(_float_budget_parameters(planted)) == 3  # the rule sees each form
 
@@ -530,7 +534,7 @@ def test_untyped_json_only_goes_down_and_one_json_alias() -> None:
 
 # ------------------------------------------------------------ the release as data (Step 14.1)
 
-#: Kind modules that describe a :class:`~semidp.accountant.release.Release` (the runner accounts it).
+#: Kind modules that describe a :class:`~semidp.accountant.releases.model.Release` (the runner accounts it).
 RELEASE_KINDS = ("verify.kinds.calibrated", "verify.kinds.implementation", "verify.kinds.published")
 #: The guarantee-building functions a kind that describes its release no longer calls.
 ACCOUNTING_NAMES = {"semi_dp", "semi_dp_composition", "joint_release_dp", "compose_parts", "on_base"}
@@ -564,12 +568,14 @@ def _builds_effective(text: str) -> list[str]:
 
 def test_converted_kinds_describe_a_release_and_build_no_guarantee() -> None:
     """Issue 23, item 1: a converted kind describes its release; the runner's interpreters
-    (:mod:`accountant.release_accounting`) compute advertised and effective, so no kind fakes a guarantee."""
+    (:mod:`accountant.releases.accounting`) compute advertised and effective, so no kind fakes a guarantee."""
     found = {n: _builds_effective(MODULES[n].read_text(encoding="utf-8")) for n in RELEASE_KINDS}
     assert {n: f for n, f in found.items() if f} == {}
     for n in RELEASE_KINDS:
         assert "release=" in MODULES[n].read_text(encoding="utf-8"), n
-    planted = "from semidp.accountant.semidp import semi_dp\nKindResult(advertised=g, effective=semi_dp(g))\n"
+    planted = (
+        "from semidp.accountant.guarantees.semidp import semi_dp\nKindResult(advertised=g, effective=semi_dp(g))\n"
+    )
     assert sorted(_builds_effective(planted)) == [
         "KindResult(advertised=...)",
         "KindResult(effective=...)",
@@ -586,3 +592,62 @@ def test_kind_result_hooks_only_shrink() -> None:
     hooks = sorted(f.name for f in fields(KindResult) if f.name not in KIND_RESULT_CORE)
     assert len(hooks) <= MAX_KIND_RESULT_HOOKS, hooks
     assert {"effective_at_lower", "calibrated_space"}.isdisjoint(hooks)  # removed: releases carry them
+
+
+# ------------------------------------------------------------ accountant/ subpackages and their layers (Step 14.6)
+
+#: ``- <subpackage>: <allowed>, ... -- <what it holds>`` lines of semidp.accountant's docstring
+LAYER_LINE = re.compile(r"^- (\w+): ([\w, ()]+?) -- ", re.MULTILINE)
+
+
+def _subpackage_layers() -> dict[str, set[str]]:
+    """The table of semidp.accountant's docstring: subpackage -> the other subpackages it may import."""
+    import semidp.accountant
+
+    return {
+        sub: set() if allowed.strip() == "(none)" else {a.strip() for a in allowed.split(",")}
+        for sub, allowed in LAYER_LINE.findall(semidp.accountant.__doc__ or "")
+    }
+
+
+SUBPACKAGES = {
+    n for n, p in MODULES.items() if n.count(".") == 1 and n.startswith("accountant.") and p.name == "__init__.py"
+}
+
+
+def _subpackage(module: str) -> str | None:
+    """``accountant.pld.engine`` (or the package ``accountant.pld``) -> ``pld``; anything else -> None."""
+    parts = module.split(".")
+    return parts[1] if len(parts) >= 2 and ".".join(parts[:2]) in SUBPACKAGES else None
+
+
+def _layer_violations(edges: list[Edge], layers: dict[str, set[str]]) -> list[str]:
+    """Imports from a module of one subpackage into another subpackage its line does not name, or into the
+    ``semidp.accountant`` package itself (whose ``__init__`` imports every subpackage)."""
+    bad = []
+    for e in edges:
+        source, target = _subpackage(e.source), _subpackage(e.target)
+        if source is None:
+            continue
+        if e.target == "accountant":
+            bad.append(f"{e.source}:{e.line} imports the semidp.accountant package")
+        elif target is not None and target != source and target not in layers.get(source, set()):
+            bad.append(f"{e.source}:{e.line} imports {e.target} ({source} may import {sorted(layers.get(source, []))})")
+    return bad
+
+
+def test_accountant_subpackages_follow_their_layers() -> None:
+    """Issue 23, item 6: accountant/ is in subpackages that name the concepts; semidp.accountant's docstring
+    lists each with the subpackages it may import, that graph has no cycle, and every import follows it."""
+    layers = _subpackage_layers()
+    assert set(layers) == {s.split(".")[1] for s in SUBPACKAGES}  # the table names every subpackage, no other
+    assert all(allowed <= set(layers) for allowed in layers.values())
+    assert nx.is_directed_acyclic_graph(nx.DiGraph([(s, t) for s, ts in layers.items() for t in ts]))
+    assert _layer_violations(EDGES, layers) == []
+    # the check sees a planted upward import, and an import of the package from inside it
+    planted = [
+        Edge("accountant.core.errors", "accountant.pld.engine", (), 1),
+        Edge("accountant.pld.grid", "accountant", ("x",), 2),
+    ]
+    assert len(_layer_violations(planted, layers)) == 2
+    assert _layer_violations([Edge("accountant.pld.grid", "accountant.core.errors", ("E",), 1)], layers) == []

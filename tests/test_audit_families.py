@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.outcome import Refuted, Unknown, Verified
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
 from semidp.verify.load import loads
 from semidp.verify.run_options import RunOptions
 from semidp.verify.runner import audit

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.outcome import Refuted, Unknown, Verified
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
 from semidp.verify.audit_evidence import refutation_evidence
 from semidp.verify.audit_pairs import AuditPair, pair_statistics
 from semidp.verify.kinds.implementation import ImplementationSpec
@@ -165,7 +165,7 @@ def test_the_classifier_does_not_refute_the_correct_twin() -> None:
 
 
 def test_an_unknown_statistics_value_is_an_invalid_spec_naming_the_key() -> None:
-    from semidp.accountant.errors import InvalidSpec
+    from semidp.accountant.core.errors import InvalidSpec
 
     text = spec_text("scale_fixed", framework="dp").replace("tests.planted_bugs:", "tests.planted_audit_bugs:")
     with pytest.raises(InvalidSpec, match="mechanism.statistics"):

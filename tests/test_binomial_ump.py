@@ -47,9 +47,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import ApproxDP, PureDP
-from semidp.accountant.relations import Replace
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.definitions import ApproxDP, PureDP
+from semidp.accountant.guarantees.relations import Replace
 from semidp.mechanisms.binomial_tail import binom_logpmf, log_tail
 from semidp.mechanisms.binomial_ump import (
     BinomialTestResult,

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from semidp.accountant.budget import Budget, budget_argument
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.budget import Budget, budget_argument
+from semidp.accountant.core.errors import InvalidArgument
 
 
 def test_unlimited_never_expires_and_its_shares_stay_unlimited() -> None:

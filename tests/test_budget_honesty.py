@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from semidp.accountant.budget import Budget
+from semidp.accountant.core.budget import Budget
 from semidp.verify.load import loads
 from semidp.verify.runner import audit
 

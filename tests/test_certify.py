@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from semidp.accountant.conversion_routes import EpsilonDelta
-from semidp.accountant.conversions import approx_dp_to_tradeoff, tradeoff_to_approx_dp
-from semidp.accountant.guarantees import ZCDP, ApproxDP
-from semidp.accountant.outcome import Refuted, Skipped, Verified
-from semidp.accountant.relations import Replace
-from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.accountant.core.outcome import Refuted, Skipped, Verified
+from semidp.accountant.guarantees.conversion_routes import EpsilonDelta
+from semidp.accountant.guarantees.conversions import approx_dp_to_tradeoff, tradeoff_to_approx_dp
+from semidp.accountant.guarantees.definitions import ZCDP, ApproxDP
+from semidp.accountant.guarantees.relations import Replace
+from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
 from semidp.verify.certify import certify_entry, certify_summary, section_summaries
 from semidp.verify.report import PLD_CERTIFICATE, Breakdown, GuaranteeSummary, PldEntry
 from semidp.verify.sections import PlainDpSection

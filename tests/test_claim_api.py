@@ -10,7 +10,7 @@ import pytest
 
 import semidp
 from semidp import GDP, RDP, ZCDP, ApproxDP, PrivacyClaim, PureDP, check_claim
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 
 
 def test_census_claims_as_in_the_audit() -> None:

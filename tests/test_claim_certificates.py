@@ -9,7 +9,8 @@ import mpmath
 import pytest
 from scipy import special
 
-from semidp.accountant.claim_certificate import (
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
+from semidp.accountant.guarantees.claim_certificate import (
     approx_dp_profile_enclosure,
     erfc_enclosure,
     gdp_delta_enclosure,
@@ -18,12 +19,11 @@ from semidp.accountant.claim_certificate import (
     tradeoff_profile_enclosure,
     zcdp_delta_upper,
 )
-from semidp.accountant.conversions import zcdp_to_delta
-from semidp.accountant.gaussian import gdp_delta
-from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, PureDP
-from semidp.accountant.outcome import Refuted, Unknown, Verified
-from semidp.accountant.relations import Replace
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.guarantees.conversions import zcdp_to_delta
+from semidp.accountant.guarantees.definitions import GDP, ZCDP, ApproxDP, PureDP
+from semidp.accountant.guarantees.relations import Replace
+from semidp.accountant.profiles.gaussian import gdp_delta
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 from semidp.verify.claims import check_composed_claim, decide
 from tests.claim_forms import claim
 
@@ -156,7 +156,7 @@ def test_decide_claim_does_not_refute_from_a_loose_closed_form() -> None:
 def test_a_vanishing_rho_is_certified_not_an_internal_error(rho: float) -> None:
     """Found by the spec fuzzer: delta = e^{-1e299} has an exponent no exact rational can hold; the interval end
     is moved outward to 2^-16384 instead (an upper bound), and the CKS order is capped at 1e300 (any order > 1 is sound)."""
-    from semidp.accountant.claim_certificate import cks_order, zcdp_delta_upper
+    from semidp.accountant.guarantees.claim_certificate import cks_order, zcdp_delta_upper
 
     assert 1 < cks_order(rho, 1.0) <= Fraction(1e300)
     enc, _ = zcdp_delta_upper(rho, 1.0)
@@ -166,7 +166,7 @@ def test_a_vanishing_rho_is_certified_not_an_internal_error(rho: float) -> None:
 @pytest.mark.parametrize("rho", [1e17, 1e24, 1e300])
 def test_an_astronomical_rho_gives_the_trivial_bound(rho: float) -> None:
     # was: "an interval end beyond 2^16384" (exit 2 naming no key); the CKS bound exceeds 1, so delta <= 1
-    from semidp.accountant.claim_certificate import zcdp_delta_upper
+    from semidp.accountant.guarantees.claim_certificate import zcdp_delta_upper
 
     enc = zcdp_delta_upper(rho, 1.0)[0]
     assert (enc.lower, enc.upper) == (1.0, 1.0) and "exceeds 1" in enc.method

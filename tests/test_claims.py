@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from semidp.accountant.guarantees import GDP, ZCDP, PureDP
-from semidp.accountant.outcome import Refuted, Verified
-from semidp.accountant.relations import Replace
+from semidp.accountant.core.outcome import Refuted, Verified
+from semidp.accountant.guarantees.definitions import GDP, ZCDP, PureDP
+from semidp.accountant.guarantees.relations import Replace
 from semidp.verify.claims import decide
 from tests.claim_forms import claim
 

@@ -12,11 +12,11 @@ from fractions import Fraction as F
 
 import pytest
 
-from semidp.accountant.conversions import approx_dp_to_tradeoff
-from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-from semidp.accountant.outcome import Refuted, Unknown, Verified
-from semidp.accountant.relations import Replace
-from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
+from semidp.accountant.guarantees.conversions import approx_dp_to_tradeoff
+from semidp.accountant.guarantees.definitions import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.guarantees.relations import Replace
+from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
 from semidp.verify.claims import decide
 from semidp.verify.privacy_claim import PrivacyClaim
 from tests.claim_forms import claim

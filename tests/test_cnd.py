@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import GDP, ApproxDP, PureDP, TradeOff
-from semidp.accountant.relations import Replace
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.definitions import GDP, ApproxDP, PureDP, TradeOff
+from semidp.accountant.guarantees.relations import Replace
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 from semidp.mechanisms.cnd import (
     CanonicalNoise,
     GaussianCND,

@@ -56,8 +56,8 @@ def _entry(section: dict[str, Any], delta: float) -> float | None:
 
 def test_365_days_of_epsilon_1_golden() -> None:
     """365 x epsilon = 1 at delta = 1e-7: 250.95394234365... [KOV15], not the sum 365; sound, and within 1e-9."""
-    from semidp.accountant.composition import homogeneous_epsilon
-    from semidp.accountant.guarantees import PureDP
+    from semidp.accountant.guarantees.composition import homogeneous_epsilon
+    from semidp.accountant.guarantees.definitions import PureDP
 
     ref = _kov_root(1.0, 0.0, 365, 1e-7, (250.0, 252.0))
     assert abs(ref - _MP.mpf("250.953942343655")) < 1e-11
@@ -70,8 +70,8 @@ def test_golden_against_dp_accounting() -> None:
     """Google's PLD accountant (exact on the loss grid, float arithmetic) agrees to 1e-6 on both catalog cases."""
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    from semidp.accountant.composition import homogeneous_epsilon
-    from semidp.accountant.guarantees import ApproxDP, PureDP
+    from semidp.accountant.guarantees.composition import homogeneous_epsilon
+    from semidp.accountant.guarantees.definitions import ApproxDP, PureDP
 
     for part, k, delta in ((PureDP(1.0), 365, 1e-7), (ApproxDP(2.19, 1e-5), 7, 1e-3), (ApproxDP(2.19, 1e-5), 7, 7e-5)):
         d0 = part.delta if isinstance(part, ApproxDP) else 0.0
@@ -83,9 +83,9 @@ def test_golden_against_dp_accounting() -> None:
 
 def test_small_k_below_the_f_dp_route() -> None:
     """For small k the numerical f-DP composition (a sound upper bound) is at or above the exact value, and close."""
-    from semidp.accountant.composition import compose_tradeoffs, homogeneous_epsilon
-    from semidp.accountant.conversions import tradeoff_to_approx_dp
-    from semidp.accountant.guarantees import ApproxDP, PureDP
+    from semidp.accountant.guarantees.composition import compose_tradeoffs, homogeneous_epsilon
+    from semidp.accountant.guarantees.conversions import tradeoff_to_approx_dp
+    from semidp.accountant.guarantees.definitions import ApproxDP, PureDP
 
     for part, k in ((PureDP(0.5), 5), (ApproxDP(1.0, 1e-6), 4)):
         for delta in (1e-3, 1e-5):
@@ -99,9 +99,9 @@ def test_small_k_below_the_f_dp_route() -> None:
 def test_rounding_direction() -> None:
     """The reported epsilon is at or above the exact root, so its exact delta is <= the target; a twin that rounds
     the root down (or lands 1e-12 below it) breaks that check."""
-    from semidp.accountant.composition import homogeneous_epsilon
-    from semidp.accountant.directed import down
-    from semidp.accountant.guarantees import ApproxDP, PureDP
+    from semidp.accountant.core.directed import down
+    from semidp.accountant.guarantees.composition import homogeneous_epsilon
+    from semidp.accountant.guarantees.definitions import ApproxDP, PureDP
 
     for part, k, delta, bracket in (
         (PureDP(1.0), 365, 1e-7, (250.0, 252.0)),
@@ -132,8 +132,8 @@ def test_historical_year_report_and_rho() -> None:
 
 def test_mixed_pure_parts_rho_and_no_kov() -> None:
     """Pure parts 1 and 2: rho = 1/2 + 2 = 2.5 (not 9/2); not identical, so epsilon stays the closed-form profile."""
-    from semidp.accountant.conversion_routes import epsilon_delta, native_forms
-    from semidp.accountant.guarantees import PureDP
+    from semidp.accountant.guarantees.conversion_routes import epsilon_delta, native_forms
+    from semidp.accountant.guarantees.definitions import PureDP
     from semidp.verify.spec_values import compose_parts
 
     g = compose_parts([PureDP(1.0), PureDP(2.0)])
@@ -149,8 +149,8 @@ def test_delta_reached_only_by_composing_deltas() -> None:
     assert code == 0
     got = _entry(report["advertised"], 7e-5)
     assert got is not None and got <= 15.33 + 1e-9 and _kov_delta(2.19, 1e-5, 7, got) <= 7e-5
-    from semidp.accountant.composition import homogeneous_epsilon
-    from semidp.accountant.guarantees import ApproxDP
+    from semidp.accountant.guarantees.composition import homogeneous_epsilon
+    from semidp.accountant.guarantees.definitions import ApproxDP
 
     floor = 1 - (1 - 1e-5) ** 7
     assert homogeneous_epsilon(ApproxDP(2.19, 1e-5), 7, floor * (1 - 1e-9)) is None
@@ -175,10 +175,10 @@ def test_verdict_direction(tmp_path: Path, claimed: float, code: int) -> None:
 def test_semi_first_keeps_the_parts() -> None:
     """Cho & Awan Prop. 21, semi-first: four 0.5-DP parts grouped at radius 2 are 1-DP each, so rho = 4 x 1/2 = 2
     (not 4^2/2 = 8) and the epsilon at 1e-3 is the optimal composition of four 1-DP parts, below the sum 4."""
-    from semidp.accountant.conversion_routes import epsilon_delta, native_forms
-    from semidp.accountant.guarantees import PureDP
-    from semidp.accountant.invariants import Total
-    from semidp.accountant.semidp import semi_dp_composition
+    from semidp.accountant.data.invariants import Total
+    from semidp.accountant.guarantees.conversion_routes import epsilon_delta, native_forms
+    from semidp.accountant.guarantees.definitions import PureDP
+    from semidp.accountant.guarantees.semidp import semi_dp_composition
 
     first = semi_dp_composition([PureDP(0.5)] * 4, Total(), 2).semi_first
     assert native_forms(first) == {"epsilon": 4.0, "zcdp": 2.0}

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from semidp.accountant.conversions import (
+from semidp.accountant.guarantees.conversions import (
     gdp_to_approx_dp,
     gdp_to_delta,
     gdp_to_zcdp,
@@ -23,8 +23,8 @@ from semidp.accountant.conversions import (
     zcdp_to_approx_dp,
     zcdp_to_delta,
 )
-from semidp.accountant.gaussian import gaussian_sigma, gdp_delta, gdp_delta_lower, gdp_mu_for
-from semidp.accountant.guarantees import GDP, ZCDP
+from semidp.accountant.guarantees.definitions import GDP, ZCDP
+from semidp.accountant.profiles.gaussian import gaussian_sigma, gdp_delta, gdp_delta_lower, gdp_mu_for
 
 SMALLEST = 5e-324
 
@@ -92,7 +92,7 @@ def test_gdp_to_zcdp_rounds_up(mu: float) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.floats(min_value=1e-6, max_value=1e6, allow_nan=False))
 def test_pure_dp_to_zcdp_rounds_up(eps: float) -> None:
-    from semidp.accountant.guarantees import PureDP
+    from semidp.accountant.guarantees.definitions import PureDP
 
     assert Fraction(pure_dp_to_zcdp(PureDP(eps)).rho) >= Fraction(eps) ** 2 / 2
 

@@ -28,7 +28,7 @@ from semidp.accountant import (
     zcdp_to_delta,
     zcdp_to_rdp,
 )
-from semidp.accountant.gaussian import gdp_delta_array, gdp_delta_lower
+from semidp.accountant.profiles.gaussian import gdp_delta_array, gdp_delta_lower
 from tests.golden_cases import assert_close, cases
 
 HP = mpmath.MPContext()
@@ -177,7 +177,7 @@ def test_delta_one_is_trivial() -> None:
 @settings(max_examples=25, deadline=None)
 @given(mus, deltas)
 def test_gdp_epsilon_lower_and_upper_bracket_truth(mu: float, delta: float) -> None:
-    from semidp.accountant.gaussian import gdp_epsilon_lower
+    from semidp.accountant.profiles.gaussian import gdp_epsilon_lower
 
     lo, hi = gdp_epsilon_lower(mu, delta), gdp_to_approx_dp(GDP(mu), delta).epsilon
     assert lo <= hi
@@ -196,7 +196,7 @@ def test_gdp_epsilon_lower_and_upper_bracket_truth(mu: float, delta: float) -> N
 @settings(max_examples=40, deadline=None)
 @given(st.floats(0.0, 20.0), st.floats(0.0, 0.5), st.floats(0.0, 1.0))
 def test_approx_reexpression_is_exact_profile(eps: float, d0: float, d: float) -> None:
-    from semidp.accountant.conversions import approx_dp_to_approx_dp
+    from semidp.accountant.guarantees.conversions import approx_dp_to_approx_dp
 
     r = approx_dp_to_approx_dp(ApproxDP(eps, d0), d)
     if d < d0:

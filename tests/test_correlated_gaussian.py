@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from semidp.accountant.errors import InvalidArgument, RelationMismatch, VerificationError
-from semidp.accountant.guarantees import ApproxDP
-from semidp.accountant.relations import AddRemove, Replace, Subspace
+from semidp.accountant.core.errors import InvalidArgument, RelationMismatch, VerificationError
+from semidp.accountant.guarantees.definitions import ApproxDP
+from semidp.accountant.guarantees.relations import AddRemove, Replace, Subspace
 from semidp.mechanisms.correlated_gaussian import (
     EllipsoidGaussian,
     SubspaceCorrelatedGaussian,

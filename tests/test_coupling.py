@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy import stats
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.lattice import basic_move_basis
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.lattice.kernel import basic_move_basis
 from semidp.mechanisms.coupling import (
     CoupledKernel,
     MeetingTimes,

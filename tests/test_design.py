@@ -1,6 +1,6 @@
 """``[design]`` vary = "scale" (issue 26, Step 13): certified, tight, budgeted; the shipped census design.
 
-The search (:mod:`semidp.accountant.design`) is checked against the Gaussian closed form (exact epsilon(delta)),
+The search (:mod:`semidp.accountant.workloads.design`) is checked against the Gaussian closed form (exact epsilon(delta)),
 on a discrete-Gaussian composition, under a tiny budget (never an unproven scale) and on zCDP targets (exact).
 The spec wiring (:mod:`semidp.verify.design`): bad ``[design]`` input exits 2 naming the key; the shipped
 ``specs/census-2020-pl94-persons-us-design.toml`` designs c (golden), writes ``<name>.design.csv``, and that CSV,
@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.design import DESIGN_REL_TOL, design_scale, design_scale_zcdp
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.pld_engine import compose_plds
-from semidp.accountant.pld_parts import DiscreteGaussianPart, GaussianPart, LaplacePart, PLDPart
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.pld.engine import compose_plds
+from semidp.accountant.pld.parts import DiscreteGaussianPart, GaussianPart, LaplacePart, PLDPart
+from semidp.accountant.workloads.design import DESIGN_REL_TOL, design_scale, design_scale_zcdp
 from semidp.verify.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,9 +84,9 @@ def test_wide_brackets_certify_by_the_upper_end(monkeypatch: pytest.MonkeyPatch)
     """An engine whose lower ends are loose (stood in for by widening every search bracket's lower end by 10 %):
     the design is still decided by the upper end (a fresh composition agrees), and the failing probe's lower end,
     refined at ``rel_width``, proves tightness."""
-    import semidp.accountant.design as design_module
-    from semidp.accountant.pld_closed_forms import PLDInterval
-    from semidp.accountant.pld_refine import RefinedInterval, refine_bracket
+    import semidp.accountant.workloads.design as design_module
+    from semidp.accountant.pld.closed_forms import PLDInterval
+    from semidp.accountant.pld.refine import RefinedInterval, refine_bracket
 
     def loose(parts: Any, **kw: Any) -> RefinedInterval:
         r = refine_bracket(parts, **kw)
@@ -109,7 +109,7 @@ def test_wide_brackets_certify_by_the_upper_end(monkeypatch: pytest.MonkeyPatch)
 
 def test_an_infinite_upper_end_halves_the_scale() -> None:
     """Above c = 1 the release also spends delta = 0.5 (epsilon(1e-5) infinite): the search halves, no secant."""
-    from semidp.accountant.pld_parts import ApproxDPPart
+    from semidp.accountant.pld.parts import ApproxDPPart
 
     def parts(c: Fraction) -> list[tuple[PLDPart, int]]:
         return _gauss(c) + ([(ApproxDPPart(1.0, 0.5), 1)] if c > 1 else [])

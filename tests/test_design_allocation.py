@@ -1,4 +1,4 @@
-"""accountant/design_allocation.py: the weighted-variance allocation under a zCDP budget (Step 13, vary = allocation).
+"""accountant/workloads/allocation.py: the weighted-variance allocation under a zCDP budget (Step 13, vary = allocation).
 
 Golden cases are solved by hand from the KKT closed form (module docstring; Boyd & Vandenberghe, Sec. 5.5.3):
 rho_m = B sqrt(a_m / C_m) / S, objective S^2 / B, S = sum sqrt(a_m C_m).
@@ -15,8 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from semidp.accountant import design_allocation as da
-from semidp.accountant.design_allocation import (
+from semidp.accountant.core.errors import InvalidArgument, InvalidSpec, SearchTooLarge, VerificationError
+from semidp.accountant.workloads import allocation as da
+from semidp.accountant.workloads.accounting import WorkloadMeasurement, measurement_rho, workload_rho
+from semidp.accountant.workloads.allocation import (
     MAX_MEASUREMENTS,
     allocated_measurements,
     closed_form_allocation,
@@ -26,8 +28,6 @@ from semidp.accountant.design_allocation import (
     variance_law,
     workload_coefficients,
 )
-from semidp.accountant.errors import InvalidArgument, InvalidSpec, SearchTooLarge, VerificationError
-from semidp.accountant.workload import WorkloadMeasurement, measurement_rho, workload_rho
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 from semidp.accountant import InvalidSpec
-from semidp.accountant.budget import Budget
+from semidp.accountant.core.budget import Budget
 from semidp.verify.cli import main
 from semidp.verify.load import loads
 from semidp.verify.render import render_markdown, render_text

@@ -18,7 +18,7 @@ import pytest
 from numpy.typing import NDArray
 from scipy import optimize, stats
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.mechanisms.discrete import (
     bernoulli_exp,
     discrete_gaussian,

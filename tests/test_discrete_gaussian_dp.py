@@ -12,15 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from semidp.accountant.conversions import zcdp_to_delta
-from semidp.accountant.discrete_gaussian_dp import (
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.guarantees.conversions import zcdp_to_delta
+from semidp.accountant.guarantees.definitions import ZCDP
+from semidp.accountant.profiles.discrete_gaussian_dp import (
     discrete_gaussian_delta,
     discrete_gaussian_delta_lower,
     discrete_gaussian_epsilon,
 )
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge
-from semidp.accountant.gaussian import gdp_delta
-from semidp.accountant.guarantees import ZCDP
+from semidp.accountant.profiles.gaussian import gdp_delta
 
 MPB = mpmath.MPContext()
 MPB.dps = 60
@@ -166,7 +166,7 @@ def test_discrete_versus_continuous_is_not_uniform() -> None:
     (the discrete profile has kinks where the floors jump): at sigma2 = 1, eps = 0.5 it is
     0.20398 vs 0.23842, and at delta = 1e-6 the discrete epsilon (4.4996) is below the
     continuous Gaussian's (4.8866). So neither may be substituted for the other."""
-    from semidp.accountant.gaussian import gdp_epsilon
+    from semidp.accountant.profiles.gaussian import gdp_epsilon
 
     assert discrete_gaussian_epsilon(1e-6, 1) < 4.5
     assert gdp_epsilon(1.0, 1e-6) > 4.88

@@ -1,4 +1,4 @@
-"""Messages stay printable for any size: :func:`accountant.errors.format_size`."""
+"""Messages stay printable for any size: :func:`accountant.core.errors.format_size`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from semidp.accountant.errors import format_size
+from semidp.accountant.core.errors import format_size
 
 
 def test_huge_integers_beyond_the_str_limit() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from semidp.accountant.outcome import Refuted, Verified
+from semidp.accountant.core.outcome import Refuted, Verified
 from semidp.verify.cli import main
 from semidp.verify.exact_composition import ExactSum, decide_exact, decimal_claim, exact_sum
 from semidp.verify.load import loads

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import InvalidArgument, InvalidSpec
-from semidp.accountant.exact_matrices import (
+from semidp.accountant.core.errors import InvalidArgument, InvalidSpec
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.exact_matrices import (
     QUERY_ENTRY_LIMIT,
     ROW_VALUE_LIMIT,
     exact_image,
@@ -26,9 +26,9 @@ from semidp.accountant.exact_matrices import (
     primitive_row,
     query_int64,
 )
-from semidp.accountant.invariants import Linear, Total
-from semidp.accountant.sensitivity import SensitivitySpace
-from semidp.accountant.sensitivity_search import semi_sensitivity_search
+from semidp.accountant.data.invariants import Linear, Total
+from semidp.accountant.sensitivity.search import semi_sensitivity_search
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 from semidp.verify.load import loads
 from semidp.verify.runner import audit
 from semidp.verify.spec_values import invariant_of

@@ -1,4 +1,4 @@
-"""Recursive pulling fan of conv(S) up to symmetry (accountant.face_fan), against independent methods.
+"""Recursive pulling fan of conv(S) up to symmetry (accountant.geometry.face_fan), against independent methods.
 
 The recursive path (forced by a tiny ``work_limit``) must give the same ball as
 qhull on all of S (no symmetry) and as the one-level fan, and the sampler built
@@ -17,11 +17,11 @@ import pytest
 from scipy import stats
 from scipy.spatial import ConvexHull
 
-from semidp.accountant.errors import VerificationError
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_verify import verify_knorm_ball
-from semidp.accountant.sensitivity import table_space
-from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.accountant.core.errors import VerificationError
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_verify import verify_knorm_ball
+from semidp.accountant.geometry.table_symmetry import TableSymmetry
+from semidp.accountant.sensitivity.spaces import table_space
 from semidp.mechanisms.knorm import uniform_in_ball
 
 #: (r, c, paper_exact): paper_exact=True is the moves only (Prop. 32 as printed), False adds the 3-cycles
@@ -199,7 +199,7 @@ def test_s12_tables_with_three_cycles_are_optimal_and_sampled_exactly() -> None:
 
 
 def test_chained_volumes_are_checked_against_determinants() -> None:
-    from semidp.accountant.face_fan import check_volumes, simplex_volumes
+    from semidp.accountant.geometry.face_fan import check_volumes, simplex_volumes
 
     one, deep = _balls(3, 4, False)
     vols = simplex_volumes(deep.fan_points, deep.fan)

@@ -122,8 +122,8 @@ def test_cannot_mix_types_without_conversion() -> None:
 
 def test_integer_subspace_relation_is_distinct_and_groups_by_distance() -> None:
     """DGGY Def 2: a per-unit-norm statement on equivalent histograms; never composes with DP on datasets."""
-    from semidp.accountant.errors import InvalidArgument, RelationMismatch
-    from semidp.accountant.relations import IntegerSubspace
+    from semidp.accountant.core.errors import InvalidArgument, RelationMismatch
+    from semidp.accountant.guarantees.relations import IntegerSubspace
 
     rel = IntegerSubspace("l1", ((1, 1, 0), (0, 1, 1)))
     assert rel.group(2).distance == 2.0 and rel.spec_name == "integer-subspace"
@@ -136,7 +136,7 @@ def test_integer_subspace_relation_is_distinct_and_groups_by_distance() -> None:
 
 def test_search_too_large_formats_sizes_beyond_the_float_range() -> None:
     """Regression: a fiber of 10^400 histograms made the refusal itself crash (OverflowError)."""
-    from semidp.accountant.errors import SearchTooLarge
+    from semidp.accountant.core.errors import SearchTooLarge
 
     assert "estimated size 1.000e+400 exceeds the limit 1e+06" in str(SearchTooLarge("fiber", 10**400, 1e6))
     assert "estimated size 1.234e+04" in str(SearchTooLarge("fiber", 12345, 1e6))
@@ -144,7 +144,7 @@ def test_search_too_large_formats_sizes_beyond_the_float_range() -> None:
 
 def test_fiber_size_descriptions_stay_short() -> None:
     """Regression: a 503-digit fiber bound was printed in full in the a(t) cross-check message."""
-    from semidp.accountant.fiber import FiberSize
+    from semidp.accountant.combinatorics.fiber import FiberSize
 
     assert FiberSize(10**503 + 7, False, "partition-bound").describe() == "1.000e+503 (upper bound, partition-bound)"
     assert FiberSize(36, True, "dynamic-programming").describe() == "36 (exact, dynamic-programming)"

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from semidp.accountant.outcome import Refuted, Unknown, Verified
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
 from semidp.verify.cli import main
 from semidp.verify.kinds.implementation import exact_invariant_check
 from semidp.verify.load import loads

@@ -6,11 +6,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.invariants import Margins
-from semidp.accountant.outcome import Refuted, Unknown, Verified
-from semidp.accountant.sensitivity import table_space
-from semidp.accountant.table_space_norms import TableSpaceNorms
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Margins
+from semidp.accountant.geometry.table_space_norms import TableSpaceNorms
+from semidp.accountant.sensitivity.spaces import table_space
 from semidp.verify.invariant_certificate import (
     certify_generators,
     certify_kronecker,
@@ -79,7 +79,7 @@ def test_lattice_basis_certificate() -> None:
 
 
 def test_margins_invariant_matrix_is_the_kronecker_form() -> None:
-    from semidp.accountant.dataspace import Feature
+    from semidp.accountant.data.dataspace import Feature
 
     space = DataSpace((Feature("r", 3), Feature("c", 4)))
     a = Margins((("r",), ("c",))).matrix(space)

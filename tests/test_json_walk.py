@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from semidp.accountant.conversion_routes import EpsilonDelta
+from semidp.accountant.guarantees.conversion_routes import EpsilonDelta
 from semidp.verify.json_walk import INTERNAL, OMIT_NONE, Walked, to_json
 from semidp.verify.sections import MonteCarloMean, SamplesSection
 

@@ -16,15 +16,15 @@ from functools import cache
 import numpy as np
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.containing_ball import containing_ball
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_certificates import GaugeCertificate, certified_span, exact_gauge
-from semidp.accountant.lp_balls import compare_lp_balls
-from semidp.accountant.outcome import Bounds, Refuted, Verified
-from semidp.accountant.sensitivity import SensitivitySpace, table_moves, table_space, table_three_cycles
-from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.core.outcome import Bounds, Refuted, Verified
+from semidp.accountant.geometry.containing_ball import containing_ball
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_certificates import GaugeCertificate, certified_span, exact_gauge
+from semidp.accountant.geometry.lp_balls import compare_lp_balls
+from semidp.accountant.geometry.table_symmetry import TableSymmetry
+from semidp.accountant.sensitivity.spaces import SensitivitySpace, table_moves, table_space, table_three_cycles
 
 
 @cache

@@ -1,4 +1,4 @@
-"""On-disk cache of optimal K-norm balls conv(S) (Cho & Awan 2024, Alg. 2 / Thm. 31): accountant.knorm_cache.
+"""On-disk cache of optimal K-norm balls conv(S) (Cho & Awan 2024, Alg. 2 / Thm. 31): accountant.geometry.knorm_cache.
 
 What is checked: a hit returns the same arrays as a fresh build (hence identical
 K-norm draws for the same seed); every kind of damaged or doctored file is refused
@@ -29,9 +29,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from semidp.accountant.errors import InvalidArgument, VerificationError
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_cache import (
+from semidp.accountant.core.errors import InvalidArgument, VerificationError
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_cache import (
     CACHE_ENV,
     _from_arrays,
     _to_arrays,
@@ -40,9 +40,9 @@ from semidp.accountant.knorm_cache import (
     default_cache_dir,
     verify_knorm_ball,
 )
-from semidp.accountant.relations import Replace
-from semidp.accountant.sensitivity import SensitivitySpace, table_space
-from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.accountant.geometry.table_symmetry import TableSymmetry
+from semidp.accountant.guarantees.relations import Replace
+from semidp.accountant.sensitivity.spaces import SensitivitySpace, table_space
 from semidp.mechanisms.knorm import KNormMechanism, uniform_in_ball
 
 Arrays = dict[str, NDArray[Any]]

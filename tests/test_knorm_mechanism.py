@@ -22,15 +22,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from semidp.accountant.containing_ball import ContainingBall, FallbackKind, containing_ball
-from semidp.accountant.errors import InvalidArgument, RelationMismatch
-from semidp.accountant.guarantees import PureDP
-from semidp.accountant.invariants import Margins
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_certificates import certified_span
-from semidp.accountant.relations import Replace, SemiAdjacent
-from semidp.accountant.sensitivity import table_space
-from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.accountant.core.errors import InvalidArgument, RelationMismatch
+from semidp.accountant.data.invariants import Margins
+from semidp.accountant.geometry.containing_ball import ContainingBall, FallbackKind, containing_ball
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_certificates import certified_span
+from semidp.accountant.geometry.table_symmetry import TableSymmetry
+from semidp.accountant.guarantees.definitions import PureDP
+from semidp.accountant.guarantees.relations import Replace, SemiAdjacent
+from semidp.accountant.sensitivity.spaces import table_space
 from semidp.mechanisms.knorm import CubeRejectionSampler, KNormMechanism, uniform_in_ball
 
 TEST_FAILURE_RATE = 1e-3

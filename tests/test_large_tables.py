@@ -1,7 +1,7 @@
 """Tables too large to list S answer within the budget with the labelled fallback (issue Step 7, item 4).
 
 A 12 x 12 table under both one-way margins has 589 513 sensitivity vectors [CA24, Prop. 32 with the
-3-cycles]; S is not listed, its closed-form norms and span (:mod:`accountant.table_space_norms`, a superset
+3-cycles]; S is not listed, its closed-form norms and span (:mod:`accountant.geometry.table_space_norms`, a superset
 of S at the table) calibrate projected Laplace, b = Delta_1/epsilon = 6 (T-S2's Delta_1 = 6 for s >= 3).
 """
 
@@ -12,10 +12,10 @@ import time
 import numpy as np
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.sensitivity import SensitivitySpace, table_space
-from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.geometry.table_symmetry import TableSymmetry
+from semidp.accountant.sensitivity.spaces import SensitivitySpace, table_space
 from semidp.verify.load import loads
 from semidp.verify.runner import audit
 

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from sympy.matrices.normalforms import invariant_factors
 from sympy.polys.matrices import DomainMatrix
 
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge, VerificationError
-from semidp.accountant.invariants import Counting, Margins, NoInvariant, Total
-from semidp.accountant.lattice import (
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge, VerificationError
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Counting, Margins, NoInvariant, Total
+from semidp.accountant.lattice.kernel import (
     MAX_CELLS_BLOCK,
     MAX_CELLS_EXACT,
     MAX_CELLS_SNF,
@@ -33,7 +33,7 @@ from semidp.accountant.lattice import (
     tail_constant,
     total_matrix,
 )
-from semidp.accountant.lattice_split import FreeSplit, search_free_split
+from semidp.accountant.lattice.split import FreeSplit, search_free_split
 
 HAS_SNF = hasattr(sympy.matrices.normalforms, "smith_normal_decomp")
 METHODS = ["column-reduction", "snf"]

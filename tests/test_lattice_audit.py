@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from semidp.accountant import InvalidSpec
-from semidp.accountant.errors import UnsupportedRelease
-from semidp.accountant.guarantees import ZCDP, ApproxDP, PureDP
+from semidp.accountant.core.errors import UnsupportedRelease
+from semidp.accountant.guarantees.definitions import ZCDP, ApproxDP, PureDP
 from semidp.verify.kinds.lattice import SamplerSpec
 from semidp.verify.load import load, loads
 from semidp.verify.runner import Audit, audit

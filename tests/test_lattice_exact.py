@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy import integrate, stats
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
-from semidp.accountant.lattice import counting_matrix, table_margins_matrix, total_matrix
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge, UnsupportedRelease
+from semidp.accountant.lattice.kernel import counting_matrix, table_margins_matrix, total_matrix
 from semidp.mechanisms.discrete import discrete_gaussian_pmf
 from semidp.mechanisms.lattice_exact import (
     ExactLatticeGaussian,

@@ -6,7 +6,7 @@ enumeration), T-I7 (4x4 table), T-I10 (double geometric). Distribution tests
 are seeded (house style R12); chi-square tests pass at p > 1e-4 and each has a
 "wrong law" twin that the same test rejects. The lattice bases are fixed, since
 the chains' mixing depends on them: the single total's e_j - e_{j+1} and the
-table basic moves with anchor (0, 0) (``accountant.lattice.basic_move_basis``;
+table basic moves with anchor (0, 0) (``accountant.lattice.kernel.basic_move_basis``;
 both certified in ``tests/test_lattice.py``).
 """
 
@@ -23,9 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.lattice import (
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.lattice.kernel import (
     basic_move_basis,
     kernel_lattice_basis,
     table_margins_matrix,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from semidp.accountant.errors import InvalidSpec
+from semidp.accountant.core.errors import InvalidSpec
 from semidp.verify.load import load, loads
 from semidp.verify.schema import schema
 from semidp.verify.spec import (

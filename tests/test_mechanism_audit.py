@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from semidp.accountant import InvalidSpec
-from semidp.accountant.budget import Budget
-from semidp.accountant.guarantees import GDP, PureDP
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.guarantees.definitions import GDP, PureDP
 from semidp.mechanisms.projected_gaussian import expected_chi
 from semidp.verify.load import load, loads
 from semidp.verify.registry import REGISTRY
@@ -128,8 +128,8 @@ def test_bad_table_size_is_rejected_by_the_loader() -> None:
 
 
 def test_knorm_falls_back_to_a_labelled_non_optimal_ball(monkeypatch: pytest.MonkeyPatch) -> None:
-    from semidp.accountant.errors import SearchTooLarge
-    from semidp.accountant.knorm import KNormBall
+    from semidp.accountant.core.errors import SearchTooLarge
+    from semidp.accountant.geometry.knorm import KNormBall
 
     def refuse(*args: object, **kwargs: object) -> KNormBall:
         raise SearchTooLarge("convex hull (test)", 1e12, 1e9)

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.relations import AddRemove, Replace
-from semidp.accountant.sensitivity import table_space
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.guarantees.relations import AddRemove, Replace
+from semidp.accountant.sensitivity.spaces import table_space
 from semidp.mechanisms.binomial_ump import BinomialUMPTest
 from semidp.mechanisms.cnd import Tulap
 from semidp.mechanisms.correlated_gaussian import EllipsoidGaussian

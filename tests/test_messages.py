@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from semidp.accountant.errors import InvalidSpec
+from semidp.accountant.core.errors import InvalidSpec
 from semidp.verify.cli import main
 from semidp.verify.load import loads
 

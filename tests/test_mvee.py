@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge
 from semidp.mechanisms.mvee import EnclosingEllipsoid, mvee, mvee_khachiyan
 
 F = NDArray[np.float64]

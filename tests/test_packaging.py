@@ -54,7 +54,12 @@ def test_wheel_installs_only_semidp_at_the_top_level(tmp_path: Path) -> None:
     tops = {n.split("/")[0] for n in zipfile.ZipFile(wheel).namelist()}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"semidp"}
     names = zipfile.ZipFile(wheel).namelist()
-    for sub in ("accountant/guarantees.py", "mechanisms/protocol.py", "verify/kinds/published.py", "py.typed"):
+    for sub in (
+        "accountant/guarantees/definitions.py",
+        "mechanisms/protocol.py",
+        "verify/kinds/published.py",
+        "py.typed",
+    ):
         assert f"semidp/{sub}" in names
     # the contract that `semidp audit --help` points to ships as a file, not as a dangling link
     shipped = zipfile.ZipFile(wheel).read("semidp/verify/contract.md").decode()

@@ -21,10 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
-from semidp.accountant import pld
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.gaussian import gdp_delta
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.pld import grid as pld
+from semidp.accountant.profiles.gaussian import gdp_delta
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 
 MP = mpmath.MPContext()
 MP.dps = 40

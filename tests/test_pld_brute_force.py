@@ -5,7 +5,7 @@ privacy-loss distribution (PLD) is written down atom by atom in mpmath at 50 dig
 are composed by exact sparse convolution (losses kept as exact rationals, so equal losses merge
 exactly), and the privacy profile is read off the composed atoms.
 
-Convention (``accountant/pld_parts.py``): the PLD of a pair ``(P, Q)`` is the law of
+Convention (``accountant/pld/parts.py``): the PLD of a pair ``(P, Q)`` is the law of
 ``L = log(dQ/dP)`` under ``Q``, with mass at ``+inf`` where ``P = 0``, and
 ``delta(eps) = E_Q[(1 - e^{eps - L})_+] + Q(L = inf)``.
 
@@ -29,9 +29,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from semidp.accountant import pld_parts
-from semidp.accountant.pld_engine import PLDBracket, compose_plds
-from semidp.accountant.pld_parts import (
+from semidp.accountant.pld import parts as pld_parts
+from semidp.accountant.pld.engine import PLDBracket, compose_plds
+from semidp.accountant.pld.parts import (
     ApproxDPPart,
     DiscreteGaussianPart,
     DiscreteLaplacePart,

@@ -1,11 +1,11 @@
-"""Tests for accountant.pld_engine / accountant.pld_parts: the certified PLD bracket.
+"""Tests for accountant.pld.engine / accountant.pld.parts: the certified PLD bracket.
 
 Every check is one-sided against an independent reference: ``lower <= truth <= upper``.
 References: the GDP closed form (k Gaussians with sigma are exactly mu = sqrt(k)/sigma GDP
-[DRS22, Cor. 3.3]; certified interval ``accountant.gaussian.delta_interval``), the binomial
+[DRS22, Cor. 3.3]; certified interval ``accountant.profiles.gaussian.delta_interval``), the binomial
 closed form of k-fold pure DP / randomized response [KOV15, Thm. 3.3] in mpmath, mpmath brute
 force over the discrete Gaussian pmf, the exact single discrete Gaussian profile [CKS20, Thm. 7]
-(``accountant.discrete_gaussian_dp``), and Google's dp_accounting (skipped when missing).
+(``accountant.profiles.discrete_gaussian_dp``), and Google's dp_accounting (skipped when missing).
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from semidp.accountant import pld_engine, pld_parts
-from semidp.accountant.directed import up_exact
-from semidp.accountant.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_delta_lower
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.gaussian import delta_interval, gdp_epsilon, gdp_epsilon_lower
-from semidp.accountant.pld_engine import PLDBracket, PLDInterval, compose_plds
-from semidp.accountant.pld_parts import (
+from semidp.accountant.core.directed import up_exact
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.pld import engine as pld_engine
+from semidp.accountant.pld import parts as pld_parts
+from semidp.accountant.pld.engine import PLDBracket, PLDInterval, compose_plds
+from semidp.accountant.pld.parts import (
     ApproxDPPart,
     DiscreteGaussianPart,
     DiscreteLaplacePart,
@@ -33,6 +32,8 @@ from semidp.accountant.pld_parts import (
     LaplacePart,
     RandomizedResponsePart,
 )
+from semidp.accountant.profiles.discrete_gaussian_dp import discrete_gaussian_delta, discrete_gaussian_delta_lower
+from semidp.accountant.profiles.gaussian import delta_interval, gdp_epsilon, gdp_epsilon_lower
 
 MP = mpmath.MPContext()
 MP.dps = 40

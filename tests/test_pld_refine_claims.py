@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.guarantees import GDP, PureDP
-from semidp.accountant.outcome import Refuted, Unknown, Verified
-from semidp.accountant.pld_engine import compose_plds
-from semidp.accountant.pld_parts import ApproxDPPart, GaussianPart
-from semidp.accountant.pld_refine import refine_bracket
-from semidp.accountant.relations import Replace
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
+from semidp.accountant.guarantees.definitions import GDP, PureDP
+from semidp.accountant.guarantees.relations import Replace
+from semidp.accountant.pld.engine import compose_plds
+from semidp.accountant.pld.parts import ApproxDPPart, GaussianPart
+from semidp.accountant.pld.refine import refine_bracket
 from semidp.verify.claims import check_composed_claim
 from semidp.verify.cli import main
 from tests.claim_forms import claim
@@ -133,7 +133,7 @@ def test_the_workload_report_refines_its_brackets_and_says_when_the_budget_stopp
     """200 Laplace measurements with scales 50 and 37 (two lattices): 0.9 % wide on the default grid."""
     from fractions import Fraction
 
-    from semidp.accountant.workload import WorkloadMeasurement, workload_bracket
+    from semidp.accountant.workloads.accounting import WorkloadMeasurement, workload_bracket
     from semidp.verify.workload_report import Accounted
 
     values = tuple(WorkloadMeasurement(f"m{i}", Fraction(50 if i < 100 else 37)) for i in range(200))

@@ -29,18 +29,19 @@ from hypothesis import strategies as st
 from test_pld_brute_force import Item, bracket_violations, reference
 from test_pld_engine import laplace_two_fold_delta, rr_composed_delta
 
-from semidp.accountant import pld_engine, pld_parts
-from semidp.accountant.budget import Budget
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.pld_engine import PLDBracket, compose_plds
-from semidp.accountant.pld_parts import (
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.pld import engine as pld_engine
+from semidp.accountant.pld import parts as pld_parts
+from semidp.accountant.pld.engine import PLDBracket, compose_plds
+from semidp.accountant.pld.parts import (
     ApproxDPPart,
     DiscreteLaplacePart,
     GaussianPart,
     LaplacePart,
     RandomizedResponsePart,
 )
-from semidp.accountant.pld_refine import refine_bracket
+from semidp.accountant.pld.refine import refine_bracket
 
 MP = mpmath.MPContext()
 MP.dps = 40

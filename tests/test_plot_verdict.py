@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP
-from semidp.accountant.relations import Replace
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.guarantees.definitions import GDP, ZCDP, ApproxDP
+from semidp.accountant.guarantees.relations import Replace
 from semidp.verify.load import load
 from semidp.verify.plots import guarantee_profile, privacy_view
 from semidp.verify.privacy_view import ALPHA_DEFAULT, GAP_FACTOR, ClaimPoint, ProvenPoint, choose_view
@@ -112,7 +112,7 @@ def test_choose_view_finds_a_violation_at_tiny_alpha_and_none_for_a_met_claim() 
 
 
 def test_no_finite_guarantee_is_a_violation_at_every_alpha_without_a_runaway_range() -> None:
-    from semidp.accountant.semidp import NoFiniteGuarantee
+    from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
 
     none = guarantee_profile(NoFiniteGuarantee("the invariant is deterministic", R))
     assert none is not None

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from semidp.accountant import InvalidSpec
-from semidp.accountant.budget import Budget
-from semidp.accountant.outcome import Refuted, Unknown, Verified
-from semidp.accountant.progress import report_stages
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
+from semidp.accountant.core.progress import report_stages
 from semidp.mechanisms.nonneg_projection import project_nonneg
 from semidp.mechanisms.postprocess_noise import LaplaceNoise
 from semidp.mechanisms.projection import AffineConstraint, project_simplex

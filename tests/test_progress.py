@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from semidp.accountant.progress import Progress
+from semidp.accountant.core.progress import Progress
 
 
 class _Tty(io.StringIO):
@@ -29,7 +29,7 @@ def test_progress_writes_only_to_a_tty() -> None:
 def test_stage_lines_only_when_asked_and_never_when_quiet() -> None:
     import io
 
-    from semidp.accountant.progress import report_stages, stage
+    from semidp.accountant.core.progress import report_stages, stage
 
     buf = io.StringIO()
     try:
@@ -47,7 +47,7 @@ def test_stage_lines_only_when_asked_and_never_when_quiet() -> None:
 def test_cli_writes_stage_lines_to_stderr_not_stdout(capfd: pytest.CaptureFixture[str]) -> None:
     from pathlib import Path
 
-    from semidp.accountant.progress import report_stages
+    from semidp.accountant.core.progress import report_stages
     from semidp.verify.cli import main
 
     spec = str(Path(__file__).resolve().parents[1] / "specs" / "census-2020-total.toml")

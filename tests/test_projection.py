@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.mechanisms.nonneg_projection import project_nonneg, project_nonneg_cvxpy
 from semidp.mechanisms.projection import AffineConstraint, HierarchicalTotals, project_simplex
 

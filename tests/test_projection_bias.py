@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.mechanisms.nonneg_projection import project_nonneg
 from semidp.mechanisms.postprocess_noise import (
     DoubleGeometricNoise,

@@ -1,4 +1,4 @@
-"""Design over a Release's parameters with the release interpreters (accountant.release_design, Step 14.1)."""
+"""Design over a Release's parameters with the release interpreters (accountant.releases.design, Step 14.1)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from fractions import Fraction
 
 import pytest
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.gaussian import gdp_mu_for
-from semidp.accountant.guarantees import PureDP
-from semidp.accountant.invariants import Margins, Total
-from semidp.accountant.relations import Replace, SemiAdjacent
-from semidp.accountant.release import GaussianNoise, KnownGuarantee, LaplaceNoise, Part, Release, Shift
-from semidp.accountant.release_accounting import part_guarantee, zcdp_sum
-from semidp.accountant.release_design import design_release_scale, scaled_release
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.data.invariants import Margins, Total
+from semidp.accountant.guarantees.definitions import PureDP
+from semidp.accountant.guarantees.relations import Replace, SemiAdjacent
+from semidp.accountant.profiles.gaussian import gdp_mu_for
+from semidp.accountant.releases.accounting import part_guarantee, zcdp_sum
+from semidp.accountant.releases.design import design_release_scale, scaled_release
+from semidp.accountant.releases.model import GaussianNoise, KnownGuarantee, LaplaceNoise, Part, Release, Shift
 
 R = Replace()
 STATE = Margins((("state",),))

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.guarantees import PureDP
-from semidp.accountant.invariants import Total
-from semidp.accountant.outcome import Refuted, Unknown, Verified
-from semidp.accountant.relations import Replace
-from semidp.accountant.release import BlackBox, KnownGuarantee, Part, Release, Shift
-from semidp.accountant.release_accounting import AuditEvidence
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
+from semidp.accountant.data.invariants import Total
+from semidp.accountant.guarantees.definitions import PureDP
+from semidp.accountant.guarantees.relations import Replace
+from semidp.accountant.releases.accounting import AuditEvidence
+from semidp.accountant.releases.model import BlackBox, KnownGuarantee, Part, Release, Shift
 from semidp.verify.context import KindResult
 from semidp.verify.load import loads
 from semidp.verify.run_options import RunOptions

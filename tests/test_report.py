@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from semidp.accountant.guarantees import ZCDP
-from semidp.accountant.outcome import Bounds, NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.core.outcome import Bounds, NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.guarantees.definitions import ZCDP
 from semidp.verify.report import Check, GuaranteeSummary, verdict_of
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from semidp.accountant.budget import Budget
+from semidp.accountant.core.budget import Budget
 from semidp.verify.load import load
 from semidp.verify.render import render_markdown, render_text
 from semidp.verify.runner import audit

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from semidp.accountant.errors import ToolkitError
+from semidp.accountant.core.errors import ToolkitError
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
 from semidp.verify.load import load
 from semidp.verify.plain_summary import plain_summary
@@ -212,7 +212,7 @@ def test_rho_from_exact_rationals_and_columns_aligned_for_long_names(tmp_path: P
 def test_progress_clock_counts_from_process_start() -> None:
     import io
 
-    from semidp.accountant.progress import report_stages, stage
+    from semidp.accountant.core.progress import report_stages, stage
 
     out = io.StringIO()
     report_stages(out, since=12.5)

@@ -1,7 +1,7 @@
 """The closed-form optimal K-norm ball of a 2 x c table (type-A root polytope) against qhull and Monte Carlo.
 
 Facts checked (Cho & Awan 2024, Prop. 7, Prop. 30, Alg. 2, Thm. 31; module notes of
-``accountant.root_polytope``): the sensitivity space of a 2 x c table under both
+``accountant.geometry.root_polytope``): the sensitivity space of a 2 x c table under both
 margins is {0} and (v, -v), v = e_j - e_k (reference T-S2b for 2 x 3); conv(S) has
 2^c - 2 facets, volume 2^((c-1)/2) sqrt(c) C(2c-2, c-1) / (c-1)! in orthonormal
 coordinates, gauge ||x||_1 / 4 on span(S); for U uniform on K, ||U||_K^(c-1) ~ U(0, 1);
@@ -31,13 +31,11 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy import stats
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import PureDP
-from semidp.accountant.invariants import Margins
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_certificates import GaugeCertificate, exact_gauge
-from semidp.accountant.relations import Replace, SemiAdjacent
-from semidp.accountant.root_polytope import (
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.data.invariants import Margins
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_certificates import GaugeCertificate, exact_gauge
+from semidp.accountant.geometry.root_polytope import (
     METHOD,
     RootPolytopeBall,
     facet_size_weights,
@@ -45,7 +43,9 @@ from semidp.accountant.root_polytope import (
     root_polytope_log_volume,
     two_row_moves,
 )
-from semidp.accountant.sensitivity import SensitivitySpace, histogram_space, table_space
+from semidp.accountant.guarantees.definitions import PureDP
+from semidp.accountant.guarantees.relations import Replace, SemiAdjacent
+from semidp.accountant.sensitivity.spaces import SensitivitySpace, histogram_space, table_space
 from semidp.mechanisms.knorm import KNormMechanism, uniform_in_ball
 
 TEST_FAILURE_RATE = 1e-3
@@ -174,7 +174,7 @@ def test_gauge_matches_the_qhull_facets_on_random_points(c: int) -> None:
 
 
 def test_exact_gauge_matches_the_lp_certificate() -> None:
-    """Closed form ||x||_1 / 4 vs accountant.knorm.exact_gauge (rational LP certificate), 2 x 4."""
+    """Closed form ||x||_1 / 4 vs accountant.geometry.knorm.exact_gauge (rational LP certificate), 2 x 4."""
     r = RootPolytopeBall.for_table(4)
     rng = np.random.default_rng(44)
     for _ in range(8):

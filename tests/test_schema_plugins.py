@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from semidp.accountant.errors import InvalidSpec
+from semidp.accountant.core.errors import InvalidSpec
 from semidp.verify.load import loads
 from semidp.verify.postprocess_section import POSTPROCESS, PostprocessSpec, postprocess_of
 from semidp.verify.registry import kind_names, section_plugins

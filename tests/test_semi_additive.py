@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from semidp.accountant.errors import InvalidArgument, RelationMismatch
-from semidp.accountant.relations import AddRemove, Replace
-from semidp.accountant.sensitivity import SensitivitySpace, table_space
+from semidp.accountant.core.errors import InvalidArgument, RelationMismatch
+from semidp.accountant.guarantees.relations import AddRemove, Replace
+from semidp.accountant.sensitivity.spaces import SensitivitySpace, table_space
 from semidp.mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
 
 S33 = table_space(3, 3)

@@ -18,21 +18,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.callable_invariant import CallableInvariant
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge
-from semidp.accountant.fiber import (
+from semidp.accountant.combinatorics.fiber import (
     conforming_fiber,
     count_datasets,
     histogram_of_records,
 )
-from semidp.accountant.invariants import Counting, Linear, Margins, NoInvariant, Total
-from semidp.accountant.semiadjacent_brute_force import semiadjacent_by_brute_force
-from semidp.accountant.semiadjacent_graph import semiadjacent_by_graph_search
-from semidp.accountant.semiadjacent_ilp import semiadjacent_by_integer_program
-from semidp.accountant.semiadjacent_results import SemiAdjacentResult, Witness, replacement_distance
-from semidp.accountant.semiadjacent_search import dataset_semiadjacent_distance, search_semi_adjacent_parameter
+from semidp.accountant.combinatorics.semiadjacent_brute_force import semiadjacent_by_brute_force
+from semidp.accountant.combinatorics.semiadjacent_graph import semiadjacent_by_graph_search
+from semidp.accountant.combinatorics.semiadjacent_ilp import semiadjacent_by_integer_program
+from semidp.accountant.combinatorics.semiadjacent_results import SemiAdjacentResult, Witness, replacement_distance
+from semidp.accountant.combinatorics.semiadjacent_search import (
+    dataset_semiadjacent_distance,
+    search_semi_adjacent_parameter,
+)
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.data.callable_invariant import CallableInvariant
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Counting, Linear, Margins, NoInvariant, Total
 from semidp.verify.witness import check_result, check_witness
 
 METHODS = ("brute-force", "graph-search", "integer-program")

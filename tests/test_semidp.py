@@ -24,8 +24,8 @@ from semidp.accountant import (
     semi_dp,
     semi_dp_composition,
 )
-from semidp.accountant.budget import Budget
-from semidp.accountant.invariants import Linear
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.data.invariants import Linear
 
 STATE = Margins((("state",),))
 
@@ -123,7 +123,7 @@ def test_closed_form_refuses_what_it_cannot_prove() -> None:
 
 
 def test_dispatcher_uses_search_when_the_closed_form_is_only_a_bound() -> None:
-    from semidp.accountant.semiadjacent import semi_adjacent_parameter
+    from semidp.accountant.combinatorics.semiadjacent import semi_adjacent_parameter
 
     s3 = DataSpace.of(("A", 2), ("B", 2), ("C", 2))
     inv = Margins((("A",), ("B",), ("C",)))
@@ -175,7 +175,7 @@ def _instances(draw: st.DrawFn) -> tuple[DataSpace, object, list[int]]:
 @given(_instances())
 def test_closed_forms_agree_with_exact_search(inst: tuple[DataSpace, object, list[int]]) -> None:
     """Cho & Awan Def. 13: every closed form is exact where it says so and an upper bound elsewhere."""
-    from semidp.accountant.semiadjacent_search import search_semi_adjacent_parameter as search
+    from semidp.accountant.combinatorics.semiadjacent_search import search_semi_adjacent_parameter as search
 
     space, inv, table = inst
     cf = closed_form(space, inv, Replace(), table=table)  # type: ignore[arg-type]

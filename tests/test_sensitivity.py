@@ -9,7 +9,7 @@ import pytest
 import sympy
 
 from semidp.accountant import InvalidArgument, SearchTooLarge
-from semidp.accountant.sensitivity import (
+from semidp.accountant.sensitivity.spaces import (
     SensitivitySpace,
     group_inflated,
     histogram_space,
@@ -114,8 +114,8 @@ def test_rank_and_projector_on_a_larger_space() -> None:
 
 def test_table_space_refuses_a_huge_table_before_building_it() -> None:
     """12 x 12: 589 513 vectors of 144 cells; refused from its count (it once took minutes and 6.8 GB)."""
-    from semidp.accountant.errors import SearchTooLarge
-    from semidp.accountant.sensitivity import TABLE_SPACE_LIMIT
+    from semidp.accountant.core.errors import SearchTooLarge
+    from semidp.accountant.sensitivity.spaces import TABLE_SPACE_LIMIT
 
     with pytest.raises(SearchTooLarge, match="589513 vectors"):
         table_space(12, 12)

@@ -22,15 +22,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import semidp.accountant.sensitivity_realise as realise
-from semidp.accountant.callable_invariant import CallableInvariant
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge
-from semidp.accountant.fiber import conforming_fiber, histogram_of_records
-from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
-from semidp.accountant.kernel_moves import kernel_moves
-from semidp.accountant.semiadjacent_search import search_semi_adjacent_parameter
-from semidp.accountant.sensitivity import (
+import semidp.accountant.sensitivity.realise as realise
+from semidp.accountant.combinatorics.fiber import conforming_fiber, histogram_of_records
+from semidp.accountant.combinatorics.semiadjacent_search import search_semi_adjacent_parameter
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.data.callable_invariant import CallableInvariant
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from semidp.accountant.sensitivity.comparisons import compare_with_closed_form, naive_spaces
+from semidp.accountant.sensitivity.kernel_moves import kernel_moves
+from semidp.accountant.sensitivity.results import DEFAULT_MULTISET_LIMIT, SensitivitySearchResult, space_norms
+from semidp.accountant.sensitivity.search import semi_sensitivity_search, semi_sensitivity_space
+from semidp.accountant.sensitivity.spaces import (
     SensitivitySpace,
     exact_rank,
     group_inflated,
@@ -39,9 +42,6 @@ from semidp.accountant.sensitivity import (
     table_space,
     table_three_cycles,
 )
-from semidp.accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
-from semidp.accountant.sensitivity_results import DEFAULT_MULTISET_LIMIT, SensitivitySearchResult, space_norms
-from semidp.accountant.sensitivity_search import semi_sensitivity_search, semi_sensitivity_space
 
 FAST = settings(
     max_examples=35, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]

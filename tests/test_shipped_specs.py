@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.outcome import NotApplicable, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.outcome import NotApplicable, Refuted, Skipped, Unknown, Verified
 from semidp.verify.load import load
 from semidp.verify.run_options import RunOptions
 from semidp.verify.runner import audit

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import InvalidArgument, RelationMismatch
-from semidp.accountant.guarantees import ApproxDP, PureDP
-from semidp.accountant.invariants import Margins, Total
-from semidp.accountant.relations import AddRemove, Replace, Subspace
+from semidp.accountant.core.errors import InvalidArgument, RelationMismatch
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Margins, Total
+from semidp.accountant.guarantees.definitions import ApproxDP, PureDP
+from semidp.accountant.guarantees.relations import AddRemove, Replace, Subspace
 from semidp.mechanisms.subspace import (
     ExtendedGaussian,
     ExtendedLaplace,

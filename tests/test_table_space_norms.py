@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import sympy
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.sensitivity import table_space
-from semidp.accountant.table_space_norms import TableSpaceNorms, helmert_basis
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.geometry.table_space_norms import TableSpaceNorms, helmert_basis
+from semidp.accountant.sensitivity.spaces import table_space
 
 
 @pytest.mark.parametrize("r,c", [(2, 2), (2, 5), (3, 3), (3, 4), (4, 4), (3, 6)])

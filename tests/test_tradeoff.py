@@ -1,4 +1,4 @@
-"""Tests for accountant.tradeoff: PL lower bounds of tradeoff functions.
+"""Tests for accountant.profiles.tradeoff: PL lower bounds of tradeoff functions.
 
 Every privacy comparison is one-sided (house style R6/R10): a computed curve
 may be *below* the exact tradeoff function (more conservative), never above.
@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.gaussian import gdp_delta
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.profiles.gaussian import gdp_delta
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 
 MP = mpmath.MPContext()
 MP.dps = 40

@@ -23,11 +23,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import GDP, ApproxDP, PureDP, TradeOff
-from semidp.accountant.invariants import Margins
-from semidp.accountant.relations import Replace, SemiAdjacent
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.data.invariants import Margins
+from semidp.accountant.guarantees.definitions import GDP, ApproxDP, PureDP, TradeOff
+from semidp.accountant.guarantees.relations import Replace, SemiAdjacent
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 from semidp.mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap, cnd_from_tradeoff
 from semidp.mechanisms.fnch import FisherNoncentralHypergeometric as FNCH
 from semidp.mechanisms.fnch import logpmf_reference

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 from semidp.mechanisms.cnd import GaussianCND, Tulap, cnd_from_tradeoff
 from semidp.mechanisms.umpu import TableMargins
 from semidp.mechanisms.umpu_power import (

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from semidp.accountant.pld_engine import compose_plds
-from semidp.accountant.pld_parts import DiscreteGaussianPart, PLDPart
-from semidp.accountant.workload import WorkloadMeasurement, workload_parts, workload_rho
+from semidp.accountant.pld.engine import compose_plds
+from semidp.accountant.pld.parts import DiscreteGaussianPart, PLDPart
+from semidp.accountant.workloads.accounting import WorkloadMeasurement, workload_parts, workload_rho
 from semidp.verify.cli import main
 
 SPEC = "specs/census-2020-pl94-persons-us.toml"
@@ -264,8 +264,8 @@ def test_set_aside_bracket_contains_the_full_composition(monkeypatch: pytest.Mon
     """A measurement set aside (forced here on a workload the grid can hold) is bounded from above by the dominating
     pair of its (eps0, 1e-20)-DP guarantee [BS16, Prop. 1.3; KOV15, Thm. 2.4] and dropped from below: the bracket
     must overlap the full composition's, and the twin without the dominating pair falls below it."""
-    from semidp.accountant import workload
-    from semidp.accountant.workload import SetAsideBracket, workload_bracket, workload_pld
+    from semidp.accountant.workloads import accounting as workload
+    from semidp.accountant.workloads.accounting import SetAsideBracket, workload_bracket, workload_pld
 
     ms = [WorkloadMeasurement(f"m{i}", Fraction(s)) for i, s in enumerate((4, 9, 100))]
     full = workload_pld(ms, "discrete-gaussian")

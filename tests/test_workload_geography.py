@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from semidp.accountant.errors import InvalidSpec
-from semidp.accountant.workload import workload_rho
+from semidp.accountant.core.errors import InvalidSpec
+from semidp.accountant.workloads.accounting import workload_rho
 from semidp.verify.cli import main
 from semidp.verify.load import load, loads
 from semidp.verify.spec import BinsRecode, MapRecode

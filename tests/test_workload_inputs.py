@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from semidp.accountant.budget import Budget
+from semidp.accountant.core.budget import Budget
 from semidp.verify.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,7 +137,7 @@ def test_rows_too_wide_for_any_grid_are_set_aside_first(tmp_path: Path) -> None:
 def test_when_no_bracket_can_be_built_the_pld_is_left_out(tmp_path: Path, monkeypatch: Any) -> None:
     """If even setting measurements aside fails (stood in for by a size error from the accountant), the report
     keeps rho and zCDP, says why with the extreme rows, and leaves the claim unknown (exit 3), never refuted."""
-    from semidp.accountant.errors import InvalidArgument
+    from semidp.accountant.core.errors import InvalidArgument
     from semidp.verify import workload_report
 
     def too_large(*args: object, **kw: object) -> None:

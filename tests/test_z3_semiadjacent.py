@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from semidp.accountant import DataSpace, Margins, Replace, Total
-from semidp.accountant.outcome import Refuted, Unknown, Verified
-from semidp.accountant.semiadjacent import semi_adjacent_parameter
+from semidp.accountant.combinatorics.semiadjacent import semi_adjacent_parameter
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
 from semidp.verify.z3_semiadjacent import certify_lower_bound, certify_upper_bound, certify_value
 
 AB = DataSpace.of(("A", 2), ("B", 2))

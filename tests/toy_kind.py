@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Optional
 
-from semidp.accountant.directed import up_exact
-from semidp.accountant.guarantees import Guarantee, PureDP
-from semidp.accountant.outcome import Verified
-from semidp.accountant.release import Part, PluginLaw, Release, Shift
-from semidp.accountant.release_accounting import register_law, unregister_law
+from semidp.accountant.core.directed import up_exact
+from semidp.accountant.core.outcome import Verified
+from semidp.accountant.guarantees.definitions import Guarantee, PureDP
+from semidp.accountant.releases.accounting import register_law, unregister_law
+from semidp.accountant.releases.model import Part, PluginLaw, Release, Shift
 from semidp.verify.context import Context, KindResult
 from semidp.verify.json_walk import INTERNAL, Walked
 from semidp.verify.registry import (

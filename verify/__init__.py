@@ -7,7 +7,7 @@ whose ``report`` is the contract's JSON and ``typed`` the :class:`Report` value)
 :class:`Verified`, :class:`Refuted`, :class:`Unknown` and :class:`Bounds`.
 """
 
-from semidp.accountant.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.core.outcome import Bounds, NotApplicable, Refuted, Skipped, Unknown, Verified
 from semidp.verify.claim_api import ClaimResult, PrivacyClaim, check_claim
 from semidp.verify.load import load, loads
 from semidp.verify.registry import Kind, register

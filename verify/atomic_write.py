@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from semidp.accountant.errors import ToolkitError
+from semidp.accountant.core.errors import ToolkitError
 
 _TEMP = re.compile(r"^\..+\.semidp-(\d+)-[0-9a-f]+\.tmp")
 

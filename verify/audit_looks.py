@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
+from semidp.accountant.core.budget import Budget
 from semidp.verify.audit_classifier import classifier_statistic
 from semidp.verify.audit_pairs import AuditPair
 from semidp.verify.threshold_audit import (

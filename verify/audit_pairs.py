@@ -6,7 +6,7 @@ histograms at semi-adjacent distance, starting from ``data.table``:
 * the a(t) witness (the dataset and its nearest conforming completion at distance a(t)), when the
   search produced one and the base relation is replace-one;
 * the extremes of the exact Semi-DP sensitivity space S at the table
-  (:func:`accountant.sensitivity_search.semi_sensitivity_search`): the differences of largest l2 norm
+  (:func:`accountant.sensitivity.search.semi_sensitivity_search`): the differences of largest l2 norm
   (where a Gaussian calibrated to a too-small l2 sensitivity shows), then of largest l1 norm (Laplace),
   each realised by the search's witness ``(h, h - u)``, both conforming.
 
@@ -29,14 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.invariants import Invariant
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.relations import AddRemove, BaseRelation
-from semidp.accountant.semiadjacent import SemiAdjacentParameter
-from semidp.accountant.sensitivity_search import semi_sensitivity_search
+from semidp.accountant.combinatorics.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Invariant
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.guarantees.relations import AddRemove, BaseRelation
+from semidp.accountant.sensitivity.search import semi_sensitivity_search
 from semidp.verify.threshold_audit import Statistic
 
 FloatArray = NDArray[np.float64]

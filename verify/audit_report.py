@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 from semidp.verify.context import Plot
 from semidp.verify.plots import save_figure
 from semidp.verify.report import Report

@@ -33,11 +33,11 @@ from functools import singledispatch
 import mpmath
 import sympy
 
-from semidp.accountant.composition import ComposedApproxDP, ComposedPureDP, identical_part
-from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta
-from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
-from semidp.accountant.outcome import Outcome, Refuted, Skipped, Verified
-from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.accountant.core.outcome import Outcome, Refuted, Skipped, Verified
+from semidp.accountant.guarantees.composition import ComposedApproxDP, ComposedPureDP, identical_part
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee, EpsilonDelta
+from semidp.accountant.guarantees.definitions import GDP, RDP, ZCDP, ApproxDP, PureDP, TradeOff
+from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
 from semidp.verify.report import PLD_CERTIFICATE, Breakdown, GuaranteeSummary, PldEntry
 
 #: Working precision of the re-checks (decimal digits).

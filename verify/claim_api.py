@@ -22,7 +22,7 @@ Parameters are numbers (``int``, ``float``), :class:`fractions.Fraction` values 
 (``"1/2"``, ``"0.1"``, read as the rational they write, not as a float); a string is kept as its
 ``Fraction``, so a claim of ``"1/3"`` is compared exactly. Every parameter must be finite: an infinite
 epsilon, rho or mu claims nothing, and a claim that cannot be refuted or verified meaningfully is refused
-with :class:`~semidp.accountant.errors.InvalidArgument` (a ``ValueError``), as is ``nan``, a boolean or a
+with :class:`~semidp.accountant.core.errors.InvalidArgument` (a ``ValueError``), as is ``nan``, a boolean or a
 string that is not a number.
 """
 
@@ -31,10 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import get_args
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import Guarantee
-from semidp.accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
-from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.core.outcome import Bounds, Outcome, Refuted, Unknown, Verified
+from semidp.accountant.guarantees.definitions import Guarantee
+from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
 from semidp.verify.claims import decide
 from semidp.verify.privacy_claim import PrivacyClaim
 from semidp.verify.report import detail_of

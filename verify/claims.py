@@ -14,7 +14,7 @@ The effective guarantee is what provably holds for the joint release
   follows without further knowledge of the mechanism. For a *composed* release
   (:func:`check_composed_claim`) the product of the parts' dominating pairs is
   the worst case [KOV15], [DRS22, Thm. 3.2], and its privacy profile is bracketed by the
-  pessimistic and optimistic PLD compositions (:func:`accountant.pld_engine.compose_plds`);
+  pessimistic and optimistic PLD compositions (:func:`accountant.pld.engine.compose_plds`);
 * **unknown** when the claim lies between the two bounds, with both stated.
 
 Every verified or refuted outcome names its certificate in its text, as
@@ -23,7 +23,7 @@ Every verified or refuted outcome names its certificate in its text, as
 * ``exact rational`` -- parameters in the same form compared as
   :class:`fractions.Fraction` of the binary values;
 * ``interval arithmetic`` -- transcendental profiles enclosed by
-  :mod:`accountant.claim_certificate` (``mpmath`` interval arithmetic, a proven
+  :mod:`accountant.guarantees.claim_certificate` (``mpmath`` interval arithmetic, a proven
   erfc enclosure, endpoints rounded outward), compared exactly with the claim;
 * ``PLD bracket`` -- the composed profile between the optimistic (lower) and
   pessimistic (upper) FFT compositions with their rounding error bounded;
@@ -37,8 +37,9 @@ from collections.abc import Sequence
 from fractions import Fraction
 from functools import singledispatch
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.claim_certificate import (
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.outcome import Bounds, Outcome, Refuted, Unknown, Verified
+from semidp.accountant.guarantees.claim_certificate import (
     Enclosure,
     approx_dp_profile_enclosure,
     gdp_delta_enclosure,
@@ -47,14 +48,13 @@ from semidp.accountant.claim_certificate import (
     tradeoff_profile_enclosure,
     zcdp_delta_upper,
 )
-from semidp.accountant.conversions import zcdp_to_approx_dp
-from semidp.accountant.gaussian import gdp_epsilon, gdp_epsilon_lower
-from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
-from semidp.accountant.outcome import Bounds, Outcome, Refuted, Unknown, Verified
-from semidp.accountant.pld_engine import GaussianBracket, LaplaceBracket, PLDBracket, compose_plds
-from semidp.accountant.pld_refine import refine
-from semidp.accountant.release_accounting import dominating_part  # one definition, re-exported here
-from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.accountant.guarantees.conversions import zcdp_to_approx_dp
+from semidp.accountant.guarantees.definitions import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, TradeOff
+from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
+from semidp.accountant.pld.engine import GaussianBracket, LaplaceBracket, PLDBracket, compose_plds
+from semidp.accountant.pld.refine import refine
+from semidp.accountant.profiles.gaussian import gdp_epsilon, gdp_epsilon_lower
+from semidp.accountant.releases.accounting import dominating_part  # one definition, re-exported here
 from semidp.verify.privacy_claim import PrivacyClaim
 
 EXACT = "certified (exact rational)"
@@ -279,7 +279,7 @@ def check_composed_claim(
     composition [KOV15], [DRS22, Thm. 3.2]: the pessimistic PLD composition bounds its profile from above (so a
     claim it meets holds for every composed release), the optimistic one from below (so a claim it violates is
     violated by that composed release). The bracket of ``delta(epsilon)`` is refined
-    (:func:`semidp.accountant.pld_refine.refine`) to the relative width 1e-3 and, while the claimed delta lies
+    (:func:`semidp.accountant.pld.refine.refine`) to the relative width 1e-3 and, while the claimed delta lies
     inside it, further, within ``budget`` (default unlimited: the grid cap bounds it); an undecided claim says why
     refinement stopped. ``None`` when the claim is not an ``(epsilon, delta)`` claim or a part has no dominating
     pair here.

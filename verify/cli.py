@@ -28,7 +28,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Sequence
 
-from semidp.accountant.progress import report_stages
+from semidp.accountant.core.progress import report_stages
 from semidp.verify.check_command import add_check_parser, run_check
 from semidp.verify.contract import contract_hint, contract_path, contract_text
 from semidp.verify.dask_client import exit_if_stopped

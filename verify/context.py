@@ -20,17 +20,17 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.conversion_routes import AnyGuarantee
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import InvalidSpec
-from semidp.accountant.guarantees import Guarantee
-from semidp.accountant.invariants import Invariant
-from semidp.accountant.outcome import Bounds, Outcome
-from semidp.accountant.relations import BaseRelation
-from semidp.accountant.release import Release
-from semidp.accountant.release_accounting import AuditEvidence
-from semidp.accountant.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.combinatorics.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidSpec
+from semidp.accountant.core.outcome import Bounds, Outcome
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Invariant
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee
+from semidp.accountant.guarantees.definitions import Guarantee
+from semidp.accountant.guarantees.relations import BaseRelation
+from semidp.accountant.releases.accounting import AuditEvidence
+from semidp.accountant.releases.model import Release
 from semidp.verify.report import Check, GuaranteeSummary, PldEntry, Section
 from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.spec import MechanismSpec, Spec
@@ -74,7 +74,7 @@ class Context:
 
     @property
     def budget(self) -> Budget:
-        """What is left of the spec's budget (``--time-limit``) as a :class:`~semidp.accountant.budget.Budget`:
+        """What is left of the spec's budget (``--time-limit``) as a :class:`~semidp.accountant.core.budget.Budget`:
         :meth:`remaining` seconds from now (so at least :data:`MIN_STEP_SECONDS`)."""
         return Budget.of(self.remaining())
 
@@ -130,9 +130,9 @@ class KindResult:
     """A kind's part of the audit: the release it describes (or, for a kind not yet converted, the guarantees it
     computed), its checks, typed sections and artefacts; the runner accounts the release and does the rest.
 
-    A kind that describes a :class:`~semidp.accountant.release.Release` leaves ``advertised`` and ``effective``
-    unset: the runner applies :func:`~semidp.accountant.release_accounting.account` (or, for a black box,
-    :func:`~semidp.accountant.release_accounting.statistical_audit` to ``audit``).
+    A kind that describes a :class:`~semidp.accountant.releases.model.Release` leaves ``advertised`` and ``effective``
+    unset: the runner applies :func:`~semidp.accountant.releases.accounting.account` (or, for a black box,
+    :func:`~semidp.accountant.releases.accounting.statistical_audit` to ``audit``).
     """
 
     release: Release | None = None

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from semidp.accountant.errors import ToolkitError
+from semidp.accountant.core.errors import ToolkitError
 from semidp.verify.supervisor import OutOfTime, children, kill_trees, set_subreaper
 
 R = TypeVar("R")

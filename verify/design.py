@@ -1,10 +1,10 @@
 """``[design]`` of a workload spec: the common scale of the measurements' rho that meets a target, certified and tight.
 
 A ``published`` spec with ``measurements`` and a ``[design]`` section (contract: ``specs/README.md``,
-"[design]") is audited as written and, besides, designed: :func:`accountant.design.design_scale` finds the
+"[design]") is audited as written and, besides, designed: :func:`accountant.workloads.design.design_scale` finds the
 largest factor ``c`` (to 0.1 %) such that the release with every rho multiplied by ``c`` meets ``design.target``
 by the certified upper end of its PLD bracket, in the framework ``design.framework`` (``semi-dp``: the
-query-level worst pair of :mod:`accountant.workload` at a(t) <= 2; ``dp``: the advertised replace-one pair).
+query-level worst pair of :mod:`accountant.workloads.accounting` at a(t) <= 2; ``dp``: the advertised replace-one pair).
 The report gets a ``design`` object and a ``design`` check (verified: a certified design within the tolerance;
 unknown: the budget ran out first, with the best certified scale so far); ``--out`` writes
 ``<name>.design.csv`` (``geolevel,query,rho``, exact rationals, the format the spec reads) and
@@ -23,22 +23,22 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.design import DESIGN_REL_TOL, ScaleDesign, design_scale, design_scale_zcdp
-from semidp.accountant.design_allocation import (
-    AllocationResult,
-    allocated_measurements,
-    design_workload_allocation,
-)
-from semidp.accountant.errors import InvalidArgument, VerificationError
-from semidp.accountant.outcome import Outcome, Unknown, Verified
-from semidp.accountant.workload import (
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument, VerificationError
+from semidp.accountant.core.outcome import Outcome, Unknown, Verified
+from semidp.accountant.workloads.accounting import (
     GAUSSIAN_NOISES,
     WorkloadMeasurement,
     workload_bracket,
     workload_parts,
     workload_rho,
 )
+from semidp.accountant.workloads.allocation import (
+    AllocationResult,
+    allocated_measurements,
+    design_workload_allocation,
+)
+from semidp.accountant.workloads.design import DESIGN_REL_TOL, ScaleDesign, design_scale, design_scale_zcdp
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
 from semidp.verify.json_walk import JSON

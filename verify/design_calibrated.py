@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from semidp.accountant.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon
-from semidp.accountant.guarantees import GDP, Guarantee, PureDP
-from semidp.accountant.outcome import Outcome, Refuted, Verified
+from semidp.accountant.core.outcome import Outcome, Refuted, Verified
+from semidp.accountant.guarantees.definitions import GDP, Guarantee, PureDP
+from semidp.accountant.profiles.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon
 from semidp.verify.context import KindResult
 from semidp.verify.json_walk import INTERNAL, JSON, OMIT_NONE, Walked
 from semidp.verify.registry import Problem

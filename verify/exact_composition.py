@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, Optional
 
-from semidp.accountant.outcome import Outcome, Refuted, Verified
+from semidp.accountant.core.outcome import Outcome, Refuted, Verified
 from semidp.verify.privacy_claim import PrivacyClaim
 from semidp.verify.spec import GuaranteeSpec
 from semidp.verify.spec_numbers import decimal_value

@@ -15,7 +15,7 @@ rational arithmetic, by one of four methods:
   in exact rationals, satisfies :math:`P=P^\top`, :math:`P^2=P`, :math:`AP=0` and
   :math:`\operatorname{tr}P=d-\operatorname{rank}A`;
 * ``kronecker-structure`` -- for an :math:`r\times c` table under both one-way
-  margins whose S is not listed (:mod:`accountant.table_space_norms`): the noise
+  margins whose S is not listed (:mod:`accountant.geometry.table_space_norms`): the noise
   lies in :math:`\operatorname{span}(C_r\otimes C_c)`, :math:`C_n` with columns
   :math:`e_i-e_{i+1}` (so :math:`\mathbf 1^\top C_n=0`); every row of A is checked
   to be :math:`e_i^\top\otimes\mathbf 1^\top` or :math:`\mathbf 1^\top\otimes e_j^\top`, and then
@@ -35,9 +35,9 @@ import numpy as np
 import sympy
 from numpy.typing import NDArray
 
-from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
-from semidp.accountant.sensitivity import SensitivitySpace
-from semidp.accountant.table_space_norms import TableSpaceNorms
+from semidp.accountant.core.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.geometry.table_space_norms import TableSpaceNorms
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 
 #: Largest number of cells for which the exact rational projector is formed (it has cells^2 entries).
 PROJECTOR_CELL_LIMIT = 400

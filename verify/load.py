@@ -11,7 +11,7 @@ The tables of registered section plugins (:class:`~verify.registry.SectionPlugin
 their own dataclasses. Unknown
 keys are errors with ``difflib`` suggestions, and every problem -- shared
 (:mod:`verify.spec_checks`) and the kind's own -- is reported at once in one
-:class:`~accountant.errors.InvalidSpec`.
+:class:`~accountant.core.errors.InvalidSpec`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
-from semidp.accountant.errors import InvalidSpec, ToolkitError
+from semidp.accountant.core.errors import InvalidSpec, ToolkitError
 from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds and sections)
 from semidp.verify.design import design_problems
 from semidp.verify.registry import REGISTRY, Problem, section_plugins, unknown_kind_problem
@@ -268,7 +268,7 @@ def validate(spec: Spec, *, parse_problems: Sequence[Problem] = ()) -> list[Prob
     parse is left out (``None``), so a validator reading it may raise ``TypeError`` or ``AttributeError``; the
     spec is rejected with those problems either way. Any other exception of a validator -- and any exception
     at all when the spec was built without problems -- raises :class:`ValidatorError` naming the validator.
-    A :class:`~accountant.errors.ToolkitError` (e.g. a refused size) propagates unchanged.
+    A :class:`~accountant.core.errors.ToolkitError` (e.g. a refused size) propagates unchanged.
     """
     probs: list[Problem] = []
     checks: list[tuple[str, Callable[[Spec], list[Problem]]]] = [(c.__name__, c) for c in SHARED_CHECKS[:3]]

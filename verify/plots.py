@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from semidp.accountant.conversion_routes import AnyGuarantee, delta_at, epsilon_delta
-from semidp.accountant.conversions import gdp_to_delta
-from semidp.accountant.guarantees import GDP
-from semidp.accountant.progress import stage
-from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.accountant.core.progress import stage
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee, delta_at, epsilon_delta
+from semidp.accountant.guarantees.conversions import gdp_to_delta
+from semidp.accountant.guarantees.definitions import GDP
+from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
 from semidp.verify.display import fmt_delta, fmt_down
 from semidp.verify.plain_summary import proven_lower
 from semidp.verify.privacy_view import ClaimPoint, PrivacyView, Profile, ProvenPoint, choose_view

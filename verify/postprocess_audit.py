@@ -45,9 +45,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.integer_matrix import independent_rows
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.lattice.integer_matrix import independent_rows
 from semidp.mechanisms.nonneg_projection import project_nonneg
 from semidp.mechanisms.postprocess_noise import (
     DoubleGeometricNoise,

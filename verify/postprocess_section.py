@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.stats import binomtest
 
-from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Unknown, Verified
+from semidp.accountant.core.outcome import NotApplicable, Outcome, Refuted, Unknown, Verified
 from semidp.mechanisms.postprocess_noise import NoiseLaw
 from semidp.verify.postprocess_audit import (
     CHECK_LEVEL,

@@ -3,7 +3,7 @@ r"""The one claim type: :class:`PrivacyClaim`, what a release promises, from the
 A claim takes one of the forms a spec's ``[claim]`` takes: :math:`(\varepsilon,\delta)`-DP,
 :math:`\mu`-GDP, :math:`\rho`-zCDP or :math:`(\alpha,\varepsilon)`-RDP at one order. Parameters are
 numbers, :class:`fractions.Fraction` values or exact rational strings (``"1/2"``), checked finite and in
-range on construction (:class:`~semidp.accountant.errors.InvalidArgument` otherwise). The decisions of
+range on construction (:class:`~semidp.accountant.core.errors.InvalidArgument` otherwise). The decisions of
 :mod:`verify.claims` and the public :func:`semidp.check_claim` take this type only.
 
 >>> PrivacyClaim.zcdp("1/2").rho
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, Union
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.definitions import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from semidp.verify.spec import GuaranteeSpec, MuGuarantee, RdpGuarantee, ZcdpGuarantee
 
 Form = Literal["epsilon", "mu", "zcdp", "rdp"]

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from semidp.accountant.errors import InvalidSpec
+from semidp.accountant.core.errors import InvalidSpec
 
 if TYPE_CHECKING:
     from semidp.verify.context import Context, KindResult

@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.verify.atomic_write import write_text
 from semidp.verify.json_walk import JSON
 from semidp.verify.report import Report

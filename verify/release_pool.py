@@ -46,7 +46,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
+from semidp.accountant.core.budget import Budget
 
 #: Seconds a worker gets to start and import the audited function before it counts as hung.
 START_SECONDS = 30.0

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from semidp.accountant.conversion_routes import EpsilonDelta
+from semidp.accountant.guarantees.conversion_routes import EpsilonDelta
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
 from semidp.verify.plain_summary import plain_summary
 from semidp.verify.report import GuaranteeSummary, PldEntry, Report
@@ -24,7 +24,7 @@ def _summary_line(s: GuaranteeSummary) -> str:
 
 
 def _guarantee_line(obj: Mapping[str, Any], rho_exact: str | None = None) -> str:
-    """The parameters of a guarantee's forms (:func:`accountant.conversion_routes.native_forms`) or of a spec's
+    """The parameters of a guarantee's forms (:func:`accountant.guarantees.conversion_routes.native_forms`) or of a spec's
     guarantee table (the claim), rounded up."""
     if obj.get("certified") is False:  # a black box's effective (verify.runner.accounted)
         return "none certified (black box)"

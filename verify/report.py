@@ -4,7 +4,7 @@ A :class:`Report` is one value: the shared header (spec, tool, seed, relation,
 invariant, a(t)), the advertised and effective :class:`GuaranteeSummary`, the
 kind's :class:`Section` objects (``mechanism``, ``test``, ``samples``, ...),
 the claim and the :class:`Check` list. Checks carry an
-:class:`~accountant.outcome.Outcome`; the verdict is a function of the outcome
+:class:`~accountant.core.outcome.Outcome`; the verdict is a function of the outcome
 *types* (:func:`verdict_of`), never of strings. :meth:`Report.to_json` gives the
 contract's JSON object (field names fixed by contract v1: add, never rename).
 """
@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta, epsilon_delta, native_forms
-from semidp.accountant.outcome import Bounds, NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.core.outcome import Bounds, NotApplicable, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee, EpsilonDelta, epsilon_delta, native_forms
 from semidp.verify.json_walk import JSON, OMIT_NONE, Walked, to_json
 
 Status = Literal["pass", "fail", "skip"]
@@ -59,7 +59,7 @@ def detail_of(outcome: Outcome) -> str:
 class Check:
     """One named check and its outcome; the ``claim`` check may carry the epsilon ``bounds`` its comparison proved.
 
-    ``bounds`` (:class:`~accountant.outcome.Bounds`): ``lower`` is a proven lower bound of the release's epsilon
+    ``bounds`` (:class:`~accountant.core.outcome.Bounds`): ``lower`` is a proven lower bound of the release's epsilon
     at the claim's delta, ``upper`` a proven upper bound, ``estimate`` the reported value (JSON ``bounds``).
     """
 
@@ -94,7 +94,7 @@ class Check:
 def verdict_of(checks: list[Check]) -> Verdict:
     """``fails`` if any check was refuted, else ``inconclusive`` if any was unknown, else ``holds``.
 
-    :class:`~accountant.outcome.NotApplicable` and :class:`~accountant.outcome.Skipped`
+    :class:`~accountant.core.outcome.NotApplicable` and :class:`~accountant.core.outcome.Skipped`
     checks neither fail nor make the verdict inconclusive.
     """
     if any(isinstance(c.outcome, Refuted) for c in checks):
@@ -110,10 +110,10 @@ class PldEntry:
 
     ``epsilon`` (= ``upper``) bounds the privacy loss at ``delta`` from the pessimistic composition of the
     parts' privacy-loss distributions, ``lower`` from the optimistic one (discretisation and FFT rounding
-    bounded, :mod:`accountant.pld_engine`): that bracket is the entry's certificate (:data:`PLD_CERTIFICATE`).
+    bounded, :mod:`accountant.pld.engine`): that bracket is the entry's certificate (:data:`PLD_CERTIFICATE`).
     ``set_aside`` lists the CSV lines of measurements bounded through their (eps0, delta0) guarantee;
     ``bracket_note`` says why the bracket is wider than the requested relative width
-    (``"bracket width 2.1e-3 > 1e-3: budget"``, :meth:`semidp.accountant.pld_refine.RefinedInterval.shortfall`).
+    (``"bracket width 2.1e-3 > 1e-3: budget"``, :meth:`semidp.accountant.pld.refine.RefinedInterval.shortfall`).
     """
 
     delta: float
@@ -200,7 +200,7 @@ class GuaranteeSummary:
 
     relation: str
     forms: JSON
-    """The guarantee's own parameters (:func:`accountant.conversion_routes.native_forms`)."""
+    """The guarantee's own parameters (:func:`accountant.guarantees.conversion_routes.native_forms`)."""
     epsilon_delta: tuple[EpsilonDelta, ...]
     framework: str | None = None
     pld: tuple[PldEntry, ...] = ()
@@ -218,7 +218,7 @@ class GuaranteeSummary:
 
     @classmethod
     def of(cls, g: AnyGuarantee, deltas: list[float], framework: str | None = None) -> GuaranteeSummary:
-        """Summarise ``g`` at each of ``deltas`` by every route of :mod:`accountant.conversion_routes`."""
+        """Summarise ``g`` at each of ``deltas`` by every route of :mod:`accountant.guarantees.conversion_routes`."""
         eds = tuple(e for d in deltas for e in epsilon_delta(g, d))
         return cls(g.relation.describe(), native_forms(g), eds, framework, guarantee=g)
 

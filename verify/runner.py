@@ -22,16 +22,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget, budget_argument
-from semidp.accountant.conversion_routes import AnyGuarantee, EpsilonDelta
-from semidp.accountant.errors import InvalidArgument, InvalidSpec, UnsupportedRelease
-from semidp.accountant.guarantees import GDP, Guarantee
-from semidp.accountant.outcome import Bounds, NotApplicable, Outcome, Refuted, Unknown, Verified
-from semidp.accountant.relations import SemiAdjacent
-from semidp.accountant.release import Release, Shift
-from semidp.accountant.release_accounting import AuditAccount, account, base_guarantees, statistical_audit
-from semidp.accountant.semiadjacent import semi_adjacent_parameter
-from semidp.accountant.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
+from semidp.accountant.combinatorics.semiadjacent import semi_adjacent_parameter
+from semidp.accountant.core.budget import Budget, budget_argument
+from semidp.accountant.core.errors import InvalidArgument, InvalidSpec, UnsupportedRelease
+from semidp.accountant.core.outcome import Bounds, NotApplicable, Outcome, Refuted, Unknown, Verified
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee, EpsilonDelta
+from semidp.accountant.guarantees.definitions import GDP, Guarantee
+from semidp.accountant.guarantees.relations import SemiAdjacent
+from semidp.accountant.guarantees.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
+from semidp.accountant.releases.accounting import AuditAccount, account, base_guarantees, statistical_audit
+from semidp.accountant.releases.model import Release, Shift
 from semidp.verify.certify import certify_summary, section_summaries
 from semidp.verify.claims import check_composed_claim, decide
 from semidp.verify.context import MIN_STEP_SECONDS, Context, KindResult, Plot
@@ -153,7 +153,7 @@ def build_context(
 ) -> Context:
     """The shared part of an audit: accountant values of the spec and a(t) at its table.
 
-    ``budget`` is the whole spec's :class:`~semidp.accountant.budget.Budget`: a(t) may use
+    ``budget`` is the whole spec's :class:`~semidp.accountant.core.budget.Budget`: a(t) may use
     :data:`SEMI_ADJACENT_SHARE` of what is left, and every later step is given what remains
     (:meth:`Context.remaining`, :attr:`Context.budget`).
     """
@@ -243,7 +243,7 @@ BLACK_BOX_REASON = (
 
 
 def accounted(ctx: Context, part: KindResult) -> Accounted:
-    """Apply the interpreters of :mod:`accountant.release_accounting` to the kind's release (a kind not yet
+    """Apply the interpreters of :mod:`accountant.releases.accounting` to the kind's release (a kind not yet
     converted hands its own guarantees, with its summary hooks)."""
     rel = part.release
     if rel is None:  # a kind that computes its guarantees itself
@@ -427,13 +427,13 @@ def audit(
 ) -> Audit:
     """Audit one spec: the shared part, the kind's part (looked up by ``mechanism.kind``), the verdict.
 
-    ``budget`` (a :class:`~semidp.accountant.budget.Budget`; default 60 s from the call) is one budget for the
+    ``budget`` (a :class:`~semidp.accountant.core.budget.Budget`; default 60 s from the call) is one budget for the
     whole spec: each step gets what is left, and a step that runs out degrades to its proven bounds (the report
     says so; the verdict is then inconclusive unless the bounds decide the claim). A budget that started before
     this call (e.g. at process start) is ``Budget.until(deadline)``. The deprecated ``time_limit=`` seconds and
     ``deadline=`` (``time.monotonic()``) still work for one release, with a :class:`DeprecationWarning`.
     ``options`` (:class:`~verify.run_options.RunOptions`: ``--allow-code``, a Dask scheduler) are handed to the
-    kind unchanged. Raises :class:`~accountant.errors.UnsupportedRelease` when the spec cannot be evaluated.
+    kind unchanged. Raises :class:`~accountant.core.errors.UnsupportedRelease` when the spec cannot be evaluated.
 
     Examples
     --------
@@ -466,7 +466,7 @@ def _audit_budget(budget: Budget | None, legacy: dict[str, float | None]) -> Bud
     if budget is not None:
         raise InvalidArgument("audit: pass budget= or the deprecated deadline=, not both.")
     warnings.warn(
-        "audit(deadline=...) is deprecated; pass budget=Budget.until(deadline) (semidp.accountant.budget).",
+        "audit(deadline=...) is deprecated; pass budget=Budget.until(deadline) (semidp.accountant.core.budget).",
         DeprecationWarning,
         stacklevel=3,
     )

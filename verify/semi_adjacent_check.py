@@ -8,15 +8,15 @@ over the fiber up to :data:`CROSS_CHECK_LIMIT` conforming histograms [CA24, Def.
 
 from __future__ import annotations
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.callable_invariant import CallableInvariant
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import SearchTooLarge, ToolkitError
-from semidp.accountant.invariants import Invariant
-from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
-from semidp.accountant.relations import AddRemove, BaseRelation
-from semidp.accountant.semiadjacent import SemiAdjacentParameter
-from semidp.accountant.semiadjacent_graph import semiadjacent_by_graph_search
+from semidp.accountant.combinatorics.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.combinatorics.semiadjacent_graph import semiadjacent_by_graph_search
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import SearchTooLarge, ToolkitError
+from semidp.accountant.core.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.data.callable_invariant import CallableInvariant
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Invariant
+from semidp.accountant.guarantees.relations import AddRemove, BaseRelation
 from semidp.verify.witness import check_result
 from semidp.verify.z3_semiadjacent import certify_value
 

@@ -2,7 +2,7 @@
 
 The Semi-DP sensitivity space of the spec's query at the radius a(t)
 [CA24, Def. 4, Sec. 4] by exact enumeration where feasible
-(:mod:`accountant.sensitivity_search`), its norms, rank and dimension; the
+(:mod:`accountant.sensitivity.search`), its norms, rank and dimension; the
 naive spaces of Prop. 24 for comparison; and, for two-way tables under one-way
 margins, where Prop. 32 as printed disagrees with the exact space.
 """
@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.errors import ToolkitError
-from semidp.accountant.exact_matrices import query_int64
-from semidp.accountant.invariants import Invariant, Margins
-from semidp.accountant.outcome import Outcome, Unknown, Verified
-from semidp.accountant.semiadjacent import SemiAdjacentParameter
-from semidp.accountant.sensitivity_comparisons import compare_with_closed_form, naive_spaces
-from semidp.accountant.sensitivity_search import semi_sensitivity_search
+from semidp.accountant.combinatorics.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import ToolkitError
+from semidp.accountant.core.outcome import Outcome, Unknown, Verified
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.exact_matrices import query_int64
+from semidp.accountant.data.invariants import Invariant, Margins
+from semidp.accountant.sensitivity.comparisons import compare_with_closed_form, naive_spaces
+from semidp.accountant.sensitivity.search import semi_sensitivity_search
 from semidp.verify.json_walk import INTERNAL, OMIT_NONE, Walked
 from semidp.verify.sections import Unrendered
 from semidp.verify.spec import Spec
@@ -43,7 +43,7 @@ class Refusal(Walked):
 
 @dataclass(frozen=True)
 class SpaceNorms(Walked):
-    """Norms, rank and size of a sensitivity space (:meth:`accountant.sensitivity.SensitivitySpace.norms`)."""
+    """Norms, rank and size of a sensitivity space (:meth:`accountant.sensitivity.spaces.SensitivitySpace.norms`)."""
 
     l1: float
     l2: float

@@ -10,7 +10,7 @@ import difflib
 import re
 from fractions import Fraction
 
-from semidp.accountant.errors import format_size
+from semidp.accountant.core.errors import format_size
 from semidp.verify.registry import Problem
 from semidp.verify.spec import (
     SPEC_VERSION,

@@ -27,7 +27,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import BinaryIO
 
-from semidp.accountant.errors import ToolkitError
+from semidp.accountant.core.errors import ToolkitError
 
 #: The largest file a spec may name, in bytes (256 MiB): a measurements file or a recorded sample.
 MAX_FILE_BYTES = 256 * 2**20

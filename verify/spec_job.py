@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.errors import InvalidSpec, SearchTooLarge, ToolkitError
-from semidp.accountant.progress import stage
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidSpec, SearchTooLarge, ToolkitError
+from semidp.accountant.core.progress import stage
 from semidp.verify.atomic_write import WriteError, atomic_path, remove_stale_temporaries, write_text, write_with
 from semidp.verify.dask_client import Cluster, client_for, close_client, local_cluster_guard
 from semidp.verify.load import load

@@ -2,7 +2,7 @@
 
 Each problem names the entry (``invariant.matrix[0][1]``), so a spec whose matrix
 the numeric code could not hold exactly exits 2 before any work is done
-(:mod:`accountant.exact_matrices` states the range and why; ``specs/README.md``
+(:mod:`accountant.data.exact_matrices` states the range and why; ``specs/README.md``
 the contract). Invariant rows are checked after dividing by their gcd, as
 :func:`verify.spec_values.invariant_of` builds them.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from semidp.accountant.exact_matrices import (
+from semidp.accountant.data.exact_matrices import (
     ROW_VALUE_LIMIT,
     primitive_row,
     query_entry_problem,

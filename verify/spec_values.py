@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from semidp.accountant.dataspace import DataSpace, Feature
-from semidp.accountant.errors import UnsupportedRelease
-from semidp.accountant.exact_matrices import primitive_row
-from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-from semidp.accountant.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
-from semidp.accountant.relations import AddRemove, BaseRelation, Relation, Replace
-from semidp.accountant.release_accounting import composed_guarantee
+from semidp.accountant.core.errors import UnsupportedRelease
+from semidp.accountant.data.dataspace import DataSpace, Feature
+from semidp.accountant.data.exact_matrices import primitive_row
+from semidp.accountant.data.invariants import Counting, Invariant, Linear, Margins, NoInvariant, Total
+from semidp.accountant.guarantees.definitions import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.guarantees.relations import AddRemove, BaseRelation, Relation, Replace
+from semidp.accountant.releases.accounting import composed_guarantee
 from semidp.verify.spec import (
     EpsilonGuarantee,
     GuaranteeForm,
@@ -48,7 +48,7 @@ def invariant_of(spec: Spec) -> Invariant:
         return Margins(tuple(tuple(m) for m in inv.margins))
     if inv.kind == "linear" and inv.matrix is not None:
         # Each row divided by the gcd of its entries: the same constraint, in the exact range the searches,
-        # solvers and Z3 use (accountant.exact_matrices; the loader refused rows still beyond it).
+        # solvers and Z3 use (accountant.data.exact_matrices; the loader refused rows still beyond it).
         return Linear(tuple(primitive_row(r) for r in inv.matrix))
     if inv.kind == "counting" and inv.sets is not None:
         return Counting(tuple(tuple(s) for s in inv.sets))
@@ -73,7 +73,7 @@ def guarantee_of(g: GuaranteeForm, relation: Relation) -> Guarantee:
 
 def compose_parts(parts: list[Guarantee]) -> Guarantee:
     """The advertised guarantee of several released parts
-    (:func:`accountant.release_accounting.composed_guarantee`, the one definition)."""
+    (:func:`accountant.releases.accounting.composed_guarantee`, the one definition)."""
     return composed_guarantee(parts)
 
 

@@ -35,7 +35,7 @@ try:  # POSIX only: where it is missing (Windows) the memory cap is not set; the
 except ImportError:  # pragma: no cover - not on the POSIX machines the tests run on
     resource = None  # type: ignore[assignment]
 
-from semidp.accountant.errors import ToolkitError
+from semidp.accountant.core.errors import ToolkitError
 
 T = TypeVar("T")
 

@@ -58,7 +58,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import beta as beta_dist
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 
 FloatArray = NDArray[np.float64]
 Curve = Callable[[FloatArray], FloatArray]

@@ -1,8 +1,8 @@
 r"""Independent re-check of semi-adjacent-parameter witnesses [CA24, Def. 13].
 
 This module deliberately does **not** import the searches
-(:mod:`accountant.semiadjacent_search`) or the fiber enumeration
-(:mod:`accountant.fiber`). From the definition of the invariant alone it
+(:mod:`accountant.combinatorics.semiadjacent_search`) or the fiber enumeration
+(:mod:`accountant.combinatorics.fiber`). From the definition of the invariant alone it
 re-checks, in exact integer arithmetic:
 
 1. both histograms are nonnegative integer vectors with ``n`` records and
@@ -30,12 +30,12 @@ from typing import Protocol
 
 import numpy as np
 
-from semidp.accountant.callable_invariant import CallableInvariant, freeze_value
-from semidp.accountant.dataspace import DataSpace
+from semidp.accountant.data.callable_invariant import CallableInvariant, freeze_value
+from semidp.accountant.data.dataspace import DataSpace
 
 
 class _WitnessLike(Protocol):
-    """Read-only view of :class:`accountant.semiadjacent_search.Witness` (no import needed)."""
+    """Read-only view of :class:`accountant.combinatorics.semiadjacent_search.Witness` (no import needed)."""
 
     @property
     def dataset(self) -> tuple[int, ...]: ...
@@ -56,7 +56,7 @@ class _WitnessLike(Protocol):
 
 
 class _ResultLike(Protocol):
-    """Read-only view of :class:`accountant.semiadjacent_search.SemiAdjacentResult`."""
+    """Read-only view of :class:`accountant.combinatorics.semiadjacent_search.SemiAdjacentResult`."""
 
     @property
     def value(self) -> int: ...
@@ -175,7 +175,7 @@ def check_witness(
     space, invariant:
         The data space and the invariant (matrix or callable).
     witness:
-        An :class:`accountant.semiadjacent_search.Witness`.
+        An :class:`accountant.combinatorics.semiadjacent_search.Witness`.
     t, n:
         The published value and the number of records.
     optimality_limit:
@@ -191,8 +191,8 @@ def check_witness(
 
     Examples
     --------
-    >>> from semidp.accountant.invariants import Margins
-    >>> from semidp.accountant.semiadjacent_search import Witness
+    >>> from semidp.accountant.data.invariants import Margins
+    >>> from semidp.accountant.combinatorics.semiadjacent_search import Witness
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> inv = Margins((("A",), ("B",)))
     >>> w = Witness((2, 1, 1, 0), 0, 3, (3, 0, 0, 1), 3)       # Example 5 of the paper
@@ -289,7 +289,7 @@ def check_result(
     value_limit: int = 400,
     optimality_limit: int = 200_000,
 ) -> WitnessCheck:
-    """Re-check a :class:`~accountant.semiadjacent_search.SemiAdjacentResult` [CA24, Def. 13].
+    """Re-check a :class:`~accountant.combinatorics.semiadjacent_search.SemiAdjacentResult` [CA24, Def. 13].
 
     Checks the witness (:func:`check_witness`), that its distance equals the
     reported value, that ``value <= upper``, that ``table`` (if given) has the
@@ -300,8 +300,8 @@ def check_result(
 
     Examples
     --------
-    >>> from semidp.accountant.invariants import Margins
-    >>> from semidp.accountant.semiadjacent_search import search_semi_adjacent_parameter
+    >>> from semidp.accountant.data.invariants import Margins
+    >>> from semidp.accountant.combinatorics.semiadjacent_search import search_semi_adjacent_parameter
     >>> space = DataSpace.of(("A", 2), ("B", 2))
     >>> inv = Margins((("A",), ("B",)))
     >>> res = search_semi_adjacent_parameter(space, inv, table=(1, 1, 1, 0))

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Union
 
-from semidp.accountant.conversion_routes import AnyGuarantee
-from semidp.accountant.pld_engine import PLDBracket
-from semidp.accountant.progress import stage
-from semidp.accountant.workload import SetAsideBracket, WorkloadBracket
+from semidp.accountant.core.progress import stage
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee
+from semidp.accountant.pld.engine import PLDBracket
+from semidp.accountant.workloads.accounting import SetAsideBracket, WorkloadBracket
 from semidp.verify.plots import STYLES, draw_view, guarantee_profile, label_privacy_axes, save_figure
 from semidp.verify.privacy_view import ClaimPoint, Profile, ProvenPoint, choose_view
 

@@ -6,7 +6,7 @@ A ``published`` spec with ``measurements`` (:mod:`verify.workload_spec`) is acco
   guarantee) plus ``method = "pld"``: the exact composition of the measurements' noise at the
   worst replace-one pair (certified bracket; the upper end is reported, the bracket beside it);
 * ``effective`` (``semi-dp``): the joint worst case over semi-adjacent pairs at a(t) of the
-  per-measurement shifts (:mod:`accountant.workload`, proof there), as zCDP and as ``pld``, with
+  per-measurement shifts (:mod:`accountant.workloads.accounting`, proof there), as zCDP and as ``pld``, with
   the coarse group-privacy value a(t)^2 rho [CA24, Prop. 15] beside it (``coarse``);
 * inside both, the certificate's breakdowns: ``per_attribute`` (the measurements whose query
   splits the feature) and ``per_geolevel`` (keyed by X: the measurements at levels strictly finer
@@ -22,17 +22,17 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.conversion_routes import EpsilonDelta, epsilon_delta
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import ZCDP
-from semidp.accountant.outcome import Bounds, Outcome, Refuted, Skipped, Unknown, Verified
-from semidp.accountant.pld_engine import MAX_POINTS
-from semidp.accountant.pld_refine import RefinedInterval, refine_many
-from semidp.accountant.progress import Progress, stage
-from semidp.accountant.relations import SemiAdjacent
-from semidp.accountant.semidp import semi_dp
-from semidp.accountant.workload import (
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.core.outcome import Bounds, Outcome, Refuted, Skipped, Unknown, Verified
+from semidp.accountant.core.progress import Progress, stage
+from semidp.accountant.guarantees.conversion_routes import EpsilonDelta, epsilon_delta
+from semidp.accountant.guarantees.definitions import ZCDP
+from semidp.accountant.guarantees.relations import SemiAdjacent
+from semidp.accountant.guarantees.semidp import semi_dp
+from semidp.accountant.pld.engine import MAX_POINTS
+from semidp.accountant.pld.refine import RefinedInterval, refine_many
+from semidp.accountant.workloads.accounting import (
     GAUSSIAN_NOISES,
     SET_ASIDE_DELTA,
     WORKLOAD_POINTS,
@@ -67,9 +67,9 @@ def rho_up(x: Fraction) -> float:
 class Accounted:
     """One group of measurements accounted one way: exact rho and the PLD bracket of the worst pair.
 
-    The bracket is composed on :data:`~semidp.accountant.workload.WORKLOAD_POINTS` grid points and refined
-    (:func:`semidp.accountant.pld_refine.refine_many`, finer grids of the same measurements) to the relative
-    width :data:`~semidp.accountant.pld_refine.DEFAULT_REL_WIDTH` where the budget allows (:meth:`evaluated`),
+    The bracket is composed on :data:`~semidp.accountant.workloads.accounting.WORKLOAD_POINTS` grid points and refined
+    (:func:`semidp.accountant.pld.refine.refine_many`, finer grids of the same measurements) to the relative
+    width :data:`~semidp.accountant.pld.refine.DEFAULT_REL_WIDTH` where the budget allows (:meth:`evaluated`),
     and further for a claim until it is decided (:meth:`decide_at`).
     """
 
@@ -144,7 +144,7 @@ class Accounted:
 
     def evaluated(self, deltas: list[float], budget: Budget | None = None) -> Accounted:
         """``self``, with the PLD's epsilon at every delta computed now and refined to
-        :data:`~semidp.accountant.pld_refine.DEFAULT_REL_WIDTH` within ``budget`` (default unlimited: the
+        :data:`~semidp.accountant.pld.refine.DEFAULT_REL_WIDTH` within ``budget`` (default unlimited: the
         engine's grid cap bounds it)."""
         if self.pld is not None and deltas:
             for d, r in zip(deltas, self._refine(deltas, [None] * len(deltas), budget or Budget.unlimited())):
@@ -313,7 +313,7 @@ class WorkloadSection(Walked):
 WORST_PAIR = (
     "two records with identical attributes and geography both move to one new record in the same "
     "invariant cell that differs in every other attribute and every finer geographic unit (if any): shift (-2, +2) in every "
-    "non-fixed measurement (accountant.workload, proof in the module docstring)"
+    "non-fixed measurement (accountant.workloads.accounting, proof in the module docstring)"
 )
 
 
@@ -454,7 +454,7 @@ def workload_result(ctx: Context, file: MeasurementsKey, noise: str, ms: Sequenc
         )
         curves = None
     else:
-        from semidp.accountant.semidp import joint_release_dp
+        from semidp.accountant.guarantees.semidp import joint_release_dp
 
         effective = joint_release_dp(advertised, inv, ctx.space)
         curves = None

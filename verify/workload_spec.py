@@ -6,10 +6,10 @@ histogram query under replace-one, so :math:`\\sigma^2=1/\\rho` [CKS20, Prop. 5]
 (Gaussian kinds) or ``scale`` (Laplace kinds: ``b`` or ``t``), exact rationals accepted. A query is
 ``total``, ``detailed`` (every feature) or feature/recode names joined by `` * ``. An optional ``weight``
 column (> 0, default 1) weighs the measurement's variance in an allocation design
-(:mod:`accountant.design_allocation`); the accounting ignores it.
+(:mod:`accountant.workloads.allocation`); the accounting ignores it.
 
 This module reads and checks the file (each problem names the file, line and column) and turns
-it into :class:`~accountant.workload.WorkloadMeasurement` values; it also gives the loader the
+it into :class:`~accountant.workloads.accounting.WorkloadMeasurement` values; it also gives the loader the
 stand-in features for the geolevels an invariant names (:func:`with_geography_features`), and
 checks ``data.geography`` (names, or ``{ name, units }`` whose counts must not decrease from coarse
 to fine) and ``data.recodes`` (``map``, or ``bins``: cut points on an ordinal feature).
@@ -31,8 +31,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Optional, Union
 
-from semidp.accountant.errors import MAX_LISTED_PROBLEMS
-from semidp.accountant.workload import GAUSSIAN_NOISES, WorkloadMeasurement
+from semidp.accountant.core.errors import MAX_LISTED_PROBLEMS
+from semidp.accountant.workloads.accounting import GAUSSIAN_NOISES, WorkloadMeasurement
 from semidp.verify.registry import Problem
 from semidp.verify.spec import (
     Alternatives,

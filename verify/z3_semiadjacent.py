@@ -1,6 +1,6 @@
 r"""Exact Z3 certificates for the semi-adjacent parameter [CA24, Def. 13].
 
-Independent of the searches in :mod:`accountant.semiadjacent_search` (which use
+Independent of the searches in :mod:`accountant.combinatorics.semiadjacent_search` (which use
 networkx-style enumeration and HiGHS in floating point), this module proves
 :math:`a(t) = v` in exact integer arithmetic with Z3:
 
@@ -9,7 +9,7 @@ networkx-style enumeration and HiGHS in floating point), this module proves
 :math:`g\in G_x` to :math:`G_{x'}` is :math:`1+\min k` over *moves*
 :math:`(P,N)`, multisets of :math:`k` cells with
 :math:`A(P-N)=A(e_x-e_{x'})` and :math:`N\le g` (Lemmas 1-2 of
-``accountant/semiadjacent_search.md``). So :math:`a(t)\le r` iff for every pair
+``accountant/combinatorics/semiadjacent_search.md``). So :math:`a(t)\le r` iff for every pair
 :math:`x\ne x'` of cells in :math:`X_t` no :math:`g\in G_x` avoids every move of
 size :math:`\le r-1`. Only the minimal :math:`N` matter; Z3 decides the
 existential integer problem "some conforming :math:`g` has :math:`g\not\ge N`
@@ -34,11 +34,11 @@ import numpy as np
 import z3
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.exact_matrices import check_rows_with_n
-from semidp.accountant.invariants import Invariant
-from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.exact_matrices import check_rows_with_n
+from semidp.accountant.data.invariants import Invariant
 
 #: Largest number of candidate move pairs enumerated per cell pair before giving up (Unknown).
 MOVE_BUDGET = 2_000_000

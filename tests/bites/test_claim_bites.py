@@ -1,4 +1,4 @@
-"""Verdict direction for every claim form and bracket type (verify/claims.py, accountant/claim_certificate.py).
+"""Verdict direction for every claim form and bracket type (verify/claims.py, accountant/guarantees/claim_certificate.py).
 
 The rule: a claim is *verified* only from a certified upper end, *refuted* only from a certified lower end, and
 is *unknown* whenever the claimed value lies inside the bracket. Each effective guarantee here is probed at the
@@ -15,8 +15,10 @@ from fractions import Fraction as F
 import mpmath
 import pytest
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.claim_certificate import (
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.core.outcome import Refuted, Unknown, Verified
+from semidp.accountant.guarantees.claim_certificate import (
     Enclosure,
     approx_dp_profile_enclosure,
     erfc_enclosure,
@@ -26,14 +28,12 @@ from semidp.accountant.claim_certificate import (
     tradeoff_profile_enclosure,
     zcdp_delta_upper,
 )
-from semidp.accountant.conversions import approx_dp_to_tradeoff, zcdp_to_approx_dp
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.gaussian import gdp_epsilon, gdp_epsilon_lower
-from semidp.accountant.guarantees import GDP, RDP, ZCDP, ApproxDP, PureDP
-from semidp.accountant.outcome import Refuted, Unknown, Verified
-from semidp.accountant.pld_engine import compose_plds
-from semidp.accountant.relations import Replace
-from semidp.accountant.semidp import NoFiniteGuarantee
+from semidp.accountant.guarantees.conversions import approx_dp_to_tradeoff, zcdp_to_approx_dp
+from semidp.accountant.guarantees.definitions import GDP, RDP, ZCDP, ApproxDP, PureDP
+from semidp.accountant.guarantees.relations import Replace
+from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
+from semidp.accountant.pld.engine import compose_plds
+from semidp.accountant.profiles.gaussian import gdp_epsilon, gdp_epsilon_lower
 from semidp.verify.claims import check_composed_claim, decide, dominating_part
 from tests.claim_forms import claim
 
@@ -222,7 +222,7 @@ def test_erfc_enclosure_contains_erfc_and_is_tight(z: float) -> None:
 def test_erfc_on_an_interval_straddling_zero_and_the_switch() -> None:
     from mpmath.ctx_iv import MPIntervalContext
 
-    from semidp.accountant.claim_certificate import erfc_iv
+    from semidp.accountant.guarantees.claim_certificate import erfc_iv
 
     c = MPIntervalContext()
     c.dps = 40
@@ -385,7 +385,7 @@ def test_erfc_series_tail_bound_encloses_the_truncated_terms(z: float) -> None:
     """[AS64, Eq. 7.1.6]: for n >= N the term ratio is at most r = 2 z^2 / (2N + 3), so the dropped terms lie in
     [0, t_N / (1 - r)]; the enclosure must contain erfc whatever the stopping point, and the tail bound is at
     most a few times the first dropped term (so it is not vacuous)."""
-    from semidp.accountant.claim_certificate import _erfc_series
+    from semidp.accountant.guarantees.claim_certificate import _erfc_series
 
     c = _CoarseStop()
     v = _erfc_series(c, c.mpf(z))
@@ -425,7 +425,7 @@ def test_interval_ends_beyond_the_exponent_limit() -> None:
 def test_cks_order_is_capped_for_a_tiny_rho() -> None:
     """rho = 1e-300, eps = 5: the optimal order is beyond 1e300, where the search stops at the cap (any order > 1
     is sound) instead of doubling forever."""
-    from semidp.accountant.claim_certificate import cks_order
+    from semidp.accountant.guarantees.claim_certificate import cks_order
 
     assert cks_order(1e-300, 5.0) == F(1e300)
 
@@ -488,7 +488,7 @@ def test_the_default_cks_order_is_the_optimal_one(rho: float, eps: float) -> Non
     (2 alpha - 1) rho - eps + log(1 - 1/alpha) = 0. cks_order finds that root to 1e-13 relative (an 80-digit
     bisection is the reference; roots from 1.0000454 at rho = 10 to 11.4 at rho = 0.05), and
     zcdp_delta_upper at that order is at least the bound there and within 1e-12 relative of the infimum."""
-    from semidp.accountant.claim_certificate import cks_order
+    from semidp.accountant.guarantees.claim_certificate import cks_order
 
     root = _cks_root(rho, eps)
     al = cks_order(rho, eps)
@@ -507,7 +507,7 @@ def test_cks_order_at_the_lower_end_of_its_search() -> None:
     """rho = 100, eps = 0: the derivative (2 alpha - 1) rho - eps + log(1 - 1/alpha) is already positive at the
     search's lower end alpha = 1 + 1e-12 (100 - 27.6 > 0), so that order is returned; the bound there exceeds 1,
     which the enclosure reports as the trivial delta <= 1."""
-    from semidp.accountant.claim_certificate import cks_order
+    from semidp.accountant.guarantees.claim_certificate import cks_order
 
     assert cks_order(100.0, 0.0) == F(1.0 + 1e-12)
     enc, al = zcdp_delta_upper(100.0, 0.0)
@@ -522,7 +522,7 @@ def test_interval_ends_at_the_exponent_limits_exactly() -> None:
     2^16383 is exact, 2^16384 is refused."""
     from mpmath.libmp import from_man_exp
 
-    from semidp.accountant.claim_certificate import _end
+    from semidp.accountant.guarantees.claim_certificate import _end
 
     tiny = F(1, 1 << 16384)
     assert _end(from_man_exp(1, -16385), upper=False) == F(1, 1 << 16385) == _end(from_man_exp(1, -16385), upper=True)
@@ -549,7 +549,7 @@ def test_the_cks_order_of_a_vanishing_rho_is_found(rho: float) -> None:
     alpha ~ 1/sqrt(2 rho) (7.07e29 to 7.07e149 here; an 80-digit bisection is the reference), and the bound there is
     ~ sqrt(2 rho / e) (8.58e-31 to 8.58e-151). With 200 bisection steps from [1, 1/(2 rho)] the order was 3.1e139 at
     rho = 1e-200 (not converged) and the certified delta the trivial 1 (bug fixed: steps enough for [1, 1e300])."""
-    from semidp.accountant.claim_certificate import cks_order
+    from semidp.accountant.guarantees.claim_certificate import cks_order
 
     lo, hi = REF.mpf(1), REF.mpf(10) ** 160
     for _ in range(1200):
@@ -592,7 +592,7 @@ def test_each_end_comes_from_its_own_side_at_a_coarse_precision(monkeypatch: pyt
     must still contain its reference: erfc [AS64, 7.1.6 / 7.1.14], the GDP profile [BW18, Thm. 8], the profile of
     f_{eps,delta} [KOV15, Thm. 2.4], the zCDP bound at order 3 [CKS20, Cor. 13], a tradeoff curve's profile
     [DRS22, Prop. 2.12], the RDP conversion [CKS20, Prop. 12] and sqrt(2) from below."""
-    from semidp.accountant import claim_certificate as cc
+    from semidp.accountant.guarantees import claim_certificate as cc
 
     monkeypatch.setattr(cc, "PRECISIONS", (12,))
     e, d = REF.e, REF.mpf(1e-6)
@@ -621,7 +621,7 @@ def test_rdp_conversion_keeps_the_order_with_the_least_upper_end(monkeypatch: py
     """Two orders whose bounds [CKS20, Prop. 12] agree to 1e-15 (epsilon(2) = 1.001, epsilon(8) chosen so): at 12
     working digits the order-2 enclosure is wider on both sides, so its lower end is the smaller and its upper end
     the larger. Only the upper end bounds epsilon, so the order-8 enclosure must be kept, in either listing order."""
-    from semidp.accountant import claim_certificate as cc
+    from semidp.accountant.guarantees import claim_certificate as cc
 
     monkeypatch.setattr(cc, "PRECISIONS", (12,))
     e8 = 11.887166301428271

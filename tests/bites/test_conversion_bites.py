@@ -1,4 +1,4 @@
-"""Bites for accountant/conversions.py and conversion_routes.py (issue Step 16): values at the edges of each
+"""Bites for accountant/guarantees/conversions.py and conversion_routes.py (issue Step 16): values at the edges of each
 conversion, checked against references computed here, so a flipped shortcut or a moved threshold fails."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import mpmath
 import pytest
 
-from semidp.accountant.conversions import zcdp_to_approx_dp, zcdp_to_delta
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.guarantees import ZCDP, ApproxDP
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.guarantees.conversions import zcdp_to_approx_dp, zcdp_to_delta
+from semidp.accountant.guarantees.definitions import ZCDP, ApproxDP
 
 REF = mpmath.MPContext()
 REF.dps = 50
@@ -76,10 +76,10 @@ def test_zcdp_profile_at_rho_one_is_the_infimum_over_orders() -> None:
 def test_composed_dp_epsilon_takes_the_optimal_composition_for_identical_parts() -> None:
     """100 identical (0.01, 0)-DP parts at delta = 1e-5: the optimal composition [KOV15, Thm. 3.3] (about 0.5) is
     far below the sum's profile (about 1.0) and is the one reported; distinct parts get the sum's profile."""
-    from semidp.accountant import conversions as conv
-    from semidp.accountant.composition import compose_recorded, homogeneous_epsilon
-    from semidp.accountant.conversion_routes import epsilon_delta
-    from semidp.accountant.guarantees import PureDP
+    from semidp.accountant.guarantees import conversions as conv
+    from semidp.accountant.guarantees.composition import compose_recorded, homogeneous_epsilon
+    from semidp.accountant.guarantees.conversion_routes import epsilon_delta
+    from semidp.accountant.guarantees.definitions import PureDP
 
     for part in (ApproxDP(0.01, 0.0), PureDP(0.01)):
         g = compose_recorded([part] * 100)  # type: ignore[list-item]
@@ -96,9 +96,9 @@ def test_composed_dp_epsilon_takes_the_optimal_composition_for_identical_parts()
 
 def test_pure_dp_is_approximate_dp_with_delta_zero() -> None:
     """epsilon-DP is (epsilon, 0)-DP [DR14, Def. 2.4]: the same epsilon and relation, and delta exactly 0."""
-    from semidp.accountant.conversions import pure_dp_to_approx_dp
-    from semidp.accountant.guarantees import PureDP
-    from semidp.accountant.relations import Replace
+    from semidp.accountant.guarantees.conversions import pure_dp_to_approx_dp
+    from semidp.accountant.guarantees.definitions import PureDP
+    from semidp.accountant.guarantees.relations import Replace
 
     out = pure_dp_to_approx_dp(PureDP(0.7, Replace(distance=2)))
     assert (out.epsilon, out.delta, out.relation) == (0.7, 0.0, Replace(distance=2))
@@ -109,9 +109,9 @@ def test_approx_dp_reexpressed_at_another_delta() -> None:
     eps' = log(e^eps - (d - d0)(1 + e^eps)/(1 - d0)) for d > d0 (0 once that is below 1): checked against a 50-digit
     reference (rounded up, within 2 ulp); d = d0 gives back eps itself, d < d0 has no finite epsilon (None), and a
     d large enough to make the argument <= 1 gives exactly 0."""
-    from semidp.accountant.conversions import approx_dp_to_approx_dp
-    from semidp.accountant.guarantees import PureDP
-    from semidp.accountant.relations import Replace
+    from semidp.accountant.guarantees.conversions import approx_dp_to_approx_dp
+    from semidp.accountant.guarantees.definitions import PureDP
+    from semidp.accountant.guarantees.relations import Replace
 
     g = ApproxDP(1.0, 1e-3, Replace(distance=2))
     e, d0, d = REF.e, REF.mpf(1e-3), REF.mpf(0.1)
@@ -140,8 +140,8 @@ def test_squares_halved_exactly_and_rounded_up() -> None:
     (alpha, alpha rho)-RDP [BS16, Def. 1.1]: exact rationals rounded up to the next float at most."""
     from fractions import Fraction as F
 
-    from semidp.accountant.conversions import gdp_to_rdp, gdp_to_zcdp, pure_dp_to_zcdp, zcdp_to_rdp
-    from semidp.accountant.guarantees import GDP, PureDP
+    from semidp.accountant.guarantees.conversions import gdp_to_rdp, gdp_to_zcdp, pure_dp_to_zcdp, zcdp_to_rdp
+    from semidp.accountant.guarantees.definitions import GDP, PureDP
 
     for rho, exact in (
         (pure_dp_to_zcdp(PureDP(0.3)).rho, F(0.3) ** 2 / 2),
@@ -170,8 +170,8 @@ def test_rdp_conversion_takes_the_best_order_of_each_method() -> None:
     """An RDP curve at orders 1.5, 2, 4, 8: Mironov's eps(alpha) + log(1/delta)/(alpha - 1) [Mir17, Prop. 3] and
     CKS's eps(alpha) + (log(1/delta) + (alpha - 1) log(1 - 1/alpha) - log alpha)/(alpha - 1) [CKS20, Prop. 12],
     each the minimum over the orders at 50 digits, rounded up; delta = 1 is trivial; an unknown method is refused."""
-    from semidp.accountant.conversions import rdp_to_approx_dp
-    from semidp.accountant.guarantees import RDP
+    from semidp.accountant.guarantees.conversions import rdp_to_approx_dp
+    from semidp.accountant.guarantees.definitions import RDP
 
     orders, eps = (1.5, 2.0, 4.0, 8.0), (0.3, 0.5, 1.2, 3.0)
     g = RDP(orders, eps)
@@ -194,7 +194,7 @@ def test_rdp_conversion_takes_the_best_order_of_each_method() -> None:
 def test_tradeoff_profile_and_its_inverse_for_one_approx_dp_curve() -> None:
     """f_{eps,d0} with eps = 1, d0 = 1e-3 [KOV15, Thm. 2.4]: delta(eps') = d0 + (1 - d0)(e - e^eps')/(1 + e) for
     eps' < 1 (50-digit reference); the smallest epsilon at delta = 0.01 inverts it; below d0 there is none (None)."""
-    from semidp.accountant.conversions import approx_dp_to_tradeoff, tradeoff_to_approx_dp, tradeoff_to_delta
+    from semidp.accountant.guarantees.conversions import approx_dp_to_tradeoff, tradeoff_to_approx_dp, tradeoff_to_delta
 
     t = approx_dp_to_tradeoff(ApproxDP(1.0, 1e-3))
     d0, e = REF.mpf(1e-3), REF.e
@@ -228,7 +228,7 @@ def test_zcdp_tradeoff_is_the_envelope_of_its_profile_lines() -> None:
     """zcdp_to_tradeoff [CKS20, Cor. 13] + [DRS22, Prop. 2.12]: the default grid's curve has the profile of
     rho-zCDP at each grid epsilon (at most the CKS delta, and tight to 1e-9 at eps = 0.5 on a given grid);
     rho = 0 is the identity curve (perfect privacy)."""
-    from semidp.accountant.conversions import tradeoff_to_delta, zcdp_to_tradeoff
+    from semidp.accountant.guarantees.conversions import tradeoff_to_delta, zcdp_to_tradeoff
 
     g = zcdp_to_tradeoff(ZCDP(0.5), [0.0, 0.5, 2.0])
     for e in (0.0, 0.5, 2.0):
@@ -243,7 +243,7 @@ def test_zcdp_tradeoff_is_the_envelope_of_its_profile_lines() -> None:
 
 def test_reexpressing_needs_a_delta_in_zero_one() -> None:
     """approx_dp_to_approx_dp takes delta in [0, 1] (a probability): 1.5 is refused naming delta (exit 2)."""
-    from semidp.accountant.conversions import approx_dp_to_approx_dp
+    from semidp.accountant.guarantees.conversions import approx_dp_to_approx_dp
 
     with pytest.raises(InvalidArgument, match="delta"):
         approx_dp_to_approx_dp(ApproxDP(1.0, 1e-3), 1.5)
@@ -254,7 +254,7 @@ def test_reexpressing_needs_a_delta_in_zero_one() -> None:
 def test_reexpressing_where_the_log_argument_is_between_one_and_two_or_negative() -> None:
     """(1, 1e-3)-DP at d = 0.3: the argument e - (d - d0)(1 + e)/(1 - d0) = 1.605 is in (1, 2), so eps' = log of it
     = 0.473 (50-digit reference, rounded up); at d = 0.9 the argument is negative (-0.63): eps' = 0 exactly."""
-    from semidp.accountant.conversions import approx_dp_to_approx_dp
+    from semidp.accountant.guarantees.conversions import approx_dp_to_approx_dp
 
     g = ApproxDP(1.0, 1e-3)
     e, d0, d = REF.e, REF.mpf(1e-3), REF.mpf(0.3)
@@ -272,8 +272,8 @@ def test_rdp_conversion_picks_the_best_of_many_close_orders(method: str) -> None
     orders' bounds differ by about 1e-3, so the float pre-selection must use the method's own formula (Mironov
     [Mir17, Prop. 3] or CKS [CKS20, Prop. 12]) to land on the best one; the result is the 50-digit minimum over
     all orders, rounded up (2 ulp); delta = 0 and 1.5 are refused (exit 2, naming delta)."""
-    from semidp.accountant.conversions import rdp_to_approx_dp
-    from semidp.accountant.guarantees import RDP
+    from semidp.accountant.guarantees.conversions import rdp_to_approx_dp
+    from semidp.accountant.guarantees.definitions import RDP
 
     orders = tuple(k / 10 for k in range(11, 201))
     g = RDP(orders, tuple(a / 2 for a in orders))
@@ -294,7 +294,7 @@ def test_rdp_conversion_picks_the_best_of_many_close_orders(method: str) -> None
 
 
 def test_tradeoff_inverse_needs_a_delta_in_zero_one() -> None:
-    from semidp.accountant.conversions import approx_dp_to_tradeoff, tradeoff_to_approx_dp
+    from semidp.accountant.guarantees.conversions import approx_dp_to_tradeoff, tradeoff_to_approx_dp
 
     with pytest.raises(InvalidArgument, match="delta"):
         tradeoff_to_approx_dp(approx_dp_to_tradeoff(ApproxDP(1.0, 1e-3)), 1.5)
@@ -314,7 +314,7 @@ def test_zcdp_tradeoff_default_grid(rho: float) -> None:
     (0.5-zCDP: up to 7.5; 1e-8-zCDP: up to 1e-2, its epsilon 8e-4 being below)."""
     import numpy as np
 
-    from semidp.accountant.conversions import zcdp_to_tradeoff
+    from semidp.accountant.guarantees.conversions import zcdp_to_tradeoff
 
     top = zcdp_to_approx_dp(ZCDP(rho), 1e-12).epsilon
     assert (top > 7.5) if rho == 0.5 else (top < 1e-2)
@@ -343,8 +343,8 @@ def test_zcdp_profile_of_a_vanishing_rho(rho: float) -> None:
 def test_rdp_conversion_at_delta_one_is_trivial_whatever_the_curve(method: str) -> None:
     """delta = 1 holds for every mechanism: (0, 1) for a curve whose bound at delta = 1 would still be positive
     (epsilon(2) = 5: Mironov gives 5 + 0, CKS 5 + log(1/2) - log 2 = 3.6 at alpha = 2 [CKS20, Prop. 12])."""
-    from semidp.accountant.conversions import rdp_to_approx_dp
-    from semidp.accountant.guarantees import RDP
+    from semidp.accountant.guarantees.conversions import rdp_to_approx_dp
+    from semidp.accountant.guarantees.definitions import RDP
 
     out = rdp_to_approx_dp(RDP((2.0,), (5.0,)), 1.0, method)  # type: ignore[arg-type]
     assert (out.epsilon, out.delta) == (0.0, 1.0)

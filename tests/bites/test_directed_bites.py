@@ -1,8 +1,8 @@
-"""Fast guards of directed rounding (accountant/directed.py): every outward step, pinned to the float it must give.
+"""Fast guards of directed rounding (accountant/core/directed.py): every outward step, pinned to the float it must give.
 
 Each test asserts the exact float a rounding returns in a case where the two directions differ, so flipping any
 single up/down, comparison or error margin in the module fails a test here (issue Step 16; judged by
-``python benchmarks/mutation.py accountant/directed.py``).
+``python benchmarks/mutation.py accountant/core/directed.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import pytest
 
-from semidp.accountant.directed import (
+from semidp.accountant.core.directed import (
     MP,
     MP_REL_ERROR,
     PRECISION_DPS,
@@ -27,7 +27,7 @@ from semidp.accountant.directed import (
     up,
     up_exact,
 )
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 
 ABOVE = math.nextafter(0.5, math.inf)
 BELOW = math.nextafter(0.5, -math.inf)

@@ -1,4 +1,4 @@
-"""Fast guards of the PLD bracket's error terms (accountant/pld_parts.py, pld_engine.py) against exact profiles.
+"""Fast guards of the PLD bracket's error terms (accountant/pld/parts.py, pld_engine.py) against exact profiles.
 
 Small coarse grids and large truncated tails make every error term matter: the Gaussian part's truncated upper
 tail (moved to +inf when pessimistic), the pessimistic atoms' losses (rounded up onto the grid), the aliased mass
@@ -14,8 +14,8 @@ import math
 import mpmath
 import pytest
 
-from semidp.accountant.pld_engine import compose_plds
-from semidp.accountant.pld_parts import ApproxDPPart, GaussianPart
+from semidp.accountant.pld.engine import compose_plds
+from semidp.accountant.pld.parts import ApproxDPPart, GaussianPart
 
 REF = mpmath.MPContext()
 REF.dps = 60

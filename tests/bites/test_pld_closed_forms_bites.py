@@ -1,4 +1,4 @@
-"""Fast bites for :mod:`semidp.accountant.pld_closed_forms`: each end of the closed-form brackets against the exact
+"""Fast bites for :mod:`semidp.accountant.pld.closed_forms`: each end of the closed-form brackets against the exact
 profile at 60 digits (the Gaussian's mu-GDP profile [DRS22, Cor. 2.13], the Laplace profile [KJH20, Sec. 6]), with
 mu or D given a different value at each end so a swapped end, a dropped term or a flipped clamp crosses the
 reference. Issue Step 16 (mutation testing).
@@ -12,9 +12,9 @@ import math
 import mpmath
 import pytest
 
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.pld_closed_forms import GaussianBracket, LaplaceBracket, PLDInterval, gaussian_bracket
-from semidp.accountant.pld_parts import GaussianPart, LaplacePart
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.pld.closed_forms import GaussianBracket, LaplaceBracket, PLDInterval, gaussian_bracket
+from semidp.accountant.pld.parts import GaussianPart, LaplacePart
 
 REF = mpmath.MPContext()
 REF.dps = 60

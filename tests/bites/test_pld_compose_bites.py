@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from semidp.accountant import pld
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.gaussian import gdp_delta_array
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.pld import grid as pld
+from semidp.accountant.profiles.gaussian import gdp_delta_array
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
 
 
 def rr_profile(eps0: float, k: int, eps: float) -> float:

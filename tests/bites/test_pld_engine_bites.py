@@ -1,4 +1,4 @@
-"""Fast bites for accountant/pld_engine.py: each error term of the FFT bracket against an exact composition.
+"""Fast bites for accountant/pld/engine.py: each error term of the FFT bracket against an exact composition.
 
 The reference is the composition of the *same* grid laws by direct convolution (positive terms only, so every
 entry is accurate to a relative ``k n u``) and the profile summed term by term. Against it the engine's two ends
@@ -18,9 +18,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from semidp.accountant import pld_engine
-from semidp.accountant.pld_engine import PLDBracket, compose_plds
-from semidp.accountant.pld_parts import ApproxDPPart, GaussianPart, GridLaw, LaplacePart, RandomizedResponsePart
+from semidp.accountant.pld import engine as pld_engine
+from semidp.accountant.pld.engine import PLDBracket, compose_plds
+from semidp.accountant.pld.parts import ApproxDPPart, GaussianPart, GridLaw, LaplacePart, RandomizedResponsePart
 
 REF = mpmath.MPContext()
 REF.dps = 60

@@ -1,4 +1,4 @@
-"""Fast bites for accountant/pld_parts.py: every part's two grid laws against exact profiles at 60 digits.
+"""Fast bites for accountant/pld/parts.py: every part's two grid laws against exact profiles at 60 digits.
 
 Each law is evaluated *exactly* (its float masses and grid losses read as reals, summed at 60 digits), so the
 float evaluation of :meth:`GridLaw.delta` cannot hide a flipped pad: the pessimistic law must be at or above the
@@ -17,9 +17,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from semidp.accountant import pld_parts
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.pld_parts import (
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.pld import parts as pld_parts
+from semidp.accountant.pld.parts import (
     ApproxDPPart,
     DiscreteGaussianPart,
     DiscreteLaplacePart,
@@ -375,7 +375,7 @@ def test_grid_from_atoms_checks_its_size_before_allocating(pessimistic: bool) ->
 def test_log_cell_masses_use_the_tail_without_cancellation() -> None:
     # both tails: a cell far above the median has Q-mass 1e-20 next to Phi = 1 - 1e-18; its log must come from
     # Phi(-z), not from the difference of two Phi(z) near 1
-    from semidp.accountant import pld_parts
+    from semidp.accountant.pld import parts as pld_parts
 
     z = np.array([-9.0, -8.9, -1.0, -0.5, 0.0, 0.5, 1.0, 8.9, 9.0])
     got = pld_parts._log_cell_masses(z)

@@ -1,4 +1,4 @@
-"""Fast bites for :mod:`semidp.accountant.pld_refine` (mutation testing, issue Step 16).
+"""Fast bites for :mod:`semidp.accountant.pld.refine` (mutation testing, issue Step 16).
 
 A scripted ``compose`` hands out fake brackets with prescribed intervals, so the loop's decisions are checked
 exactly: which grids are tried (4x the points each time), when it stops (width met, target decided, grid cap,
@@ -12,12 +12,12 @@ import math
 
 import pytest
 
-from semidp.accountant import pld_refine
-from semidp.accountant.budget import Budget
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.pld_closed_forms import GaussianBracket, PLDInterval
-from semidp.accountant.pld_parts import GaussianPart
-from semidp.accountant.pld_refine import RefinedInterval, refine, refine_bracket, refine_many
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.pld import refine as pld_refine
+from semidp.accountant.pld.closed_forms import GaussianBracket, PLDInterval
+from semidp.accountant.pld.parts import GaussianPart
+from semidp.accountant.pld.refine import RefinedInterval, refine, refine_bracket, refine_many
 
 
 class FakeBracket:

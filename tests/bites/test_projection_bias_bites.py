@@ -16,7 +16,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.mechanisms.postprocess_noise import DoubleGeometricNoise, GaussianNoise, LaplaceNoise
 from semidp.mechanisms.projection import AffineConstraint
 from semidp.mechanisms.projection_bias import (

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta as beta_dist
 
-from semidp.accountant.errors import InvalidArgument
+from semidp.accountant.core.errors import InvalidArgument
 from semidp.verify.threshold_audit import (
     FIRST_ROUND,
     GROWTH,

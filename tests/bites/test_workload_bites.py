@@ -1,8 +1,8 @@
-"""Fast guards of the workload accounting (accountant/workload.py): the worst pair's parts, its exact zCDP, the
+"""Fast guards of the workload accounting (accountant/workloads/accounting.py): the worst pair's parts, its exact zCDP, the
 conservative rounding of noise parameters, and the set-aside bracket's ends.
 
 Issue Step 16: flipping any single rounding, shift, count or bracket end fails a test here (judged by
-``python benchmarks/mutation.py accountant/workload.py``). Exact values are closed forms of the module docstring
+``python benchmarks/mutation.py accountant/workloads/accounting.py``). Exact values are closed forms of the module docstring
 (zCDP ``||v||^2 / (2 sigma^2)`` [CKS20, Prop. 5]; Laplace ``(||v||_1 / b)^2 / 2`` [BS16, Prop. 1.4]); brackets are
 checked against the Gaussian mechanism's exact profile [BW18, Thm. 8] on a small grid.
 """
@@ -16,17 +16,17 @@ from typing import NamedTuple
 import pytest
 from scipy.stats import norm
 
-from semidp.accountant.directed import up_exact
-from semidp.accountant.errors import InvalidArgument
-from semidp.accountant.pld_engine import PLDBracket, PLDInterval
-from semidp.accountant.pld_parts import (
+from semidp.accountant.core.directed import up_exact
+from semidp.accountant.core.errors import InvalidArgument
+from semidp.accountant.pld.engine import PLDBracket, PLDInterval
+from semidp.accountant.pld.parts import (
     ApproxDPPart,
     DiscreteGaussianPart,
     DiscreteLaplacePart,
     GaussianPart,
     LaplacePart,
 )
-from semidp.accountant.workload import (
+from semidp.accountant.workloads.accounting import (
     GAUSSIAN_NOISES,
     MAX_SET_ASIDE,
     NOISES,
@@ -53,7 +53,8 @@ def _m(scale: Fraction | int, fixed: bool = False) -> WorkloadMeasurement:
 
 def _spy_compose(monkeypatch: pytest.MonkeyPatch) -> list[list[object]]:
     """Record the parts of every PLD composition the workload asks for (composed on the small test grid)."""
-    from semidp.accountant import pld_engine, workload
+    from semidp.accountant.pld import engine as pld_engine
+    from semidp.accountant.workloads import accounting as workload
 
     seen: list[list[object]] = []
     compose = pld_engine.compose_plds
@@ -202,7 +203,7 @@ def test_set_aside_bracket_takes_the_lower_end_from_the_kept_and_the_upper_from_
 
 
 def _refuse_more_than(monkeypatch: pytest.MonkeyPatch, most: int, alone: set[Fraction] = frozenset()) -> None:  # type: ignore[assignment]
-    from semidp.accountant import workload
+    from semidp.accountant.workloads import accounting as workload
 
     original = workload.workload_pld
 
@@ -221,7 +222,8 @@ def test_workload_bracket_without_trouble_is_the_plain_bracket() -> None:
 
 
 def test_set_aside_the_farthest_from_the_median_and_bound_it_by_its_guarantee(monkeypatch: pytest.MonkeyPatch) -> None:
-    from semidp.accountant import pld_engine, workload
+    from semidp.accountant.pld import engine as pld_engine
+    from semidp.accountant.workloads import accounting as workload
 
     ms = [_m(4), _m(9), _m(100), _m(5)]
     seen: list[list[object]] = []
@@ -275,7 +277,7 @@ def test_measurements_too_wide_alone_are_set_aside_first(monkeypatch: pytest.Mon
 
 
 def test_nothing_helps_raises_the_first_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from semidp.accountant import workload
+    from semidp.accountant.workloads import accounting as workload
 
     calls: list[int] = []
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from semidp.accountant.errors import InvalidSpec
+from semidp.accountant.core.errors import InvalidSpec
 from semidp.verify.load import loads
 from semidp.verify.spec_job import JobOptions, run_spec
 

@@ -7,7 +7,7 @@ sensitivity space S (:mod:`verify.kinds.calibrated` runs them):
 * ``projected-gaussian`` [CA24, Alg. 1, Prop. 28]: noise :math:`(\\Delta_2/\\mu) Q\\xi`,
   :math:`\\xi\\sim N(0, I_s)`, Q an orthonormal basis of span(S); :math:`\\mu`-GDP. Target
   ``mechanism.mu``, ``mechanism.epsilon`` + ``delta`` (through
-  :func:`accountant.gaussian.gdp_mu_for`), or ``mechanism.rho`` (:math:`\\mu=\\sqrt{2\\rho}`).
+  :func:`accountant.profiles.gaussian.gdp_mu_for`), or ``mechanism.rho`` (:math:`\\mu=\\sqrt{2\\rho}`).
 * ``gaussian``: the same sigma in every cell
   (:class:`mechanisms.semi_additive.SemiGaussianMechanism`); does not keep the
   invariant (its check is then not applicable).
@@ -36,15 +36,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.directed import sqrt_up
-from semidp.accountant.errors import InvalidArgument, UnsupportedRelease
-from semidp.accountant.gaussian import gdp_mu_for
-from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
-from semidp.accountant.knorm_certificates import certified_span
-from semidp.accountant.outcome import Outcome
-from semidp.accountant.relations import Relation, SemiAdjacent
-from semidp.accountant.sensitivity import SensitivitySpace
-from semidp.accountant.table_space_norms import TableSpaceNorms
+from semidp.accountant.core.directed import sqrt_up
+from semidp.accountant.core.errors import InvalidArgument, UnsupportedRelease
+from semidp.accountant.core.outcome import Outcome
+from semidp.accountant.geometry.knorm_certificates import certified_span
+from semidp.accountant.geometry.table_space_norms import TableSpaceNorms
+from semidp.accountant.guarantees.definitions import GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.guarantees.relations import Relation, SemiAdjacent
+from semidp.accountant.profiles.gaussian import gdp_mu_for
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 from semidp.mechanisms.postprocess_noise import GaussianNoise, LaplaceNoise
 from semidp.mechanisms.projected_gaussian import ProjectedGaussianMechanism, expected_chi
 from semidp.mechanisms.semi_additive import SemiGaussianMechanism, SemiLaplaceMechanism
@@ -227,7 +227,7 @@ def build_laplace_from_norms(
     ctx: Context, m: CalibratedSpec, norms: TableSpaceNorms, semi: SemiAdjacent
 ) -> BuiltMechanism:
     """``laplace`` when S is too large to list: Delta_1 and span(S) in closed form
-    (:class:`accountant.table_space_norms.TableSpaceNorms`, a superset of S at the table: conservative)."""
+    (:class:`accountant.geometry.table_space_norms.TableSpaceNorms`, a superset of S at the table: conservative)."""
     return _laplace_from_norms(ctx, m, norms, semi, projected=False)
 
 

@@ -2,7 +2,7 @@
 
 Steps [CA24]: a(t) at the confidential table (the runner); the exact Semi-DP
 sensitivity space S of the histogram at radius a(t)
-(:func:`accountant.sensitivity_search.semi_sensitivity_search`); the mechanism
+(:func:`accountant.sensitivity.search.semi_sensitivity_search`); the mechanism
 calibrated by the kind's builder on ``SemiAdjacent(base, invariant, a(t))`` (every
 kind on the same relation, so their expected errors compare directly); then
 ``[audit] samples`` releases drawn with ``numpy.random.default_rng(seed)`` (the
@@ -32,17 +32,17 @@ from typing import Any, ClassVar, Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.errors import BudgetExhausted, SearchTooLarge
-from semidp.accountant.gaussian import gdp_delta
-from semidp.accountant.guarantees import GDP, ZCDP, ApproxDP, Guarantee, PureDP
-from semidp.accountant.outcome import NotApplicable, Outcome, Refuted, Verified
-from semidp.accountant.progress import stage
-from semidp.accountant.relations import Relation, SemiAdjacent
-from semidp.accountant.release import KnownGuarantee, Part, Release, Shift
-from semidp.accountant.sensitivity import SensitivitySpace
-from semidp.accountant.sensitivity_results import one_way_table
-from semidp.accountant.sensitivity_search import semi_sensitivity_search
-from semidp.accountant.table_space_norms import TableSpaceNorms
+from semidp.accountant.core.errors import BudgetExhausted, SearchTooLarge
+from semidp.accountant.core.outcome import NotApplicable, Outcome, Refuted, Verified
+from semidp.accountant.core.progress import stage
+from semidp.accountant.geometry.table_space_norms import TableSpaceNorms
+from semidp.accountant.guarantees.definitions import GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from semidp.accountant.guarantees.relations import Relation, SemiAdjacent
+from semidp.accountant.profiles.gaussian import gdp_delta
+from semidp.accountant.releases.model import KnownGuarantee, Part, Release, Shift
+from semidp.accountant.sensitivity.results import one_way_table
+from semidp.accountant.sensitivity.search import semi_sensitivity_search
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 from semidp.mechanisms.postprocess_noise import NoiseLaw
 from semidp.mechanisms.protocol import Mechanism
 from semidp.verify.context import Context, KindResult, Plot
@@ -212,7 +212,7 @@ class CalibratedKind(KindDefaults):
     """Set for the kinds that also run as Gao, Gong & Yu's mechanisms (``subspace-dp`` in ``info.frameworks``)."""
     norms_builder: NormsBuilder | None = None
     """Set for the kinds that can be calibrated from S's norms and span alone: used for a table under both
-    one-way margins whose S is too large to list within the budget (:mod:`accountant.table_space_norms`)."""
+    one-way margins whose S is too large to list within the budget (:mod:`accountant.geometry.table_space_norms`)."""
 
     def validate(self, spec: Spec) -> list[Problem]:
         """A table to draw at, a histogram query, and exactly one calibration target of the kind's form."""

@@ -16,11 +16,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from semidp.accountant.errors import UnsupportedRelease
-from semidp.accountant.guarantees import Guarantee, PureDP
-from semidp.accountant.outcome import Outcome
-from semidp.accountant.relations import SemiAdjacent
-from semidp.accountant.sensitivity import SensitivitySpace
+from semidp.accountant.core.errors import UnsupportedRelease
+from semidp.accountant.core.outcome import Outcome
+from semidp.accountant.guarantees.definitions import Guarantee, PureDP
+from semidp.accountant.guarantees.relations import SemiAdjacent
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 from semidp.mechanisms.postprocess_noise import DoubleGeometricNoise
 from semidp.mechanisms.semi_discrete_laplace import MAX_SCALE_PART, SemiDiscreteLaplaceMechanism
 from semidp.verify.context import Context

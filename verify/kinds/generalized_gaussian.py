@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.conversions import zcdp_to_approx_dp
-from semidp.accountant.directed import up
-from semidp.accountant.errors import UnsupportedRelease
-from semidp.accountant.guarantees import ZCDP, ApproxDP, Guarantee
-from semidp.accountant.lattice import LatticeBasis
-from semidp.accountant.relations import IntegerSubspace, SemiAdjacent
+from semidp.accountant.core.directed import up
+from semidp.accountant.core.errors import UnsupportedRelease
+from semidp.accountant.guarantees.conversions import zcdp_to_approx_dp
+from semidp.accountant.guarantees.definitions import ZCDP, ApproxDP, Guarantee
+from semidp.accountant.guarantees.relations import IntegerSubspace, SemiAdjacent
+from semidp.accountant.lattice.kernel import LatticeBasis
 from semidp.mechanisms.lattice_mcmc import LatticeGaussianTarget
 from semidp.mechanisms.lattice_privacy import gaussian_zcdp_rho
 from semidp.verify.kinds.lattice import LATTICE_FRAMEWORKS, LatticeKind, LatticeParams, LatticeSpec

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.errors import UnsupportedRelease
-from semidp.accountant.guarantees import ApproxDP, Guarantee, PureDP
-from semidp.accountant.lattice import LatticeBasis
-from semidp.accountant.relations import IntegerSubspace, SemiAdjacent
+from semidp.accountant.core.errors import UnsupportedRelease
+from semidp.accountant.guarantees.definitions import ApproxDP, Guarantee, PureDP
+from semidp.accountant.guarantees.relations import IntegerSubspace, SemiAdjacent
+from semidp.accountant.lattice.kernel import LatticeBasis
 from semidp.mechanisms.lattice_mcmc import LatticeLaplaceTarget
 from semidp.mechanisms.lattice_privacy import approximate_sampler_delta, laplace_pair_epsilon
 from semidp.verify.kinds.lattice import (

@@ -38,19 +38,19 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.conversion_routes import epsilon_delta, to_tradeoff
-from semidp.accountant.conversions import rdp_to_approx_dp
-from semidp.accountant.errors import InvalidSpec, SearchTooLarge
-from semidp.accountant.guarantees import RDP, Guarantee
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_cache import cached_knorm_ball
-from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
-from semidp.accountant.relations import Relation, SemiAdjacent
-from semidp.accountant.release import BlackBox
-from semidp.accountant.release import Release as ReleaseData
-from semidp.accountant.release_accounting import AuditEvidence
-from semidp.accountant.tradeoff import TradeoffCurve
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.errors import InvalidSpec, SearchTooLarge
+from semidp.accountant.core.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_cache import cached_knorm_ball
+from semidp.accountant.guarantees.conversion_routes import epsilon_delta, to_tradeoff
+from semidp.accountant.guarantees.conversions import rdp_to_approx_dp
+from semidp.accountant.guarantees.definitions import RDP, Guarantee
+from semidp.accountant.guarantees.relations import Relation, SemiAdjacent
+from semidp.accountant.profiles.tradeoff import TradeoffCurve
+from semidp.accountant.releases.accounting import AuditEvidence
+from semidp.accountant.releases.model import BlackBox
+from semidp.accountant.releases.model import Release as ReleaseData
 from semidp.verify.audit_evidence import Evidence, refutation_evidence
 from semidp.verify.audit_looks import Drawn, Look, OutOfTime, look_cost
 from semidp.verify.audit_looks import look as look_at

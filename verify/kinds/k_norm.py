@@ -3,11 +3,11 @@
 :math:`\\varepsilon`-DP on :math:`(\\mathcal D_t, A_{a(t)})`, noise :math:`R\\,U` with
 :math:`R\\sim\\Gamma(s+1, \\varepsilon)` and U uniform on K (an exact fan triangulation).
 conv(S) comes in closed form for 2 x c tables (the type-A root polytope,
-:mod:`accountant.root_polytope`), else from the symmetry-aware hull, cached on
-disk and re-verified on every load (:mod:`accountant.knorm_cache`). When the
+:mod:`accountant.geometry.root_polytope`), else from the symmetry-aware hull, cached on
+disk and re-verified on every load (:mod:`accountant.geometry.knorm_cache`). When the
 hull is refused (``SearchTooLarge``), the exact but NON-OPTIMAL fallback with the
 smaller expected l2 error is used and labelled: the containing ball of
-:func:`accountant.containing_ball.containing_ball`, or Laplace on :math:`\\Delta_1(S)` projected
+:func:`accountant.geometry.containing_ball.containing_ball`, or Laplace on :math:`\\Delta_1(S)` projected
 onto span(S). The expected error is checked against an independent Monte Carlo
 estimate.
 """
@@ -21,18 +21,18 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import norm
 
-from semidp.accountant.containing_ball import ContainingBall, containing_ball
-from semidp.accountant.errors import InvalidArgument, SearchTooLarge
-from semidp.accountant.guarantees import PureDP
-from semidp.accountant.knorm import KNormBall
-from semidp.accountant.knorm_cache import cached_knorm_ball
-from semidp.accountant.outcome import Outcome, Refuted, Verified
-from semidp.accountant.progress import stage
-from semidp.accountant.relations import SemiAdjacent
-from semidp.accountant.root_polytope import RootPolytopeBall
-from semidp.accountant.sensitivity import SensitivitySpace
-from semidp.accountant.table_space_norms import TableSpaceNorms
-from semidp.accountant.table_symmetry import TableSymmetry
+from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.core.outcome import Outcome, Refuted, Verified
+from semidp.accountant.core.progress import stage
+from semidp.accountant.geometry.containing_ball import ContainingBall, containing_ball
+from semidp.accountant.geometry.knorm import KNormBall
+from semidp.accountant.geometry.knorm_cache import cached_knorm_ball
+from semidp.accountant.geometry.root_polytope import RootPolytopeBall
+from semidp.accountant.geometry.table_space_norms import TableSpaceNorms
+from semidp.accountant.geometry.table_symmetry import TableSymmetry
+from semidp.accountant.guarantees.definitions import PureDP
+from semidp.accountant.guarantees.relations import SemiAdjacent
+from semidp.accountant.sensitivity.spaces import SensitivitySpace
 from semidp.mechanisms.knorm import KNormMechanism
 from semidp.verify.context import Context
 from semidp.verify.kinds.additive import build_projected_laplace, build_projected_laplace_from_norms, pure_target
@@ -153,7 +153,7 @@ def build_knorm_from_norms(
     ctx: Context, m: CalibratedSpec, norms: TableSpaceNorms, semi: SemiAdjacent
 ) -> BuiltMechanism:
     """The labelled NON-OPTIMAL fallback when S is too large to list (so conv(S) is out of reach too):
-    projected Laplace on the closed-form Delta_1(S) and span(S) (:mod:`accountant.table_space_norms`)."""
+    projected Laplace on the closed-form Delta_1(S) and span(S) (:mod:`accountant.geometry.table_space_norms`)."""
     eps = pure_target(ctx, m)
     lap = build_projected_laplace_from_norms(ctx, m, norms, semi)
     lap_upper = math.sqrt(lap.info["expected_squared_error"])  # Jensen

@@ -10,7 +10,7 @@ release is an integer histogram with the invariant exact.
 
 Steps:
 
-1. the lattice basis of :math:`\\Lambda` (:func:`accountant.lattice.basis_for`),
+1. the lattice basis of :math:`\\Lambda` (:func:`accountant.lattice.kernel.basis_for`),
    certified exactly (A C = 0, rank, saturation);
 2. the target: generalized Laplace :math:`q(z)\\propto e^{-\\varepsilon\\|z\\|_p}` (Def 9;
    ``mechanism.epsilon`` per unit of ``mechanism.norm``), or generalized Gaussian
@@ -25,7 +25,7 @@ Steps:
    bound's value :math:`\\delta'` is charged as :math:`(1+e^{\\varepsilon D})\\delta'`
    (docs/reference/subspace-integer-postprocessing.md §3.5). ``[mechanism.sampler]`` sets the method and budgets;
 4. the guarantees: per unit norm on equivalent histograms
-   (:class:`~accountant.relations.IntegerSubspace`, ``claim.framework =
+   (:class:`~accountant.guarantees.relations.IntegerSubspace`, ``claim.framework =
    "integer-subspace-dp"``), and Semi-DP on :math:`(D_t, A_{a(t)})` with
    :math:`D=\\Delta_p(S)` of the exact sensitivity space (or the bound
    :math:`2a(t)` / :math:`\\sqrt2\\,a(t)` for replace-one, :math:`a(t)` for add-remove,
@@ -49,18 +49,18 @@ from typing import Any, Literal, Optional, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.budget import Budget
-from semidp.accountant.conversion_routes import AnyGuarantee
-from semidp.accountant.dataspace import DataSpace
-from semidp.accountant.directed import sqrt_up, up, up_exact
-from semidp.accountant.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
-from semidp.accountant.guarantees import Guarantee
-from semidp.accountant.invariants import Invariant
-from semidp.accountant.lattice import LatticeBasis, basis_for
-from semidp.accountant.outcome import Outcome, Refuted, Unknown, Verified
-from semidp.accountant.relations import AddRemove, BaseRelation, IntegerSubspace, SemiAdjacent
-from semidp.accountant.semidp import joint_release_dp
-from semidp.accountant.sensitivity_search import semi_sensitivity_search
+from semidp.accountant.core.budget import Budget
+from semidp.accountant.core.directed import sqrt_up, up, up_exact
+from semidp.accountant.core.errors import BudgetExhausted, InvalidArgument, SearchTooLarge, UnsupportedRelease
+from semidp.accountant.core.outcome import Outcome, Refuted, Unknown, Verified
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.data.invariants import Invariant
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee
+from semidp.accountant.guarantees.definitions import Guarantee
+from semidp.accountant.guarantees.relations import AddRemove, BaseRelation, IntegerSubspace, SemiAdjacent
+from semidp.accountant.guarantees.semidp import joint_release_dp
+from semidp.accountant.lattice.kernel import LatticeBasis, basis_for
+from semidp.accountant.sensitivity.search import semi_sensitivity_search
 from semidp.mechanisms.coupling import MeetingTimes, choose_burn_in, meeting_times, tv_bound, tv_bound_curve
 from semidp.mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeSampler
 from semidp.verify.context import Context, KindResult, Plot

@@ -4,7 +4,7 @@ The advertised guarantee holds on :math:`(\\mathcal D, A_1)`; once the invariant
 is published, the joint release satisfies the Semi-DP guarantee
 :math:`f^{\\circ a(t)}` on :math:`(\\mathcal D_t, A_{a(t)})` [CA24, Prop. 15], and no
 finite plain-DP guarantee unless the invariant is constant on adjacent pairs
-(:func:`accountant.semidp.joint_release_dp`). With ``components``, the released
+(:func:`accountant.guarantees.semidp.joint_release_dp`). With ``components``, the released
 parts are composed and Semi-DP is reported both ways [CA24, Prop. 21]. With ``measurements``
 (a workload of histogram queries with their noise, :mod:`verify.workload_spec`), the release is
 accounted measurement by measurement (:mod:`verify.workload_report`).
@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-from semidp.accountant.outcome import Skipped
-from semidp.accountant.release import KnownGuarantee, Part, Release
-from semidp.accountant.release_accounting import plain_dp
+from semidp.accountant.core.outcome import Skipped
+from semidp.accountant.releases.accounting import plain_dp
+from semidp.accountant.releases.model import KnownGuarantee, Part, Release
 from semidp.verify.context import Context, KindResult
 from semidp.verify.design import with_design
 from semidp.verify.registry import KindDefaults, KindInfo, Problem

@@ -19,7 +19,7 @@ from typing import Literal, Optional, Union
 
 import numpy as np
 
-from semidp.accountant.outcome import Outcome, Refuted, Verified
+from semidp.accountant.core.outcome import Outcome, Refuted, Verified
 from semidp.mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
 from semidp.mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
 from semidp.mechanisms.umpu_power import power_curves

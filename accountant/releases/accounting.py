@@ -1,0 +1,359 @@
+r"""Interpreters of a :class:`~accountant.releases.model.Release`: typed accounting values, one function each.
+
+Each interpreter reads the release and reuses the accountant's results; none adds math of its own:
+
+* :func:`part_guarantee` -- a part's guarantee on one relation, from its noise law and its shift there
+  (Gaussian :math:`\mu=\Delta_2/\sigma` [DRS22, Thm. 2.7]; Laplace and discrete Laplace
+  :math:`\varepsilon=\Delta_1/b` [DR14, Thm. 3.6]; discrete Gaussian :math:`\rho=\Delta_2^2/2\sigma^2`
+  [CKS20, Thm. 14]), or the guarantee it is known by;
+* :func:`zcdp_sum` -- the composed release as zCDP, exact up to upward rounding [BS16, Lemma 2.3];
+* :func:`pld_parts` -- the parts as PLD parts of their dominating pairs [KOV15, Thm. 2.4], for the PLD
+  bracket of :func:`accountant.pld.engine.compose_plds` (lower and upper ends certified);
+* :func:`semi_dp_grouping` -- the Semi-DP guarantee under the invariant at a radius [CA24, Prop. 15, 21]:
+  at a(t)'s proven upper bound it may verify, at its proven lower bound refute;
+* :func:`plain_dp` -- what holds for the joint release with the invariant on :math:`(\mathcal D, A_1)`;
+* :func:`statistical_audit` -- a black box: a lower bound only, so a claim is refuted or unknown, never verified;
+* :func:`account` -- the advertised and effective guarantees of a release in a framework, from the above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from semidp.accountant.combinatorics.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.core.directed import sqrt_up, up_exact
+from semidp.accountant.core.errors import InvalidArgument, UnsupportedRelease
+from semidp.accountant.core.outcome import Outcome, Refuted, Unknown
+from semidp.accountant.data.dataspace import DataSpace
+from semidp.accountant.guarantees.composition import compose, compose_as_zcdp, compose_recorded, compose_tradeoffs
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee
+from semidp.accountant.guarantees.definitions import (
+    GDP,
+    RDP,
+    ZCDP,
+    ApproxDP,
+    Guarantee,
+    PureDP,
+    TradeOff,
+    with_relation,
+)
+from semidp.accountant.guarantees.relations import Relation, SemiAdjacent, Subspace
+from semidp.accountant.guarantees.semidp import Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
+from semidp.accountant.pld.parts import ApproxDPPart, GaussianPart, LaplacePart, PLDPart
+from semidp.accountant.releases.model import (
+    DiscreteGaussianNoise,
+    DiscreteLaplaceNoise,
+    GaussianNoise,
+    KnownGuarantee,
+    LaplaceNoise,
+    Part,
+    PluginLaw,
+    Release,
+    Shift,
+)
+
+
+def part_guarantee(part: Part, relation: Relation) -> Guarantee | None:
+    """The part's guarantee on ``relation`` (rounded up), or ``None`` when the part states nothing there.
+
+    A noise law needs the query's shift on ``relation``; a part known by a guarantee answers only on that
+    guarantee's relation (grouping to another relation is :func:`semi_dp_grouping`'s business).
+    """
+    law = part.law
+    if isinstance(law, KnownGuarantee):
+        return law.guarantee if law.guarantee.relation == relation else None
+    s = part.shift(relation)
+    if s is None:
+        return None
+    if isinstance(law, GaussianNoise):  # mu = Delta_2 / sigma [DRS22, Thm. 2.7]
+        return GDP(up_exact(Fraction(sqrt_up(Fraction(s.l2_squared))) / Fraction(law.sigma)), relation)
+    if isinstance(law, LaplaceNoise):  # eps = Delta_1 / b [DR14, Thm. 3.6]
+        return PureDP(up_exact(Fraction(s.l1) / Fraction(law.b)), relation)
+    if isinstance(law, DiscreteLaplaceNoise):  # eps = Delta_1 / t (integer query) [CKS20, Sec. 2]
+        return PureDP(up_exact(Fraction(s.l1) / law.t), relation)
+    if isinstance(law, DiscreteGaussianNoise):  # rho = Delta_2^2 / (2 sigma^2) [CKS20, Thm. 14]
+        return ZCDP(up_exact(Fraction(s.l2_squared) / (2 * law.sigma2)), relation)
+    interpret = _LAWS.get(type(law))
+    if interpret is None:
+        raise UnsupportedRelease(
+            f"part {part.label!r}: no interpreter is registered for the noise law {type(law).__name__} "
+            "(accountant.releases.accounting.register_law)."
+        )
+    return interpret(law, s)
+
+
+LawInterpreter = Callable[[PluginLaw, Shift], Guarantee]
+"""``(law, shift) -> guarantee on shift.relation``: a plugin law's privacy map (cite its result)."""
+_LAWS: dict[type[PluginLaw], LawInterpreter] = {}
+
+
+def register_law(law: type[PluginLaw], interpret: LawInterpreter) -> None:
+    """Register the interpreter of a :class:`~accountant.releases.model.PluginLaw` (refused if one is registered)."""
+    if not (isinstance(law, type) and issubclass(law, PluginLaw)):
+        raise InvalidArgument(f"register_law: {law!r} is not a PluginLaw subclass.")
+    if law in _LAWS:
+        raise InvalidArgument(f"register_law: {law.__name__} already has an interpreter.")
+    _LAWS[law] = interpret
+
+
+def unregister_law(law: type[PluginLaw]) -> None:
+    """Forget a plugin law's interpreter (tests)."""
+    _LAWS.pop(law, None)
+
+
+def _required(part: Part, relation: Relation) -> Guarantee:
+    """:func:`part_guarantee`, or :class:`InvalidArgument` naming the part and the relation."""
+    g = part_guarantee(part, relation)
+    if g is None:
+        raise InvalidArgument(f"part {part.label!r} states no guarantee and no shift on {relation.describe()}.")
+    return g
+
+
+def composed_guarantee(parts: Sequence[Guarantee]) -> Guarantee:
+    """Guarantees of released parts on one relation, composed: closed form if one definition (pure or
+    approximate DP keep their parts, for the zCDP sum and the optimal composition of identical parts [KOV15]),
+    else numerical f-DP (pure/approx/GDP [DRS22, Thm. 3.2]) or zCDP (pure/GDP/zCDP [BS16, Lemma 2.3])."""
+    if not parts:
+        raise InvalidArgument("composed_guarantee needs at least one part.")
+    kinds = {type(p) for p in parts}
+    if kinds == {PureDP} or kinds == {ApproxDP}:
+        return compose_recorded(parts)  # type: ignore[arg-type]
+    if len(kinds) == 1 and RDP not in kinds:
+        return compose(parts)
+    if kinds <= {PureDP, ApproxDP, GDP, TradeOff}:
+        return compose_tradeoffs(parts)  # type: ignore[arg-type]
+    if kinds <= {PureDP, GDP, ZCDP}:
+        return compose_as_zcdp(parts)  # type: ignore[arg-type]
+    raise UnsupportedRelease(
+        f"cannot compose components of kinds {sorted(k.__name__ for k in kinds)}: mix pure/approx/GDP "
+        "(f-DP composition) or pure/GDP/zCDP (zCDP composition)."
+    )
+
+
+def base_guarantees(release: Release) -> list[Guarantee]:
+    """Every part's guarantee on the release's base relation (each part must state one)."""
+    return [_required(p, release.base) for p in _parts(release)]
+
+
+def advertised(release: Release) -> Guarantee:
+    """The advertised guarantee: the publisher's (or the calibration target), else the parts composed on base."""
+    if release.black_box is not None:
+        return release.black_box.claim
+    return release.advertised if release.advertised is not None else composed_guarantee(base_guarantees(release))
+
+
+def zcdp_sum(release: Release, relation: Relation | None = None) -> ZCDP | None:
+    """The parts on ``relation`` (default: base) as one zCDP guarantee [BS16, Prop. 1.4, Lemma 2.3], rounded up;
+    ``None`` when a part has no zCDP form (approximate DP with delta > 0, f-DP, RDP)."""
+    rel = release.base if relation is None else relation
+    gs = [_required(p, rel) for p in _parts(release)]
+    if not all(isinstance(g, (PureDP, GDP, ZCDP)) for g in gs):
+        return None
+    return compose_as_zcdp(gs)  # type: ignore[arg-type]
+
+
+def pld_parts(release: Release, relation: Relation | None = None) -> list[PLDPart] | None:
+    """The parts on ``relation`` (default: base) as PLD parts of their dominating pairs [KOV15, Thm. 2.4]
+    (Gaussian and Laplace noise by their own laws), for :func:`accountant.pld.engine.compose_plds`; ``None``
+    when a part has no single dominating pair here (zCDP, RDP, f-DP, discrete laws of a vector query)."""
+    rel = release.base if relation is None else relation
+    out: list[PLDPart] = []
+    for p in _parts(release):
+        s = p.shift(rel)
+        if isinstance(p.law, GaussianNoise) and s is not None and s.l2_squared > 0:
+            out.append(GaussianPart(sigma=p.law.sigma, sensitivity=sqrt_up(Fraction(s.l2_squared))))
+            continue
+        if isinstance(p.law, LaplaceNoise) and s is not None and s.l1 > 0:
+            out.append(LaplacePart(b=p.law.b, sensitivity=s.l1))
+            continue
+        g = part_guarantee(p, rel)
+        d = None if g is None else dominating_part(g)
+        if d is None:
+            return None
+        out.append(d)
+    return out
+
+
+def dominating_part(g: Guarantee) -> PLDPart | None:
+    """The PLD part of the worst-case mechanism of ``g`` [KOV15, Thm. 2.4], [DRS22, Thm. 2.7]; ``None`` when ``g``
+    has no single dominating pair (zCDP, RDP) or is already a curve (f-DP)."""
+    if isinstance(g, GDP):
+        return GaussianPart(sigma=1.0, sensitivity=g.mu) if g.mu > 0 else ApproxDPPart(0.0, 0.0)
+    if isinstance(g, PureDP):
+        return ApproxDPPart(g.epsilon, 0.0)
+    if isinstance(g, ApproxDP):
+        return ApproxDPPart(g.epsilon, g.delta)
+    return None
+
+
+@dataclass(frozen=True)
+class SemiDPAccount:
+    """The Semi-DP guarantee of a release at one radius of a(t) [CA24, Prop. 15; Prop. 21 when composed]."""
+
+    guarantee: Guarantee
+    """What holds (for a composed release: each part grouped, then composed, the tighter order)."""
+    prop21: Prop21Result | None = None
+    """Both orders of a composed release (``None`` for one part)."""
+
+
+def semi_dp_grouping(release: Release, radius: int) -> SemiDPAccount | None:
+    """The Semi-DP guarantee under the invariant at ``radius`` (an upper bound of a(t) verifies, a proven lower
+    bound refutes) [CA24, Prop. 11, 15, 21]; ``None`` when a part is stated on the semi-adjacent relation at
+    another radius only (a calibrated mechanism: its privacy map is not regrouped)."""
+    semi = SemiAdjacent(release.base, release.invariant, radius)
+    parts = _parts(release)
+    own = [part_guarantee(p, semi) for p in parts]
+    if all(g is not None for g in own) and len(parts) == 1:
+        return SemiDPAccount(own[0])  # type: ignore[arg-type]
+    if any(part_guarantee(p, release.base) is None for p in parts):
+        return None
+    base = base_guarantees(release)
+    if _single(release):
+        return SemiDPAccount(semi_dp(base[0], release.invariant, radius))
+    both = semi_dp_composition(base, release.invariant, radius)
+    return SemiDPAccount(both.semi_first, both)
+
+
+def plain_dp(release: Release, space: DataSpace) -> AnyGuarantee:
+    """The joint release with the invariant on :math:`(\\mathcal D, A_1)`
+    (:func:`accountant.guarantees.semidp.joint_release_dp` of the parts composed on base).
+
+    A part stated only on ``SemiAdjacent(base, invariant, r)`` with ``r >= 1`` is read on base: when the
+    invariant is constant on adjacent pairs (the only case with a finite guarantee), every adjacent pair is
+    semi-adjacent at distance 1 <= r, so the guarantee holds there too.
+    """
+    gs = []
+    for p in _parts(release):
+        g = part_guarantee(p, release.base)
+        if g is None:
+            semi = [s.relation for s in p.shifts if isinstance(s.relation, SemiAdjacent) and s.relation.radius >= 1] + (
+                [p.law.guarantee.relation]
+                if isinstance(p.law, KnownGuarantee)
+                and isinstance(p.law.guarantee.relation, SemiAdjacent)
+                and p.law.guarantee.relation.radius >= 1
+                else []
+            )
+            if not semi:
+                raise InvalidArgument(f"part {p.label!r} states no guarantee on base or on a semi-adjacent relation.")
+            g = with_relation(_required(p, semi[0]), release.base)
+        gs.append(g)
+    return joint_release_dp(gs[0] if _single(release) else composed_guarantee(gs), release.invariant, space)
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """What a release's interpreters give the report: advertised, effective, and what a refutation may use."""
+
+    advertised: Guarantee
+    effective: AnyGuarantee
+    """In the framework (Semi-DP: at a(t)'s proven upper bound)."""
+    effective_at_lower: AnyGuarantee | None = None
+    """Semi-DP with a(t) known by bounds: at its proven lower bound (``None``: not stated, never refuted)."""
+    prop21: Prop21Result | None = None
+    plain: AnyGuarantee | None = None
+    """The joint release on :math:`(\\mathcal D, A_1)` (``None`` for the subspace framework)."""
+
+
+def account(release: Release, framework: str, a: SemiAdjacentParameter, space: DataSpace) -> Accounting:
+    """The release's guarantees in ``framework`` (``dp``, ``semi-dp`` or ``subspace-dp``) at a(t) = ``a``.
+
+    Semi-DP uses a(t)'s proven upper bound (sound [CA24, Prop. 11]) and, when a(t) is known only by bounds,
+    also its proven lower bound (for refutation). A black box has no guarantee: use :func:`statistical_audit`.
+    """
+    if release.black_box is not None:
+        raise InvalidArgument("a black box has no guarantee to account; only statistical_audit bounds it.")
+    adv = advertised(release)
+    if framework == "subspace-dp":
+        parts = _parts(release)
+        sub = [
+            p.law.guarantee
+            for p in parts
+            if isinstance(p.law, KnownGuarantee) and isinstance(p.law.guarantee.relation, Subspace)
+        ]
+        if len(parts) != 1 or not sub:
+            raise UnsupportedRelease("subspace-dp is accounted for one part known by its subspace guarantee.")
+        return Accounting(adv, sub[0])
+    plain = plain_dp(release, space)
+    if framework == "dp":
+        return Accounting(adv, plain, plain=plain)
+    if framework != "semi-dp":
+        raise InvalidArgument(f"framework={framework!r}: expected 'dp', 'semi-dp' or 'subspace-dp'.")
+    upper = semi_dp_grouping(release, a.value)
+    if upper is None:
+        raise UnsupportedRelease(f"the release states no Semi-DP guarantee at radius {a.value}.")
+    lower = None if a.exact else semi_dp_grouping(release, a.lower)
+    return Accounting(
+        adv, upper.guarantee, None if lower is None else lower.guarantee, prop21=upper.prop21, plain=plain
+    )
+
+
+@dataclass(frozen=True)
+class AuditEvidence:
+    """What a statistical audit of a black box found: its decision and its epsilon lower bounds."""
+
+    outcome: Outcome
+    """The test's decision (a refutation at its confidence, or not refuted)."""
+    epsilon_lower: tuple[tuple[float, float], ...] = ()
+    """``(delta, epsilon lower bound)`` per reported delta (at the audit's confidence)."""
+
+
+@dataclass(frozen=True)
+class AuditAccount:
+    """A black box's account: a statistical lower bound only, so its claim is refuted or unknown."""
+
+    claim_outcome: Outcome
+    """:class:`Refuted` (with confidence, from a proven lower bound) or :class:`Unknown`; never verified."""
+    epsilon_lower: tuple[tuple[float, float], ...]
+    """``(delta, epsilon lower bound)`` per reported delta (at the audit's confidence)."""
+
+
+def statistical_audit(release: Release, evidence: AuditEvidence) -> AuditAccount:
+    """A black box audited by a statistical test: its refutation stands, anything else is unknown [JUO20, NST21].
+
+    The audit's decision stands only as a refutation; a :class:`Verified` one (which no lower bound can give)
+    is reported as :class:`Unknown` rather than trusted.
+    """
+    outcome = evidence.outcome
+    if release.black_box is None:
+        raise InvalidArgument("statistical_audit accounts a black box; this release states its parts.")
+    kept: Outcome = outcome
+    if not isinstance(outcome, (Refuted, Unknown)):  # e.g. Verified: no lower bound can give it
+        kept = Unknown(f"a statistical audit bounds privacy loss from below only and never verifies ({outcome})")
+    return AuditAccount(kept, tuple((float(d), float(e)) for d, e in evidence.epsilon_lower))
+
+
+def _single(release: Release) -> bool:
+    """One part stated with its advertised guarantee: it stands alone. Parts without one compose as a
+    publisher's components do (one pure or approximate DP part too is recorded, for its extra routes)."""
+    return len(release.parts) == 1 and release.advertised is not None
+
+
+def _parts(release: Release) -> tuple[Part, ...]:
+    """The release's parts (a black box has none to account)."""
+    if release.black_box is not None:
+        raise InvalidArgument("a black box has no parts to account; only statistical_audit bounds it.")
+    return release.parts
+
+
+__all__ = [
+    "Accounting",
+    "AuditAccount",
+    "AuditEvidence",
+    "SemiDPAccount",
+    "account",
+    "advertised",
+    "base_guarantees",
+    "composed_guarantee",
+    "dominating_part",
+    "LawInterpreter",
+    "part_guarantee",
+    "pld_parts",
+    "plain_dp",
+    "register_law",
+    "unregister_law",
+    "semi_dp_grouping",
+    "statistical_audit",
+    "zcdp_sum",
+]
