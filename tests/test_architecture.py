@@ -535,11 +535,16 @@ def test_untyped_json_only_goes_down_and_one_json_alias() -> None:
 # ------------------------------------------------------------ the release as data (Step 14.1)
 
 #: Kind modules that describe a :class:`~semidp.accountant.releases.model.Release` (the runner accounts it).
-RELEASE_KINDS = ("verify.kinds.calibrated", "verify.kinds.implementation", "verify.kinds.published")
+RELEASE_KINDS = (
+    "verify.kinds.calibrated",
+    "verify.kinds.implementation",
+    "verify.kinds.published",
+    "verify.kinds.lattice",
+)
 #: The guarantee-building functions a kind that describes its release no longer calls.
 ACCOUNTING_NAMES = {"semi_dp", "semi_dp_composition", "joint_release_dp", "compose_parts", "on_base"}
 #: KindResult's fields besides the release, the audit evidence, the legacy guarantees, checks, sections and
-#: artefacts: the override hooks left for the kinds not yet converted (lattice, umpu, published workloads).
+#: artefacts: the override hooks left for the kinds not yet converted (umpu, published workloads).
 KIND_RESULT_CORE = {
     "release",
     "audit",

@@ -27,7 +27,7 @@ from semidp.accountant.core.budget import Budget, budget_argument
 from semidp.accountant.core.errors import InvalidArgument, InvalidSpec, UnsupportedRelease
 from semidp.accountant.core.outcome import Bounds, NotApplicable, Outcome, Refuted, Unknown, Verified
 from semidp.accountant.guarantees.conversion_routes import AnyGuarantee, EpsilonDelta
-from semidp.accountant.guarantees.definitions import GDP, Guarantee
+from semidp.accountant.guarantees.definitions import GDP, ApproxDP, Guarantee
 from semidp.accountant.guarantees.relations import SemiAdjacent
 from semidp.accountant.guarantees.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
 from semidp.accountant.releases.accounting import AuditAccount, account, base_guarantees, statistical_audit
@@ -87,11 +87,17 @@ def decide_claim(
 ) -> tuple[Outcome, Bounds | None]:
     """:func:`verify.claims.decide`, and for a composed release (``parts``) its PLD bracket.
 
-    The closed-form composition of approximate or pure DP parts is not tight, so only the PLD bracket of the
-    parts' dominating pairs may refute an ``(epsilon, delta)`` claim on it; either route may verify. GDP parts
+    A vacuous guarantee (delta >= 1) says nothing of the release, so it never refutes. The closed-form
+    composition of approximate or pure DP parts is not tight, so only the PLD bracket of the parts' dominating
+    pairs may refute an ``(epsilon, delta)`` claim on it; either route may verify. GDP parts
     compose exactly in closed form, so their closed-form refutation stands.
     """
     outcome, bounds = decide(effective, claim)
+    if isinstance(outcome, Refuted) and isinstance(effective, ApproxDP) and effective.delta >= 1:
+        return Unknown(
+            f"the effective guarantee is vacuous (delta = {effective.delta:g}: e.g. a sampler whose TV distance is not "
+            f"bounded, see the kind's checks), an upper bound only: it does not refute ({outcome.counterexample})"
+        ), bounds
     composed = (
         None if parts is None or isinstance(outcome, Verified) else check_composed_claim(parts, claim, budget=budget)
     )

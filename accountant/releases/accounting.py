@@ -39,7 +39,7 @@ from semidp.accountant.guarantees.definitions import (
     TradeOff,
     with_relation,
 )
-from semidp.accountant.guarantees.relations import Relation, SemiAdjacent, Subspace
+from semidp.accountant.guarantees.relations import IntegerSubspace, Relation, SemiAdjacent, Subspace
 from semidp.accountant.guarantees.semidp import Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
 from semidp.accountant.pld.parts import ApproxDPPart, GaussianPart, LaplacePart, PLDPart
 from semidp.accountant.releases.model import (
@@ -257,7 +257,8 @@ class Accounting:
 
 
 def account(release: Release, framework: str, a: SemiAdjacentParameter, space: DataSpace) -> Accounting:
-    """The release's guarantees in ``framework`` (``dp``, ``semi-dp`` or ``subspace-dp``) at a(t) = ``a``.
+    """The release's guarantees in ``framework`` (``dp``, ``semi-dp``, ``subspace-dp`` or ``integer-subspace-dp``)
+    at a(t) = ``a``.
 
     Semi-DP uses a(t)'s proven upper bound (sound [CA24, Prop. 11]) and, when a(t) is known only by bounds,
     also its proven lower bound (for refutation). A black box has no guarantee: use :func:`statistical_audit`.
@@ -275,11 +276,21 @@ def account(release: Release, framework: str, a: SemiAdjacentParameter, space: D
         if len(parts) != 1 or not sub:
             raise UnsupportedRelease("subspace-dp is accounted for one part known by its subspace guarantee.")
         return Accounting(adv, sub[0])
+    if framework == "integer-subspace-dp":  # [DGGY23, Def. 2]: equivalent histograms, per unit of the norm
+        parts = _parts(release)
+        own = [part_guarantee(parts[0], s.relation) for s in parts[0].shifts if isinstance(s.relation, IntegerSubspace)]
+        if len(parts) != 1 or len(own) != 1 or own[0] is None:
+            raise UnsupportedRelease(
+                "integer-subspace-dp is accounted for one part with its shift on one integer subspace relation."
+            )
+        return Accounting(adv, own[0])
     plain = plain_dp(release, space)
     if framework == "dp":
         return Accounting(adv, plain, plain=plain)
     if framework != "semi-dp":
-        raise InvalidArgument(f"framework={framework!r}: expected 'dp', 'semi-dp' or 'subspace-dp'.")
+        raise InvalidArgument(
+            f"framework={framework!r}: expected 'dp', 'semi-dp', 'subspace-dp' or 'integer-subspace-dp'."
+        )
     upper = semi_dp_grouping(release, a.value)
     if upper is None:
         raise UnsupportedRelease(f"the release states no Semi-DP guarantee at radius {a.value}.")

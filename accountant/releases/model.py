@@ -29,7 +29,7 @@ from typing import Union
 from semidp.accountant.core.errors import InvalidArgument
 from semidp.accountant.data.invariants import Invariant
 from semidp.accountant.guarantees.definitions import Guarantee
-from semidp.accountant.guarantees.relations import BaseRelation, Relation, SemiAdjacent, Subspace
+from semidp.accountant.guarantees.relations import BaseRelation, IntegerSubspace, Relation, SemiAdjacent, Subspace
 
 
 def _positive(name: str, value: float | Fraction) -> None:
@@ -184,7 +184,8 @@ class Release:
                 if not _on(rel, self.base, self.invariant):
                     raise InvalidArgument(
                         f"Release: part {p.label!r} is stated on {rel.describe()}, not on the release's base "
-                        f"relation {self.base.describe()}, its semi-adjacent relation under the invariant or subspace DP on it."
+                        f"relation {self.base.describe()}, its semi-adjacent relation under the invariant, subspace DP on it "
+                        "or integer subspace DP."
                     )
 
     @property
@@ -194,11 +195,14 @@ class Release:
 
 
 def _on(rel: Relation, base: BaseRelation, invariant: Invariant) -> bool:
-    """``rel`` is ``base``, ``SemiAdjacent(base, invariant, r)`` for some radius r, or subspace DP on ``base``."""
+    """``rel`` is ``base``, ``SemiAdjacent(base, invariant, r)`` for some radius r, subspace DP on ``base``, or
+    equivalent histograms under counting totals (:class:`IntegerSubspace`, [DGGY23, Def. 2])."""
     if isinstance(rel, SemiAdjacent):
         return rel.base == base and rel.invariant == invariant
     if isinstance(rel, Subspace):  # [GGY22]: the invariant's row space published exactly, on base pairs
         return rel.base == base
+    if isinstance(rel, IntegerSubspace):  # [DGGY23]: histograms with the same counting totals, by their norm
+        return True
     return rel == base
 
 

@@ -11,22 +11,54 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from semidp.accountant.core.directed import up
+from semidp.accountant.core.directed import sqrt_up, up
 from semidp.accountant.core.errors import UnsupportedRelease
 from semidp.accountant.guarantees.conversions import zcdp_to_approx_dp
 from semidp.accountant.guarantees.definitions import ZCDP, ApproxDP, Guarantee
-from semidp.accountant.guarantees.relations import IntegerSubspace, SemiAdjacent
+from semidp.accountant.guarantees.relations import IntegerSubspace
 from semidp.accountant.lattice.kernel import LatticeBasis
+from semidp.accountant.releases.accounting import register_law
+from semidp.accountant.releases.model import PluginLaw, Shift
 from semidp.mechanisms.lattice_mcmc import LatticeGaussianTarget
 from semidp.mechanisms.lattice_privacy import gaussian_zcdp_rho
 from semidp.verify.kinds.lattice import LATTICE_FRAMEWORKS, LatticeKind, LatticeParams, LatticeSpec
 from semidp.verify.registry import KindInfo, Problem
 from semidp.verify.sections import Heuristic
+
+
+@dataclass(frozen=True, slots=True)
+class GeneralizedGaussianNoise(PluginLaw):
+    r"""Integer noise :math:`q(z)\propto e^{-\|z\|_2^2/2\sigma^2}` on the kernel lattice [DGGY23, Def. 13], drawn
+    within TV distance ``delta_tv`` of it (0: exactly); a release noise law (interpreter: :func:`gaussian_guarantee`)."""
+
+    sigma: float
+    """Noise scale (rounded down for accounting)."""
+    delta_tv: float
+    """TV distance of the draws from the target (an MCMC burn-in's bound; 1: not bounded)."""
+    delta0: float
+    """With ``delta_tv > 0``: the delta at which the zCDP guarantee is converted before delta' is charged."""
+
+
+def gaussian_guarantee(law: PluginLaw, shift: Shift) -> Guarantee:
+    """The law's guarantee on a pair at ``shift``'s l2 distance D: rho = D^2 / (2 sigma^2)-zCDP (the reference's
+    alternative calibration, :func:`mechanisms.lattice_privacy.gaussian_zcdp_rho`); for draws within TV delta_tv,
+    converted at delta0 and charged delta0 + (1 + e^eps) delta_tv (reference §3.5), capped at 1."""
+    if not isinstance(law, GeneralizedGaussianNoise):  # pragma: no cover - registered for this law only
+        raise TypeError(f"gaussian_guarantee interprets GeneralizedGaussianNoise, not {type(law).__name__}")
+    g = ZCDP(gaussian_zcdp_rho(law.sigma, sqrt_up(Fraction(shift.l2_squared))), shift.relation)
+    if law.delta_tv == 0:
+        return g
+    e = zcdp_to_approx_dp(g, law.delta0).epsilon
+    return ApproxDP(e, min(1.0, up(law.delta0 + (1 + math.exp(e)) * law.delta_tv)), shift.relation)
+
+
+register_law(GeneralizedGaussianNoise, gaussian_guarantee)
 
 
 @dataclass(frozen=True)
@@ -70,26 +102,13 @@ class GeneralizedGaussianLaw:
         """e^{-||C u||_2^2 / 2 sigma^2} on the lattice coordinates u."""
         return LatticeGaussianTarget(basis.matrix, p.sigma)
 
-    def guarantees(
-        self,
-        p: LatticeParams,
-        d_semi: float,
-        delta_tv: float,
-        unit: IntegerSubspace,
-        semi: SemiAdjacent,
-        delta0: float,
-    ) -> tuple[Guarantee, Guarantee, Guarantee]:
-        """rho-zCDP per unit l2, rho D^2 on the Semi-DP pairs; for MCMC draws converted at ``delta0`` and charged
-        delta0 + (1 + e^eps) delta_tv."""
-        target: Guarantee = ZCDP(p.rho, unit)
-        g_unit, g_semi = ZCDP(gaussian_zcdp_rho(p.sigma, 1.0), unit), ZCDP(gaussian_zcdp_rho(p.sigma, d_semi), semi)
-        if delta_tv == 0:
-            return target, g_unit, g_semi
-        out: list[Guarantee] = []
-        for g in (g_unit, g_semi):
-            e = zcdp_to_approx_dp(g, delta0).epsilon
-            out.append(ApproxDP(e, min(1.0, up(delta0 + (1 + math.exp(e)) * delta_tv)), g.relation))
-        return target, out[0], out[1]
+    def target(self, p: LatticeParams, unit: IntegerSubspace) -> Guarantee:
+        """rho-zCDP per unit l2 (the alternative calibration, labelled)."""
+        return ZCDP(p.rho, unit)
+
+    def noise(self, p: LatticeParams, delta_tv: float, delta0: float) -> GeneralizedGaussianNoise:
+        """The drawn law: sigma, TV distance ``delta_tv`` from the target, converted at ``delta0`` when > 0."""
+        return GeneralizedGaussianNoise(p.sigma, delta_tv, delta0)
 
     def calibration(self, p: LatticeParams) -> str:
         """``rho = ... -> sigma = ...`` (the alternative calibration, labelled)."""
@@ -107,4 +126,4 @@ GENERALIZED_GAUSSIAN = LatticeKind(
     KindInfo("generalized-gaussian", LatticeSpec, frameworks=LATTICE_FRAMEWORKS), GeneralizedGaussianLaw()
 )
 
-__all__ = ["GENERALIZED_GAUSSIAN", "GeneralizedGaussianLaw"]
+__all__ = ["GENERALIZED_GAUSSIAN", "GeneralizedGaussianLaw", "GeneralizedGaussianNoise", "gaussian_guarantee"]

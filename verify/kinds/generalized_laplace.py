@@ -9,15 +9,19 @@ the l2 one is drawn by MCMC. The shared run (basis, draws, checks) is :func:`ver
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.accountant.core.directed import sqrt_up
 from semidp.accountant.core.errors import UnsupportedRelease
 from semidp.accountant.guarantees.definitions import ApproxDP, Guarantee, PureDP
-from semidp.accountant.guarantees.relations import IntegerSubspace, SemiAdjacent
+from semidp.accountant.guarantees.relations import IntegerSubspace
 from semidp.accountant.lattice.kernel import LatticeBasis
+from semidp.accountant.releases.accounting import register_law
+from semidp.accountant.releases.model import PluginLaw, Shift
 from semidp.mechanisms.lattice_mcmc import LatticeLaplaceTarget
 from semidp.mechanisms.lattice_privacy import approximate_sampler_delta, laplace_pair_epsilon
 from semidp.verify.kinds.lattice import (
@@ -29,6 +33,34 @@ from semidp.verify.kinds.lattice import (
 )
 from semidp.verify.registry import KindInfo, Problem
 from semidp.verify.sections import Heuristic
+
+
+@dataclass(frozen=True, slots=True)
+class GeneralizedLaplaceNoise(PluginLaw):
+    r"""Integer noise :math:`q(z)\propto e^{-\varepsilon\|z\|_p}` on the kernel lattice [DGGY23, Def. 9], drawn
+    within TV distance ``delta_tv`` of it (0: exactly); a release noise law (interpreter: :func:`laplace_guarantee`)."""
+
+    epsilon: float
+    """Per unit of ``norm`` (rounded up)."""
+    norm: str
+    """``l1`` or ``l2``: the norm of the exponent, and of the shift it is charged on."""
+    delta_tv: float
+    """TV distance of the draws from the target (an MCMC burn-in's bound; 1: not bounded)."""
+
+
+def laplace_guarantee(law: PluginLaw, shift: Shift) -> Guarantee:
+    """The law's guarantee on a pair at ``shift``'s distance D in its norm: (eps D)-DP [DGGY23, Thm. 10], with
+    delta' = (1 + e^{eps D}) delta_tv charged for draws within TV delta_tv (reference §3.5), capped at 1."""
+    if not isinstance(law, GeneralizedLaplaceNoise):  # pragma: no cover - registered for this law only
+        raise TypeError(f"laplace_guarantee interprets GeneralizedLaplaceNoise, not {type(law).__name__}")
+    d = shift.l1 if law.norm == "l1" else sqrt_up(Fraction(shift.l2_squared))
+    e = laplace_pair_epsilon(law.epsilon, d)
+    if law.delta_tv == 0:
+        return PureDP(e, shift.relation)
+    return ApproxDP(e, min(1.0, approximate_sampler_delta(law.epsilon, d, law.delta_tv)), shift.relation)
+
+
+register_law(GeneralizedLaplaceNoise, laplace_guarantee)
 
 
 @dataclass(frozen=True)
@@ -80,26 +112,13 @@ class GeneralizedLaplaceLaw:
         """e^{-eps ||C u||_p} on the lattice coordinates u."""
         return LatticeLaplaceTarget(basis.matrix, p.eps, "l1" if p.norm == "l1" else "l2")
 
-    def guarantees(
-        self,
-        p: LatticeParams,
-        d_semi: float,
-        delta_tv: float,
-        unit: IntegerSubspace,
-        semi: SemiAdjacent,
-        delta0: float,
-    ) -> tuple[Guarantee, Guarantee, Guarantee]:
-        """eps-DP per unit norm, eps D on the Semi-DP pairs [DGGY23, Thm. 10]; with delta' charged as
-        (1 + e^{eps D}) delta_tv for MCMC draws."""
-        target: Guarantee = PureDP(p.eps, unit)
-        e_semi = laplace_pair_epsilon(p.eps, d_semi)
-        if delta_tv == 0:
-            return target, target, PureDP(e_semi, semi)
-        return (
-            target,
-            ApproxDP(p.eps, min(1.0, approximate_sampler_delta(p.eps, 1.0, delta_tv)), unit),
-            ApproxDP(e_semi, min(1.0, approximate_sampler_delta(p.eps, d_semi, delta_tv)), semi),
-        )
+    def target(self, p: LatticeParams, unit: IntegerSubspace) -> Guarantee:
+        """epsilon-DP per unit norm [DGGY23, Thm. 10]."""
+        return PureDP(p.eps, unit)
+
+    def noise(self, p: LatticeParams, delta_tv: float, delta0: float) -> GeneralizedLaplaceNoise:
+        """The drawn law: epsilon per unit norm, TV distance ``delta_tv`` from the target."""
+        return GeneralizedLaplaceNoise(p.eps, p.norm, delta_tv)
 
     def calibration(self, p: LatticeParams) -> str:
         """``epsilon = ... per unit <norm>``."""
@@ -118,4 +137,4 @@ GENERALIZED_LAPLACE = LatticeKind(
     KindInfo("generalized-laplace", LatticeSpec, frameworks=LATTICE_FRAMEWORKS), GeneralizedLaplaceLaw()
 )
 
-__all__ = ["GENERALIZED_LAPLACE", "GeneralizedLaplaceLaw"]
+__all__ = ["GENERALIZED_LAPLACE", "GeneralizedLaplaceLaw", "GeneralizedLaplaceNoise", "laplace_guarantee"]

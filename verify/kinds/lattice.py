@@ -24,7 +24,9 @@ Steps:
    chosen from the L-lag coupling TV bound (Biswas, Jacob & Vanetti 2019); the
    bound's value :math:`\\delta'` is charged as :math:`(1+e^{\\varepsilon D})\\delta'`
    (docs/reference/subspace-integer-postprocessing.md §3.5). ``[mechanism.sampler]`` sets the method and budgets;
-4. the guarantees: per unit norm on equivalent histograms
+4. the release (:class:`~accountant.releases.model.Release`, one part: the kind's noise law with the query's
+   shift 1 per unit norm and D on the Semi-DP pairs), accounted by the runner; its guarantees: per unit norm
+   on equivalent histograms
    (:class:`~accountant.guarantees.relations.IntegerSubspace`, ``claim.framework =
    "integer-subspace-dp"``), and Semi-DP on :math:`(D_t, A_{a(t)})` with
    :math:`D=\\Delta_p(S)` of the exact sensitivity space (or the bound
@@ -55,11 +57,11 @@ from semidp.accountant.core.errors import BudgetExhausted, InvalidArgument, Sear
 from semidp.accountant.core.outcome import Outcome, Refuted, Unknown, Verified
 from semidp.accountant.data.dataspace import DataSpace
 from semidp.accountant.data.invariants import Invariant
-from semidp.accountant.guarantees.conversion_routes import AnyGuarantee
 from semidp.accountant.guarantees.definitions import Guarantee
-from semidp.accountant.guarantees.relations import AddRemove, BaseRelation, IntegerSubspace, SemiAdjacent
-from semidp.accountant.guarantees.semidp import joint_release_dp
+from semidp.accountant.guarantees.relations import AddRemove, IntegerSubspace, SemiAdjacent
 from semidp.accountant.lattice.kernel import LatticeBasis, basis_for
+from semidp.accountant.releases.accounting import part_guarantee
+from semidp.accountant.releases.model import Part, PluginLaw, Release, Shift
 from semidp.accountant.sensitivity.search import semi_sensitivity_search
 from semidp.mechanisms.coupling import MeetingTimes, choose_burn_in, meeting_times, tv_bound, tv_bound_curve
 from semidp.mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplaceTarget, LatticeSampler
@@ -165,16 +167,13 @@ class LatticeLaw(Protocol):
         """The MCMC target on the lattice coordinates."""
         ...
 
-    def guarantees(
-        self,
-        p: LatticeParams,
-        d_semi: float,
-        delta_tv: float,
-        unit: IntegerSubspace,
-        semi: SemiAdjacent,
-        delta0: float,
-    ) -> tuple[Guarantee, Guarantee, Guarantee]:
-        """(target on unit, effective on unit, effective on semi), charging delta' = (1 + e^{eps D}) delta_tv."""
+    def target(self, p: LatticeParams, unit: IntegerSubspace) -> Guarantee:
+        """The calibration target per unit norm (the release's advertised guarantee)."""
+        ...
+
+    def noise(self, p: LatticeParams, delta_tv: float, delta0: float) -> PluginLaw:
+        """The drawn noise as a release noise law (its interpreter, registered by the kind's module, charges
+        delta' = (1 + e^{eps D}) delta_tv on a pair at distance D; ``delta0``: the zCDP conversion's delta)."""
         ...
 
     def calibration(self, p: LatticeParams) -> str:
@@ -248,21 +247,29 @@ class _Draws:
 
 
 def _semi_distance(
-    space: DataSpace, inv: Invariant, rel: BaseRelation, a: int, table: list[int], norm: str, budget: Budget
-) -> tuple[float, str]:
-    """D = Delta_p(S) of the exact Semi-DP sensitivity space (searched within ``budget``), or the
-    triangle-inequality bound."""
+    space: DataSpace, inv: Invariant, semi: SemiAdjacent, table: list[int], norm: str, budget: Budget
+) -> tuple[Shift, float, str]:
+    """The histogram's shift on the Semi-DP pairs ``semi`` and D = Delta_p(S) of the exact Semi-DP sensitivity
+    space (searched within ``budget``), or the triangle-inequality bound (a shift marked inexact)."""
+    rel, a = semi.base, semi.radius
     try:
         s = semi_sensitivity_search(space, inv, a, table=table, query=None, budget=budget).space
         d = float(s.l1) if norm == "l1" else sqrt_up(Fraction(s.l2_squared))
-        return d, f"Delta_{norm[1]}(S) of the exact sensitivity space ({s.size} vectors)"
+        shift = Shift(semi, float(s.l1), float(s.l2_squared))
+        return shift, d, f"Delta_{norm[1]}(S) of the exact sensitivity space ({s.size} vectors)"
     except SearchTooLarge as e:
         # add-remove: one record changes one cell by 1; replace-one: two cells by 1 each
         per_step = 1.0 if isinstance(rel, AddRemove) else (2.0 if norm == "l1" else math.sqrt(2.0))
         d = up(per_step * a) if norm == "l2" else per_step * a
-        return d, (
-            f"upper bound {per_step:g} x a(t) (each of a(t) = {a} {rel.spec_name} steps moves the "
-            f"histogram by at most {per_step:g} in {norm}); the exact S was refused: {e.summary}"
+        l1_step, l2sq_step = (1, 1) if isinstance(rel, AddRemove) else (2, 2)
+        shift = Shift(semi, float(l1_step * a), float(l2sq_step * a * a), exact=False)
+        return (
+            shift,
+            d,
+            (
+                f"upper bound {per_step:g} x a(t) (each of a(t) = {a} {rel.spec_name} steps moves the "
+                f"histogram by at most {per_step:g} in {norm}); the exact S was refused: {e.summary}"
+            ),
         )
 
 
@@ -436,7 +443,7 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
     """The lattice kinds' run with the kind's noise ``law``: basis, target, draws, guarantees and checks (see the
     module docstring)."""
     m = ctx.mechanism(LatticeSpec)
-    spec, framework = ctx.spec, ctx.framework
+    spec = ctx.spec
     space, inv, rel, deltas, a = ctx.space, ctx.invariant, ctx.relation, ctx.deltas, ctx.a
     table = ctx.required(ctx.table, "data.table")
     x = np.asarray(table, dtype=np.int64)
@@ -450,7 +457,7 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
 
     semi = SemiAdjacent(rel, inv, a.value)
     unit = IntegerSubspace(norm, tuple(tuple(int(v) for v in row) for row in a_mat))
-    d_semi, d_how = _semi_distance(space, inv, rel, a.value, table, norm, ctx.budget)
+    semi_shift, d_semi, d_how = _semi_distance(space, inv, semi, table, norm, ctx.budget)
 
     used_seed = ctx.draw_seed()
     n = ctx.draw_count()
@@ -471,10 +478,14 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
     eps_acc = max(up_exact(m.epsilon) if m.epsilon is not None else 0.0, draws.epsilon or 0.0)
     sigma_acc = draws.sigma if draws.sigma is not None else p.sigma
     acc = LatticeParams(eps_acc, p.rho, sigma_acc, norm)
-    target, eff_unit, eff_semi = law.guarantees(acc, d_semi, draws.delta_tv, unit, semi, deltas[0])
-    effective: AnyGuarantee = eff_unit if framework == "integer-subspace-dp" else eff_semi
-    if framework == "dp":
-        effective = joint_release_dp(eff_semi, inv, space)
+    # The release: one part, the drawn noise's law, shifted by 1 per unit norm on equivalent histograms and by
+    # D on the Semi-DP pairs; the runner accounts it in the claim's framework (a sampler whose TV distance is not
+    # bounded charges delta_tv = 1: the guarantee is vacuous and decides no claim).
+    part = Part(law.noise(acc, draws.delta_tv, deltas[0]), (Shift(unit, 1.0, 1.0), semi_shift), label=f"{m.kind} noise")
+    release = Release(rel, inv, (part,), advertised=law.target(acc, unit))
+    eff_unit, eff_semi = part_guarantee(part, unit), part_guarantee(part, semi)
+    if eff_unit is None or eff_semi is None:  # pragma: no cover - the part states both shifts
+        raise TypeError("the lattice part states its shifts on the unit and the Semi-DP relations")
 
     releases = x[None, :] + draws.noise
     inv_outcome = _integer_invariant_check(a_mat, x, releases)
@@ -488,13 +499,6 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
         mc = MonteCarloMean(quantity, mean, se, LEVEL, (lo, hi), len(norms))
     err = LatticeErrorSection(quantity, mc, law.heuristic(basis, p))
 
-    claim_override = (
-        Unknown(
-            "the sampler's TV distance is not bounded (see the sampler check), so the guarantee with delta' is unknown"
-        )
-        if isinstance(draws.outcome, Unknown)
-        else None
-    )
     mechanism_info: dict[str, Any] = {
         "kind": m.kind,
         "norm": norm,
@@ -533,8 +537,7 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
             ),
         )
     return KindResult(
-        advertised=target,
-        effective=effective,
+        release=release,
         seed=used_seed,
         checks=(
             Check(
@@ -549,7 +552,6 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
             Check("invariant-certified", certify_lattice_basis(inv.matrix(space), basis.exact)),
             Check("sampler", draws.outcome),
         ),
-        claim_override=claim_override,
         sections=tuple(sections),
         plots=plots,
         samples=releases.astype(np.float64) if len(releases) else None,
