@@ -151,23 +151,18 @@ class KindResult:
     """The kind's report sections (``mechanism``, ``samples``, ``test``...), in report order."""
     seed: int | None = None
     """The seed the kind used (reported)."""
-    # The hooks below serve the kinds that do not describe a release yet (umpu, lattice, published workloads).
-    semi_adjacent_check: Outcome | None = None
-    """Replaces the runner's a(t) check (``umpu``: its guarantee covers a fixed radius 3)."""
+    # The hooks below serve the kind that does not describe a release yet (published workloads).
     claim_override: Outcome | None = None
-    """Decides the claim instead of the comparison (lattice kinds: unknown when a sampler's delta' is unbounded;
-    published workloads: the query-level worst pair)."""
+    """Decides the claim instead of the comparison (published workloads: the query-level worst pair)."""
     claim_bounds: Bounds | None = None
     """With ``claim_override``: the bounds of epsilon at the claim's delta it was decided from (reported)."""
     advertised_summary: GuaranteeSummary | None = None
-    """Replaces the summary of ``advertised`` (``umpu`` reports its guarantee as both; published workloads)."""
+    """Replaces the summary of ``advertised`` (published workloads)."""
     effective_extra: dict[str, object] = field(default_factory=dict)
     """Added fields of the effective guarantee's object (published workloads: ``coarse``, ``per_attribute``...;
     a release's ``prop21`` is added by the runner)."""
     effective_pld: tuple[PldEntry, ...] = ()
     """The PLD entries of the effective guarantee (published workloads), reported after its conversions."""
-    certify_advertised: bool = True
-    """Whether the advertised summary is re-certified too (``umpu``: not, it is the effective one)."""
     samples: NDArray[np.float64] | None = None
     """Drawn releases, ``(samples, cells)`` float64 row-major (``--out`` writes ``<name>.samples.npy``)."""
     plots: tuple[Plot, ...] = ()

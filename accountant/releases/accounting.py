@@ -188,6 +188,23 @@ def dominating_part(g: Guarantee) -> PLDPart | None:
     return None
 
 
+def covering_radius(release: Release) -> int | None:
+    """R of a release of one part known on ``SemiAdjacent(base, invariant, R)`` by a result that covers every
+    a(t) <= R (:attr:`~accountant.releases.model.KnownGuarantee.covers`); ``None`` otherwise."""
+    if release.black_box is not None or len(release.parts) != 1:
+        return None
+    law = release.parts[0].law
+    rel = law.guarantee.relation if isinstance(law, KnownGuarantee) else None
+    if not (isinstance(law, KnownGuarantee) and law.covers and isinstance(rel, SemiAdjacent)):
+        return None
+    return rel.radius if rel.base == release.base and rel.invariant == release.invariant else None
+
+
+def states_base(release: Release) -> bool:
+    """Every part states a guarantee (or a shift) on the release's base relation."""
+    return release.black_box is None and all(part_guarantee(p, release.base) is not None for p in release.parts)
+
+
 @dataclass(frozen=True)
 class SemiDPAccount:
     """The Semi-DP guarantee of a release at one radius of a(t) [CA24, Prop. 15; Prop. 21 when composed]."""
@@ -198,12 +215,22 @@ class SemiDPAccount:
     """Both orders of a composed release (``None`` for one part)."""
 
 
-def semi_dp_grouping(release: Release, radius: int) -> SemiDPAccount | None:
+def semi_dp_grouping(release: Release, radius: int, *, covering: bool = True) -> SemiDPAccount | None:
     """The Semi-DP guarantee under the invariant at ``radius`` (an upper bound of a(t) verifies, a proven lower
     bound refutes) [CA24, Prop. 11, 15, 21]; ``None`` when a part is stated on the semi-adjacent relation at
-    another radius only (a calibrated mechanism: its privacy map is not regrouped)."""
+    another radius only (a calibrated mechanism: its privacy map is not regrouped).
+
+    With ``covering``, one part known on semi-adjacent pairs at a radius R >= ``radius``
+    (:attr:`~accountant.releases.model.KnownGuarantee.covers`) gives its guarantee as it is: A_radius is a subset
+    of A_R [CA24, Def. 14], so it holds (an upper bound, not tight at a smaller radius: ``covering=False`` for a
+    refutation's lower end)."""
     semi = SemiAdjacent(release.base, release.invariant, radius)
     parts = _parts(release)
+    cover = covering_radius(release)
+    if cover is not None:
+        law = parts[0].law
+        assert isinstance(law, KnownGuarantee)
+        return SemiDPAccount(law.guarantee) if cover == radius or (covering and cover > radius) else None
     own = [part_guarantee(p, semi) for p in parts]
     if all(g is not None for g in own) and len(parts) == 1:
         return SemiDPAccount(own[0])  # type: ignore[arg-type]
@@ -254,6 +281,9 @@ class Accounting:
     prop21: Prop21Result | None = None
     plain: AnyGuarantee | None = None
     """The joint release on :math:`(\\mathcal D, A_1)` (``None`` for the subspace framework)."""
+    advertised_is_effective: bool = False
+    """A release with no advertised guarantee and no part on base (e.g. a test known on A_3 only): nothing else
+    is advertised, so ``advertised`` is the effective guarantee (reported with the framework)."""
 
 
 def account(release: Release, framework: str, a: SemiAdjacentParameter, space: DataSpace) -> Accounting:
@@ -265,6 +295,8 @@ def account(release: Release, framework: str, a: SemiAdjacentParameter, space: D
     """
     if release.black_box is not None:
         raise InvalidArgument("a black box has no guarantee to account; only statistical_audit bounds it.")
+    if release.advertised is None and not states_base(release):
+        return _own_only(release, framework, a)
     adv = advertised(release)
     if framework == "subspace-dp":
         parts = _parts(release)
@@ -294,9 +326,30 @@ def account(release: Release, framework: str, a: SemiAdjacentParameter, space: D
     upper = semi_dp_grouping(release, a.value)
     if upper is None:
         raise UnsupportedRelease(f"the release states no Semi-DP guarantee at radius {a.value}.")
-    lower = None if a.exact else semi_dp_grouping(release, a.lower)
+    lower = None if a.exact else semi_dp_grouping(release, a.lower, covering=False)
     return Accounting(
         adv, upper.guarantee, None if lower is None else lower.guarantee, prop21=upper.prop21, plain=plain
+    )
+
+
+def _own_only(release: Release, framework: str, a: SemiAdjacentParameter) -> Accounting:
+    """A release that advertises nothing and states no part on base: its Semi-DP guarantee is all there is
+    (advertised and effective alike)."""
+    if framework != "semi-dp":
+        raise UnsupportedRelease(
+            f"the release states no guarantee on {release.base.describe()} and advertises none: it is accounted "
+            "in the semi-dp framework only."
+        )
+    upper = semi_dp_grouping(release, a.value)
+    if upper is None:
+        raise UnsupportedRelease(f"the release states no Semi-DP guarantee at radius {a.value}.")
+    lower = None if a.exact else semi_dp_grouping(release, a.lower, covering=False)
+    return Accounting(
+        upper.guarantee,
+        upper.guarantee,
+        None if lower is None else lower.guarantee,
+        prop21=upper.prop21,
+        advertised_is_effective=True,
     )
 
 
@@ -357,6 +410,8 @@ __all__ = [
     "advertised",
     "base_guarantees",
     "composed_guarantee",
+    "covering_radius",
+    "states_base",
     "dominating_part",
     "LawInterpreter",
     "part_guarantee",

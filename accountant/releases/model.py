@@ -87,6 +87,10 @@ class KnownGuarantee:
     """A part known only by a guarantee (a published one, or a mechanism's privacy map), on its relation."""
 
     guarantee: Guarantee
+    covers: str = ""
+    """For a guarantee on semi-adjacent pairs at a fixed radius R (not at the table's a(t)): the result that proves
+    a(t) <= R wherever the invariant allows it (reported; [CA24, Thm. 37] for the odds-ratio test); the runner then checks
+    a(t) <= R, and the guarantee holds on every smaller radius (A_r is a subset of A_R [CA24, Def. 14])."""
 
 
 class PluginLaw:

@@ -20,6 +20,7 @@ from typing import Literal, Optional, Union
 import numpy as np
 
 from semidp.accountant.core.outcome import Outcome, Refuted, Verified
+from semidp.accountant.releases.model import KnownGuarantee, Part, Release
 from semidp.mechanisms.cnd import CanonicalNoise, GaussianCND, Tulap
 from semidp.mechanisms.umpu import SemiDPOddsRatioTest, TableMargins
 from semidp.mechanisms.umpu_power import power_curves
@@ -125,7 +126,7 @@ class UmpuKind(KindDefaults):
     def run(self, ctx: Context) -> KindResult:
         """Run the test at the table (or on the released Z) and check it."""
         m = ctx.mechanism(UmpuSpec)
-        space, a = ctx.space, ctx.a
+        space = ctx.space
         table = np.asarray(ctx.required(ctx.table, "data.table"), dtype=np.int64).reshape(2, 2)
         margins = TableMargins.from_table(table, (space.names[0], space.names[1]))
         alpha = float(m.alpha) if m.alpha is not None else 0.05
@@ -138,21 +139,19 @@ class UmpuKind(KindDefaults):
             used_seed = ctx.draw_seed()
             z = test.release(int(table[0, 0]), rng=np.random.default_rng(used_seed))
         result = test.result(z)
-        effective = result.guarantee
-        cover: Outcome = (
-            Verified(
-                f"a(t) = {a.value} by {a.method} <= 3: the (D_t, A_3) guarantee covers every "
-                "semi-adjacent pair (Cho & Awan Thm. 37)"
-            )
-            if a.value <= 3
-            else Refuted(f"a(t) = {a.value} > 3: the A_3 guarantee does not cover A_a(t)")
+        # The release: Z, known by its f-DP guarantee on (D_t, A_3) [CA24, Thm. 37], which covers every a(t) <= 3
+        # (the runner checks a(t) <= 3 and accounts it; nothing else is advertised).
+        release = Release(
+            ctx.relation,
+            ctx.invariant,
+            (Part(KnownGuarantee(result.guarantee, covers="Cho & Awan Thm. 37"), label="released Z"),),
         )
         size: Outcome = (
             Verified(f"exact conditional size {result.size:.15g} = alpha at the margins")
             if math.isclose(result.size, alpha, rel_tol=SIZE_RTOL)
             else Refuted(f"exact size {result.size!r} differs from alpha = {alpha!r}")
         )
-        eff_summary = GuaranteeSummary.of(effective, ctx.deltas, framework="semi-dp")
+        eff_summary = GuaranteeSummary.of(result.guarantee, ctx.deltas, framework="semi-dp")
         power: PowerComparison | None = None
         plots: tuple[Plot, ...] = ()
         if test.alternative == "greater":
@@ -191,12 +190,9 @@ class UmpuKind(KindDefaults):
             power,
         )
         return KindResult(
-            advertised=effective,
-            effective=effective,
+            release=release,
             seed=used_seed,
-            semi_adjacent_check=cover,
             checks=(Check("size-exact", size),),
-            advertised_summary=eff_summary,
             sections=(test_section,),
             plots=plots,
         )
