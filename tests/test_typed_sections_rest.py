@@ -1,4 +1,5 @@
-"""Typed report sections, the rest (issue 23, item 2): the workload ``design`` section.
+"""Typed report sections, the rest (issue 23, item 2): the workload ``design`` section and the report header
+(``tool``, ``spec``, ``invariant``, ``semi_adjacent_parameter``, ``claim``).
 
 The shipped specs' reports are compared byte for byte in ``tests/test_report_golden.py`` (the allocation design
 among them); these tests pin the shapes the goldens do not reach: a design that found no scale, a scale design at
@@ -22,6 +23,7 @@ from semidp.verify.design import (
     Probe,
 )
 from semidp.verify.json_walk import to_json
+from semidp.verify.report import ClaimInfo, InvariantInfo, SemiAdjacentInfo, SpecFile, ToolInfo
 
 HEAD = {"framework": "semi-dp", "vary": "scale", "rel_tol": 0.001, "csv_file": "x.design.csv"}
 EPS_TARGET = {"epsilon": 17.14, "delta": 1e-10}
@@ -123,3 +125,34 @@ def test_design_text_at_an_epsilon_delta_target_and_at_a_zcdp_target() -> None:
     assert zcdp[0] == "design: semi-dp target zcdp = 40.0, vary = scale"
     assert zcdp[2] == "  achieved: zcdp = 40 (exact) (certified; upper end <= target)"
     assert zcdp[-1] == "  3 PLD evaluation(s) in 0.25 s; with --out: x.design.csv"
+
+
+# --------------------------------------------------------------------------------------
+# the report header: tool, spec, invariant, semi_adjacent_parameter, claim
+# --------------------------------------------------------------------------------------
+
+
+def test_semi_adjacent_info_keys_witness_data_only_after_a_search_and_bounds_text() -> None:
+    exact = SemiAdjacentInfo(2, 2, "closed-form", "w", True, "actual t")
+    assert to_json(exact) == {
+        "value": 2,
+        "lower": 2,
+        "method": "closed-form",
+        "witness": "w",
+        "exact": True,
+        "scope": "actual t",
+    }
+    searched = SemiAdjacentInfo(4, 3, "graph-search", "w", False, "actual t", {"cells": [1, 0]})
+    assert list(to_json(searched))[-1] == "witness_data" and to_json(searched)["witness_data"] == {"cells": [1, 0]}
+    assert exact.bounds_text() == "a(t) = 2"
+    assert searched.bounds_text(bold=True) == "a(t) in **[3, 4]**"  # an upper bound is shown as a bound
+
+
+def test_claim_numbers_and_header_json() -> None:
+    claim = ClaimInfo("semi-dp", {"epsilon": 17.14, "delta": 1e-10})
+    assert (claim.number("epsilon"), claim.number("delta"), claim.number("zcdp")) == (17.14, 1e-10, None)
+    assert ClaimInfo("dp", {"rdp": {"alpha": 2.0, "epsilon": 1.0}}).number("epsilon") is None
+    assert to_json(claim) == {"framework": "semi-dp", "guarantee": {"epsilon": 17.14, "delta": 1e-10}}
+    assert to_json(ToolInfo("semidp", "0.1.0")) == {"name": "semidp", "version": "0.1.0"}
+    assert to_json(SpecFile("specs/x.toml", "ab12")) == {"path": "specs/x.toml", "sha256": "ab12"}
+    assert to_json(InvariantInfo("margins", "margins (State)")) == {"kind": "margins", "description": "margins (State)"}
