@@ -9,6 +9,7 @@ key order (``specs/README.md``, "[design]").
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 
@@ -100,6 +101,8 @@ def test_not_found_design_writes_why_even_when_none_and_no_csv() -> None:
     assert j["why"] is None and j["scale"] is None
     assert s.out_files("x") == []
     assert s.text_lines(None)[1] == "  no certified design: the time budget ran out"  # type: ignore[arg-type]
+    ended = dataclasses.replace(s, stopped=None)  # neither a precondition nor the budget: the check's wording
+    assert ended.text_lines(None)[1] == "  no certified design: the search ended without one"  # type: ignore[arg-type]
 
 
 def test_allocation_sits_after_csv_file_and_its_objectives_only_once_designed() -> None:

@@ -253,7 +253,7 @@ class DesignNotFound(DesignHead):
     seconds: float
 
     def _body(self) -> list[str]:
-        return [f"  no certified design: {self.stopped or self.why}"]
+        return [f"  no certified design: {self.stopped or self.why or 'the search ended without one'}"]
 
 
 @dataclass(frozen=True, kw_only=True)
