@@ -154,7 +154,7 @@ def test_first_line_says_at_least_from_the_proven_lower_bound() -> None:
     md = render_markdown(r)
     assert f"**{first}**" in md.splitlines()[:4]
     # a(t) known only by bounds: the epsilon bounds are those of the upper end, so nothing is "at least"
-    loose = dataclasses.replace(r, semi_adjacent_parameter={**r.semi_adjacent_parameter, "exact": False})
+    loose = dataclasses.replace(r, semi_adjacent_parameter=dataclasses.replace(r.semi_adjacent_parameter, exact=False))
     assert "at least" not in plain_summary(loose) and "does not hold" in plain_summary(loose)
 
 

@@ -17,8 +17,8 @@ import csv
 import dataclasses
 import io
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from semidp.accountant.workloads.allocation import (
 from semidp.accountant.workloads.design import DESIGN_REL_TOL, ScaleDesign, design_scale, design_scale_zcdp
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
-from semidp.verify.json_walk import JSON
+from semidp.verify.json_walk import INTERNAL, OMIT_NONE, Walked
 from semidp.verify.registry import REGISTRY, Problem
 from semidp.verify.report import Check, Report
 from semidp.verify.spec import Spec
@@ -128,76 +128,202 @@ def design_csv(ms: Sequence[Measurement], rhos: Sequence[Fraction]) -> str:
 
 
 @dataclass(frozen=True)
-class DesignSection:
-    """The ``design`` report section (JSON, text and Markdown) and the CSV ``--out`` writes."""
+class AllocationSummary(Walked):
+    """``design.allocation``: the re-balanced rhos' summary (:class:`AllocationResult`); objectives are sums of
+    weight x per-cell variance (1/rho, counts squared), the budgets zCDP rho as exact rationals ``p/q``."""
 
-    data: JSON
-    csv_text: str | None
+    budget_zcdp: str
+    constraint_zcdp: str
+    kept: tuple[int, ...]
+    objective_before: float
+    objective_uniform: float
+    objective_after: float
+    method: str
+    solver: str
+    status: str
+    seconds: float
+    note: str
+    objective_designed: float | None = field(default=None, metadata=OMIT_NONE)
+    """The designed CSV's objective (set once a scale is certified)."""
+    objective_published: float | None = field(default=None, metadata=OMIT_NONE)
+    """The file's rhos' objective (set once a scale is certified)."""
 
-    key: str = "design"
 
-    def to_json(self) -> JSON:
-        """The section's JSON."""
-        return self.data
+@dataclass(frozen=True)
+class Achieved(Walked):
+    """``design.achieved``: the designed release's certified bracket (epsilon, or zCDP rho) at ``delta``."""
+
+    lower: float | None = field(default=None, metadata=OMIT_NONE)
+    upper: float | None = field(default=None, metadata=OMIT_NONE)
+    delta: float | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class FailingScale(Walked):
+    """``design.failing``: the smallest evaluated scale that fails, its ratio to ``c`` and its epsilon bracket."""
+
+    scale: float
+    ratio: float
+    lower: float
+    upper: float
+
+
+@dataclass(frozen=True)
+class Probe(Walked):
+    """One evaluated scale of the search and its certified epsilon bracket (``design.probes``)."""
+
+    scale: float
+    lower: float
+    upper: float
+
+
+@dataclass(frozen=True)
+class MeasurementVariance(Walked):
+    """One measurement's rho and per-cell variance ``sigma^2 = 1/rho`` before and after the design."""
+
+    geolevel: str
+    query: str
+    rho_before: str
+    rho: str
+    sigma2_before: float
+    sigma2: float
+
+
+@dataclass(frozen=True)
+class DesignError(Walked):
+    """``design.expected_error``: every per-cell variance is multiplied by ``1/c`` (float and exact)."""
+
+    variance_factor: float
+    variance_factor_exact: str
+    note: str
+    per_measurement: tuple[MeasurementVariance, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DesignHead(Walked):
+    """The keys every ``design`` section starts with (contract: ``specs/README.md``, "[design]")."""
+
+    target: Mapping[str, object]
+    """The spec's ``design.target``, its form's keys (floats)."""
+    framework: str
+    vary: str
+    rel_tol: float
+    scale: float | None
+    """``c`` as a float; ``None`` when no design was certified."""
+    scale_exact: str | None
+    csv_file: str
+    allocation: AllocationSummary | None = field(default=None, metadata=OMIT_NONE)
+    key: str = field(default="design", metadata=INTERNAL)
 
     def out_files(self, name: str) -> list[tuple[str, str]]:
-        """``[(file name, text)]`` written next to the report by ``--out``: ``<name>.design.csv``."""
-        return [] if self.csv_text is None else [(f"{name}.design.csv", self.csv_text)]
+        """``[(file name, text)]`` written next to the report by ``--out`` (none without a design)."""
+        return []
+
+    def _head(self) -> str:
+        def show(k: str, v: object) -> object:
+            return fmt_delta(v) if k == "delta" and isinstance(v, float) else v
+
+        target = ", ".join(f"{k} = {show(k, v)}" for k, v in self.target.items())
+        return f"design: {self.framework} target {target}, vary = {self.vary}"
+
+    def _body(self) -> list[str]:
+        return []
 
     def text_lines(self, report: Report) -> list[str]:
         """The design's summary."""
-        d = self.data
-        t = d["target"]
-        target = ", ".join(f"{k} = {fmt_delta(v) if k == 'delta' else v:}" for k, v in t.items())
-        lines = [f"design: {d['framework']} target {target}, vary = {d['vary']}"]
-        if d["scale"] is None:
-            lines.append(f"  no certified design: {d['stopped'] or d.get('why', '')}")
-        elif "allocation" in d:
-            a = d["allocation"]
-            lines.append(
-                f"  allocation ({a['method']}, {a['solver']}) then scale c = {d['scale_exact']} ({d['scale']:.6g}); "
-                f"{len(a['kept'])} measurement(s) kept (fixed by the invariant)"
-            )
-            lines.append(
-                f"  sum of weight x variance: published {a['objective_published']:.6g} -> designed "
-                f"{a['objective_designed']:.6g}"
-            )
-        else:
-            lines.append(
-                f"  scale c = {d['scale_exact']} ({d['scale']:.6g}): every rho x c, every variance x 1/c = "
-                f"{fmt_up(d['expected_error']['variance_factor'])}"
-            )
-            a = d["achieved"]
-            what = f"epsilon in [{fmt_down(a['lower'])}, {fmt_up(a['upper'])}] at delta = {fmt_delta(a['delta'])}"
-            if "zcdp" in t:
-                what = f"zcdp = {a['upper']:.6g} (exact)"
-            lines.append(f"  achieved: {what} (certified; upper end <= target)")
-            lines.append(f"  tightness: {d['tightness']}")
-        lines.append(f"  {d['iterations']} PLD evaluation(s) in {d['seconds']:.2f} s; with --out: {d['csv_file']}")
-        return lines
+        iterations, seconds = getattr(self, "iterations", 0), getattr(self, "seconds", 0.0)
+        return [
+            self._head(),
+            *self._body(),
+            f"  {iterations} PLD evaluation(s) in {seconds:.2f} s; with --out: {self.csv_file}",
+        ]
 
     def markdown_lines(self, report: Report) -> list[str]:
         """The same, as a fenced block."""
         return ["## Design", "", "```", *self.text_lines(report), "```", ""]
 
 
-def _allocation_json(a: AllocationResult) -> JSON:
+@dataclass(frozen=True, kw_only=True)
+class DesignNotFound(DesignHead):
+    """The ``design`` section when no scale was certified: why (a precondition) or where the search stopped."""
+
+    why: str | None
+    stopped: str | None
+    iterations: int
+    seconds: float
+
+    def _body(self) -> list[str]:
+        return [f"  no certified design: {self.stopped or self.why or 'the search ended without one'}"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DesignFound(DesignHead):
+    """The ``design`` section with a certified scale ``c``: the bracket it achieves, its tightness, the search's
+    probes and the designed variances; ``csv_text`` is the designed CSV ``--out`` writes."""
+
+    achieved: Achieved
+    tight: bool
+    tightness: str
+    failing: FailingScale | None
+    stopped: str | None
+    iterations: int
+    seconds: float
+    probes: tuple[Probe, ...]
+    expected_error: DesignError
+    csv_text: str = field(metadata=INTERNAL)
+
+    def out_files(self, name: str) -> list[tuple[str, str]]:
+        """``[(file name, text)]`` written next to the report by ``--out``: ``<name>.design.csv``."""
+        return [(f"{name}.design.csv", self.csv_text)]
+
+    def _body(self) -> list[str]:
+        a = self.allocation
+        if a is not None:
+            return [
+                f"  allocation ({a.method}, {a.solver}) then scale c = {self.scale_exact} ({self.scale:.6g}); "
+                f"{len(a.kept)} measurement(s) kept (fixed by the invariant)",
+                f"  sum of weight x variance: published {a.objective_published:.6g} -> designed "
+                f"{a.objective_designed:.6g}",
+            ]
+        got = self.achieved
+        if "zcdp" in self.target:
+            what = f"zcdp = {got.upper:.6g} (exact)"
+        else:
+            what = f"epsilon in [{_fmt(fmt_down, got.lower)}, {_fmt(fmt_up, got.upper)}] at delta = "
+            what += _fmt(fmt_delta, got.delta)
+        return [
+            f"  scale c = {self.scale_exact} ({self.scale:.6g}): every rho x c, every variance x 1/c = "
+            f"{fmt_up(self.expected_error.variance_factor)}",
+            f"  achieved: {what} (certified; upper end <= target)",
+            f"  tightness: {self.tightness}",
+        ]
+
+
+def _fmt(f: Callable[[float], str], x: float | None) -> str:
+    return "?" if x is None else f(x)
+
+
+DesignSection = DesignNotFound | DesignFound
+"""The ``design`` report section: one dataclass per shape (no certified scale, a certified one)."""
+
+
+def _allocation_summary(a: AllocationResult) -> AllocationSummary:
     """The allocation's summary (``design.allocation``); objectives: sum of weight x per-cell variance (1/rho)."""
-    return {
-        "budget_zcdp": str(a.budget),
-        "constraint_zcdp": str(a.constraint),
-        "kept": list(a.kept),
-        "objective_before": a.objective_before,
-        "objective_uniform": a.objective_uniform,
-        "objective_after": a.objective_after,
-        "method": a.method,
-        "solver": a.solver,
-        "status": a.status,
-        "seconds": a.seconds,
-        "note": "objectives: sum over measurements of weight x sigma^2 (per-cell variance bound 1/rho); before/"
+    return AllocationSummary(
+        budget_zcdp=str(a.budget),
+        constraint_zcdp=str(a.constraint),
+        kept=tuple(a.kept),
+        objective_before=a.objective_before,
+        objective_uniform=a.objective_uniform,
+        objective_after=a.objective_after,
+        method=a.method,
+        solver=a.solver,
+        status=a.status,
+        seconds=a.seconds,
+        note="objectives: sum over measurements of weight x sigma^2 (per-cell variance bound 1/rho); before/"
         "uniform/after at the zCDP budget of the published release; published/designed: the file's rhos and the "
         "designed CSV's",
-    }
+    )
 
 
 def _tightness(r: ScaleDesign, c: Fraction, eps: float | None) -> str:
@@ -225,15 +351,9 @@ def with_design(ctx: Context, result: KindResult, ms: Sequence[Measurement], noi
         return result
     values = [m.accountant_value() for m in ms]
     g = d.target
-    data: JSON = {
-        "target": guarantee_spec_json(g),
-        "framework": d.framework,
-        "vary": d.vary,
-        "rel_tol": DESIGN_REL_TOL,
-        "scale": None,
-        "scale_exact": None,
-        "csv_file": f"{spec.name}.design.csv",
-    }
+    target = guarantee_spec_json(g)
+    csv_file = f"{spec.name}.design.csv"
+    summary: AllocationSummary | None = None
     radius: int | None = None
     why: str | None = None
     if d.framework == "semi-dp":
@@ -260,7 +380,7 @@ def with_design(ctx: Context, result: KindResult, ms: Sequence[Measurement], noi
         else:
             base, kept = list(alloc.rhos), frozenset(alloc.kept)
             values = list(allocated_measurements(values, alloc.rhos, noise))
-            data["allocation"] = _allocation_json(alloc)
+            summary = _allocation_summary(alloc)
 
     def parts_at(c: Fraction) -> Any:
         return workload_parts(scaled(values, c, kept), noise, semi_radius=radius)
@@ -279,58 +399,68 @@ def with_design(ctx: Context, result: KindResult, ms: Sequence[Measurement], noi
         except InvalidArgument as e:
             why = f"the design could not be evaluated: {e}"
     outcome: Outcome
-    csv_text = None
+    section: DesignSection
     plots: tuple[Plot, ...] = ()
     if r is None or r.scale is None:
         stopped = r.stopped if r is not None else None
-        data.update(why=why, stopped=stopped, iterations=r.iterations if r else 0, seconds=r.seconds if r else 0.0)
+        section = DesignNotFound(
+            target=target,
+            framework=d.framework,
+            vary=d.vary,
+            rel_tol=DESIGN_REL_TOL,
+            scale=None,
+            scale_exact=None,
+            csv_file=csv_file,
+            allocation=summary,
+            why=why,
+            stopped=stopped,
+            iterations=r.iterations if r else 0,
+            seconds=r.seconds if r else 0.0,
+        )
         outcome = Unknown(f"no certified design: {why or stopped or 'the search ended without one'}")
     else:
         c = r.scale
         rhos = designed_rhos(ms, c, base, kept)
-        csv_text = design_csv(ms, rhos)
-        if alloc is not None:
-            after = sum((m.weight / rho for m, rho in zip(ms, rhos)), Fraction(0))
-            data["allocation"]["objective_designed"] = float(after)
-            data["allocation"]["objective_published"] = float(sum((m.weight / rho_of(m) for m in ms), Fraction(0)))
-        achieved = {"lower": r.achieved.lower, "upper": r.achieved.upper} if r.achieved else {}
-        if delta is not None:
-            achieved["delta"] = delta
-        data.update(
+        if summary is not None:
+            summary = dataclasses.replace(
+                summary,
+                objective_designed=float(sum((m.weight / rho for m, rho in zip(ms, rhos)), Fraction(0))),
+                objective_published=float(sum((m.weight / rho_of(m) for m in ms), Fraction(0))),
+            )
+        achieved = Achieved(r.achieved.lower, r.achieved.upper, delta) if r.achieved else Achieved(delta=delta)
+        f = r.failing
+        section = DesignFound(
+            target=target,
+            framework=d.framework,
+            vary=d.vary,
+            rel_tol=DESIGN_REL_TOL,
             scale=float(c),
             scale_exact=str(c),
+            csv_file=csv_file,
+            allocation=summary,
             achieved=achieved,
             tight=r.tight,
             tightness=_tightness(r, c, eps),
             failing=None
-            if r.failing is None
-            else {
-                "scale": float(r.failing.scale),
-                "ratio": float(r.failing.scale / c),
-                "lower": r.failing.bracket.lower,
-                "upper": r.failing.bracket.upper,
-            },
+            if f is None
+            else FailingScale(float(f.scale), float(f.scale / c), f.bracket.lower, f.bracket.upper),
             stopped=r.stopped,
             iterations=r.iterations,
             seconds=r.seconds,
-            probes=[{"scale": float(p.scale), "lower": p.bracket.lower, "upper": p.bracket.upper} for p in r.probes],
-            expected_error={
-                "variance_factor": float(1 / c),
-                "variance_factor_exact": str(1 / c),
-                "note": "every measurement's per-cell variance sigma^2 = 1/rho is multiplied by 1/c"
+            probes=tuple(Probe(float(p.scale), p.bracket.lower, p.bracket.upper) for p in r.probes),
+            expected_error=DesignError(
+                variance_factor=float(1 / c),
+                variance_factor_exact=str(1 / c),
+                note="every measurement's per-cell variance sigma^2 = 1/rho is multiplied by 1/c"
                 + (" (of the allocation's rho; fixed measurements keep theirs)" if alloc is not None else ""),
-                "per_measurement": [
-                    {
-                        "geolevel": m.geolevel,
-                        "query": m.query,
-                        "rho_before": str(rho_of(m)),
-                        "rho": str(rho),
-                        "sigma2_before": float(1 / rho_of(m)),
-                        "sigma2": float(1 / rho),
-                    }
+                per_measurement=tuple(
+                    MeasurementVariance(
+                        m.geolevel, m.query, str(rho_of(m)), str(rho), float(1 / rho_of(m)), float(1 / rho)
+                    )
                     for m, rho in zip(ms, rhos)
-                ],
-            },
+                ),
+            ),
+            csv_text=design_csv(ms, rhos),
         )
         within = r.gap is not None and r.gap <= r.rel_tol * (1 + 1e-9)
         met = (
@@ -344,9 +474,8 @@ def with_design(ctx: Context, result: KindResult, ms: Sequence[Measurement], noi
         elif eps is not None and not within:
             outcome = Unknown(f"{met}, but no failing scale within {r.rel_tol:g} relative was found")
         else:
-            outcome = Verified(f"{met}; tightness {data['tightness']}")
+            outcome = Verified(f"{met}; tightness {section.tightness}")
         plots = (_plot(values, noise, radius, c, d.framework, g, ctx),) if eps is not None else ()
-    section = DesignSection(data, csv_text)
     return dataclasses.replace(
         result,
         sections=(*result.sections, section),
@@ -386,4 +515,19 @@ def _plot(
     return Plot("design", "epsilon(delta) of the designed release against the target", draw)
 
 
-__all__ = ["DesignSection", "design_csv", "design_problems", "scaled", "with_design"]
+__all__ = [
+    "Achieved",
+    "AllocationSummary",
+    "DesignError",
+    "DesignFound",
+    "DesignHead",
+    "DesignNotFound",
+    "DesignSection",
+    "FailingScale",
+    "MeasurementVariance",
+    "Probe",
+    "design_csv",
+    "design_problems",
+    "scaled",
+    "with_design",
+]

@@ -56,13 +56,13 @@ def proven_lower(r: Report) -> bool:
     A Semi-DP guarantee is computed at the upper end of a(t); when a(t) is known only by bounds, its
     epsilon bounds are those of the upper end, so their lower end proves nothing about the true a(t).
     """
-    if r.claim is None or r.claim.get("framework") != "semi-dp":
+    if r.claim is None or r.claim.framework != "semi-dp":
         return True
-    return bool(r.semi_adjacent_parameter.get("exact", True))
+    return r.semi_adjacent_parameter.exact
 
 
 def _published(r: Report) -> str:
-    return f"once its invariant, {r.invariant['description']}, is published exactly"
+    return f"once its invariant, {r.invariant.description}, is published exactly"
 
 
 def _effective_text(eff: Mapping[str, Any], claim: Mapping[str, Any]) -> str | None:
@@ -93,14 +93,15 @@ def plain_summary(r: Report) -> str:
         if first is not None and up is not None:
             tail = f": the joint release is at most ε = {fmt_up(up)} at δ = {plain_delta(first.delta)}"
         return f"No claim was checked (verdict {r.verdict}){tail}."
-    g = r.claim["guarantee"]
+    g = r.claim.guarantee
     what = f"The claimed {_claim_text(g)}"
     b = check.bounds
-    delta = g.get("delta")
-    eps_claim = g.get("epsilon") is not None and bool(delta)
+    delta = r.claim.number("delta") or 0.0
+    eps = r.claim.number("epsilon")
+    eps_claim = eps is not None and bool(delta)
     lower_proven = b is not None and proven_lower(r)
     if check.status == "fail":
-        if eps_claim and b is not None and lower_proven and b.lower > g["epsilon"]:
+        if eps_claim and b is not None and lower_proven and eps is not None and b.lower > eps:
             return (
                 f"{what} does not hold {_published(r)}: the joint release is at least "
                 f"ε = {fmt_down(b.lower)} at δ = {plain_delta(delta)}."

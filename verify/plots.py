@@ -103,11 +103,11 @@ def _proven(report: Report | None) -> ProvenPoint | None:
     """The claim check's proven lower bound of epsilon at the claim's delta (contract: ``checks[].bounds``)."""
     if report is None or report.claim is None:
         return None
-    delta = report.claim["guarantee"].get("delta")
+    delta = report.claim.number("delta")
     check = next((c for c in report.checks if c.name == "claim" and c.bounds is not None), None)
     if check is None or check.bounds is None:
         return None
-    if not delta or report.claim["guarantee"].get("epsilon") is None or not proven_lower(report):
+    if not delta or report.claim.number("epsilon") is None or not proven_lower(report):
         return None
     return ProvenPoint(float(check.bounds.lower), float(delta))
 

@@ -67,7 +67,7 @@ def summary_of(report: Report) -> JSON:
         "name": report.name,
         "verdict": report.verdict,
         "checks": {c.name: c.status for c in report.checks},
-        "semi_adjacent_parameter": {k: a.get(k) for k in ("value", "lower", "exact")},
+        "semi_adjacent_parameter": {"value": a.value, "lower": a.lower, "exact": a.exact},
     }
     for key, g in (("advertised", report.advertised), ("effective", report.effective)):
         params = {k: v for k, v in g.forms.items() if _is_num(v)}

@@ -83,14 +83,6 @@ def _why_none(e: EpsilonDelta | PldEntry) -> str:
     return f"no finite epsilon at delta = {fmt_delta(e.delta)} by this route"
 
 
-def _a_text(a: dict[str, Any], bold: bool = False) -> str:
-    """``a(t) = v`` when exact, else ``a(t) in [lower, upper]`` (bounds shown as bounds)."""
-    b = "**" if bold else ""
-    if a.get("exact", True):
-        return f"a(t) = {b}{a['value']}{b}"
-    return f"a(t) in {b}[{a.get('lower', 0)}, {a['value']}]{b}"
-
-
 def _kind_lines(r: Report, markdown: bool) -> list[str]:
     out: list[str] = []
     for s in r.sections:
@@ -110,13 +102,12 @@ def render_text(r: Report) -> str:
     lines = [
         plain_summary(r),
         "",
-        f"semidp {r.tool['version']} audit: {r.name}" + (f" -- {r.title}" if r.title else ""),
-        f"spec {r.spec['path']} (sha256 {r.spec['sha256'][:12]}), relation {r.relation}, "
-        f"invariant: {r.invariant['description']}",
+        f"semidp {r.tool.version} audit: {r.name}" + (f" -- {r.title}" if r.title else ""),
+        f"spec {r.spec.path} (sha256 {r.spec.sha256[:12]}), relation {r.relation}, "
+        f"invariant: {r.invariant.description}",
         "",
-        f"semi-adjacent parameter {_a_text(a)}  [{a['method']}, "
-        f"{'exact' if a['exact'] else 'upper bound'}, {a['scope']}]",
-        f"  witness: {a['witness']}",
+        f"semi-adjacent parameter {a.bounds_text()}  [{a.method}, {'exact' if a.exact else 'upper bound'}, {a.scope}]",
+        f"  witness: {a.witness}",
         "",
         *_sensitivity_lines(_sensitivity(r)),
         f"advertised ({adv.relation}): {_summary_line(adv)}",
@@ -128,7 +119,7 @@ def render_text(r: Report) -> str:
     if "reason" in eff.forms:
         lines.append(f"    no finite guarantee: {eff.forms['reason']}")
     if r.claim:
-        lines += ["", f"claim ({r.claim['framework']}): {_guarantee_line(r.claim['guarantee'])}"]
+        lines += ["", f"claim ({r.claim.framework}): {_guarantee_line(r.claim.guarantee)}"]
     lines += ["", "checks:"]
     for c in r.checks:
         lines.append(f"  [{c.status.upper():4}] {c.name}: {c.detail}")
@@ -174,17 +165,17 @@ def render_markdown(r: Report) -> str:
         "",
         r.title or "",
         "",
-        f"- spec: `{r.spec['path']}` (sha256 `{r.spec['sha256']}`)",
-        f"- tool: semidp {r.tool['version']}; "
+        f"- spec: `{r.spec.path}` (sha256 `{r.spec.sha256}`)",
+        f"- tool: semidp {r.tool.version}; "
         + (f"seed: {r.seed}" if r.seed is not None else "no randomness was used (nothing is drawn)"),
         *(
-            [f"- claim ({r.claim['framework']}): {_md_cell(_guarantee_line(r.claim['guarantee']))}"]
+            [f"- claim ({r.claim.framework}): {_md_cell(_guarantee_line(r.claim.guarantee))}"]
             if r.claim
             else ["- claim: none (nothing to decide)"]
         ),
-        f"- relation: {r.relation}; invariant: {r.invariant['description']}",
-        f"- semi-adjacent parameter {_a_text(a, bold=True)} ({a['method']}, "
-        f"{'exact' if a['exact'] else 'upper bound'}, {a['scope']}): {a['witness']}",
+        f"- relation: {r.relation}; invariant: {r.invariant.description}",
+        f"- semi-adjacent parameter {a.bounds_text(bold=True)} ({a.method}, "
+        f"{'exact' if a.exact else 'upper bound'}, {a.scope}): {a.witness}",
         "",
         "| guarantee | parameters | delta | epsilon (rounded up) | method |",
         "|---|---|---|---|---|",

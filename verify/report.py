@@ -1,9 +1,9 @@
 """The typed audit report (contract: ``specs/README.md``), from which JSON, text and Markdown are rendered.
 
-A :class:`Report` is one value: the shared header (spec, tool, seed, relation,
-invariant, a(t)), the advertised and effective :class:`GuaranteeSummary`, the
+A :class:`Report` is one value: the shared header (:class:`SpecFile`, :class:`ToolInfo`, seed, relation,
+:class:`InvariantInfo`, a(t) as :class:`SemiAdjacentInfo`; small walked dataclasses), the advertised and effective :class:`GuaranteeSummary`, the
 kind's :class:`Section` objects (``mechanism``, ``test``, ``samples``, ...),
-the claim and the :class:`Check` list. Checks carry an
+the claim (:class:`ClaimInfo`) and the :class:`Check` list. Checks carry an
 :class:`~accountant.core.outcome.Outcome`; the verdict is a function of the outcome
 *types* (:func:`verdict_of`), never of strings. :meth:`Report.to_json` gives the
 contract's JSON object (field names fixed by contract v1: add, never rename).
@@ -285,6 +285,66 @@ NOTE_FIELDS = (
 """The optional fields of a :class:`GuaranteeSummary`, in JSON order (after ``epsilon_delta``)."""
 
 
+@dataclass(frozen=True)
+class ToolInfo(Walked):
+    """``tool``: the program that wrote the report, and its version."""
+
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class SpecFile(Walked):
+    """``spec``: the spec file as loaded (its path, and the sha256 of its bytes, hex)."""
+
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class InvariantInfo(Walked):
+    """``invariant``: the invariant's kind (the spec's ``invariant.kind``) and a one-line description."""
+
+    kind: str
+    description: str
+
+
+@dataclass(frozen=True)
+class SemiAdjacentInfo(Walked):
+    """``semi_adjacent_parameter``: a(t), a proven upper bound (``value``) and lower bound (``lower``; both equal
+    when ``exact``), how it was obtained, a worst case and, after a search, the witness histograms."""
+
+    value: int
+    lower: int
+    method: str
+    witness: str
+    exact: bool
+    scope: str
+    """``"actual t"`` (at the given table) or ``"worst case over t"``."""
+    witness_data: Mapping[str, object] | None = field(default=None, metadata=OMIT_NONE)
+    """The search's witness, JSON-ready (cells row-major; records as 1-based levels)."""
+
+    def bounds_text(self, bold: bool = False) -> str:
+        """``a(t) = v`` when exact, else ``a(t) in [lower, upper]`` (bounds shown as bounds; ``**`` when bold)."""
+        b = "**" if bold else ""
+        if self.exact:
+            return f"a(t) = {b}{self.value}{b}"
+        return f"a(t) in {b}[{self.lower}, {self.value}]{b}"
+
+
+@dataclass(frozen=True)
+class ClaimInfo(Walked):
+    """``claim``: the spec's claim, its framework and its guarantee table's keys (floats)."""
+
+    framework: str
+    guarantee: Mapping[str, object]
+
+    def number(self, key: str) -> float | None:
+        """The guarantee's parameter ``key`` (``epsilon``, ``delta``, ``zcdp``, ``mu``), ``None`` when absent."""
+        v = self.guarantee.get(key)
+        return float(v) if isinstance(v, (int, float)) else None
+
+
 class Section(Protocol):
     """A kind's part of the report: a JSON object under ``key`` and its text and Markdown renderings."""
 
@@ -304,15 +364,15 @@ class Report:
 
     name: str
     title: str
-    tool: JSON
-    spec: JSON
+    tool: ToolInfo
+    spec: SpecFile
     seed: int | None
     relation: str
-    invariant: JSON
-    semi_adjacent_parameter: JSON
+    invariant: InvariantInfo
+    semi_adjacent_parameter: SemiAdjacentInfo
     advertised: GuaranteeSummary
     effective: GuaranteeSummary
-    claim: JSON | None
+    claim: ClaimInfo | None
     checks: tuple[Check, ...]
     references: tuple[str, ...]
     sections: tuple[Section, ...] = ()
@@ -338,19 +398,19 @@ class Report:
         out: JSON = {
             "name": self.name,
             "title": self.title,
-            "tool": self.tool,
-            "spec": self.spec,
+            "tool": self.tool.to_json(),
+            "spec": self.spec.to_json(),
             "seed": self.seed,
             "relation": self.relation,
-            "invariant": self.invariant,
-            "semi_adjacent_parameter": self.semi_adjacent_parameter,
+            "invariant": self.invariant.to_json(),
+            "semi_adjacent_parameter": self.semi_adjacent_parameter.to_json(),
         }
         for s in self.sections:
             out[s.key] = s.to_json()
         out.update(
             advertised=self.advertised.to_json(),
             effective=self.effective.to_json(),
-            claim=self.claim,
+            claim=None if self.claim is None else self.claim.to_json(),
             checks=[c.to_json() for c in self.checks],
             verdict=self.verdict,
             references=list(self.references),
@@ -367,14 +427,19 @@ class Report:
 __all__ = [
     "Breakdown",
     "Check",
+    "ClaimInfo",
     "GuaranteeSummary",
+    "InvariantInfo",
     "NOTE_FIELDS",
     "Prop21",
     "PLD_CERTIFICATE",
     "PldEntry",
     "Report",
     "Section",
+    "SemiAdjacentInfo",
+    "SpecFile",
     "Status",
+    "ToolInfo",
     "Verdict",
     "detail_of",
     "outcome_name",

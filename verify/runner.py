@@ -46,7 +46,18 @@ from semidp.verify.exact_composition import ExactSum, decide_exact, decimal_clai
 from semidp.verify.load import validate
 from semidp.verify.privacy_claim import PrivacyClaim
 from semidp.verify.registry import lookup, prepare_sections
-from semidp.verify.report import Check, GuaranteeSummary, LowerBound, Prop21, Report
+from semidp.verify.report import (
+    Check,
+    ClaimInfo,
+    GuaranteeSummary,
+    InvariantInfo,
+    LowerBound,
+    Prop21,
+    Report,
+    SemiAdjacentInfo,
+    SpecFile,
+    ToolInfo,
+)
 from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.semi_adjacent_check import check_semi_adjacent
 from semidp.verify.sensitivity_report import AnySensitivity, SensitivitySection, sensitivity_section
@@ -428,25 +439,17 @@ def assemble_accounted(ctx: Context, part: KindResult, acct: Accounted, *, repor
     return Report(
         name=spec.name,
         title=spec.title,
-        tool={"name": "semidp", "version": __version__},
-        spec={"path": spec.path, "sha256": spec.sha256},
+        tool=ToolInfo("semidp", __version__),
+        spec=SpecFile(spec.path, spec.sha256),
         seed=part.seed,
         relation=ctx.relation.spec_name,
-        invariant={"kind": ctx.invariant.kind, "description": ctx.invariant.describe()},
-        semi_adjacent_parameter={
-            "value": a.value,
-            "lower": a.lower,
-            "method": a.method,
-            "witness": a.witness,
-            "exact": a.exact,
-            "scope": a.scope,
-            **({"witness_data": witness} if witness is not None else {}),
-        },
+        invariant=InvariantInfo(ctx.invariant.kind, ctx.invariant.describe()),
+        semi_adjacent_parameter=SemiAdjacentInfo(a.value, a.lower, a.method, a.witness, a.exact, a.scope, witness),
         advertised=adv,
         effective=eff,
         claim=None
         if spec.claim is None
-        else {"framework": spec.claim.framework, "guarantee": guarantee_spec_json(spec.claim.guarantee)},
+        else ClaimInfo(spec.claim.framework, guarantee_spec_json(spec.claim.guarantee)),
         checks=tuple(checks),
         references=tuple(spec.references),
         sections=tuple(sections),
