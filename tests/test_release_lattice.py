@@ -18,14 +18,15 @@ from semidp.accountant.guarantees.conversions import zcdp_to_approx_dp
 from semidp.accountant.guarantees.definitions import ZCDP, ApproxDP, PureDP
 from semidp.accountant.guarantees.relations import IntegerSubspace, Replace, SemiAdjacent
 from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
-from semidp.accountant.releases.accounting import account, part_guarantee
+from semidp.accountant.releases.accounting import account, part_guarantee, upper_bound_only
 from semidp.accountant.releases.model import Part, Release, Shift
 from semidp.verify.kinds.generalized_gaussian import GeneralizedGaussianNoise
 from semidp.verify.kinds.generalized_laplace import GeneralizedLaplaceNoise
 from semidp.verify.kinds.lattice import LatticeSpec, SamplerSpec
 from semidp.verify.load import load
 from semidp.verify.privacy_claim import PrivacyClaim
-from semidp.verify.runner import audit, decide_claim
+from semidp.verify.report import Check
+from semidp.verify.runner import audit, decide_claim, not_refuted_by_a_bound
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTY = ROOT / "specs" / "county-state-total-generalized-laplace.toml"
@@ -122,3 +123,34 @@ def test_plain_dp_framework_is_accounted_not_a_crash() -> None:
     res = audit(spec, seed=3)
     assert res.effective == PureDP(0.384, Replace())
     assert res.report["verdict"] == "fails"  # claimed 0.192 on (D, A_1): exactly refuted
+
+
+def test_mcmc_draws_and_loose_shifts_make_the_guarantee_an_upper_bound() -> None:
+    """A part drawn by MCMC (delta' charged from the TV bound) or stated with a shift that is only a bound gives an
+    upper bound: ``upper_bound_only`` says why; exact draws at the exact shift give none (they may refute)."""
+    exact = _release(GeneralizedLaplaceNoise(0.25, "l1", 0.0), 2.0, 2.0)
+    assert upper_bound_only(exact) is None
+    mcmc = _release(GeneralizedLaplaceNoise(0.25, "l1", 1e-6), 2.0, 2.0)
+    assert "TV distance" in (upper_bound_only(mcmc) or "")
+    gauss = _release(GeneralizedGaussianNoise(2.0, 1e-6, 1e-9), 2.0, 2.0)
+    assert "TV distance" in (upper_bound_only(gauss) or "")
+    part = Part(GeneralizedLaplaceNoise(0.25, "l1", 0.0), (Shift(UNIT, 1.0, 1.0), Shift(SEMI, 2.0, 2.0, exact=False)))
+    loose = Release(BASE, INV, (part,), advertised=PureDP(0.25, UNIT))
+    assert "upper bound, not the exact sensitivity" in (upper_bound_only(loose) or "")
+
+
+def test_a_claim_refuted_from_an_upper_bound_is_unknown() -> None:
+    """House rule: refute only from a proven lower bound. The charged MCMC guarantee (eps D, (1 + e^{eps D})
+    delta') does not imply a claim at a smaller delta, but the mechanism may: the claim is unknown, not refuted."""
+    a = semi_adjacent_parameter(SPACE, INV, BASE, table=[2, 1, 1, 2])
+    semi = SemiAdjacent(BASE, INV, a.value)
+    release = _release(GeneralizedLaplaceNoise(0.25, "l1", 1e-6), 2.0, 2.0, semi)
+    acct = account(release, "semi-dp", a, SPACE)
+    assert acct.effective is not None
+    outcome, _ = decide_claim(PrivacyClaim.epsilon_delta(0.5, 1e-9), acct.effective)
+    assert isinstance(outcome, Refuted)  # the charged guarantee alone does not imply it
+    checked = not_refuted_by_a_bound(Check("claim", outcome), upper_bound_only(release))
+    assert isinstance(checked.outcome, Unknown) and "TV distance" in checked.outcome.reason
+    exact = _release(GeneralizedLaplaceNoise(0.25, "l1", 0.0), 2.0, 2.0)
+    kept = not_refuted_by_a_bound(Check("claim", Refuted("x")), upper_bound_only(exact))
+    assert isinstance(kept.outcome, Refuted)  # exact draws at the exact shift still refute

@@ -37,6 +37,7 @@ from semidp.accountant.releases.accounting import (
     covering_radius,
     states_base,
     statistical_audit,
+    upper_bound_only,
 )
 from semidp.accountant.releases.model import KnownGuarantee, Release, Shift
 from semidp.verify.certify import certify_summary, section_summaries
@@ -358,6 +359,18 @@ def _claim_with_bounds(check: Check, ctx: Context, acct: Accounted, release: Rel
     )
 
 
+def not_refuted_by_a_bound(check: Check, loose: str | None) -> Check:
+    """A claim refuted from a guarantee that is an upper bound only (``loose`` says why,
+    :func:`accountant.releases.accounting.upper_bound_only`) is unknown: refute only from a proven lower bound."""
+    if loose is None or not isinstance(check.outcome, Refuted):
+        return check
+    return Check(
+        "claim",
+        Unknown(f"{loose}; the claim does not follow from it ({check.outcome.counterexample}), but it is not refuted"),
+        check.bounds,
+    )
+
+
 def _cover_check(ctx: Context, release: Release | None) -> Outcome | None:
     """For a release known on A_R by a result covering every a(t) <= R (:func:`covering_radius`): a(t) <= R is
     what its guarantee needs (the a(t) upper bound suffices), in place of re-deriving a(t); ``None`` otherwise."""
@@ -412,8 +425,9 @@ def assemble_accounted(ctx: Context, part: KindResult, acct: Accounted, *, repor
         parts = composed_parts(ctx, a.value, part.release)
         group = 1 if ctx.framework == "dp" else a.value if ctx.framework == "semi-dp" else 0
         exact = exact_sum(getattr(spec.mechanism, "components", None), group) if parts is not None else None
+        loose = upper_bound_only(part.release) if part.release is not None else None
         checks += [
-            _claim_with_bounds(c, ctx, acct, part.release)
+            not_refuted_by_a_bound(_claim_with_bounds(c, ctx, acct, part.release), loose)
             for c in claim_check(spec, acct.effective, parts, exact, Budget.until(ctx.deadline))
         ]
     claims = [c.outcome for c in checks if c.name == "claim"]
@@ -525,6 +539,7 @@ __all__ = [
     "Accounted",
     "Audit",
     "accounted",
+    "not_refuted_by_a_bound",
     "assemble",
     "assemble_accounted",
     "audit",

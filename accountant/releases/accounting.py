@@ -401,7 +401,25 @@ def _parts(release: Release) -> tuple[Part, ...]:
     return release.parts
 
 
+def upper_bound_only(release: Release) -> str | None:
+    """Why the guarantee accounted for ``release`` is an upper bound only, or ``None`` when it is tight for its
+    description (house rule: refute only from a proven lower bound). A part whose plugin law says so
+    (:attr:`PluginLaw.upper_bound_only`, e.g. MCMC draws charged delta') or whose shift is a bound, not the exact
+    sensitivity (:attr:`Shift.exact` false), makes the whole release's guarantee an upper bound."""
+    for i, p in enumerate(release.parts):
+        name = repr(p.label) if p.label else f"part {i}"
+        if isinstance(p.law, PluginLaw) and p.law.upper_bound_only:
+            return (
+                f"{name}: its guarantee is charged for draws within a bounded TV distance of the law (an upper bound)"
+            )
+        loose = [s for s in p.shifts if not s.exact]
+        if loose:
+            return f"{name}: its shift on {loose[0].relation.describe()} is an upper bound, not the exact sensitivity"
+    return None
+
+
 __all__ = [
+    "upper_bound_only",
     "Accounting",
     "AuditAccount",
     "AuditEvidence",

@@ -99,6 +99,12 @@ class PluginLaw:
 
     __slots__ = ()
 
+    @property
+    def upper_bound_only(self) -> bool:
+        """Whether the guarantee its interpreter gives is an upper bound only (e.g. draws within a bounded TV
+        distance of the law, charged as delta'): such a guarantee may verify a claim but never refutes one."""
+        return False
+
 
 NoiseLaw = Union[GaussianNoise, LaplaceNoise, DiscreteGaussianNoise, DiscreteLaplaceNoise, KnownGuarantee, PluginLaw]
 """How a part's answer is randomised, or the guarantee it is known by."""

@@ -44,6 +44,11 @@ class GeneralizedGaussianNoise(PluginLaw):
     delta0: float
     """With ``delta_tv > 0``: the delta at which the zCDP guarantee is converted before delta' is charged."""
 
+    @property
+    def upper_bound_only(self) -> bool:
+        """MCMC draws (``delta_tv > 0``): delta' is charged from the TV bound, so the guarantee is an upper bound."""
+        return self.delta_tv > 0
+
 
 def gaussian_guarantee(law: PluginLaw, shift: Shift) -> Guarantee:
     """The law's guarantee on a pair at ``shift``'s l2 distance D: rho = D^2 / (2 sigma^2)-zCDP (the reference's

@@ -47,6 +47,11 @@ class GeneralizedLaplaceNoise(PluginLaw):
     delta_tv: float
     """TV distance of the draws from the target (an MCMC burn-in's bound; 1: not bounded)."""
 
+    @property
+    def upper_bound_only(self) -> bool:
+        """MCMC draws (``delta_tv > 0``): delta' is charged from the TV bound, so the guarantee is an upper bound."""
+        return self.delta_tv > 0
+
 
 def laplace_guarantee(law: PluginLaw, shift: Shift) -> Guarantee:
     """The law's guarantee on a pair at ``shift``'s distance D in its norm: (eps D)-DP [DGGY23, Thm. 10], with
