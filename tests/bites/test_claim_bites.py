@@ -629,3 +629,16 @@ def test_rdp_conversion_keeps_the_order_with_the_least_upper_end(monkeypatch: py
     assert two.lower < eight.lower <= eight.upper < two.upper
     assert rdp_epsilon_upper([2.0, 8.0], [1.001, e8], 1e-6) == eight
     assert rdp_epsilon_upper([8.0, 2.0], [e8, 1.001], 1e-6) == eight
+
+
+@pytest.mark.parametrize("mu", [1e-70, 1e-100])
+def test_gdp_profile_whose_60_digit_enclosure_straddles_zero_is_refined(mu: float) -> None:
+    """At eps = 0 the profile is Phi(mu/2) - Phi(-mu/2) = mu/sqrt(2 pi) (1 - mu^2/24 + ...): the two terms ~ 1/2
+    cancel to 1e-70, so at 60 digits the enclosure straddles 0 and must be refined at more digits (an acceptance
+    test on the lower end instead of the upper would keep [0, ~1e-60])."""
+    enc = gdp_delta_enclosure(mu, 0.0)
+    ref = REF.mpf(mu) / REF.sqrt(2 * REF.pi)
+    assert enc.lower <= ref <= enc.upper
+    assert enc.upper <= float(ref) * (1 + 1e-12)
+    assert enc.lower >= float(ref) * (1 - 1e-12)
+    assert "60 digits" not in enc.method
