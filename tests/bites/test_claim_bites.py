@@ -642,3 +642,20 @@ def test_gdp_profile_whose_60_digit_enclosure_straddles_zero_is_refined(mu: floa
     assert enc.upper <= float(ref) * (1 + 1e-12)
     assert enc.lower >= float(ref) * (1 - 1e-12)
     assert "60 digits" not in enc.method
+
+
+@pytest.mark.parametrize("z", [4.5, 6.0, 12.0, 40.0])
+def test_erfc_continued_fraction_enclosure_contains_erfc_at_60_digits(z: float) -> None:
+    """Above SERIES_SWITCH erfc comes from the hull of two *consecutive* approximants of Laplace's continued
+    fraction, which bracket the value [LW08, Thm. 3.11]; two approximants of one parity lie on one side, off by
+    about the hull's 1e-52 relative width: invisible in floats, visible against an 80-digit reference."""
+    from mpmath.ctx_iv import MPIntervalContext
+
+    from semidp.accountant.guarantees.claim_certificate import erfc_iv
+
+    c = MPIntervalContext()
+    c.dps = 60
+    v = erfc_iv(c, c.mpf(z))
+    ref = REF.erfc(REF.mpf(z))
+    assert REF.mpf(v.a) <= ref <= REF.mpf(v.b)
+    assert REF.mpf(v.b) - REF.mpf(v.a) <= ref * REF.mpf(10) ** -45
