@@ -659,3 +659,19 @@ def test_erfc_continued_fraction_enclosure_contains_erfc_at_60_digits(z: float) 
     ref = REF.erfc(REF.mpf(z))
     assert REF.mpf(v.a) <= ref <= REF.mpf(v.b)
     assert REF.mpf(v.b) - REF.mpf(v.a) <= ref * REF.mpf(10) ** -45
+
+
+def test_each_end_of_an_interval_moves_outward_at_the_exponent_limit() -> None:
+    """``_ends`` reads the lower end as a lower end: an interval [-2^-16386, 2^-16386] becomes [-2^-16384, 2^-16384]
+    (reading the lower end as an upper one would give 0, above the interval's true lower end)."""
+    from mpmath.ctx_iv import MPIntervalContext
+
+    from semidp.accountant.guarantees.claim_certificate import _ends
+
+    c = MPIntervalContext()
+    c.dps = 60
+    x = mpmath.ldexp(mpmath.mpf(1), -16386)
+    tiny = F(1, 1 << 16384)
+    assert _ends(c.mpf([-x, x])) == (-tiny, tiny)
+    assert _ends(c.mpf([x, x])) == (0, tiny)
+    assert _ends(c.mpf([-x, -x])) == (-tiny, 0)
