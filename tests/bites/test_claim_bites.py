@@ -673,5 +673,5 @@ def test_each_end_of_an_interval_moves_outward_at_the_exponent_limit() -> None:
     x = mpmath.ldexp(mpmath.mpf(1), -16386)
     tiny = F(1, 1 << 16384)
     assert _ends(c.mpf([-x, x])) == (-tiny, tiny)
-    assert _ends(c.mpf([x, x])) == (0, tiny)
-    assert _ends(c.mpf([-x, -x])) == (-tiny, 0)
+    assert _ends(c.mpf([x, x])) == (F(0), tiny)
+    assert _ends(c.mpf([-x, -x])) == (-tiny, F(0))
