@@ -675,3 +675,15 @@ def test_each_end_of_an_interval_moves_outward_at_the_exponent_limit() -> None:
     assert _ends(c.mpf([-x, x])) == (-tiny, tiny)
     assert _ends(c.mpf([x, x])) == (F(0), tiny)
     assert _ends(c.mpf([-x, -x])) == (-tiny, F(0))
+
+
+def test_cks_order_at_a_huge_epsilon_runs_its_doubling_loop() -> None:
+    """eps = 1e300, rho = 1: the start hi = (eps + 1)/2 + 2 = 5e299 has a negative derivative in floats
+    ((2 hi - 1) rho - eps cancels to 0, log(1 - 1/hi) < 0), so the doubling loop runs once (to the cap 1e300) and
+    the bisection ends on the float root ~ 5e299; the bound there is e^{-~1e300}: delta <= 5e-324."""
+    from semidp.accountant.guarantees.claim_certificate import cks_order
+
+    al = cks_order(1.0, 1e300)
+    assert float(al) == pytest.approx(5e299, rel=1e-12)
+    enc, used = zcdp_delta_upper(1.0, 1e300)
+    assert used == al and (enc.lower, enc.upper) == (0.0, 5e-324)
