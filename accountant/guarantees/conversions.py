@@ -249,11 +249,11 @@ def zcdp_to_delta(g: ZCDP, epsilon: float) -> float:
     def deriv(a: float) -> float:
         return (2 * a - 1) * rho - eps + math.log1p(-1 / a)
 
-    lo, hi = 1.0 + 1e-12, max(2.0, (eps + 1) / (2 * rho) + 2)
-    while deriv(hi) < 0:  # maxiter below: a tiny rho's root ~ 1/sqrt(2 rho) needs > 100 brentq steps
-        hi *= 2
-    alpha_f = optimize.brentq(deriv, lo, hi, xtol=1e-14, maxiter=2000) if deriv(lo) < 0 else lo
-    a = MP.mpf(alpha_f)
+    lo, hi = 1.0 + 1e-12, min(1e300, max(2.0, (eps + 1) / (2 * rho) + 2))
+    while deriv(hi) < 0 and hi < 1e300:  # maxiter below: a tiny rho's root ~ 1/sqrt(2 rho) needs > 100 steps
+        hi = min(1e300, hi * 2)
+    alpha_f = optimize.brentq(deriv, lo, hi, xtol=1e-14, maxiter=2000) if deriv(lo) < 0 <= deriv(hi) else lo
+    a = MP.mpf(hi if deriv(hi) < 0 else alpha_f)  # a root beyond the cap 1e300: any order > 1 is sound
     r, e = MP.mpf(rho), MP.mpf(eps)
     val = MP.exp((a - 1) * (a * r - e) + a * MP.log1p(-1 / a)) / (a - 1)
     return min(1.0, up(val))

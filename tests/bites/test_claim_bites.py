@@ -629,3 +629,61 @@ def test_rdp_conversion_keeps_the_order_with_the_least_upper_end(monkeypatch: py
     assert two.lower < eight.lower <= eight.upper < two.upper
     assert rdp_epsilon_upper([2.0, 8.0], [1.001, e8], 1e-6) == eight
     assert rdp_epsilon_upper([8.0, 2.0], [e8, 1.001], 1e-6) == eight
+
+
+@pytest.mark.parametrize("mu", [1e-70, 1e-100])
+def test_gdp_profile_whose_60_digit_enclosure_straddles_zero_is_refined(mu: float) -> None:
+    """At eps = 0 the profile is Phi(mu/2) - Phi(-mu/2) = mu/sqrt(2 pi) (1 - mu^2/24 + ...): the two terms ~ 1/2
+    cancel to 1e-70, so at 60 digits the enclosure straddles 0 and must be refined at more digits (an acceptance
+    test on the lower end instead of the upper would keep [0, ~1e-60])."""
+    enc = gdp_delta_enclosure(mu, 0.0)
+    ref = REF.mpf(mu) / REF.sqrt(2 * REF.pi)
+    assert enc.lower <= ref <= enc.upper
+    assert enc.upper <= float(ref) * (1 + 1e-12)
+    assert enc.lower >= float(ref) * (1 - 1e-12)
+    assert "60 digits" not in enc.method
+
+
+@pytest.mark.parametrize("z", [4.5, 6.0, 12.0, 40.0])
+def test_erfc_continued_fraction_enclosure_contains_erfc_at_60_digits(z: float) -> None:
+    """Above SERIES_SWITCH erfc comes from the hull of two *consecutive* approximants of Laplace's continued
+    fraction, which bracket the value [LW08, Thm. 3.11]; two approximants of one parity lie on one side, off by
+    about the hull's 1e-52 relative width: invisible in floats, visible against an 80-digit reference."""
+    from mpmath.ctx_iv import MPIntervalContext
+
+    from semidp.accountant.guarantees.claim_certificate import erfc_iv
+
+    c = MPIntervalContext()
+    c.dps = 60
+    v = erfc_iv(c, c.mpf(z))
+    ref = REF.erfc(REF.mpf(z))
+    assert REF.mpf(v.a) <= ref <= REF.mpf(v.b)
+    assert REF.mpf(v.b) - REF.mpf(v.a) <= ref * REF.mpf(10) ** -45
+
+
+def test_each_end_of_an_interval_moves_outward_at_the_exponent_limit() -> None:
+    """``_ends`` reads the lower end as a lower end: an interval [-2^-16386, 2^-16386] becomes [-2^-16384, 2^-16384]
+    (reading the lower end as an upper one would give 0, above the interval's true lower end)."""
+    from mpmath.ctx_iv import MPIntervalContext
+
+    from semidp.accountant.guarantees.claim_certificate import _ends
+
+    c = MPIntervalContext()
+    c.dps = 60
+    x = mpmath.ldexp(mpmath.mpf(1), -16386)
+    tiny = F(1, 1 << 16384)
+    assert _ends(c.mpf([-x, x])) == (-tiny, tiny)
+    assert _ends(c.mpf([x, x])) == (F(0), tiny)
+    assert _ends(c.mpf([-x, -x])) == (-tiny, F(0))
+
+
+def test_cks_order_at_a_huge_epsilon_runs_its_doubling_loop() -> None:
+    """eps = 1e300, rho = 1: the start hi = (eps + 1)/2 + 2 = 5e299 has a negative derivative in floats
+    ((2 hi - 1) rho - eps cancels to 0, log(1 - 1/hi) < 0), so the doubling loop runs once (to the cap 1e300) and
+    the bisection ends on the float root ~ 5e299; the bound there is e^{-~1e300}: delta <= 5e-324."""
+    from semidp.accountant.guarantees.claim_certificate import cks_order
+
+    al = cks_order(1.0, 1e300)
+    assert float(al) == pytest.approx(5e299, rel=1e-12)
+    enc, used = zcdp_delta_upper(1.0, 1e300)
+    assert used == al and (enc.lower, enc.upper) == (0.0, 5e-324)

@@ -323,12 +323,13 @@ def test_zcdp_tradeoff_default_grid(rho: float) -> None:
     assert (full.alphas, full.betas) == (ref.alphas, ref.betas)
 
 
-@pytest.mark.parametrize("rho", [1e-60, 1e-200])
+@pytest.mark.parametrize("rho", [1e-60, 1e-200, 1e-320, 5e-324])
 def test_zcdp_profile_of_a_vanishing_rho(rho: float) -> None:
     """rho-zCDP at eps = 0: the bound's optimal order ~ 1/sqrt(2 rho) lies far inside [1, 1/(2 rho)], which brentq's
     default 100 steps could not narrow (RuntimeError, an internal error, at rho = 1e-60; bug fixed with
     maxiter=2000): delta is within 1e-9 of the infimum over orders (50-digit ternary search in log(alpha - 1)),
-    about sqrt(2 rho / e)."""
+    about sqrt(2 rho / e). From rho ~ 1e-309 the starting bracket 1/(2 rho) overflowed to inf (RuntimeError; bug
+    fixed by capping it at 1e300 like cks_order)."""
 
     def bound(a: mpmath.mpf) -> mpmath.mpf:
         return REF.exp((a - 1) * a * rho + a * REF.log1p(-1 / a)) / (a - 1)
@@ -348,3 +349,11 @@ def test_rdp_conversion_at_delta_one_is_trivial_whatever_the_curve(method: str) 
 
     out = rdp_to_approx_dp(RDP((2.0,), (5.0,)), 1.0, method)  # type: ignore[arg-type]
     assert (out.epsilon, out.delta) == (0.0, 1.0)
+
+
+def test_zcdp_profile_whose_optimal_order_is_beyond_the_float_range() -> None:
+    """rho = 5e-324, eps = 1: the optimal order ~ eps/(2 rho) ~ 1e323 is beyond every float (the doubling loop ran
+    to inf and brentq failed, an internal error); capped at 1e300, the bound there is e^{-1e300}, any order is
+    sound [CKS20, Cor. 13], so delta is the smallest positive float."""
+    assert zcdp_to_delta(ZCDP(5e-324), 1.0) == 5e-324
+    assert zcdp_to_delta(ZCDP(1e-310), 2.0) == 5e-324
