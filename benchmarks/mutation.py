@@ -603,6 +603,14 @@ def main(argv: list[str] | None = None) -> int:
         "--rerun", help="judge again only the mutants that survived in this earlier --out file (after adding tests)"
     )
     ap.add_argument(
+        "--skip-judged",
+        nargs="+",
+        default=[],
+        metavar="OLD.json",
+        help="leave out the mutants these earlier --out files judged (any outcome): a stopped sampled run goes on "
+        "with the same --sample/--seed and --out to a new file",
+    )
+    ap.add_argument(
         "--sample",
         type=int,
         help="judge only this many mutants per module, drawn at random (seeded by --seed) when there are more",
@@ -655,6 +663,14 @@ def main(argv: list[str] | None = None) -> int:
             kept += rng.sample(pool, min(args.sample, len(pool)))  # in random order: a stopped run's prefix is random
         todo = kept
         print(f"sampled {len(todo)} mutants (--sample {args.sample} per module, --seed {args.seed})", flush=True)
+    if args.skip_judged:
+        judged_before = {
+            _key(r["module"], r["line"], r["col"], r["description"], r.get("occurrence", 0))
+            for f in args.skip_judged
+            for r in json.loads(Path(f).read_text())
+        }
+        todo = [mu for mu in todo if mu.key not in judged_before]
+        print(f"{len(todo)} mutants left after --skip-judged", flush=True)
     if args.list:
         for mu in todo:
             print(mu.key + ("   [equivalent]" if mu.key in equivalents else ""))
