@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -390,11 +391,29 @@ def _module_name(module: str) -> str:
     return "semidp." + module[:-3].replace("/", ".")
 
 
+@dataclass
+class _Child:
+    """A forked child judging one mutant (:func:`_fork_start`)."""
+
+    mutant: Mutant
+    pid: int
+    start: float
+    deadline: float
+
+
 def _fork_judge(mutant: Mutant, timeout: float, paths: list[str]) -> tuple[Mutant, str, float]:
     """Judge ``mutant`` in a forked child of this (already importing) process: the mutated source is executed
     into the live module, every other module's binding of a changed name is pointed at the new object, and
     pytest runs ``paths`` (files or node ids) in the child. Saves the interpreter start and the package import
     (most of a mutant's time)."""
+    child = _fork_start(mutant, timeout, paths)
+    while (outcome := _fork_poll(child)) is None:
+        time.sleep(0.05)
+    return mutant, outcome, time.monotonic() - child.start
+
+
+def _fork_start(mutant: Mutant, timeout: float, paths: list[str]) -> _Child:
+    """Fork the child that judges ``mutant`` (see :func:`_fork_judge`) and return at once."""
     start = time.monotonic()
     source = mutated_source(mutant)
     pid = os.fork()
@@ -422,20 +441,23 @@ def _fork_judge(mutant: Mutant, timeout: float, paths: list[str]) -> tuple[Mutan
             code = 1
         finally:
             os._exit(code)
-    deadline = start + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return mutant, "killed", time.monotonic() - start
-        time.sleep(0.05)
+    return _Child(mutant, pid, start, start + timeout)
+
+
+def _fork_poll(child: _Child) -> str | None:
+    """``None`` while ``child`` runs; then ``"survived"`` (its tests passed) or ``"killed"`` (a test failed, or
+    the timeout passed: the child is killed)."""
+    done, status = os.waitpid(child.pid, os.WNOHANG)
+    if not done:
+        if time.monotonic() <= child.deadline:
+            return None
+        os.kill(child.pid, signal.SIGKILL)
+        os.waitpid(child.pid, 0)
+        return "killed"
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1, 3):
-        raise RuntimeError(f"pytest exited {code} on {mutant.key}")
-    return mutant, ("survived" if code == 0 else "killed"), time.monotonic() - start
+        raise RuntimeError(f"pytest exited {code} on {child.mutant.key}")
+    return "survived" if code == 0 else "killed"
 
 
 #: Where coverage maps are cached, one JSON file per (module, tests, package sources) hash.
@@ -589,7 +611,12 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: see the module docstring. Exit 0 when every judged module reaches ``--target``."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("modules", nargs="*", help="paths from the repository root (default: every module in TARGETS)")
-    ap.add_argument("--jobs", type=int, default=1, help="parallel workers (each has its own copy of the tree)")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="parallel workers: forked children judged at once (with --isolated: copies of the tree)",
+    )
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per mutant (a timeout counts as killed)")
     ap.add_argument("--lines", help="only mutants on these lines, e.g. 100-180")
     ap.add_argument("--tests", nargs="+", help="run these tests instead of the module's TARGETS entry")
@@ -811,6 +838,8 @@ def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant]
         print(f"{m}: {how} ({len(cmap.tests)} tests, {len(cmap.lines)} lines executed)", flush=True)
 
     judged = [mu for mu in todo if mu.key not in equivalents]
+    if args.jobs > 1 and not args.compare:
+        return _summary(args, modules, todo, equivalents, _run_parallel(args, judged, maps, full))
     results: list[dict[str, object]] = []
     totals = {"targeted": 0.0, "full": 0.0}
     mismatches = 0
@@ -861,6 +890,65 @@ def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant]
             f"{totals['targeted']:.1f} s, whole selection {totals['full']:.1f} s (ratio {ratio:.2f})"
         )
     return _summary(args, modules, todo, equivalents, results)
+
+
+def _run_parallel(
+    args: argparse.Namespace, judged: list[Mutant], maps: dict[str, CoverageMap], full: dict[str, list[str]]
+) -> list[dict[str, object]]:
+    """``--jobs N`` in the forked mode: up to N forked children at once, each judging one mutant exactly as the
+    serial loop of :func:`_run_forked` does (the same test selection; a targeted survivor is queued again with
+    the whole selection under ``--confirm-survivors``). The parent stays single-threaded (children are forked
+    from it and polled), so a fork never copies a lock another thread holds. Rows are recorded in the order the
+    mutants finish; ``--out`` is rewritten after each."""
+    results: list[dict[str, object]] = []
+
+    def record(row: dict[str, object], key: str) -> None:
+        results.append(row)
+        if args.out:
+            Path(args.out).write_text(json.dumps(results, indent=1))
+        n = len(results)
+        if row["outcome"] == "survived":
+            note = " (not covered)" if row.get("note") else ""
+            print(f"[{n}/{len(judged)}] SURVIVED {key}{note}", flush=True)
+        elif n % 25 == 0:
+            print(f"[{n}/{len(judged)}] ...", flush=True)
+
+    #: (mutant, tests to run, how many ("all" or a count), the targeted row a confirmation completes)
+    pending: deque[tuple[Mutant, list[str], str, dict[str, object] | None]] = deque()
+    for mu in judged:
+        cmap = maps.get(mu.module)
+        selected = cmap.select(mu) if cmap is not None and not args.no_coverage else None
+        if selected == []:
+            record(_row(mu, "survived", 0.0, tests=0, note="not covered"), mu.key)
+        else:
+            pending.append((mu, selected or full[mu.module], "all" if selected is None else str(len(selected)), None))
+    running: list[tuple[_Child, str, dict[str, object] | None]] = []
+    while pending or running:
+        while pending and len(running) < args.jobs:
+            mu, paths, ran, confirming = pending.popleft()
+            running.append((_fork_start(mu, args.timeout, paths), ran, confirming))
+        for item in list(running):
+            child, ran, confirming = item
+            outcome = _fork_poll(child)
+            if outcome is None:
+                continue
+            running.remove(item)
+            seconds = time.monotonic() - child.start
+            mu = child.mutant
+            if confirming is not None:
+                confirming.update(full_outcome=outcome, full_seconds=round(seconds, 1))
+                if outcome == "killed":
+                    confirming["outcome"] = "killed"
+                    print(f"killed only by the whole selection: {mu.key}", flush=True)
+                record(confirming, mu.key)
+                continue
+            row = _row(mu, outcome, seconds) if args.no_coverage else _row(mu, outcome, seconds, tests=ran)
+            if outcome == "survived" and args.confirm_survivors and not args.no_coverage and ran != "all":
+                pending.appendleft((mu, full[mu.module], "all", row))
+                continue
+            record(row, mu.key)
+        time.sleep(0.05)
+    return results
 
 
 if __name__ == "__main__":
