@@ -311,6 +311,9 @@ def test_trivial_delta_one_claims_hold_even_where_the_bound_exceeds_one() -> Non
     assert (enc.lower, enc.upper) == (1.0, 1.0) and enc.method.startswith("trivial: the CKS bound")
     assert verdict(decide(ZCDP(50.0), claim("epsilon", F(0), F(1)))[0]) is Verified
     assert verdict(decide(RDP((2.0,), (100.0,)), claim("epsilon", F(0), F(1)))[0]) is Verified
+    # the trivial rule answers a zCDP claim at delta = 1 itself: no epsilon bounds at delta = 1 are reported
+    out, bounds = decide(ZCDP(5.0), claim("epsilon", F(0), F(1)))
+    assert out == Verified("certified (trivial): delta >= 1 holds trivially") and bounds is None
 
 
 def test_tradeoff_claims_verified_only_from_the_upper_end_of_the_profile() -> None:
@@ -687,3 +690,45 @@ def test_cks_order_at_a_huge_epsilon_runs_its_doubling_loop() -> None:
     assert float(al) == pytest.approx(5e299, rel=1e-12)
     enc, used = zcdp_delta_upper(1.0, 1e300)
     assert used == al and (enc.lower, enc.upper) == (0.0, 5e-324)
+
+
+# --- verify/claims.py: an infinite bound, and the composed certificate's wording (mutation survivors, session 32)
+
+
+def _text(out: object) -> str:
+    for name in ("certificate", "counterexample", "reason"):
+        if hasattr(out, name):
+            return str(getattr(out, name))
+    raise AssertionError(out)
+
+
+def test_an_infinite_upper_bound_decides_nothing_and_does_not_crash() -> None:
+    """The CKS conversion of an RDP curve at the float maximum overflows to an upper end of inf: ``_le``
+    compares it as a float (an exact rational comparison would raise OverflowError) and inf verifies no claim."""
+    out, _ = decide(RDP((1.01,), (1.7976931348623157e308,)), claim("epsilon", F(1), F(1, 100000)))
+    assert verdict(out) is Unknown and "inf" in _text(out)
+
+
+def test_a_composed_certificate_names_the_grid_it_was_decided_on() -> None:
+    """The certificate of a composed claim names the grid spacing of the bracket that decided it, the
+    refinement (only when there was one) and the ends' laws."""
+    parts = [GDP(1.0), PureDP(0.5)]
+    pld = [dominating_part(p) for p in parts]
+    first = compose_plds(pld)  # type: ignore[arg-type]
+    iv = first.delta(1.0)
+    laws = "; optimistic law -> lower, pessimistic law -> upper, FFT rounding bounded"
+    res = check_composed_claim(parts, claim("epsilon", F(1), F(iv.upper)), budget=Budget.of(0.0))
+    assert res is not None and verdict(res[0]) is Verified
+    assert f"(grid h = {first.h!r}{laws})" in _text(res[0])  # type: ignore[attr-defined]
+    mid = inside(iv.lower, iv.upper)
+    assert mid is not None
+    res = check_composed_claim(parts, claim("epsilon", F(1), F(mid)))
+    assert res is not None
+    text = _text(res[0])
+    import re
+
+    m = re.search(r"after refinement to (\d+) grid points", text)
+    assert m is not None, text
+    final = compose_plds(pld, points=int(m.group(1)))  # type: ignore[arg-type]
+    assert final.h != first.h  # type: ignore[attr-defined]
+    assert f"(grid h = {final.h!r} after refinement to {m.group(1)} grid points{laws})" in text  # type: ignore[attr-defined]
