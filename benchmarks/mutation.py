@@ -918,7 +918,9 @@ def _run_parallel(
     for mu in judged:
         cmap = maps.get(mu.module)
         selected = cmap.select(mu) if cmap is not None and not args.no_coverage else None
-        if selected == []:
+        if selected == [] and args.confirm_survivors:  # no test executes it (in this process): confirm on all
+            pending.append((mu, full[mu.module], "all", _row(mu, "survived", 0.0, tests=0, note="not covered")))
+        elif selected == []:
             record(_row(mu, "survived", 0.0, tests=0, note="not covered"), mu.key)
         else:
             pending.append((mu, selected or full[mu.module], "all" if selected is None else str(len(selected)), None))

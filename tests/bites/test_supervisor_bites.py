@@ -12,6 +12,7 @@ import math
 import multiprocessing
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -374,3 +375,105 @@ def test_the_cap_never_exceeds_an_inherited_hard_limit(monkeypatch: pytest.Monke
     status, (soft, hard_seen), hard = eval(text)  # noqa: S307 - our own repr of ints
     assert status == "ok" and hard_seen == hard
     assert soft == hard  # capped at the hard limit, not left at the lower inherited soft limit
+
+
+# --- the process-tree helpers the Dask client uses (children, kill_trees, set_subreaper): session 32
+
+CHAIN = """echo $$ >> "$2"
+if [ "$1" -gt 1 ]; then sh "$0" $(($1 - 1)) "$2" & fi
+exec sleep 60
+"""
+
+
+def _chain(tmp_path: object, depth: int) -> tuple[subprocess.Popen[bytes], list[int]]:
+    """A chain of ``depth`` processes (each the parent of the next), started from this process in its own
+    process group (so only a walk of the tree reaches the deeper ones); the pids, root first."""
+    import pathlib
+
+    d = pathlib.Path(str(tmp_path))
+    script, pids = d / "chain.sh", d / "pids"
+    script.write_text(CHAIN)
+    root = subprocess.Popen(["sh", str(script), str(depth), str(pids)])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        got = [int(x) for x in pids.read_text().split()] if pids.exists() else []
+        if len(got) == depth:
+            return root, got
+        time.sleep(0.05)
+    root.kill()
+    root.wait()
+    pytest.fail("the chain did not start")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return _zombie(pid)
+
+
+def test_kill_trees_stops_a_chain_eight_deep(tmp_path: object) -> None:
+    """``children`` sees this process's child and that child's child; ``kill_trees`` walks the tree (eight
+    levels: its bound) and kills every level, though the root leads no process group of its own."""
+    from semidp.verify.supervisor import children, kill_trees
+
+    proc, pids = _chain(tmp_path, 8)
+    root = proc.pid
+    try:
+        assert pids[0] == root and root in children() and children(root) == {pids[1]}
+        assert os.getpgid(root) != root  # killpg cannot reach the deeper levels: only the walk does
+        kill_trees({root})
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not all(_gone(p) for p in pids):
+            time.sleep(0.05)
+        assert [p for p in pids if not _gone(p)] == []
+    finally:
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
+
+
+def test_set_subreaper_returns_the_previous_setting() -> None:
+    from semidp.verify.supervisor import set_subreaper
+
+    old = set_subreaper(True)
+    try:
+        assert set_subreaper(True) is True
+        assert set_subreaper(False) is True
+        assert set_subreaper(False) is False
+    finally:
+        set_subreaper(old)
+
+
+def test_kill_trees_kills_the_group_of_a_root_that_leads_one(tmp_path: object) -> None:
+    """A process of the root's group that is no longer in its tree (its parent exited: an orphan) is reached
+    only through the group, which ``kill_trees`` kills when the root leads it."""
+    import pathlib
+
+    from semidp.verify.supervisor import children, kill_trees
+
+    orphan_file = pathlib.Path(str(tmp_path)) / "orphan"
+    script = f"sh -c 'sleep 60 & echo $! > \"{orphan_file}\"'; exec sleep 60"
+    proc = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (orphan_file.exists() and orphan_file.read_text().strip()):
+            time.sleep(0.05)
+        orphan = int(orphan_file.read_text())
+        while time.monotonic() < deadline and children(proc.pid):  # the intermediate shell has exited
+            time.sleep(0.05)
+        assert os.getpgid(orphan) == proc.pid and orphan not in children(proc.pid)
+        kill_trees({proc.pid})
+        while time.monotonic() < deadline and not _gone(orphan):
+            time.sleep(0.05)
+        assert _gone(orphan)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
