@@ -254,3 +254,33 @@ def test_spec_key(tmp_path: Path) -> None:
     assert spec_key(tmp_path / "specs" / "a.toml", tmp_path / "base.json") == "specs/a.toml"
     outside = Path("/elsewhere/a.toml")
     assert spec_key(outside, tmp_path / "base.json") == outside.resolve().as_posix()
+
+
+def test_summary_of_a_typed_report_reads_both_bounds_of_a_of_t() -> None:
+    """``summary_of`` reads the typed report (here a stand-in with the typed header and guarantee summaries'
+    attributes): a(t)'s value, its lower bound and exactness, the numeric forms and every (epsilon, delta) entry
+    keyed by delta and method -- the same object ``summarize`` makes of the report's JSON."""
+    from types import SimpleNamespace as NS
+
+    from semidp.verify.regression import summary_of
+    from semidp.verify.report import SemiAdjacentInfo
+
+    a = SemiAdjacentInfo(value=4, lower=2, method="m", witness="w", exact=False, scope="actual t")
+    adv = NS(forms={"epsilon": 1.0, "relation": "x", "flag": True}, entries=[NS(delta=1e-6, method="pld", epsilon=2.5)])
+    eff = NS(forms={"rho": 0.5}, entries=[])
+    report = NS(
+        name="s",
+        verdict="holds",
+        checks=[NS(name="a", status="pass")],
+        semi_adjacent_parameter=a,
+        advertised=adv,
+        effective=eff,
+    )
+    assert summary_of(report) == {  # type: ignore[arg-type]
+        "name": "s",
+        "verdict": "holds",
+        "checks": {"a": "pass"},
+        "semi_adjacent_parameter": {"value": 4, "lower": 2, "exact": False},
+        "advertised": {"params": {"epsilon": 1.0}, "epsilon_delta": {"delta=1e-06;pld": 2.5}},
+        "effective": {"params": {"rho": 0.5}, "epsilon_delta": {}},
+    }
