@@ -445,8 +445,9 @@ def _fork_start(mutant: Mutant, timeout: float, paths: list[str]) -> _Child:
 
 
 def _fork_poll(child: _Child) -> str | None:
-    """``None`` while ``child`` runs; then ``"survived"`` (its tests passed) or ``"killed"`` (a test failed, or
-    the timeout passed: the child is killed)."""
+    """``None`` while ``child`` runs; then ``"survived"`` (its tests passed) or ``"killed"`` (a test failed, the
+    timeout passed -- the child is then killed -- or a signal ended it, e.g. the OOM killer on a mutant that
+    bypassed a size check)."""
     done, status = os.waitpid(child.pid, os.WNOHANG)
     if not done:
         if time.monotonic() <= child.deadline:
@@ -455,6 +456,8 @@ def _fork_poll(child: _Child) -> str | None:
         os.waitpid(child.pid, 0)
         return "killed"
     code = os.waitstatus_to_exitcode(status)
+    if code < 0:  # killed by a signal: the kernel's OOM killer on a mutant that bypassed a size check, a crash
+        return "killed"
     if code not in (0, 1, 3):
         raise RuntimeError(f"pytest exited {code} on {child.mutant.key}")
     return "survived" if code == 0 else "killed"
