@@ -1,10 +1,13 @@
 """``[design]`` of a workload spec: the common scale of the measurements' rho that meets a target, certified and tight.
 
 A ``published`` spec with ``measurements`` and a ``[design]`` section (contract: ``specs/README.md``,
-"[design]") is audited as written and, besides, designed: :func:`accountant.workloads.design.design_scale` finds the
-largest factor ``c`` (to 0.1 %) such that the release with every rho multiplied by ``c`` meets ``design.target``
-by the certified upper end of its PLD bracket, in the framework ``design.framework`` (``semi-dp``: the
-query-level worst pair of :mod:`accountant.workloads.accounting` at a(t) <= 2; ``dp``: the advertised replace-one pair).
+"[design]") is audited as written and, besides, designed: the measurements become a
+:class:`~accountant.releases.model.Release` (:func:`accountant.releases.workload.workload_release`, each shift
+stated per coordinate) and :func:`accountant.releases.design.design_release_scale` finds the largest factor ``c``
+(to 0.1 %) such that the release with every rho multiplied by ``c`` meets ``design.target`` by the certified
+upper end of its PLD bracket (the release interpreters' parts), in the framework ``design.framework``
+(``semi-dp``: the query-level worst pair of :mod:`accountant.workloads.accounting` at a(t) <= 2; ``dp``: the
+advertised replace-one pair).
 The report gets a ``design`` object and a ``design`` check (verified: a certified design within the tolerance;
 unknown: the budget ran out first, with the best certified scale so far); ``--out`` writes
 ``<name>.design.csv`` (``geolevel,query,rho``, exact rationals, the format the spec reads) and
@@ -26,19 +29,20 @@ from typing import Any
 from semidp.accountant.core.budget import Budget
 from semidp.accountant.core.errors import InvalidArgument, VerificationError
 from semidp.accountant.core.outcome import Outcome, Unknown, Verified
+from semidp.accountant.releases.accounting import pld_counted_parts, zcdp_exact
+from semidp.accountant.releases.design import design_release_scale
+from semidp.accountant.releases.workload import workload_relation, workload_release
 from semidp.accountant.workloads.accounting import (
     GAUSSIAN_NOISES,
     WorkloadMeasurement,
     workload_bracket,
-    workload_parts,
-    workload_rho,
 )
 from semidp.accountant.workloads.allocation import (
     AllocationResult,
     allocated_measurements,
     design_workload_allocation,
 )
-from semidp.accountant.workloads.design import DESIGN_REL_TOL, ScaleDesign, design_scale, design_scale_zcdp
+from semidp.accountant.workloads.design import DESIGN_REL_TOL, ScaleDesign
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.display import fmt_delta, fmt_down, fmt_up
 from semidp.verify.json_walk import INTERNAL, OMIT_NONE, Walked
@@ -370,7 +374,7 @@ def with_design(ctx: Context, result: KindResult, ms: Sequence[Measurement], noi
             alloc = design_workload_allocation(
                 values,
                 noise,
-                workload_rho(values, noise, semi_radius=radius),
+                _published_rho(values, noise, radius, ctx),
                 framework=d.framework,
                 semi_radius=radius or 2,
                 weights=[m.weight for m in ms],
@@ -382,20 +386,22 @@ def with_design(ctx: Context, result: KindResult, ms: Sequence[Measurement], noi
             values = list(allocated_measurements(values, alloc.rhos, noise))
             summary = _allocation_summary(alloc)
 
-    def parts_at(c: Fraction) -> Any:
-        return workload_parts(scaled(values, c, kept), noise, semi_radius=radius)
-
+    # the workload as a Release, designed over its parameters by the release interpreters (Step 14.1)
+    release = workload_release(values, noise, radius, invariant=ctx.invariant, base=ctx.relation)
+    on = workload_relation(release, radius)
     r: ScaleDesign | None = None
     eps = delta = None
-    if why is None and not parts_at(Fraction(1)):
+    if why is None and not pld_counted_parts(release, on):
         why = "no measurement changes on a neighbouring pair: every scale meets the target"
     if why is None:
         try:
             if g.zcdp is not None:
-                r = design_scale_zcdp(workload_rho(values, noise, semi_radius=radius), g.zcdp)
+                r = design_release_scale(release, rho=g.zcdp, relation=on, kept=kept)
             elif g.epsilon is not None and g.delta is not None:
                 eps, delta = _down(g.epsilon), _down(g.delta)
-                r = design_scale(parts_at, epsilon=eps, delta=delta, budget=Budget.until(ctx.deadline))
+                r = design_release_scale(
+                    release, epsilon=eps, delta=delta, relation=on, kept=kept, budget=Budget.until(ctx.deadline)
+                )
         except InvalidArgument as e:
             why = f"the design could not be evaluated: {e}"
     outcome: Outcome
@@ -482,6 +488,15 @@ def with_design(ctx: Context, result: KindResult, ms: Sequence[Measurement], noi
         final_checks=(*result.final_checks, Check("design", outcome)),
         plots=(*result.plots, *plots),
     )
+
+
+def _published_rho(values: Sequence[WorkloadMeasurement], noise: str, radius: int | None, ctx: Context) -> Fraction:
+    """The published workload's exact zCDP on the design's relation (the allocation's budget)."""
+    release = workload_release(values, noise, radius, invariant=ctx.invariant, base=ctx.relation)
+    rho = zcdp_exact(release, workload_relation(release, radius))
+    if rho is None:  # pragma: no cover - every workload law has an exact zCDP
+        raise InvalidArgument(f"noise = {noise!r}: the workload has no exact zCDP to allocate.")
+    return rho
 
 
 def _plot(
