@@ -312,3 +312,443 @@ def test_epsilon_lower_end_needs_the_real_bound_above_delta() -> None:
         assert br._eps_lower(comp, d) < i * h, (j, d)
         checked += 1
     assert checked > 10
+
+
+# ------------------------------------------------------------------------------ the documented pads, made visible
+#
+# Every float pad of the engine is a multiple of the unit roundoff ``_U`` (plus a few fixed relative margins). The
+# closed forms are accurate to a few ulps, so a pad made smaller (a proof obligation) or larger (needless
+# looseness) hides under the float noise at the real ``_U = 2^-53``. With ``_U`` patched to ``2^-30`` every pad is
+# about 10^7 times the float error: the result must then carry exactly the documented pad (to 1e-12 relative)
+# above (upper ends) or below (lower ends) the exact value, computed at 60 digits. Fixed margins (1e-12, 1e-9,
+# 1e-300) are checked the same way with ``_U = 0``.
+
+U_BIG = 2.0**-30
+
+
+@pytest.fixture
+def big_u(monkeypatch: pytest.MonkeyPatch) -> float:
+    monkeypatch.setattr(pld_engine, "_U", U_BIG)
+    return U_BIG
+
+
+@pytest.fixture
+def no_u(monkeypatch: pytest.MonkeyPatch) -> float:
+    monkeypatch.setattr(pld_engine, "_U", 0.0)
+    return 0.0
+
+
+def close(got: float, want: object, rel: float = 1e-12, absolute: float = 0.0) -> bool:
+    w = REF.mpf(want)
+    return bool(abs(REF.mpf(got) - w) <= rel * abs(w) + absolute)
+
+
+def mp_geometric(alpha: float, n: int) -> mpmath.mpf:
+    a = REF.mpf(alpha)
+    return REF.mpf(n) if alpha == 0 else REF.exp(-a) * (1 - REF.exp(-a * n)) / (1 - REF.exp(-a))
+
+
+def mp_kappa_sq(lam: float, h: float, n: int) -> mpmath.mpf:
+    lm, hm = REF.mpf(lam), REF.mpf(h)
+    return REF.fsum((REF.exp(-lm * hm * m) * (1 - REF.exp(-hm * m))) ** 2 for m in range(1, n + 1))
+
+
+@pytest.mark.parametrize(("lam", "h", "n"), [(0.0, 0.5, 64), (0.5, 0.5, 64), (0.75, 2.0**-10, 1024)])
+def test_kappa_norm_carries_its_documented_pads(monkeypatch: pytest.MonkeyPatch, lam: float, h: float, n: int) -> None:
+    # bound = min(S1 - 2 S2 + S3 + 32 u (S1 + 2 S2 + S3), h^2 a (1 + a) / (1 - a)^3 (1 + 16 u)) (the closed form
+    # only for lambda > 0), then sqrt(bound + 1e-300) (1 + 1e-9)
+    s1, s2, s3 = (mp_geometric(c * h, n) for c in (2 * lam, 2 * lam + 1, 2 * lam + 2))
+    for u in (U_BIG, 0.0):
+        monkeypatch.setattr(pld_engine, "_U", u)
+        diff = s1 - 2 * s2 + s3 + 32 * REF.mpf(u) * (s1 + 2 * s2 + s3)
+        bound = diff
+        if lam > 0:
+            a = REF.exp(-2 * REF.mpf(lam) * h)
+            closed = REF.mpf(h) ** 2 * a * (1 + a) / (1 - a) ** 3 * (1 + 16 * REF.mpf(u))
+            assert abs(closed / diff - 1) > 1e-8  # which one is the minimum is clear
+            bound = min(diff, closed)
+        want = REF.sqrt(bound + REF.mpf(1e-300)) * (1 + REF.mpf(1e-9))
+        got = pld_engine._kappa_norm(lam, h, n)
+        assert close(got, want, 1e-12), (u, got, float(want))
+        assert got >= REF.sqrt(mp_kappa_sq(lam, h, n))
+
+
+def test_kappa_norm_closed_form_is_used_where_the_difference_cancels() -> None:
+    # lambda = 1e6, h = 2^-24 (lambda h n = 61: the infinite closed form is the finite sum to e^-120): the 32 u
+    # pad of the three sums is 2.7 % of the norm squared, the closed form 1.5e-6 above it (1 - e^-x <= x)
+    lam, h, n = 1e6, 2.0**-24, 1024
+    exact = REF.sqrt(mp_kappa_sq(lam, h, n))
+    got = pld_engine._kappa_norm(lam, h, n)
+    assert exact <= got <= exact * (1 + 1e-6)
+
+
+def test_kappa_norm_floor_where_every_exponential_underflows() -> None:
+    # lambda h = 1e4: every e^{-lambda h m} underflows to 0, so the sums are 0; the exact norm is e^-1e4 (1 - e^-1)
+    # > 0, which only the 1e-300 under the square root covers (1e-150, not more)
+    exact = REF.sqrt(mp_kappa_sq(1e4, 1.0, 16))
+    got = pld_engine._kappa_norm(1e4, 1.0, 16)
+    assert 0 < exact <= got <= 1e-150 * (1 + 2e-9)
+
+
+@pytest.mark.parametrize(
+    "parts", [[(0.1, 3), (0.01, 2)], [(0.9, 5)], [(1e-300, 1)], [(0.1, 3), (0.0, 4)], [(0.5, 1), (0.25, 1), (0.3, 7)]]
+)
+def test_inf_mass_carries_its_documented_pad(big_u: float, parts: list[tuple[float, int]]) -> None:
+    # s = sum k log1p(-m), v = -expm1(s), pad = 4 u (1 + #factors) max(1, |s|) (+ 1e-300):
+    # upper min(1, v (1 + pad) + 1e-300), lower max(0, v (1 - pad))
+    factors = [factor(GridLaw(0, np.array([1.0 - m]), m, 1.0), k) for m, k in parts]
+    s = sum(k * REF.log1p(-REF.mpf(m)) for m, k in parts)
+    v = -REF.expm1(s)
+    pad = 4 * REF.mpf(big_u) * (1 + len(parts)) * max(1, abs(s))
+    up, lo = pld_engine._inf_mass(factors, upper=True), pld_engine._inf_mass(factors, upper=False)
+    assert close(up, min(1, v * (1 + pad) + REF.mpf(1e-300)), 1e-13), (up, float(v))
+    assert close(lo, max(0, v * (1 - pad)), 1e-13), (lo, float(v))
+
+
+def dyadic_law(n: int, offset: int, h: float, zero_block: tuple[int, int] | None = None) -> GridLaw:
+    """Masses that are multiples of 2^-20 (sums of a few are exact floats), normalised to about 1."""
+    rng = np.random.default_rng(n)
+    masses = rng.integers(1, 2000, size=n).astype(np.float64)
+    if zero_block is not None:
+        masses[zero_block[0] : zero_block[1]] = 0.0
+    masses = masses * 2.0 ** -math.ceil(math.log2(masses.sum()))
+    return GridLaw(offset, masses, 0.0, h)
+
+
+@pytest.mark.parametrize(("n", "block"), [(1300, (30, 33)), (300, (5, 6)), (1, None), (1024, (0, 2))])
+def test_coarse_bins_move_their_exact_mass_to_the_ends_with_the_documented_pad(
+    big_u: float, n: int, block: tuple[int, int] | None
+) -> None:
+    # w = ceil(n / 512) consecutive grid points per bin; the bin's mass is its exact sum times (1 + (w + 2) u), at
+    # loss h (offset + w b + w - 1) (top, for t >= 0) and h (offset + w b) (bottom, for t < 0); empty bins dropped
+    h, offset = 2.0**-4, -37
+    law = dyadic_law(n, offset, h, block)
+    coarse = pld_engine._Coarse.of(law)
+    w = max(1, -(-n // 512))
+    bins = [(b, math.fsum(law.masses[b * w : (b + 1) * w].tolist())) for b in range(-(-n // w))]
+    kept = [(b, s) for b, s in bins if s > 0]
+    assert coarse.logm.size == len(kept) < len(bins) or block is None
+    assert coarse.loss_hi.tolist() == [h * (offset + w * b + w - 1) for b, _ in kept]
+    assert coarse.loss_lo.tolist() == [h * (offset + w * b) for b, _ in kept]
+    for lm, (_, s) in zip(coarse.logm.tolist(), kept, strict=True):
+        assert close(lm, REF.log(REF.mpf(s) * (1 + (w + 2) * REF.mpf(big_u))), 0.0, 8 * 2.0**-53 * max(1, abs(lm)))
+    # log-MGF: the exact log-sum of the bins at their ends, plus 1e-12 + 4 u |v|
+    for t in (-2.0, -0.5, 0.0, 0.5, 1.0, 3.0):
+        loss = coarse.loss_hi if t >= 0 else coarse.loss_lo
+        v = REF.log(REF.fsum(REF.exp(REF.mpf(a) + t * REF.mpf(b)) for a, b in zip(coarse.logm, loss, strict=True)))
+        got = float(coarse.log_mgf(np.array([t]))[0])
+        assert close(got, v + REF.mpf(1e-12) + 4 * REF.mpf(big_u) * abs(v), 0.0, 1e-14 * (1 + abs(v))), (t, got)
+
+
+def test_coarse_law_without_finite_mass_has_log_mgf_minus_infinity() -> None:
+    coarse = pld_engine._Coarse.of(GridLaw(0, np.zeros(3), 1.0, 1.0))
+    assert coarse.logm.size == 0
+    assert coarse.log_mgf(np.array([-1.0, 0.0, 2.0])).tolist() == [-math.inf] * 3
+
+
+def test_total_log_mgf_adds_the_factors_with_the_documented_pad(big_u: float) -> None:
+    a, b = dyadic_law(700, -3, 2.0**-4), dyadic_law(90, 5, 2.0**-4)
+    fa, fb = factor(a, 3), factor(b, 5)
+    t = np.array([-1.0, 0.0, 0.25, 2.0])
+    s = [3 * REF.mpf(x) + 5 * REF.mpf(y) for x, y in zip(fa.coarse.log_mgf(t), fb.coarse.log_mgf(t), strict=True)]
+    got = pld_engine._total_log_mgf([fa, fb], t)
+    for g, v in zip(got.tolist(), s, strict=True):
+        assert close(g, v + 4 * REF.mpf(big_u) * 2 * abs(v), 0.0, 1e-13 * (1 + abs(v))), (g, float(v))
+
+
+def test_logsumexp_rows_against_60_digits() -> None:
+    a = np.array([[0.0, -1.0, 2.5], [-np.inf, -np.inf, -np.inf], [-700.0, -np.inf, -701.0], [800.0, 799.0, -3.0]])
+    got = pld_engine._logsumexp_rows(a)
+    assert got[1] == -math.inf
+    for g, row in zip(got.tolist(), a.tolist(), strict=True):
+        if math.isfinite(g):
+            want = REF.log(REF.fsum(REF.exp(REF.mpf(x)) for x in row if math.isfinite(x)))
+            assert close(g, want, 4e-16, 1e-15)
+
+
+# ------------------------------------------------------- reading the composed profile: synthetic compositions
+
+
+def synthetic(start: int = 7, n: int = 16, inf_mass: float = 1e-3, above_log: float = -9.0) -> pld_engine._Composed:
+    """A composed profile on the grid indices start - 1 ... start + n - 1, strictly decreasing, with mass at +inf and
+    a Chernoff scale above the window."""
+    log_delta = math.log(0.5) - 0.3 * np.arange(n + 1, dtype=np.float64)
+    return pld_engine._Composed(start, log_delta, inf_mass, above_log, 0.75, start + n - 1, start + n + 40)
+
+
+def mp_v(comp: pld_engine._Composed, j: int) -> mpmath.mpf:
+    return REF.exp(REF.mpf(float(comp.log_delta[j]))) + REF.mpf(comp.inf_mass)
+
+
+@pytest.mark.parametrize("h", [2.0**-3, 256.0])
+def test_delta_from_grid_points_chords_and_outside_the_window(big_u: float, h: float) -> None:
+    u = REF.mpf(big_u)
+    comp = synthetic()
+    size = comp.log_delta.size
+    for j in range(size):
+        i = comp.start - 1 + j
+        v = mp_v(comp, j)
+        # at a grid point: upper v (1 + 8u) + 4u v, lower v (1 - 4u)
+        assert close(pld_engine._delta_from(comp, h, i * h, upper=True), min(1, v * (1 + 12 * u)))
+        assert close(pld_engine._delta_from(comp, h, i * h, upper=False, index=i), v * (1 - 4 * u))
+        # between grid points (upper): the chord in e^eps to the next point, t rounded down by (1 - 8u)
+        for frac in (0.3, 0.97):
+            eps = i * h + frac * h
+            want = v * (1 + 12 * u)
+            if j + 1 < size:
+                t = REF.mpf(math.expm1(eps - i * h) / math.expm1(h)) * (1 - 8 * u)
+                w = mp_v(comp, j + 1)
+                want = (v - t * (v - w)) * (1 + 8 * u) + 4 * u * v
+            assert close(pld_engine._delta_from(comp, h, eps, upper=True), min(1, want), 1e-12), (j, frac)
+    # below the window: upper 1, lower the first grid point's bound
+    for i in (comp.start - 1, comp.start - 2, comp.start - 30):
+        want = 1.0 if i < comp.start - 1 else min(1, mp_v(comp, 0) * (1 + 12 * u))
+        assert close(pld_engine._delta_from(comp, h, i * h, upper=True), want)
+        assert close(pld_engine._delta_from(comp, h, i * h, upper=False, index=i), mp_v(comp, 0) * (1 - 4 * u))
+    # above the window: the lower end is the mass at +inf; the upper end the Chernoff scale
+    # e^{above - lambda h (i - start - size + 1)} until the exact top, the mass at +inf from there
+    for i in range(comp.start + size - 1, comp.exact_top + 3):
+        lo = pld_engine._delta_from(comp, h, i * h, upper=False, index=i)
+        up = pld_engine._delta_from(comp, h, i * h, upper=True)
+        assert lo == comp.inf_mass
+        chernoff = REF.exp(REF.mpf(comp.above_log) - REF.mpf(comp.lam) * h * (i - comp.start - size + 1))
+        assert close(up, comp.inf_mass if i >= comp.exact_top else min(1, comp.inf_mass + chernoff)), i
+
+
+def test_delta_from_chord_only_where_the_profile_falls() -> None:
+    # a flat stretch (w == v): no chord, the grid point's bound
+    comp = synthetic()
+    comp.log_delta[5] = comp.log_delta[4]
+    h = 2.0**-3
+    i = comp.start - 1 + 4
+    assert pld_engine._delta_from(comp, h, (i + 0.5) * h, upper=True) == pld_engine._delta_from(
+        comp, h, i * h, upper=True
+    )
+
+
+def synthetic_bracket(
+    h: float, lower_h: float = 0.0, shift: Fraction = Fraction(0), slack: Fraction = Fraction(0)
+) -> PLDBracket:
+    return PLDBracket(h, (), (), 16, math.inf, lower_h, shift, slack)
+
+
+@pytest.mark.parametrize(
+    ("lower_h", "shift", "slack"), [(0.0, Fraction(0), Fraction(0)), (0.3, Fraction(-1, 3), Fraction(1, 10**6))]
+)
+def test_delta_lower_chord_between_labels(big_u: float, lower_h: float, shift: Fraction, slack: Fraction) -> None:
+    # x = eps - shift + slack (exact); on a label: the label's bound; else the chord between the labels around x
+    # with t = expm1(r) / expm1(h) (1 + 8u) (r = x - i h rounded up), ((1 - t) v0 + t v1) (1 - 8u)
+    u = REF.mpf(big_u)
+    h = 2.0**-3
+    br = synthetic_bracket(h, lower_h, shift, slack)
+    hl = lower_h or h
+    comp = synthetic()
+    checked = 0
+    for j in range(comp.log_delta.size - 1):
+        for frac in (0.0, 0.25, 0.9):
+            x = (comp.start - 1 + j + frac) * Fraction(hl)
+            eps = float(x + shift - slack)
+            xr = Fraction(eps) - shift + slack
+            i = math.floor(xr / Fraction(hl))
+            jj = min(max(i - (comp.start - 1), 0), comp.log_delta.size)
+            v0 = mp_v(comp, jj) * (1 - 4 * u) if jj < comp.log_delta.size else REF.mpf(comp.inf_mass)
+            got = br._delta_lower(comp, eps)
+            if xr == i * Fraction(hl):
+                assert close(got, v0), (j, frac)
+                continue
+            v1 = mp_v(comp, jj + 1) * (1 - 4 * u) if jj + 1 < comp.log_delta.size else REF.mpf(comp.inf_mass)
+            r = REF.mpf(float(xr - i * Fraction(hl)))
+            t = min(1, REF.expm1(r) / REF.expm1(hl) * (1 + 8 * u))
+            assert close(got, ((1 - t) * v0 + t * v1) * (1 - 8 * u), 1e-11), (j, frac, got)
+            checked += 1
+    assert checked > 20
+    # equal neighbours: the label's bound itself, no chord
+    comp.log_delta[4] = comp.log_delta[3]
+    eps = float((comp.start - 1 + 3.5) * Fraction(hl) + shift - slack)
+    got = br._delta_lower(comp, eps)
+    assert close(got, mp_v(comp, 3) * (1 - 4 * u)) or close(got, mp_v(comp, 4) * (1 - 4 * u))
+
+
+def test_delta_lower_without_chord_beyond_the_chord_limit(big_u: float) -> None:
+    br = synthetic_bracket(512.0)
+    comp = synthetic()
+    i = comp.start + 2
+    got = br._delta_lower(comp, (i + 0.5) * 512.0)
+    assert close(got, mp_v(comp, i - comp.start + 2) * (1 - 4 * REF.mpf(big_u)))  # min(v0, v1): the label above
+
+
+@pytest.mark.parametrize(
+    ("lower_h", "shift", "slack"), [(0.0, Fraction(0), Fraction(0)), (0.3, Fraction(-1, 3), Fraction(1, 10**6))]
+)
+def test_eps_lower_stops_at_the_chord_crossing(big_u: float, lower_h: float, shift: Fraction, slack: Fraction) -> None:
+    # the largest label i whose bound (e^ld + inf) (1 - 4u) exceeds delta, then the chord to label i + 1 up to its
+    # crossing: t = (v0 - delta) / (v0 - v1) (1 - 8u) - 4u, off = log1p(t expm1(h)) (1 - 8u); shifted back exactly
+    u = REF.mpf(big_u)
+    h = 2.0**-3
+    hl = lower_h or h
+    br = synthetic_bracket(h, lower_h, shift, slack)
+    comp = synthetic()
+    size = comp.log_delta.size
+    vals = [mp_v(comp, j) * (1 - 4 * u) for j in range(size)]
+    for j in range(size):
+        for between in (0.5, 0.999):
+            hi, lo = vals[j], vals[j + 1] if j + 1 < size else REF.mpf(comp.inf_mass)
+            delta = float(lo + between * (hi - lo))
+            i = comp.start - 1 + j
+            t = max(0, (vals[j] - delta) / (vals[j] - lo) * (1 - 8 * u) - 4 * u)
+            off = REF.log1p(t * REF.expm1(hl)) * (1 - 8 * u)
+            q = i * Fraction(hl) + shift - slack
+            want = max(0, REF.mpf(q.numerator) / q.denominator + off)
+            got = br._eps_lower(comp, delta)
+            assert close(got, want, 1e-12, 1e-15), (j, between, got, float(want))
+    assert br._eps_lower(comp, 0.9) == 0.0  # no label's bound exceeds delta
+
+
+def test_eps_lower_without_chord_beyond_the_chord_limit() -> None:
+    br = synthetic_bracket(512.0)
+    comp = synthetic()
+    d = float(mp_v(comp, 3) * 0.9 + mp_v(comp, 4) * 0.1)
+    assert br._eps_lower(comp, d) == (comp.start - 1 + 3) * 512.0
+
+
+@pytest.mark.parametrize("h", [2.0**-3, 512.0])
+def test_eps_side_upper_end_chord_and_beyond_the_window(big_u: float, h: float) -> None:
+    # the first grid point whose bound (e^ld + inf)(1 + 4u) is <= delta; between it and the point below, the chord
+    # crossing with frac = (v0 - delta) / (v0 - v1) (1 + 8u) + 4u v0 / (v0 - v1), log1p(frac expm1(h)) (1 + 8u), one
+    # ulp up, at most the grid point (h > 256: the grid point)
+    u = REF.mpf(big_u)
+    br = synthetic_bracket(h)
+    comp = synthetic()
+    size = comp.log_delta.size
+    vals = [mp_v(comp, j) * (1 + 4 * u) for j in range(size)]
+    idx0 = comp.start - 1
+    assert br._eps_side(comp, float(vals[0]) * 1.01, upper=True) == idx0 * h
+    for i in range(1, size):
+        for between in (0.3, 0.95):
+            delta = float(vals[i] + between * (vals[i - 1] - vals[i]))
+            got = br._eps_side(comp, delta, upper=True)
+            if h > 256:
+                assert got == (idx0 + i) * h
+                continue
+            v0, v1 = vals[i - 1], vals[i]
+            frac = min(1, (v0 - delta) / (v0 - v1) * (1 + 8 * u) + 4 * u * v0 / (v0 - v1))
+            want = min((idx0 + i - 1) * h + REF.log1p(frac * REF.expm1(h)) * (1 + 8 * u), (idx0 + i) * h)
+            assert close(got, want, 1e-12), (i, between, got, float(want))
+    # beyond the window: (end + ceil((above - log(delta - inf)) / (lambda h))) h, end = start + size - 1
+    end = comp.start + size - 1
+    for delta in (float(vals[-1]) * 0.5, comp.inf_mass * 1.01, comp.inf_mass * 1.5):
+        extra = (comp.above_log - math.log(delta - comp.inf_mass)) / (comp.lam * h)
+        assert br._eps_side(comp, delta, upper=True) == (end + max(0, math.ceil(extra))) * h
+    assert br._eps_side(comp, comp.inf_mass * 0.5, upper=True) == math.inf
+    flat = pld_engine._Composed(comp.start, comp.log_delta, comp.inf_mass, -math.inf, 0.75, comp.top, comp.top)
+    assert br._eps_side(flat, float(vals[-1]) * 0.5, upper=True) == end * h
+    still = pld_engine._Composed(comp.start, comp.log_delta, comp.inf_mass, comp.above_log, 0.0, comp.top, 99)
+    assert br._eps_side(still, float(vals[-1]) * 0.5, upper=True) == math.inf
+
+
+# -------------------------------------------------- the tilted composition's error budget, term by term
+
+
+def tilted_reference(factors: list[pld_engine._Factor], lam: float, u: float) -> dict[str, object]:
+    """Per factor: the tilted masses x (float, as the engine computes them up to an ulp), the log normaliser (60
+    digits), and the documented relative error ``tau`` of the tilted masses; the composition's ``log C``, ``rel``,
+    the tilted mean and variance, and the exact (direct-convolution) composed tilted law with its first index."""
+    h = factors[0].law.h
+    u_ = REF.mpf(u)
+    tau = REF.mpf(0)
+    log_c = REF.mpf(0)
+    mean = var = 0.0
+    comp_off, comp = 0, np.ones(1)
+    g = 0.0
+    for f in factors:
+        law = f.law
+        loss = h * (law.offset + np.arange(law.masses.size, dtype=np.float64))
+        e = [REF.log(REF.mpf(m)) + REF.mpf(lam) * REF.mpf(float(x)) for m, x in zip(law.masses, loss, strict=True)]
+        lm = REF.log(REF.fsum(REF.exp(x) for x in e))
+        x = np.array([float(REF.exp(v - lm)) for v in e])
+        mu = float(np.sum(x * loss))
+        mean += f.count * mu
+        var += f.count * float(np.sum(x * (loss - mu) ** 2))
+        emax = max(abs(v) for v in e)
+        tau = max(tau, 8 * u_ * (2 + emax + abs(lm)) + 4 * u_ * law.masses.size + 4 * u_ * abs(lam) * max(abs(loss)))
+        log_c += f.count * lm
+        g += f.count * math.log(max(1.0, float(np.sum(x)) * (1 + x.size * u)))
+        off, pw = convolve_power(GridLaw(law.offset, x, 0.0, h), f.count)
+        comp_off, comp = comp_off + off, np.convolve(comp, pw)
+    k_total = sum(f.count for f in factors)
+    rel = k_total * tau + 4 * u_ * len(factors) * (1 + abs(log_c))
+    return {"log_c": log_c, "rel": rel, "mean": mean, "var": var, "off": comp_off, "c": comp, "g": g, "k": k_total}
+
+
+def expected_log_delta(
+    factors: list[pld_engine._Factor], lam: float, comp: pld_engine._Composed, upper: bool, u: float
+) -> list[mpmath.mpf | None]:
+    """The documented bound at each window index (module docstring, items 3-5): for a window holding the exact
+    support, inner = finite +- (4 n + 8) u (ya + yb) +- r2 kappa, times e^{+-rel} (1 +- 1e-12), in log plus
+    log C - lambda h i +- (1e-12 + 4 u (|log C| + |lambda h| (|start| + n))); ``None`` where it is -inf."""
+    ref = tilted_reference(factors, lam, u)
+    h = factors[0].law.h
+    u_ = REF.mpf(u)
+    n = comp.log_delta.size - 1
+    c, off, k = ref["c"], ref["off"], ref["k"]
+    assert isinstance(c, np.ndarray) and isinstance(off, int) and isinstance(k, int)
+    assert comp.start == off and c.size <= n  # the window holds the exact support (no aliasing)
+    r2 = REF.mpf(0)
+    if k > 1:
+        rho = 16 * REF.log(n, 2) * u_
+        r2 = REF.exp(REF.mpf(ref["g"])) * ((k + 1) * rho + 3 * k * u_) * (1 + REF.mpf(1e-6))
+    kappa = REF.mpf(pld_engine._kappa_norm(lam, h, n))
+    ba, bb = REF.exp(-REF.mpf(lam) * h), REF.exp(-(REF.mpf(lam) + 1) * h)
+    log_c, rel = REF.mpf(ref["log_c"]), REF.mpf(ref["rel"])
+    pad = REF.mpf(1e-12) + 4 * u_ * (abs(log_c) + abs(REF.mpf(lam) * h) * (abs(comp.start) + n))
+    out: list[mpmath.mpf | None] = []
+    for r in range(-1, n):
+        i = comp.start + r
+        ya = REF.fsum(REF.mpf(float(c[i + m - off])) * ba**m for m in range(1, off + c.size - i) if i + m >= off)
+        yb = REF.fsum(REF.mpf(float(c[i + m - off])) * bb**m for m in range(1, off + c.size - i) if i + m >= off)
+        ferr = (4 * n + 8) * u_ * (ya + yb)
+        if upper:
+            inner = (ya - yb + ferr + r2 * kappa) * REF.exp(rel) * (1 + REF.mpf(1e-12))
+        else:
+            inner = (ya - yb - ferr - r2 * kappa) * REF.exp(-rel) * (1 - REF.mpf(1e-12))
+        if inner <= 0 or i >= off + c.size - 1:
+            out.append(None)
+            continue
+        out.append(REF.log(inner) + log_c - REF.mpf(lam) * h * i + (pad if upper else -pad))
+    return out
+
+
+def budget_laws() -> list[list[pld_engine._Factor]]:
+    h = 2.0**-3
+    one = [factor(dyadic_law(40, -11, h), 1)]
+    two = [factor(dyadic_law(20, -4, h), 3), factor(dyadic_law(9, 6, h), 2)]
+    return [one, two]
+
+
+@pytest.mark.parametrize("which", [0, 1])
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("u", [U_BIG, 0.0])
+def test_tilted_composition_carries_its_documented_error_budget(
+    monkeypatch: pytest.MonkeyPatch, which: int, upper: bool, u: float
+) -> None:
+    # a window that holds the exact support (one part: no FFT; two parts: FFT of 128 points). With _U = 2^-30
+    # every u-term of the budget (tau, rel, ferr, r2, the log's pad) is ~1e-9 or more of the bound, 10^4 times the
+    # float error where the bound is not small; with _U = 0 the fixed 1e-12 margins are what is left.
+    monkeypatch.setattr(pld_engine, "_U", u)
+    factors = budget_laws()[which]
+    lam = 0.5
+    comp = pld_engine._compose_tilted(factors, lam, 2**12, upper=upper)
+    want = expected_log_delta(factors, lam, comp, upper, u)
+    finite = [w for w in want if w is not None]
+    big = max(finite)
+    checked = 0
+    for j, w in enumerate(want):
+        got = float(comp.log_delta[j])
+        if w is None:
+            assert got == -math.inf or not upper, j
+            continue
+        if w < big - 8:  # where the FFT's absolute noise is not negligible
+            continue
+        assert abs(REF.mpf(got) - w) <= 2e-13, (j, got, float(w))
+        checked += 1
+    assert checked >= 10
