@@ -649,7 +649,9 @@ def test_eps_side_upper_end_chord_and_beyond_the_window(big_u: float, h: float) 
 # -------------------------------------------------- the tilted composition's error budget, term by term
 
 
-def tilted_reference(factors: list[pld_engine._Factor], lam: float, u: float) -> dict[str, object]:
+def tilted_reference(
+    factors: list[pld_engine._Factor], lam: float, u: float, *, compose: bool = True
+) -> dict[str, object]:
     """Per factor: the tilted masses x (float, as the engine computes them up to an ulp), the log normaliser (60
     digits), and the documented relative error ``tau`` of the tilted masses; the composition's ``log C``, ``rel``,
     the tilted mean and variance, and the exact (direct-convolution) composed tilted law with its first index."""
@@ -673,8 +675,9 @@ def tilted_reference(factors: list[pld_engine._Factor], lam: float, u: float) ->
         tau = max(tau, 8 * u_ * (2 + emax + abs(lm)) + 4 * u_ * law.masses.size + 4 * u_ * abs(lam) * max(abs(loss)))
         log_c += f.count * lm
         g += f.count * math.log(max(1.0, float(np.sum(x)) * (1 + x.size * u)))
-        off, pw = convolve_power(GridLaw(law.offset, x, 0.0, h), f.count)
-        comp_off, comp = comp_off + off, np.convolve(comp, pw)
+        if compose:
+            off, pw = convolve_power(GridLaw(law.offset, x, 0.0, h), f.count)
+            comp_off, comp = comp_off + off, np.convolve(comp, pw)
     k_total = sum(f.count for f in factors)
     rel = k_total * tau + 4 * u_ * len(factors) * (1 + abs(log_c))
     return {"log_c": log_c, "rel": rel, "mean": mean, "var": var, "off": comp_off, "c": comp, "g": g, "k": k_total}
@@ -752,3 +755,140 @@ def test_tilted_composition_carries_its_documented_error_budget(
         assert abs(REF.mpf(got) - w) <= 2e-13, (j, got, float(w))
         checked += 1
     assert checked >= 10
+
+
+def test_delta_from_upper_end_is_capped_at_one() -> None:
+    # a bound above 1 (the mass at +inf 0.6 plus 0.5 at the first grid point; the Chernoff scale e^2 above the
+    # window) is read as 1, at a grid point, on a chord and above the window
+    comp = synthetic(inf_mass=0.6, above_log=2.0)
+    h = 2.0**-3
+    i0 = comp.start - 1
+    assert pld_engine._delta_from(comp, h, i0 * h, upper=True) == 1.0
+    assert pld_engine._delta_from(comp, h, (i0 + 0.1) * h, upper=True) == 1.0
+    assert pld_engine._delta_from(comp, h, (comp.start + comp.log_delta.size) * h, upper=True) == 1.0
+
+
+# ------------------------------------------------------------------------ sizes: grid, windows, lattice, ranges
+
+
+def window_n(var: float, h: float, exact_n: int, k_total: int, max_points: int) -> tuple[int, bool]:
+    """The documented FFT length: the tilted law's 2 x 8-sd window (+ 16 points) as a power of two in
+    [2^12, max_points], or the exact support's smallest power of two (>= 16) when that fits it (or 2^16 points for at
+    most 64 factors, or a single factor). Returns (n, exact)."""
+    need = int(2 * 8.0 * math.sqrt(var) / h) + 16
+    n = 1 << max(12, min((need - 1).bit_length(), max_points.bit_length() - 1))
+    if exact_n <= max(n, 2**16 if k_total <= 64 else 0) or k_total == 1:
+        return 1 << max(4, (exact_n - 1).bit_length()), True
+    return n, False
+
+
+@pytest.mark.parametrize(
+    ("eps0", "k", "log2h", "max_points", "lam"),
+    [
+        (1.0, 100, -6, 4096, 0.0),  # cut window of 4096
+        (1.0, 100, -6, 4096, 0.5),
+        (1.0, 30, -6, 4096, 0.0),  # exact support 3841 <= 2^16, 30 factors
+        (0.05, 1000, -6, 2**20, 0.0),  # need < 2^11 points: the window's floor 2^12 (the support has 6401)
+        (1.0, 400, -6, 2**20, 0.0),  # need ~ 18200: 2^15 (the support has 51201)
+    ],
+)
+def test_window_is_the_documented_power_of_two(eps0: float, k: int, log2h: int, max_points: int, lam: float) -> None:
+    h = 2.0**log2h
+    law = pld_engine._trim(RandomizedResponsePart(eps0, 2).grid_law(h, pessimistic=True))
+    f = [factor(law, k)]
+    comp = pld_engine._compose_tilted(f, lam, max_points, upper=True)
+    ref = tilted_reference(f, lam, 0.0, compose=False)
+    exact_lo, exact_hi = k * law.offset, k * (law.offset + law.masses.size - 1)
+    n, exact = window_n(float(ref["var"]), h, exact_hi - exact_lo + 1, k, max_points)  # type: ignore[arg-type]
+    assert comp.log_delta.size == n + 1
+    if exact:
+        assert comp.start == exact_lo
+    else:
+        centre = int(round(float(ref["mean"]) / h))  # type: ignore[arg-type]
+        assert comp.start == max(exact_lo, min(centre - n // 2, exact_hi - n + 1))
+    assert comp.top == min(exact_hi, comp.start + n - 1) and comp.exact_top == exact_hi
+
+
+@pytest.mark.parametrize(("size", "k", "n"), [(3, 2, 16), (64, 1, 64), (65, 1, 128), (9, 8, 128), (33, 2, 128)])
+def test_exact_window_is_the_smallest_power_of_two_holding_the_support(size: int, k: int, n: int) -> None:
+    # (size - 1) k + 1 support points: 5 -> 16 (the floor), 64 -> 64, 65 -> 128, 65 -> 128, 65 -> 128
+    law = dyadic_law(size, 3, 2.0**-3)
+    comp = pld_engine._compose_tilted([factor(law, k)], 0.25, 2**12, upper=True)
+    assert comp.log_delta.size == n + 1 and comp.start == 3 * k
+
+
+def test_aliased_window_scale_is_the_documented_chernoff_bound() -> None:
+    # above_log = log C - lambda h (start + n) + pad + log a_up, a_up = (1 + 1e-6) min over the shifts s of
+    # exp(min(M(lambda + s) - log C - s h (start + n), 700)) (M the padded log-MGF bound)
+    h, k, lam = 2.0**-6, 100, 0.0
+    law = pld_engine._trim(RandomizedResponsePart(1.0, 2).grid_law(h, pessimistic=True))
+    f = [factor(law, k)]
+    comp = pld_engine._compose_tilted(f, lam, 4096, upper=True)
+    n = comp.log_delta.size - 1
+    assert comp.start + n <= comp.exact_top  # the window is cut below the top
+    ref = tilted_reference(f, lam, 2.0**-53, compose=False)
+    log_c = ref["log_c"]
+    top = comp.start + n
+    shifts = pld_engine._SHIFTS
+    m = pld_engine._total_log_mgf(f, lam + shifts)
+    a_up = min(REF.exp(min(REF.mpf(float(x)) - log_c - REF.mpf(float(s)) * h * top, 700)) for x, s in zip(m, shifts))
+    a_up *= 1 + REF.mpf(1e-6)
+    pad = REF.mpf(1e-12) + 4 * REF.mpf(2.0**-53) * (abs(log_c) + abs(lam * h) * (abs(comp.start) + n))
+    want = log_c - REF.mpf(lam) * h * top + pad + REF.log(a_up)
+    assert close(comp.above_log, want, 0.0, 1e-11), (comp.above_log, float(want))
+
+
+def test_candidate_tilts_and_shifts() -> None:
+    # the Chernoff tilts: 0 and 97 from 1e-4 to 1e4 (log spaced); the shifts of the aliasing bounds: 49 from 1e-3 to 1e5
+    assert pld_engine._LAMBDAS.tolist() == [0.0, *np.geomspace(1e-4, 1e4, 97).tolist()]
+    assert pld_engine._SHIFTS.tolist() == np.geomspace(1e-3, 1e5, 49).tolist()
+    assert pld_engine._U == 2.0**-53  # the unit roundoff of binary64
+
+
+@pytest.mark.parametrize(
+    ("parts", "points"),
+    [
+        ([(LaplacePart(1.0), 50), (RandomizedResponsePart(0.5, 3), 7)], None),
+        ([(LaplacePart(1.0), 50), (GaussianPart(3.0), 20)], 2**12),
+        ([(RandomizedResponsePart(1.0, 2), 1)], None),  # one mechanism: 2^13 points
+        ([(ApproxDPPart(1.0, 0.0), 3)], None),  # the exact support (6) is narrower than the window
+        ([(RandomizedResponsePart(0.01, 2), 2), (LaplacePart(0.01), 1)], None),  # the widest part's quarter
+    ],
+)
+def test_automatic_grid_is_the_documented_power_of_two(parts: list[tuple[object, int]], points: int | None) -> None:
+    # w = min(exact support, max(2 x 14 sd of the composed law, widest part / 4)); h = 2^ceil(log2(w / points)),
+    # points 2^15 (2^13 for one mechanism) by default
+    k_total = sum(k for _, k in parts)
+    pts = points or (2**13 if k_total == 1 else 2**15)
+    var = sum(k * p.loss_scale() ** 2 for p, k in parts)  # type: ignore[attr-defined]
+    single = max(p.support_width() for p, _ in parts)  # type: ignore[attr-defined]
+    exact = sum(k * p.support_width() for p, k in parts)  # type: ignore[attr-defined]
+    w = min(exact, max(2 * 14.0 * math.sqrt(var), single / 4))
+    br = compose_plds(parts, points=points) if points else compose_plds(parts)  # type: ignore[arg-type]
+    assert isinstance(br, PLDBracket)
+    assert br.h == 2.0 ** math.ceil(math.log2(w / pts))
+
+
+def test_default_sizes() -> None:
+    import inspect
+
+    params = inspect.signature(compose_plds).parameters
+    assert params["max_points"].default == 2**22 and params["points"].default is None
+    assert pld_engine.EXACT_SUPPORT_POINTS == 2**16 and pld_engine.EXACT_SUPPORT_FACTORS == 64
+
+
+def test_lattice_lower_spacing_is_at_most_the_grid() -> None:
+    # Laplace(b = 3): atoms at -+1/3, lattice spacing 2/3; on h = 2^-8 that is 170.7 grid steps, so the labels are
+    # 2/3 / 171 apart (the smallest N with spacing / N <= h), not 2/3 / 170 > h
+    br = compose_plds([(LaplacePart(3.0), 5)], grid=2.0**-8)
+    assert isinstance(br, PLDBracket)
+    assert br.lower_h == (2.0 / 3.0) / 171 and br.lower_h <= br.h
+
+
+def test_epsilon_range_of_delta_queries() -> None:
+    br = compose_plds([(RandomizedResponsePart(1.0, 2), 3)], grid=2.0**-4)
+    assert isinstance(br, PLDBracket)
+    assert br.delta(1e6).upper == 0.0 and br.delta(-1e6).upper == 1.0
+    for bad in (1e6 + 1, -1e6 - 1):
+        with pytest.raises(pld_engine.InvalidArgument, match="epsilon"):
+            br.delta(bad)
