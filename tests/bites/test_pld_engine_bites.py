@@ -353,12 +353,22 @@ def mp_kappa_sq(lam: float, h: float, n: int) -> mpmath.mpf:
     return REF.fsum((REF.exp(-lm * hm * m) * (1 - REF.exp(-hm * m))) ** 2 for m in range(1, n + 1))
 
 
-@pytest.mark.parametrize(("lam", "h", "n"), [(0.0, 0.5, 64), (0.5, 0.5, 64), (0.75, 2.0**-10, 1024)])
-def test_kappa_norm_carries_its_documented_pads(monkeypatch: pytest.MonkeyPatch, lam: float, h: float, n: int) -> None:
+@pytest.mark.parametrize(
+    ("lam", "h", "n", "units"),
+    [
+        (0.0, 0.5, 64, (U_BIG, 0.0)),
+        (0.5, 0.5, 64, (U_BIG, 0.0)),
+        (0.75, 2.0**-10, 1024, (U_BIG, 0.0)),
+        (1e6, 2.0**-24, 1024, (U_BIG,)),  # the closed form is the minimum (the sums cancel to 1e-4 at _U = 0)
+    ],
+)
+def test_kappa_norm_carries_its_documented_pads(
+    monkeypatch: pytest.MonkeyPatch, lam: float, h: float, n: int, units: tuple[float, ...]
+) -> None:
     # bound = min(S1 - 2 S2 + S3 + 32 u (S1 + 2 S2 + S3), h^2 a (1 + a) / (1 - a)^3 (1 + 16 u)) (the closed form
     # only for lambda > 0), then sqrt(bound + 1e-300) (1 + 1e-9)
     s1, s2, s3 = (mp_geometric(c * h, n) for c in (2 * lam, 2 * lam + 1, 2 * lam + 2))
-    for u in (U_BIG, 0.0):
+    for u in units:
         monkeypatch.setattr(pld_engine, "_U", u)
         diff = s1 - 2 * s2 + s3 + 32 * REF.mpf(u) * (s1 + 2 * s2 + s3)
         bound = diff
@@ -790,6 +800,9 @@ def window_n(var: float, h: float, exact_n: int, k_total: int, max_points: int) 
         (1.0, 30, -6, 4096, 0.0),  # exact support 3841 <= 2^16, 30 factors
         (0.05, 1000, -6, 2**20, 0.0),  # need < 2^11 points: the window's floor 2^12 (the support has 6401)
         (1.0, 400, -6, 2**20, 0.0),  # need ~ 18200: 2^15 (the support has 51201)
+        (1.0, 64, -6, 2**20, 0.0),  # 64 factors: the exact support (8193 points) in 2^14 rather than a 2^13 window
+        (1.0, 65, -6, 2**20, 0.0),  # 65 factors: a 2^13 window (need 7800) below the support (8321)
+        (1.0, 325, -5, 2**20, 0.0),  # need 8400: 2^14 (a 7-sd window would fit 2^13)
     ],
 )
 def test_window_is_the_documented_power_of_two(eps0: float, k: int, log2h: int, max_points: int, lam: float) -> None:
@@ -892,3 +905,17 @@ def test_epsilon_range_of_delta_queries() -> None:
     for bad in (1e6 + 1, -1e6 - 1):
         with pytest.raises(pld_engine.InvalidArgument, match="epsilon"):
             br.delta(bad)
+
+
+def test_void_part_makes_the_profile_its_mass_at_infinity() -> None:
+    # an (eps, 1)-DP part has no finite mass: the composed profile is the constant mass at +inf, read from the
+    # pessimistic laws (upper, 1) and the optimistic ones (lower: their mass at +inf, padded down below 1)
+    br = compose_plds([(ApproxDPPart(0.5, 1.0), 1), (LaplacePart(1.0), 2)], grid=2.0**-6)
+    assert isinstance(br, PLDBracket)
+    up = pld_engine._inf_mass(br.upper_factors, upper=True)
+    lo = pld_engine._inf_mass(br.lower_factors, upper=False)
+    assert up == 1.0 and 1 - 1e-12 < lo < 1.0
+    for eps in (-2.0, 0.3, 40.0):
+        assert br.delta(eps) == (lo, up)
+    assert br.epsilon(0.5) == (math.inf, math.inf) and br.epsilon(1.0) == (0.0, 0.0)
+    assert br.epsilon(lo) == (0.0, math.inf)
