@@ -919,3 +919,18 @@ def test_void_part_makes_the_profile_its_mass_at_infinity() -> None:
         assert br.delta(eps) == (lo, up)
     assert br.epsilon(0.5) == (math.inf, math.inf) and br.epsilon(1.0) == (0.0, 0.0)
     assert br.epsilon(lo) == (0.0, math.inf)
+
+
+def test_epsilon_at_exactly_the_mass_at_infinity_with_a_cut_window() -> None:
+    # delta equal to the pessimistic composition's mass at +inf, on a window cut below the support's top: no
+    # Chernoff tail fits under delta - inf = 0 (the old code took log(0): ValueError, an internal error); the
+    # finite part of the grid law vanishes from its exact top on, so that is the upper end
+    br = compose_plds([(ApproxDPPart(0.5, 1e-3), 100), (GaussianPart(3.0), 100)], grid=2.0**-8)
+    assert isinstance(br, PLDBracket)
+    d = pld_engine._inf_mass(br.upper_factors, upper=True)
+    comp = br._composed(br._lambda_for_delta(d), upper=True)
+    assert comp.inf_mass == d and comp.above_log > -math.inf  # the case: a cut window
+    lo, up = br.epsilon(d)
+    assert up == comp.exact_top * br.h and lo <= up
+    assert br.delta(up).upper <= d * (1 + 1e-14)  # the mass at +inf alone, up to the grid point's 12 ulps
+    assert br.epsilon(d * (1 + 1e-9)).upper <= up  # a larger delta: no larger epsilon
