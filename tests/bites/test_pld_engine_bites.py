@@ -833,7 +833,7 @@ def test_exact_window_is_the_smallest_power_of_two_holding_the_support(size: int
 def test_aliased_window_scale_is_the_documented_chernoff_bound() -> None:
     # above_log = log C - lambda h (start + n) + pad + log a_up, a_up = (1 + 1e-6) min over the shifts s of
     # exp(min(M(lambda + s) - log C - s h (start + n), 700)) (M the padded log-MGF bound)
-    h, k, lam = 2.0**-6, 100, 0.0
+    h, k, lam = 2.0**-6, 100, 0.05
     law = pld_engine._trim(RandomizedResponsePart(1.0, 2).grid_law(h, pessimistic=True))
     f = [factor(law, k)]
     comp = pld_engine._compose_tilted(f, lam, 4096, upper=True)
@@ -934,3 +934,49 @@ def test_epsilon_at_exactly_the_mass_at_infinity_with_a_cut_window() -> None:
     assert up == comp.exact_top * br.h and lo <= up
     assert br.delta(up).upper <= d * (1 + 1e-14)  # the mass at +inf alone, up to the grid point's 12 ulps
     assert br.epsilon(d * (1 + 1e-9)).upper <= up  # a larger delta: no larger epsilon
+
+
+class _WidePart:
+    """Stands in for a part whose support is far wider than its loss scale (none of parts.py is: their support is at
+    most 24 scales), the case where the widest part's quarter sets the grid."""
+
+    def __init__(self, scale: float, width: float) -> None:
+        self.scale, self.width = scale, width
+
+    def loss_scale(self) -> float:
+        return self.scale
+
+    def support_width(self) -> float:
+        return self.width
+
+
+def test_automatic_grid_spreads_the_widest_part_over_a_quarter_of_the_points() -> None:
+    parts = [(_WidePart(0.01, 100.0), 1), (_WidePart(0.02, 0.5), 3)]
+    var = 0.01**2 + 3 * 0.02**2
+    w = min(100.0 + 1.5, max(2 * 14.0 * math.sqrt(var), 100.0 / 4))
+    assert w == 25.0
+    assert pld_engine._auto_grid(parts, 2**15) == 2.0 ** math.ceil(math.log2(w / 2**15))  # type: ignore[arg-type]
+
+
+def test_window_length_at_a_power_of_two_boundary() -> None:
+    # two atoms d = 28 apart (h = 1), 332 factors: variance 332 x 196, so need = int(16 x 255.09) + 16 = 4097 points,
+    # one more than 2^12: the window is 2^13 (the support, 9297 points, is longer: a cut window)
+    masses = np.zeros(29)
+    masses[0] = masses[28] = 0.5
+    comp = pld_engine._compose_tilted([factor(GridLaw(0, masses, 0.0, 1.0), 332)], 0.0, 2**20, upper=True)
+    assert comp.log_delta.size == 2**13 + 1 and comp.exact_top == 332 * 28
+
+
+def test_window_ending_one_point_below_the_top_atom_counts_its_mass() -> None:
+    # atoms at 0 and m = 40000 (two factors: 0, m, 2m) with p_top = 1 - 16384 / m: the tilted mean index is
+    # 2 p m = 2m - 32768, so the 2^16 window starts at 2m - 65536 and ends at 2m - 1, one point below the top atom
+    # (start + n == exact_hi): its mass p^2 is above the window and only a_up carries it
+    h, m = 2.0**-10, 40000
+    p = 1 - 16384 / m
+    comp = pld_engine._compose_tilted([factor(two_atom_law(p, m, h), 2)], 0.0, 2**16, upper=True)
+    n = comp.log_delta.size - 1
+    assert comp.start + n == 2 * m and comp.above_log > -math.inf
+    for i in (2 * m - 1, 2 * m - 100, 2 * m - 5000):
+        ref = three_atom_profile(p, m, h, i)
+        got = pld_engine._delta_from(comp, h, i * h, upper=True)
+        assert got >= ref > 0.0, (i, got, ref)
