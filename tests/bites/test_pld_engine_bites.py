@@ -634,7 +634,7 @@ def test_eps_side_upper_end_chord_and_beyond_the_window(big_u: float, h: float) 
     idx0 = comp.start - 1
     assert br._eps_side(comp, float(vals[0]) * 1.01, upper=True) == idx0 * h
     for i in range(1, size):
-        for between in (0.3, 0.95):
+        for between in (0.3, 0.95, 1e-9):  # 1e-9: frac reaches 1 (capped), the crossing is the grid point
             delta = float(vals[i] + between * (vals[i - 1] - vals[i]))
             got = br._eps_side(comp, delta, upper=True)
             if h > 256:
@@ -868,6 +868,8 @@ def test_candidate_tilts_and_shifts() -> None:
         ([(ApproxDPPart(1.0, 0.0), 3)], None),  # the exact support (6) is narrower than the window
         ([(RandomizedResponsePart(0.01, 2), 2), (LaplacePart(0.01), 1)], None),
         ([(RandomizedResponsePart(0.1, 2), 100)], None),  # scale 0.1: variance 1, the exact support 20 is narrower
+        ([(RandomizedResponsePart(0.5, 2), 302)], None),  # 28 sd = 243.3: just below 2^8 points of 2^-7
+        ([(RandomizedResponsePart(0.5, 2), 345)], None),  # 28 sd = 260.0: just above
     ],
 )
 def test_automatic_grid_is_the_documented_power_of_two(parts: list[tuple[object, int]], points: int | None) -> None:
@@ -985,3 +987,13 @@ def test_window_ending_one_point_below_the_top_atom_counts_its_mass() -> None:
         ref = three_atom_profile(p, m, h, i)
         got = pld_engine._delta_from(comp, h, i * h, upper=True)
         assert got >= ref > 0.0, (i, got, ref)
+
+
+def test_eps_side_never_below_zero() -> None:
+    # a window starting below 0 (negative losses): the answer is clipped at 0, on a coarse grid (no chord) too
+    for h in (2.0**-3, 512.0):
+        br = synthetic_bracket(h)
+        comp = synthetic(start=-3)
+        d = float(mp_v(comp, 2) * 0.5 + mp_v(comp, 1) * 0.5)
+        assert br._eps_side(comp, d, upper=True) == 0.0
+        assert br._eps_side(comp, float(mp_v(comp, 0)) * 1.1, upper=True) == 0.0
