@@ -997,3 +997,12 @@ def test_eps_side_never_below_zero() -> None:
         d = float(mp_v(comp, 2) * 0.5 + mp_v(comp, 1) * 0.5)
         assert br._eps_side(comp, d, upper=True) == 0.0
         assert br._eps_side(comp, float(mp_v(comp, 0)) * 1.1, upper=True) == 0.0
+
+
+def test_equal_parts_are_merged_with_their_counts() -> None:
+    part = RandomizedResponsePart(0.5, 2)
+    br = compose_plds([(part, 2), RandomizedResponsePart(0.5, 2), (part, 3)], grid=2.0**-6)
+    ref = compose_plds([(part, 6)], grid=2.0**-6)
+    assert isinstance(br, PLDBracket) and isinstance(ref, PLDBracket)
+    assert br.count == 6 and len(br.upper_factors) == 1 and br.upper_factors[0].count == 6
+    assert br.delta(1.0) == ref.delta(1.0)
