@@ -1006,3 +1006,26 @@ def test_equal_parts_are_merged_with_their_counts() -> None:
     assert isinstance(br, PLDBracket) and isinstance(ref, PLDBracket)
     assert br.count == 6 and len(br.upper_factors) == 1 and br.upper_factors[0].count == 6
     assert br.delta(1.0) == ref.delta(1.0)
+
+
+def test_single_laplace_closed_form_brackets_the_exact_ratio() -> None:
+    # D = sensitivity / b = 1/3 is not a float: the closed form's two ends are the floats on either side of it
+    br = compose_plds([LaplacePart(3.0)])
+    assert isinstance(br, pld_engine.LaplaceBracket)
+    third = Fraction(1, 3)
+    assert Fraction(br.d_lower) < third < Fraction(br.d_upper) and br.d_upper == math.nextafter(br.d_lower, 1.0)
+
+
+def test_query_tilts_are_the_chernoff_minimisers_among_the_candidates() -> None:
+    # the tilt of a delta(eps) query minimises log M(lam) - lam eps over the candidates (0 included); of an
+    # epsilon(delta) query, (log M(lam) - log delta) / lam over the positive ones
+    br = compose_plds([(RandomizedResponsePart(0.5, 2), 40), (LaplacePart(2.0), 10)], grid=2.0**-6)
+    assert isinstance(br, PLDBracket)
+    lams = pld_engine._LAMBDAS
+    lm = pld_engine._total_log_mgf(br.upper_factors, lams)
+    for eps in (0.0, 3.0, 12.0):
+        assert br._lambda_for_eps(eps) == lams[int(np.argmin(lm - lams * eps))]
+    for delta in (0.5, 1e-3, 1e-12):
+        want = lams[1:][int(np.argmin((lm[1:] - math.log(delta)) / lams[1:]))]
+        assert br._lambda_for_delta(delta) == want > 0
+    assert len({br._lambda_for_delta(d) for d in (0.5, 1e-3, 1e-12)}) == 3  # the queries reach different tilts
