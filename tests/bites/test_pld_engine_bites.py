@@ -1029,3 +1029,19 @@ def test_query_tilts_are_the_chernoff_minimisers_among_the_candidates() -> None:
         want = lams[1:][int(np.argmin((lm[1:] - math.log(delta)) / lams[1:]))]
         assert br._lambda_for_delta(delta) == want > 0
     assert len({br._lambda_for_delta(d) for d in (0.5, 1e-3, 1e-12)}) == 3  # the queries reach different tilts
+
+
+def test_trim_drops_zero_ends_only() -> None:
+    law = GridLaw(3, np.array([0.0, 0.0, 0.25, 0.0, 0.5, 0.0]), 0.25, 0.5)
+    t = pld_engine._trim(law)
+    assert t.offset == 5 and t.masses.tolist() == [0.25, 0.0, 0.5] and t.inf_mass == 0.25 and t.h == 0.5
+    void = pld_engine._trim(GridLaw(-2, np.zeros(4), 1.0, 0.5))
+    assert void.offset == -2 and void.masses.tolist() == [0.0] and void.inf_mass == 1.0
+
+
+def test_epsilon_at_exactly_the_mass_at_infinity_is_the_pure_dp_cap() -> None:
+    # 40 x (0.5, 1e-3): at delta equal to the (upper) mass at +inf the finite part must vanish: eps = 20, the cap
+    br = compose_plds([(ApproxDPPart(0.5, 1e-3), 40)], grid=2.0**-7)
+    assert isinstance(br, PLDBracket)
+    d = pld_engine._inf_mass(br.upper_factors, upper=True)
+    assert br.epsilon(d).upper == 20.0
