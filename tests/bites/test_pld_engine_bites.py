@@ -1045,3 +1045,37 @@ def test_epsilon_at_exactly_the_mass_at_infinity_is_the_pure_dp_cap() -> None:
     assert isinstance(br, PLDBracket)
     d = pld_engine._inf_mass(br.upper_factors, upper=True)
     assert br.epsilon(d).upper == 20.0
+
+
+def test_two_mechanisms_are_tilted_in_the_tail() -> None:
+    # untilted, the FFT's rounding noise (1e-16 of the peak) swamps a 1e-14 tail: epsilon's bracket is then 5 wide;
+    # tilted (any composition of two or more mechanisms), it is 1e-4 wide
+    br = compose_plds([(GaussianPart(1.0), 1), (LaplacePart(1.0), 1)], grid=2.0**-8)
+    assert isinstance(br, PLDBracket) and br.count == 2
+    lo, up = br.epsilon(1e-14)
+    assert up - lo < 1e-3
+    dlo, dup = br.delta(9.0)
+    assert 0.0 < dlo <= dup < dlo * (1 + 1e-2)
+
+
+def test_delta_lower_uses_the_chord_up_to_h_256(big_u: float) -> None:
+    u = REF.mpf(big_u)
+    br = synthetic_bracket(256.0)
+    comp = synthetic()
+    i = comp.start + 2
+    x = i * 256.0 + 200.0
+    v0, v1 = (mp_v(comp, i - comp.start + 1 + d) * (1 - 4 * u) for d in (0, 1))
+    t = min(1, REF.expm1(200) / REF.expm1(256) * (1 + 8 * u))
+    assert close(br._delta_lower(comp, x), ((1 - t) * v0 + t * v1) * (1 - 8 * u), 1e-11)
+
+
+def test_bracket_defaults_and_points_floor() -> None:
+    br = PLDBracket(1.0, (), (), 16)
+    assert br.loss_cap == math.inf and br.lower_h == 0.0 and br.lower_shift == 0 and br.lower_slack == 0
+    part = RandomizedResponsePart(0.5, 2)
+    assert isinstance(compose_plds([(part, 3)], points=16), PLDBracket)
+    with pytest.raises(pld_engine.InvalidArgument, match="points"):
+        compose_plds([(part, 3)], points=15)
+    assert isinstance(compose_plds([(part, 3)], max_points=16), PLDBracket)
+    with pytest.raises(pld_engine.InvalidArgument, match="max_points"):
+        compose_plds([(part, 3)], max_points=15)
