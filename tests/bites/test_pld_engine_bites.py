@@ -1079,3 +1079,34 @@ def test_bracket_defaults_and_points_floor() -> None:
     assert isinstance(compose_plds([(part, 3)], max_points=16), PLDBracket)
     with pytest.raises(pld_engine.InvalidArgument, match="max_points"):
         compose_plds([(part, 3)], max_points=15)
+
+
+def test_lower_end_subtracts_exactly_the_documented_chernoff_bound_from_below() -> None:
+    # the mirror case of a cut window (atom at 0 below it, none above): between the wrapped atom and the top atom the
+    # finite part is exact, so the lower end is the truth minus a_low = (1 + 1e-6) min over the shifts s of
+    # exp(min(M(lambda - s) - log C + s h (start - 1), 700)), up to the 1e-11 of the other terms
+    h, m, p = 2.0**-10, 40000, 0.9
+    f = [factor(two_atom_law(p, m, h), 2)]
+    comp = pld_engine._compose_tilted(f, 0.0, 2**16, upper=False)
+    assert comp.start > 0 and comp.above_log == -math.inf
+    log_c = tilted_reference(f, 0.0, 2.0**-53, compose=False)["log_c"]
+    shifts = pld_engine._SHIFTS
+    mgf = pld_engine._total_log_mgf(f, 0.0 - shifts)
+    a_low = min(
+        REF.exp(min(REF.mpf(float(x)) - log_c + REF.mpf(float(s)) * h * (comp.start - 1), 700))  # type: ignore[operator]
+        for x, s in zip(mgf, shifts, strict=True)
+    ) * (1 + REF.mpf(1e-6))
+    assert 1e-4 < a_low < 0.5
+    for i in (66000, 70000, 75000, 79000):
+        ref = three_atom_profile(p, m, h, i)
+        got = pld_engine._delta_from(comp, h, i * h, upper=False, index=i)
+        assert close(got, ref - a_low, 0.0, 1e-10), (i, got, ref, float(a_low))
+
+
+def test_eps_lower_label_needs_its_padded_bound_above_delta(big_u: float) -> None:
+    # delta between a label's padded bound (e^ld + inf)(1 - 4u) and the unpadded one: the label does not qualify
+    br = synthetic_bracket(2.0**-3)
+    comp = synthetic()
+    for j in (2, 5, 9):
+        d = float(mp_v(comp, j) * (1 - 2 * REF.mpf(big_u)))
+        assert br._eps_lower(comp, d) < (comp.start - 1 + j) * 2.0**-3
