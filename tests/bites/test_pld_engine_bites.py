@@ -1110,3 +1110,36 @@ def test_eps_lower_label_needs_its_padded_bound_above_delta(big_u: float) -> Non
     for j in (2, 5, 9):
         d = float(mp_v(comp, j) * (1 - 2 * REF.mpf(big_u)))
         assert br._eps_lower(comp, d) < (comp.start - 1 + j) * 2.0**-3
+
+
+def test_eps_lower_pad_is_four_units(big_u: float) -> None:
+    # a label qualifies with (e^ld + inf)(1 - 4u) > delta: at 3.5 units below the bound it does not, at 4.5 it does
+    br = synthetic_bracket(2.0**-3)
+    comp = synthetic()
+    for j in (2, 5, 9):
+        label = (comp.start - 1 + j) * 2.0**-3
+        assert br._eps_lower(comp, float(mp_v(comp, j) * (1 - REF.mpf(3.5) * big_u))) < label
+        assert br._eps_lower(comp, float(mp_v(comp, j) * (1 - REF.mpf(4.5) * big_u))) >= label
+
+
+def test_lattice_spacing_just_above_the_chord_limit(big_u: float) -> None:
+    # lower_h = 256.5 (a lattice spacing, not a power of two) is beyond CHORD_MAX_H = 256: no chord, the label above
+    br = synthetic_bracket(2.0**-3, 256.5)
+    comp = synthetic()
+    i = comp.start + 2
+    got = br._delta_lower(comp, i * 256.5 + 100.0)
+    assert close(got, mp_v(comp, i - comp.start + 2) * (1 - 4 * REF.mpf(big_u)))
+
+
+def test_eps_side_at_the_mass_at_infinity_is_clipped_at_zero() -> None:
+    log_delta = np.full(17, math.log(0.5))
+    comp = pld_engine._Composed(-40, log_delta, 1e-3, -9.0, 0.75, -25, -20)  # exact top below 0
+    assert synthetic_bracket(2.0**-3)._eps_side(comp, 1e-3, upper=True) == 0.0
+
+
+def test_queries_do_not_change_the_bracket_repr() -> None:
+    br = compose_plds([(RandomizedResponsePart(0.5, 2), 3)], grid=2.0**-4)
+    before = repr(br)
+    br.epsilon(1e-3)
+    br.delta(0.5)
+    assert repr(br) == before
