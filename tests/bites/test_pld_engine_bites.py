@@ -1143,3 +1143,25 @@ def test_queries_do_not_change_the_bracket_repr() -> None:
     br.epsilon(1e-3)
     br.delta(0.5)
     assert repr(br) == before
+
+
+def test_eps_side_accepts_a_grid_point_whose_bound_equals_delta() -> None:
+    br = synthetic_bracket(2.0**-3)
+    comp = synthetic()
+    vals = (np.exp(comp.log_delta) + comp.inf_mass) * (1 + 4 * pld_engine._U)  # the grid points' bounds, as floats
+    assert br._eps_side(comp, float(vals[5]), upper=True) == (comp.start - 1 + 5) * 2.0**-3
+
+
+def test_eps_lower_uses_the_chord_up_to_h_256() -> None:
+    br = synthetic_bracket(256.0)
+    comp = synthetic()
+    d = float(mp_v(comp, 3) * 0.5 + mp_v(comp, 4) * 0.5)
+    label = (comp.start - 1 + 3) * 256.0
+    assert label < br._eps_lower(comp, d) < label + 256.0
+
+
+def test_composed_profiles_are_frozen_slotted_values() -> None:
+    comp = synthetic()
+    assert not hasattr(comp, "__dict__")
+    with pytest.raises(AttributeError):
+        comp.start = 3  # type: ignore[misc]
