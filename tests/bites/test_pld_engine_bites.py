@@ -1165,3 +1165,12 @@ def test_composed_profiles_are_frozen_slotted_values() -> None:
     assert not hasattr(comp, "__dict__")
     with pytest.raises(AttributeError):
         comp.start = 3  # type: ignore[misc]
+
+
+def test_window_length_at_exactly_a_power_of_two() -> None:
+    # d = 30, 289 factors: sd = 255 exactly, need = 16 x 255 + 16 = 4096 points, which 2^12 holds (the support
+    # has 8671 points: a cut window)
+    masses = np.zeros(31)
+    masses[0] = masses[30] = 0.5
+    comp = pld_engine._compose_tilted([factor(GridLaw(0, masses, 0.0, 1.0), 289)], 0.0, 2**20, upper=True)
+    assert comp.log_delta.size == 2**12 + 1 and comp.exact_top == 289 * 30
