@@ -1174,3 +1174,17 @@ def test_window_length_at_exactly_a_power_of_two() -> None:
     masses[0] = masses[30] = 0.5
     comp = pld_engine._compose_tilted([factor(GridLaw(0, masses, 0.0, 1.0), 289)], 0.0, 2**20, upper=True)
     assert comp.log_delta.size == 2**12 + 1 and comp.exact_top == 289 * 30
+
+
+def test_one_mechanism_wider_than_the_exact_support_limit() -> None:
+    # a single part's grid law of 2^18+ points (more than EXACT_SUPPORT_POINTS): still one exact window, no FFT
+    br = compose_plds([RandomizedResponsePart(1.0, 2)], grid=2.0**-18)
+    assert isinstance(br, PLDBracket) and br.count == 1
+    comp = pld_engine._compose_tilted([factor(br.upper_factors[0].law, 1)], 0.0, 2**12, upper=True)
+    assert comp.log_delta.size - 1 >= br.upper_factors[0].law.masses.size > 2**16
+
+
+def test_epsilon_of_delta_zero_is_an_invalid_argument() -> None:
+    br = compose_plds([(RandomizedResponsePart(1.0, 2), 3)], grid=2.0**-6)
+    with pytest.raises(pld_engine.InvalidArgument, match="delta"):
+        br.epsilon(0.0)
