@@ -571,6 +571,8 @@ class PLDBracket:
             end = comp.start + comp.log_delta.size - 1
             if comp.above_log == -math.inf:
                 return max(0.0, end * h)
+            if delta <= comp.inf_mass:  # no Chernoff tail fits under delta: the finite part vanishes at the exact top
+                return max(0.0, comp.exact_top * h)
             if comp.lam <= 0:
                 return math.inf
             extra = (comp.above_log - math.log(delta - comp.inf_mass)) / (comp.lam * h)
