@@ -741,7 +741,7 @@ def check_dominated(law: GridLaw, losses: list[mpmath.mpf], qs: list[mpmath.mpf]
     for e in sorted(set(labels) | set(losses)):
         lw = sum(
             (REF.mpf(m) * (1 - REF.exp(e - lb)) for m, lb in zip(law.masses.tolist(), labels, strict=True) if lb > e),
-            REF.mpf(0),
+            REF.mpf(law.inf_mass),
         )
         tr = sum((qi * (1 - REF.exp(e - li)) for qi, li in zip(qs, losses, strict=True) if li > e), REF.mpf(0))
         assert lw <= tr, (float(e), float(lw), float(tr), float((lw - tr) / tr))
@@ -791,3 +791,104 @@ def test_merge_down_pair_is_dominated_by_every_pair_its_inputs_allow_and_tight(
     )
     tr = qs[1] * (1 - REF.exp(losses[0] - losses[1]))
     assert 0 <= (tr - lw) / tr <= max_gap, float((tr - lw) / tr)
+
+
+def test_merge_down_never_moves_a_cell_whose_p_mass_underflowed() -> None:
+    # Two cells at h = 1 with Q-masses 2^-1070: the lower one's P-mass e^{-0.9} 2^-1070 is below the subnormal range
+    # (given as w = 0.0: its true value is unknown), so its deficit is unbounded and it must stay; moved whole (as if
+    # its deficit were none), its label 1 would claim a likelihood ratio its outputs do not have.
+    q0 = q1 = 2.0**-1070
+    w1 = float(REF.mpf(q1) * REF.exp(-REF.mpf(0.05)))  # a subnormal: the truth is defined by it
+    q, w = np.array([q0, q1]), np.array([0.0, w1])
+    losses = [REF.mpf(0.9), 1 + REF.log(REF.mpf(q1) / REF.mpf(w1))]
+    law = pld_parts._merge_down(0, q, w, 1.0, 0.0)
+    assert law.masses[0] > 0.0
+    check_dominated(law, losses, [REF.mpf(q0), REF.mpf(q1)])
+
+
+def test_merge_down_of_empty_cells_is_an_empty_law() -> None:
+    law = pld_parts._merge_down(3, np.zeros(4), np.zeros(4), 2.0**-3, 0.0)
+    assert (law.offset, law.masses.tolist(), law.inf_mass, law.h) == (3, [0.0], 0.0, 2.0**-3)
+
+
+@pytest.mark.parametrize("n", [6, 1030])
+def test_relabel_fractions_with_no_excess_or_no_deficit(n: int) -> None:
+    # Greedy (n <= GREEDY_CELLS) and one-pass branches: a cell with no excess above it (e_lo = 0) never moves, one
+    # with no deficit (d_hi = 0, its likelihood ratio already at the label above) may move whole; 0 / 0 is no move
+    # (never a NaN), and every fraction is valid: x_{i-1} d_hi <= (1 - x_i) e_lo.
+    e_lo = np.tile([0.0, 1.0, 0.0, 2.0, 1.0, 0.5], n // 6 + 1)[:n]
+    d_hi = np.tile([0.0, 0.0, 1.0, 0.5, 0.0, 4.0], n // 6 + 1)[: n - 1]
+    x = pld_parts._relabel_fractions(e_lo, d_hi)
+    assert np.all(np.isfinite(x)) and np.all((x >= 0.0) & (x <= 1.0)) and x[-1] == 0.0
+    assert np.all(x[:-1] * d_hi <= (1.0 - x[1:]) * e_lo[1:])
+    assert np.all(x[:-1][e_lo[1:] == 0.0] == 0.0)
+    free = (d_hi == 0.0) & (e_lo[1:] > 0.0) & (x[1:] == 0.0)
+    assert np.any(free) and np.all(x[:-1][free] == 1.0)
+
+
+def test_relabelling_is_the_greedy_up_to_1024_cells_and_one_pass_beyond() -> None:
+    # the documented switch (GREEDY_CELLS = 1024): the greedy's fractions differ from the one-pass choice on cells
+    # whose ratio r < 1 lies below a mover
+    rng = np.random.default_rng(2)
+    for n, greedy in ((1024, True), (1025, False)):
+        e_lo, d_hi = rng.uniform(0.2, 1.0, n), rng.uniform(0.5, 1.5, n - 1)
+        x = pld_parts._relabel_fractions(e_lo, d_hi)
+        r = e_lo[1:] / d_hi * (1.0 - 1e-12)
+        want = [0.0] * n
+        for i in range(n - 1, 0, -1):
+            want[i - 1] = (
+                min(1.0, (1.0 - want[i]) * r[i - 1]) if greedy else (min(1.0, r[i - 1]) if (n - i) % 2 else 0.0)
+            )
+        assert x.tolist() == want, n
+
+
+def test_part_size_limit_is_two_to_the_24_points() -> None:
+    pld_parts._check_points(2**24, "x")
+    with pytest.raises(InvalidArgument, match="x needs"):
+        pld_parts._check_points(2**24 + 1, "x")
+
+
+def test_discrete_gaussian_size_check_counts_its_2t_plus_1_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sigma^2 = 1, default tail: t = ceil(sqrt(2 ln 1e30 + 4)) + 1 = 13, so 27 outcomes (losses -12.5 .. 13.5: 15
+    # grid points at h = 2); a cap of exactly 27 lets it through, 26 refuses it
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 27)
+    assert DiscreteGaussianPart(1.0).grid_law(2.0, pessimistic=True).masses.size <= 15
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 26)
+    with pytest.raises(InvalidArgument, match="DiscreteGaussianPart needs 27"):
+        DiscreteGaussianPart(1.0).grid_law(2.0, pessimistic=True)
+
+
+def test_part_arguments_are_checked_and_widths_stated() -> None:
+    with pytest.raises(InvalidArgument, match="k"):
+        RandomizedResponsePart(1.0, 1)
+    with pytest.raises(InvalidArgument, match="delta"):
+        ApproxDPPart(1.0, 1.5)
+    assert ApproxDPPart(1.0, 1.0).delta == 1.0
+    # the loss ranges [-eps, eps]: width 2 eps (1e-6 at eps = 0, a grid must still be chosen)
+    assert RandomizedResponsePart(1.5, 3).support_width() == 3.0 and ApproxDPPart(1.5).support_width() == 3.0
+    assert RandomizedResponsePart(0.0).support_width() == 1e-6 and ApproxDPPart(0.0).loss_scale() == 1e-6
+    assert RandomizedResponsePart(1.5).loss_scale() == 1.5 and DiscreteLaplacePart(0.5, 2).support_width() == 8.0
+
+
+def test_connect_the_dots_pads_the_point_where_two_cells_meet(monkeypatch: pytest.MonkeyPatch) -> None:
+    # REL_PAD = 0, exact inputs. Cell 0 (P-mass 0) puts its whole Q-mass 1/2 on its upper end, cell 1 (likelihood
+    # ratio 1 at its lower edge) its whole 2^-56 on its lower end: the two meet at point 1, where the float sum
+    # 1/2 + 2^-56 rounds to 1/2. Only the law's final (1 + 4u) gives the lost 2^-56 back.
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    law = pld_parts._grid_from_cells(0, np.array([0.5, 2.0**-56]), np.array([0.0, 2.0**-56]), 2.0**-4, pessimistic=True)
+    assert law.masses[0] == 0.0 and law.masses[2] == 0.0
+    assert exact_mass(law) >= Fraction(1, 2) + Fraction(2) ** -56
+    assert exact_mass(law) <= (Fraction(1, 2) + Fraction(2) ** -56) * (1 + 8 * Fraction(U))
+
+
+def test_lattice_law_rounds_its_cells_down_by_their_sum_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    # REL_PAD = 0, exact inputs on separate labels: atoms 1/4 at labels 0 and 4, continuous cells (Q-mass = P-mass
+    # times e^{edge}: nothing moves) with power-of-two masses at labels 1 .. 3. Each cell's mass is rounded down by
+    # its sum's 2u and the relabelling's 8u, exactly 10u (a cell padded up instead ends above its true mass).
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    cq = np.array([2.0**-3, 2.0**-4, 2.0**-5])
+    law = pld_parts.lattice_from_atoms(
+        np.array([0.0, 2.0]), np.array([0.25, 0.25]), 0.0, 0.5, 0.0, exact=np.ones(2, bool), cells=(1, cq, cq, 0.0)
+    )
+    assert law.offset == 0 and law.slack == 0.0
+    assert [Fraction(x) for x in law.masses[1:4].tolist()] == [Fraction(c) * (1 - 10 * Fraction(U)) for c in cq]
