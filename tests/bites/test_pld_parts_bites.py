@@ -597,6 +597,12 @@ def test_lattice_slack_covers_an_inexact_loss() -> None:
     )
     assert Fraction(law.slack) >= Fraction(pld_parts.LOSS_PAD) * Fraction(3, 2)
     assert law.slack < 4 * pld_parts.LOSS_PAD
+    # LOSS_PAD is 16 ulps of the loss (u = 2^-53): a few ulps of a closed form, with room
+    assert (
+        Fraction(16 * 2.0**-53) * Fraction(3, 2)
+        <= Fraction(law.slack)
+        <= Fraction(16 * 2.0**-53) * Fraction(3, 2) * (1 + Fraction(1, 10**6))
+    )
 
 
 def test_laplace_optimistic_law_keeps_an_inexact_low_atom_below_its_cells() -> None:
@@ -632,6 +638,9 @@ U = 2.0**-53
 def test_parts_and_laws_are_slotted_values(obj: object) -> None:
     # house style R1: frozen slotted value objects (no per-instance __dict__: no stray attribute can hide a typo)
     assert not hasattr(obj, "__dict__")
+    name = next(iter(getattr(obj, "__dataclass_fields__", None) or obj._fields))  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):  # frozen
+        setattr(obj, name, 2.0)
 
 
 def test_merge_spans_exactly_the_union_of_its_laws() -> None:
@@ -891,4 +900,62 @@ def test_lattice_law_rounds_its_cells_down_by_their_sum_bound(monkeypatch: pytes
         np.array([0.0, 2.0]), np.array([0.25, 0.25]), 0.0, 0.5, 0.0, exact=np.ones(2, bool), cells=(1, cq, cq, 0.0)
     )
     assert law.offset == 0 and law.slack == 0.0
+    assert [Fraction(x) for x in law.masses[1:4].tolist()] == [Fraction(c) * (1 - 10 * Fraction(U)) for c in cq]
+
+
+@pytest.mark.parametrize(("s2", "excess"), [(1.0, 0.0035), (4.0, 0.035)])
+def test_discrete_gaussian_tail_bound_is_safe_and_tight(s2: float, excess: float) -> None:
+    # tail_mass 0.4 keeps |x| <= t (t = 4, 6): the Q-mass T beyond is bounded geometrically by
+    # 2 e^{-(t+1)^2/2s2} / (1 - e^{-(t+1)/s2}), 0.27 % and 3.2 % above T (measured). The pessimistic law puts half
+    # the bound at +inf (the upper half of T is there), the optimistic one divides by (kept sum + bound): both ends
+    # within `excess` of T of the truth (a looser geometric ratio or a doubled tail is caught).
+    t = math.ceil(math.sqrt(s2) * math.sqrt(2.0 * math.log(1.0 / 0.4) + 4.0)) + 1
+    z = sum(REF.exp(-REF.mpf(x * x) / (2 * REF.mpf(s2))) for x in range(-200, 201))
+    tail = 2 * sum(REF.exp(-REF.mpf(x * x) / (2 * REF.mpf(s2))) for x in range(t + 1, 201)) / z
+    up = DiscreteGaussianPart(s2).grid_law(2.0**-2, pessimistic=True, tail_mass=0.4)
+    assert tail / 2 <= up.inf_mass <= tail / 2 * (1 + excess)
+    lo = DiscreteGaussianPart(s2).grid_law(2.0**-2, pessimistic=False, tail_mass=0.4)
+    lo_mass = REF.mpf(exact_mass(lo).numerator) / exact_mass(lo).denominator
+    assert (1 - tail) * (1 - 2e-9) - tail * excess <= lo_mass <= 1 - tail
+
+
+def test_discrete_gaussian_keeps_exactly_its_2t_plus_1_outcomes() -> None:
+    # sigma^2 = 1: t = 13, losses (2 y - 1) / 2 for y = 1 + x, |x| <= 13: -12.5 .. 13.5, not declared exact: the
+    # optimistic law floors them (labels -26 .. 26 at h = 1/2), the pessimistic one rounds up (-25 .. 27, 28)
+    lo = DiscreteGaussianPart(1.0).grid_law(0.5, pessimistic=False)
+    assert (lo.offset, lo.offset + lo.masses.size - 1) == (-26, 26) and lo.masses[0] > 0 and lo.masses[-1] > 0
+    up = DiscreteGaussianPart(1.0).grid_law(0.5, pessimistic=True)
+    assert (up.offset, up.offset + up.masses.size - 1) == (-25, 28)
+
+
+def test_an_inexact_zero_loss_is_rounded_up_too() -> None:
+    # a loss 0.0 not declared exact may be a tiny positive number: LOSS_PAD |l| is 0 there, so the absolute pad
+    # 1e-300 rounds it up into (0, h]: a tiny share goes to the grid point above, and the law starts at 0
+    up = grid_from_atoms(np.array([0.0]), np.array([1.0]), 0.0, 2.0**-2, pessimistic=True)
+    assert up.offset == 0 and up.masses.size == 2 and up.masses[0] >= 1.0 and up.masses[1] > 0.0
+
+
+def test_lattice_size_check_counts_the_labels_and_two_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 10)
+    ex = np.ones(2, dtype=bool)
+    pld_parts.lattice_from_atoms(np.array([0.0, 8.0]), np.array([0.5, 0.5]), 0.0, 1.0, 0.0, exact=ex)  # 8 + 2
+    with pytest.raises(InvalidArgument, match="lattice_from_atoms needs 11"):
+        pld_parts.lattice_from_atoms(np.array([0.0, 9.0]), np.array([0.5, 0.5]), 0.0, 1.0, 0.0, exact=ex)
+
+
+def test_grid_law_with_cells_rounds_its_cells_down_by_their_sum_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    # as the lattice law's cells: REL_PAD = 0, atoms 1/4 at 0 and 2, cells (Q = P e^{edge}: nothing moves) with
+    # power-of-two masses at grid points 1 .. 3 (h = 1/2): each rounded down by exactly 10u
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    cq = np.array([2.0**-3, 2.0**-4, 2.0**-5])
+    law = grid_from_atoms(
+        np.array([0.0, 2.0]),
+        np.array([0.25, 0.25]),
+        0.0,
+        0.5,
+        pessimistic=False,
+        exact=np.ones(2, bool),
+        cells=(1, cq, cq),
+    )
+    assert law.offset == 0
     assert [Fraction(x) for x in law.masses[1:4].tolist()] == [Fraction(c) * (1 - 10 * Fraction(U)) for c in cq]
