@@ -915,6 +915,7 @@ def test_discrete_gaussian_tail_bound_is_safe_and_tight(s2: float, excess: float
     up = DiscreteGaussianPart(s2).grid_law(2.0**-2, pessimistic=True, tail_mass=0.4)
     assert tail / 2 <= up.inf_mass <= tail / 2 * (1 + excess)
     lo = DiscreteGaussianPart(s2).grid_law(2.0**-2, pessimistic=False, tail_mass=0.4)
+    assert np.count_nonzero(lo.masses) == 2 * t + 1  # one outcome per label (losses 4 / s2 labels apart)
     lo_mass = REF.mpf(exact_mass(lo).numerator) / exact_mass(lo).denominator
     assert (1 - tail) * (1 - 2e-9) - tail * excess <= lo_mass <= 1 - tail
 
@@ -959,3 +960,31 @@ def test_grid_law_with_cells_rounds_its_cells_down_by_their_sum_bound(monkeypatc
     )
     assert law.offset == 0
     assert [Fraction(x) for x in law.masses[1:4].tolist()] == [Fraction(c) * (1 - 10 * Fraction(U)) for c in cq]
+
+
+def test_lattice_relabelling_is_tighter_than_flooring() -> None:
+    # RR(0.3) on the labels -0.3 + j / 4: the atom 0.3 is labelled 0.2 (its w = q e^{-0.1}); the relabelling moves
+    # part of the atom -0.3 up to 0.2 as far as that label's likelihood ratio allows: measured 1.147 times the
+    # floored law's delta at these eps, and below the exact profile
+    law = RandomizedResponsePart(0.3, 2).lattice_law(0.25, -0.3)
+    q_hi = 1 / (1 + math.exp(-0.3))
+    floored = GridLaw(0, np.array([1 - q_hi, 0.0, q_hi]), 0.0, 0.25, -0.3)
+    for eps in (-0.3, 0.0, 0.1):
+        assert exact_delta(floored, eps) * REF.mpf(1.12) <= exact_delta(law, eps) <= rr_profile(0.3, 2, eps)
+
+
+def test_lattices_of_the_atom_parts() -> None:
+    # losses -eps, eps (and 0 for k > 2): spacing 2 eps, or eps with the middle atom
+    assert ApproxDPPart(1.5, 0.1).lattice() == Lattice(-1.5, 3.0, False)
+    assert RandomizedResponsePart(1.5, 2).lattice() == Lattice(-1.5, 3.0, False)
+    assert RandomizedResponsePart(1.5, 3).lattice() == Lattice(-1.5, 1.5, False)
+    assert ApproxDPPart(0.0).lattice() is None and RandomizedResponsePart(0.0).lattice() is None
+
+
+def test_gaussian_size_check_counts_both_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GaussianPart(1) at h = 1/16 spans cells a0 .. a1 about 11.4 / h either side of 1/2: about 370 in all
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 300)
+    with pytest.raises(InvalidArgument, match="GaussianPart needs"):
+        GaussianPart(1.0).grid_law(2.0**-4, pessimistic=True)
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 400)
+    assert 300 < GaussianPart(1.0).grid_law(2.0**-4, pessimistic=True).masses.size <= 400
