@@ -914,6 +914,7 @@ def test_discrete_gaussian_tail_bound_is_safe_and_tight(s2: float, excess: float
     tail = 2 * sum(REF.exp(-REF.mpf(x * x) / (2 * REF.mpf(s2))) for x in range(t + 1, 201)) / z
     up = DiscreteGaussianPart(s2).grid_law(2.0**-2, pessimistic=True, tail_mass=0.4)
     assert tail / 2 <= up.inf_mass <= tail / 2 * (1 + excess)
+    assert exact_mass(up) >= 1  # the lower half of the tail is on the lowest point, not dropped (T >> REL_PAD)
     lo = DiscreteGaussianPart(s2).grid_law(2.0**-2, pessimistic=False, tail_mass=0.4)
     assert np.count_nonzero(lo.masses) == 2 * t + 1  # one outcome per label (losses 4 / s2 labels apart)
     lo_mass = REF.mpf(exact_mass(lo).numerator) / exact_mass(lo).denominator
