@@ -746,11 +746,12 @@ def _adversarial_pair(
 
 def check_dominated(law: GridLaw, losses: list[mpmath.mpf], qs: list[mpmath.mpf]) -> None:
     """The optimistic ``law`` lies at or below the true atoms' profile at every label and every true loss (60 digits)."""
-    labels = [REF.mpf(law.h) * (law.offset + i) for i in range(law.masses.size)]
+    nz = np.flatnonzero(law.masses)
+    labels = [REF.mpf(law.shift) - REF.mpf(law.slack) + REF.mpf(law.h) * (law.offset + int(i)) for i in nz]
+    masses = [REF.mpf(m) for m in law.masses[nz].tolist()]
     for e in sorted(set(labels) | set(losses)):
         lw = sum(
-            (REF.mpf(m) * (1 - REF.exp(e - lb)) for m, lb in zip(law.masses.tolist(), labels, strict=True) if lb > e),
-            REF.mpf(law.inf_mass),
+            (m * (1 - REF.exp(e - lb)) for m, lb in zip(masses, labels, strict=True) if lb > e), REF.mpf(law.inf_mass)
         )
         tr = sum((qi * (1 - REF.exp(e - li)) for qi, li in zip(qs, losses, strict=True) if li > e), REF.mpf(0))
         assert lw <= tr, (float(e), float(lw), float(tr), float((lw - tr) / tr))
@@ -989,3 +990,44 @@ def test_gaussian_size_check_counts_both_ends(monkeypatch: pytest.MonkeyPatch) -
         GaussianPart(1.0).grid_law(2.0**-4, pessimistic=True)
     monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 400)
     assert 300 < GaussianPart(1.0).grid_law(2.0**-4, pessimistic=True).masses.size <= 400
+
+
+@pytest.mark.parametrize("lattice", [False, True])
+def test_atom_laws_with_cells_cover_cells_trusted_to_rel_pad(lattice: bool) -> None:
+    # A continuous part's cells (q, pe) come from closed forms trusted to REL_PAD each, so the merge's rel must
+    # carry REL_PAD. Two cells at h = 1/16: cell 0's true losses at its label (P e^0 = q), cell 1's 1e-4 h above
+    # its label (a tiny excess); the pe given is 0.99 REL_PAD below the truth. An exact atom far above completes the
+    # law. The law must stay below the true pair at every label and true loss.
+    h = 2.0**-4
+    keep = 1 - REF.mpf(0.99) * REF.mpf(pld_parts.REL_PAD)
+    cq = np.array([0.5, 0.25])
+    wt = [REF.mpf(0.5), REF.mpf(0.25) * REF.exp(-REF.mpf(1e-4) * REF.mpf(h))]
+    cw = np.array([float(v * keep) for v in wt])
+    wt[1] = REF.mpf(cw[1]) / keep
+    losses = [REF.mpf(0), REF.mpf(h) + REF.log(REF.mpf(0.25) / wt[1]), REF.mpf(3)]
+    qs = [REF.mpf(0.5), REF.mpf(0.25), REF.mpf(2.0**-10)]
+    atom = (np.array([3.0]), np.array([2.0**-10]), 0.0, h)
+    if lattice:
+        law = pld_parts.lattice_from_atoms(*atom, 0.0, exact=np.ones(1, bool), cells=(0, cq, cw, 0.0))
+        assert law.slack == 0.0
+    else:
+        law = grid_from_atoms(*atom, pessimistic=False, exact=np.ones(1, bool), cells=(0, cq, cw))
+    assert law.masses[1] > 0.25  # part of cell 0 moved up
+    check_dominated(law, losses, qs)
+
+
+def test_optimistic_atoms_cover_an_inexact_large_loss(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A loss not declared exact may be LOSS_PAD |l| below the float given; at |l| = 2^22 that is 7.5e-9 relative,
+    # above REL_PAD, so rel's LOSS_PAD (max |l| + 1) term must cover it. h = 1: the lower atom 1e-6 below the top of
+    # its cell (a tiny deficit) whose true loss is 0.99 LOSS_PAD |l| lower still, the upper one 1e-5 above its
+    # label (exact), and an exact atom at 0 (so the largest |l|, not the smallest, sets the term).
+    top = 2.0**22
+    l0 = top - 1e-6
+    loss = np.array([l0, top + 1e-5, 0.0])
+    q = np.array([0.5, 2.0**-8, 2.0**-10])
+    law = grid_from_atoms(loss, q, 0.0, 1.0, pessimistic=False, exact=np.array([False, True, True]))
+    pad = REF.mpf(0.99) * REF.mpf(pld_parts.LOSS_PAD) * REF.mpf(l0)
+    losses = [REF.mpf(l0) - pad, REF.mpf(top + 1e-5), REF.mpf(0)]
+    i = int(top) - law.offset
+    assert law.masses[i] > q[1]  # part of the lower atom moved up
+    check_dominated(law, losses, [REF.mpf(x) for x in q.tolist()])
