@@ -1031,3 +1031,49 @@ def test_optimistic_atoms_cover_an_inexact_large_loss(monkeypatch: pytest.Monkey
     i = int(top) - law.offset
     assert law.masses[i] > q[1]  # part of the lower atom moved up
     check_dominated(law, losses, [REF.mpf(x) for x in q.tolist()])
+
+
+@pytest.mark.parametrize(("q", "pe"), [(0.3, 0.29), (0.5, 0.499), (0.25, 0.24)])
+def test_connect_the_dots_p_mass_deficit_is_its_pads_only(q: float, pe: float) -> None:
+    # Connect-the-dots keeps a cell's P-mass exactly; the pads (2 err = 2 REL_PAD (q + pe) on the upper share, the
+    # upper share padded up by REL_PAD, q padded up by REL_PAD) take e^{-ah} REL_PAD (2 q + pe) of it away (measured
+    # 1.0000 times that): a larger pad on the upper share moves more mass up than the float error needs.
+    h = 2.0**-4
+    law = pld_parts._grid_from_cells(5, np.array([q]), np.array([pe]), h, pessimistic=True)
+    p_law = sum(REF.mpf(m) * REF.exp(-REF.mpf(h) * (law.offset + i)) for i, m in enumerate(law.masses.tolist()))
+    scale = REF.exp(-REF.mpf(h) * 5)
+    deficit = REF.mpf(pe) * scale - p_law
+    assert 0 <= deficit <= REF.mpf(1.05) * REF.mpf(pld_parts.REL_PAD) * (2 * REF.mpf(q) + REF.mpf(pe)) * scale
+
+
+def test_lattice_slack_covers_an_inexact_zero_loss() -> None:
+    # an inexact loss 0.0 may be a tiny positive number (LOSS_PAD |l| is 0 there): its label 0 may exceed it by the
+    # absolute pad 1e-300, which the slack must carry
+    law = pld_parts.lattice_from_atoms(
+        np.array([0.0, 1.0]), np.array([0.5, 0.5]), 0.0, 0.5, 0.0, exact=np.array([False, True])
+    )
+    assert law.slack >= 1e-300
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_grid_from_atoms_size_check_counts_the_span_and_two_more(
+    pessimistic: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 10)
+    ex = np.ones(2, dtype=bool)
+    grid_from_atoms(np.array([-7.5, 0.5]), np.array([0.5, 0.5]), 0.0, 1.0, pessimistic=pessimistic, exact=ex)  # 8 + 2
+    with pytest.raises(InvalidArgument, match="grid_from_atoms needs 11"):
+        grid_from_atoms(np.array([-8.5, 0.5]), np.array([0.5, 0.5]), 0.0, 1.0, pessimistic=pessimistic, exact=ex)
+
+
+def test_gaussian_window_is_exactly_its_tail_quantiles() -> None:
+    # cells from floor((m - z mu) / h) to ceil((m + z mu) / h), z = -ndtri(tail_mass): no cell more (the tails beyond
+    # are moved to +inf / the lowest cell, or put on the top cell)
+    from scipy import special
+
+    h, tail = 2.0**-4, 1e-6
+    z = -float(special.ndtri(tail))
+    a0, a1 = math.floor((0.5 - z) / h), math.ceil((0.5 + z) / h)
+    up = GaussianPart(1.0).grid_law(h, pessimistic=True, tail_mass=tail)
+    lo = GaussianPart(1.0).grid_law(h, pessimistic=False, tail_mass=tail)
+    assert (up.offset, up.masses.size) == (a0, a1 - a0 + 1) and (lo.offset, lo.masses.size) == (a0, a1 - a0)
