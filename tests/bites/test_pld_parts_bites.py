@@ -293,6 +293,8 @@ def test_discrete_laplace_bracket_and_lattice(t: float, dl: int, h: float) -> No
     for eps in (0.0, 0.2, 0.5):
         r = ref(eps)
         assert r * (1 - 1e-8) <= exact_delta(law, eps) <= r  # atoms on their own lattice: exact
+    if t in (1.0, 0.5):  # the losses (2 y - Delta) / t are exact floats, and known to be: no slack
+        assert law.slack == 0.0
     assert part.max_loss() == Fraction(dl) / Fraction(t)
 
 
@@ -1103,3 +1105,20 @@ def test_laws_of_parts_without_tails_keep_their_total_mass_to_rel_pad(part: obje
     ll = part.lattice_law(lat.spacing / 4, lat.shift)  # type: ignore[attr-defined]
     assert 1 + s <= exact_mass(up) <= 1 + r
     assert 1 - r <= exact_mass(lo) <= 1 - s and 1 - r <= exact_mass(ll) <= 1 - s
+
+
+def test_lattice_slack_is_rounded_up_to_a_float() -> None:
+    # an inexact loss 0.0 labelled 2^-30 (the labels 2^-30 + j / 2): its excess 2^-30 + 1e-300 is no float, and the
+    # slack must be the float above it, not the nearest one (2^-30)
+    law = pld_parts.lattice_from_atoms(
+        np.array([0.0, 1.0]), np.array([0.5, 0.5]), 0.0, 0.5, 2.0**-30, exact=np.array([False, True])
+    )
+    assert Fraction(law.slack) >= Fraction(2) ** -30 + Fraction(1e-300)
+    assert law.slack == math.nextafter(2.0**-30, 1.0)
+
+
+def test_discrete_parts_check_their_integer_sensitivity() -> None:
+    for cls in (DiscreteLaplacePart, DiscreteGaussianPart):
+        with pytest.raises(InvalidArgument, match="sensitivity"):
+            cls(1.0, 0)
+        assert cls(1.0, 1).sensitivity == 1
