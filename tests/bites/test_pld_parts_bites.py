@@ -1122,3 +1122,27 @@ def test_discrete_parts_check_their_integer_sensitivity() -> None:
         with pytest.raises(InvalidArgument, match="sensitivity"):
             cls(1.0, 0)
         assert cls(1.0, 1).sensitivity == 1
+
+
+@pytest.mark.parametrize("lattice", [False, True])
+def test_atom_relabelling_margin_is_the_documented_rel(lattice: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # REL_PAD = 0, exact atoms 1/2 at 0 and 1/4 at h + 2^-22 (h = 1/16): the upper atom's excess over its label is
+    # tiny, so the margin 2 rel (q + w) on it decides how much of the lower atom moves up, and the law's gap below the
+    # truth at eps = 0 is about 4 rel / h = 64 rel (measured 65.8 rel, rel = LOSS_PAD (max |l| + 1) + (n + 8) 2u as
+    # documented): a larger rel (a term doubled, 8 -> 9) leaves a larger gap.
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    h, d = 2.0**-4, 2.0**-22
+    loss, q, ex = np.array([0.0, h + d]), np.array([0.5, 0.25]), np.ones(2, dtype=bool)
+    if lattice:
+        law = pld_parts.lattice_from_atoms(loss, q, 0.0, h, 0.0, exact=ex)
+        assert law.slack == 0.0
+    else:
+        law = grid_from_atoms(loss, q, 0.0, h, pessimistic=False, exact=ex)
+    rel = pld_parts.LOSS_PAD * (h + d + 1) + (2 + 8) * 2 * U
+    lw = sum(
+        REF.mpf(m) * (1 - REF.exp(-REF.mpf(h) * (law.offset + i)))
+        for i, m in enumerate(law.masses.tolist())
+        if law.offset + i > 0
+    )
+    tr = REF.mpf(0.25) * (1 - REF.exp(-REF.mpf(h + d)))
+    assert 0 <= (tr - lw) / tr <= 67.2 * rel, float((tr - lw) / tr / rel)
