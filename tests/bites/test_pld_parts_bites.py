@@ -285,7 +285,7 @@ def test_discrete_laplace_bracket_and_lattice(t: float, dl: int, h: float) -> No
     part = DiscreteLaplacePart(t, dl)
     up, lo = part.grid_law(h, pessimistic=True), part.grid_law(h, pessimistic=False)
     ref = lambda e: dlaplace_profile(t, dl, e)  # noqa: E731
-    check_bracket(up, lo, ref, (0.0, 0.2, 0.5, dl / t * 0.9))
+    check_bracket(up, lo, ref, (-dl / t - 0.5, -dl / t * 0.5, 0.0, 0.2, 0.5, dl / t * 0.9))
     assert exact_mass(up) >= 1 >= exact_mass(lo)
     lat = part.lattice()
     assert lat == Lattice(-dl / t, 2.0 / t, False)
@@ -879,6 +879,9 @@ def test_part_arguments_are_checked_and_widths_stated() -> None:
     # the loss ranges [-eps, eps]: width 2 eps (1e-6 at eps = 0, a grid must still be chosen)
     assert RandomizedResponsePart(1.5, 3).support_width() == 3.0 and ApproxDPPart(1.5).support_width() == 3.0
     assert RandomizedResponsePart(0.0).support_width() == 1e-6 and ApproxDPPart(0.0).loss_scale() == 1e-6
+    assert ApproxDPPart(0.0).support_width() == 1e-6 and DiscreteLaplacePart(1.0).sensitivity == 1
+    with pytest.raises(InvalidArgument, match="tail_mass"):
+        GaussianPart(1.0).grid_law(2.0**-4, pessimistic=True, tail_mass=0.5)
     assert RandomizedResponsePart(1.5).loss_scale() == 1.5 and DiscreteLaplacePart(0.5, 2).support_width() == 8.0
 
 
@@ -943,9 +946,9 @@ def test_an_inexact_zero_loss_is_rounded_up_too() -> None:
 def test_lattice_size_check_counts_the_labels_and_two_more(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 10)
     ex = np.ones(2, dtype=bool)
-    pld_parts.lattice_from_atoms(np.array([0.0, 8.0]), np.array([0.5, 0.5]), 0.0, 1.0, 0.0, exact=ex)  # 8 + 2
+    pld_parts.lattice_from_atoms(np.array([-4.0, 4.0]), np.array([0.5, 0.5]), 0.0, 1.0, 0.0, exact=ex)  # 8 + 2
     with pytest.raises(InvalidArgument, match="lattice_from_atoms needs 11"):
-        pld_parts.lattice_from_atoms(np.array([0.0, 9.0]), np.array([0.5, 0.5]), 0.0, 1.0, 0.0, exact=ex)
+        pld_parts.lattice_from_atoms(np.array([-4.0, 5.0]), np.array([0.5, 0.5]), 0.0, 1.0, 0.0, exact=ex)
 
 
 def test_grid_law_with_cells_rounds_its_cells_down_by_their_sum_bound(monkeypatch: pytest.MonkeyPatch) -> None:
