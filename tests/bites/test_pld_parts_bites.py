@@ -880,8 +880,10 @@ def test_part_arguments_are_checked_and_widths_stated() -> None:
     assert RandomizedResponsePart(1.5, 3).support_width() == 3.0 and ApproxDPPart(1.5).support_width() == 3.0
     assert RandomizedResponsePart(0.0).support_width() == 1e-6 and ApproxDPPart(0.0).loss_scale() == 1e-6
     assert ApproxDPPart(0.0).support_width() == 1e-6 and DiscreteLaplacePart(1.0).sensitivity == 1
-    with pytest.raises(InvalidArgument, match="tail_mass"):
-        GaussianPart(1.0).grid_law(2.0**-4, pessimistic=True, tail_mass=0.5)
+    for part in (GaussianPart(1.0), DiscreteGaussianPart(1.0)):
+        for bad in (0.0, 0.5):  # an open interval: no window at 0 (z infinite), none left at 1/2
+            with pytest.raises(InvalidArgument, match="tail_mass"):
+                part.grid_law(2.0**-4, pessimistic=True, tail_mass=bad)
     assert RandomizedResponsePart(1.5).loss_scale() == 1.5 and DiscreteLaplacePart(0.5, 2).support_width() == 8.0
 
 
