@@ -495,7 +495,9 @@ def test_merge_down_rounds_every_relabelled_mass_down(monkeypatch: pytest.Monkey
     assert sum(out) < sum(inp)
 
 
-@pytest.mark.parametrize(("b", "shift", "h"), [(1.0, -0.9, 0.1), (0.7, 0.3, 0.03), (1.0, 5.3, 0.1)])
+@pytest.mark.parametrize(
+    ("b", "shift", "h"), [(1.0, -0.9, 0.1), (0.7, 0.3, 0.03), (1.0, 5.3, 0.1), (2.0**-7, 0.0, 0.3)]
+)
 def test_laplace_lattice_slack_covers_its_float_cell_edges(b: float, shift: float, h: float) -> None:
     # The cells between the float edges shift + h a take the exact labels shift + h a; a cell's losses start at
     # its float edge, so the law's slack must be at least every label's excess over its edge (exact Fractions).
