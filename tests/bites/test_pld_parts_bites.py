@@ -285,7 +285,7 @@ def test_discrete_laplace_bracket_and_lattice(t: float, dl: int, h: float) -> No
     part = DiscreteLaplacePart(t, dl)
     up, lo = part.grid_law(h, pessimistic=True), part.grid_law(h, pessimistic=False)
     ref = lambda e: dlaplace_profile(t, dl, e)  # noqa: E731
-    check_bracket(up, lo, ref, (0.0, 0.2, 0.5, dl / t * 0.9))
+    check_bracket(up, lo, ref, (-dl / t - 0.5, -dl / t * 0.5, 0.0, 0.2, 0.5, dl / t * 0.9))
     assert exact_mass(up) >= 1 >= exact_mass(lo)
     lat = part.lattice()
     assert lat == Lattice(-dl / t, 2.0 / t, False)
@@ -293,6 +293,8 @@ def test_discrete_laplace_bracket_and_lattice(t: float, dl: int, h: float) -> No
     for eps in (0.0, 0.2, 0.5):
         r = ref(eps)
         assert r * (1 - 1e-8) <= exact_delta(law, eps) <= r  # atoms on their own lattice: exact
+    if t in (1.0, 0.5):  # the losses (2 y - Delta) / t are exact floats, and known to be: no slack
+        assert law.slack == 0.0
     assert part.max_loss() == Fraction(dl) / Fraction(t)
 
 
@@ -493,7 +495,9 @@ def test_merge_down_rounds_every_relabelled_mass_down(monkeypatch: pytest.Monkey
     assert sum(out) < sum(inp)
 
 
-@pytest.mark.parametrize(("b", "shift", "h"), [(1.0, -0.9, 0.1), (0.7, 0.3, 0.03), (1.0, 5.3, 0.1)])
+@pytest.mark.parametrize(
+    ("b", "shift", "h"), [(1.0, -0.9, 0.1), (0.7, 0.3, 0.03), (1.0, 5.3, 0.1), (2.0**-7, 0.0, 0.3)]
+)
 def test_laplace_lattice_slack_covers_its_float_cell_edges(b: float, shift: float, h: float) -> None:
     # The cells between the float edges shift + h a take the exact labels shift + h a; a cell's losses start at
     # its float edge, so the law's slack must be at least every label's excess over its edge (exact Fractions).
@@ -597,6 +601,12 @@ def test_lattice_slack_covers_an_inexact_loss() -> None:
     )
     assert Fraction(law.slack) >= Fraction(pld_parts.LOSS_PAD) * Fraction(3, 2)
     assert law.slack < 4 * pld_parts.LOSS_PAD
+    # LOSS_PAD is 16 ulps of the loss (u = 2^-53): a few ulps of a closed form, with room
+    assert (
+        Fraction(16 * 2.0**-53) * Fraction(3, 2)
+        <= Fraction(law.slack)
+        <= Fraction(16 * 2.0**-53) * Fraction(3, 2) * (1 + Fraction(1, 10**6))
+    )
 
 
 def test_laplace_optimistic_law_keeps_an_inexact_low_atom_below_its_cells() -> None:
@@ -609,3 +619,537 @@ def test_laplace_optimistic_law_keeps_an_inexact_low_atom_below_its_cells() -> N
     assert float(exact_mass(law)) <= 1.0
     for eps in (0.0, 5.0, 9.0):
         assert exact_delta(law, eps) <= laplace_profile(10.0, eps)
+
+
+# ------------------------------------------------------------- session 32: shape, adversarial truths, tightness
+
+U = 2.0**-53
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        GaussianPart(1.0),
+        LaplacePart(1.0),
+        DiscreteGaussianPart(1.0),
+        DiscreteLaplacePart(1.0),
+        RandomizedResponsePart(1.0),
+        ApproxDPPart(1.0, 0.0),
+        GridLaw(0, np.ones(1), 0.0, 1.0),
+        Lattice(0.0, 1.0, False),
+    ],
+)
+def test_parts_and_laws_are_slotted_values(obj: object) -> None:
+    # house style R1: frozen slotted value objects (no per-instance __dict__: no stray attribute can hide a typo)
+    assert not hasattr(obj, "__dict__")
+    name = next(iter(getattr(obj, "__dataclass_fields__", None) or obj._fields))  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):  # frozen
+        setattr(obj, name, 2.0)
+
+
+def test_merge_spans_exactly_the_union_of_its_laws() -> None:
+    # the pessimistic merge of a cells law and an atoms law: one array over the union of their spans (no extra
+    # zero cells at either end: a longer span is a longer FFT for nothing), every mass summed and padded by
+    # (1 + 2 k u) for k laws, the masses at +inf too
+    a = GridLaw(-2, np.array([0.25, 0.5]), 0.125, 2.0**-3)
+    b = GridLaw(1, np.array([0.5, 0.25, 0.125]), 0.0625, 2.0**-3)
+    m = pld_parts._merge([a, b], pessimistic=True)
+    fac = Fraction(1) + 4 * Fraction(U)
+    assert m.offset == -2 and m.masses.size == 6 and m.h == 2.0**-3
+    want = [Fraction(x) * fac for x in (0.25, 0.5, 0.0, 0.5, 0.25, 0.125)]
+    assert [Fraction(x) for x in m.masses.tolist()] == want
+    assert Fraction(m.inf_mass) == Fraction(0.1875) * fac
+    c = pld_parts._merge([b, a], pessimistic=True)  # order does not matter
+    assert c.offset == -2 and c.masses.tolist() == m.masses.tolist()
+
+
+def test_laplace_laws_span_exactly_their_cells_and_atoms() -> None:
+    # LaplacePart(1) at h = 1/16: cells -16 .. 15 and the exact atoms at -D = -1 and D = 1 (grid points -16, 16).
+    # Optimistic: labels -16 .. 16 (33 points, the atom at D the top one); pessimistic: the cells' connect-the-dots
+    # adds the point 16, the exact atom at D is split onto 16 and 17 (a zero share): -16 .. 17.
+    part = LaplacePart(1.0)
+    lo = part.grid_law(2.0**-4, pessimistic=False)
+    assert (lo.offset, lo.masses.size) == (-16, 33) and lo.masses[-1] > 0.49
+    up = part.grid_law(2.0**-4, pessimistic=True)
+    assert (up.offset, up.masses.size) == (-16, 34) and up.masses[-2] > 0.5
+    lat = part.lattice_law(2.0**-4, -1.0)  # labels -1 + j / 16: the cells -1 .. 32 (a zero-width one each side)
+    assert (lat.offset, lat.masses.size) == (-1, 34) and lat.masses[-1] > 0.49
+
+
+def test_optimistic_lattice_keeps_the_mass_at_inf_to_four_ulps() -> None:
+    # the optimistic laws keep inf_mass (an exact float, ApproxDPPart.delta) rounded down by 4u, no more
+    want = Fraction(0.5) * (1 - 4 * Fraction(U))
+    lat = pld_parts.lattice_from_atoms(
+        np.array([1.0, -1.0]), np.array([0.25, 0.25]), 0.5, 0.5, -1.0, exact=np.ones(2, bool)
+    )
+    assert Fraction(lat.inf_mass) == want
+    grid = grid_from_atoms(
+        np.array([1.0, -1.0]), np.array([0.25, 0.25]), 0.5, 0.5, pessimistic=False, exact=np.ones(2, bool)
+    )
+    assert Fraction(grid.inf_mass) == want
+    up = grid_from_atoms(
+        np.array([1.0, -1.0]), np.array([0.25, 0.25]), 0.5, 0.5, pessimistic=True, exact=np.ones(2, bool)
+    )
+    assert Fraction(up.inf_mass) == Fraction(0.5) * (1 + 4 * Fraction(U))
+
+
+def _pow2_atoms(n: int, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` atoms on distinct grid points with power-of-two masses: every product by ``1 +- k u`` is exact."""
+    rng = np.random.default_rng(5)
+    idx = rng.choice(np.arange(int(-2 / h), int(2 / h)), size=n, replace=False)
+    return idx * h, 2.0 ** -rng.integers(3, 12, size=n).astype(np.float64)
+
+
+def test_atom_laws_on_the_grid_are_padded_by_exactly_their_float_error_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Exact inputs (REL_PAD = 0, power-of-two masses, exact losses on distinct grid points): nothing is split or
+    # relabelled, so each mass is q times the pads alone, computed exactly. Pessimistic: (1 + 4u) on the lower
+    # share, (1 + (n + 2) 2u) on the sums; optimistic: (1 - (n + 2) 2u) on the sums, (1 - 8u) after the
+    # relabelling. A larger pad is a needless looseness, a smaller or flipped one an unsound end.
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    n, h = 40, 2.0**-6
+    loss, q = _pow2_atoms(n, h)
+    ex = np.ones(n, dtype=bool)
+    fu = Fraction(U)
+    total = sum((Fraction(x) for x in q.tolist()), Fraction(0))
+    up = grid_from_atoms(loss, q, 0.0, h, pessimistic=True, exact=ex)
+    # (each product of a power of two by 1 +- k u is exact; the second one rounds its u^2 term away)
+    assert exact_mass(up) == total * (1 + (4 + (n + 2) * 2) * fu)
+    lo = grid_from_atoms(loss, q, 0.0, h, pessimistic=False, exact=ex)
+    assert exact_mass(lo) == total * (1 - ((n + 2) * 2 + 8) * fu)
+    lat = pld_parts.lattice_from_atoms(loss, q, 0.0, h, float(loss.min()) - 3 * h, exact=ex)
+    assert exact_mass(lat) == total * (1 - ((n + 2) * 2 + 8) * fu)
+
+
+def _adversarial_pair(
+    f0: float, f1: float, cells: int, rel: float, q1: float = 0.25
+) -> tuple[np.ndarray, np.ndarray, list[mpmath.mpf], list[mpmath.mpf]]:
+    """Two non-empty cells for :func:`_merge_down` (``0`` and ``cells``, h = 1/16) and the true pair behind them.
+
+    Cell ``a`` holds one true atom at loss ``(a + f) h`` with Q-mass ``q`` (dyadic, given exactly) and ``P e^{a h}``
+    equal to ``w / (1 - 0.99 rel)``: the float ``w`` given is ``0.99 rel`` *below* the truth, the side that makes a
+    deficit look smaller and an excess larger than they are (the contract trusts ``w`` to ``rel``). The relabelling
+    moves a fraction of the lower cell up; at the lower atom's loss the law then equals the truth up to the margins.
+    Returns (q, w, true losses, true Q-masses).
+    """
+    h = REF.mpf(2) ** -4
+    keep = 1 - REF.mpf(0.99) * REF.mpf(rel)
+    q = np.zeros(cells + 1)
+    w = np.zeros(cells + 1)
+    losses, qs = [], []
+    for a, f, qa in ((0, f0, 0.5), (cells, f1, q1)):
+        wa = float(REF.mpf(qa) * REF.exp(-REF.mpf(f) * h) * keep)
+        wt = REF.mpf(wa) / keep
+        if f == 0.0:
+            wt = REF.mpf(qa)
+        assert abs(REF.mpf(wa) - wt) <= REF.mpf(rel) * wt and wt <= qa
+        q[a], w[a] = qa, wa
+        losses.append(a * h + REF.log(REF.mpf(qa) / wt))
+        qs.append(REF.mpf(qa))
+    return q, w, losses, qs
+
+
+def check_dominated(law: GridLaw, losses: list[mpmath.mpf], qs: list[mpmath.mpf]) -> None:
+    """The optimistic ``law`` lies at or below the true atoms' profile at every label and every true loss (60 digits)."""
+    nz = np.flatnonzero(law.masses)
+    labels = [REF.mpf(law.shift) - REF.mpf(law.slack) + REF.mpf(law.h) * (law.offset + int(i)) for i in nz]
+    masses = [REF.mpf(m) for m in law.masses[nz].tolist()]
+    for e in sorted(set(labels) | set(losses)):
+        lw = sum(
+            (m * (1 - REF.exp(e - lb)) for m, lb in zip(masses, labels, strict=True) if lb > e), REF.mpf(law.inf_mass)
+        )
+        tr = sum((qi * (1 - REF.exp(e - li)) for qi, li in zip(qs, losses, strict=True) if li > e), REF.mpf(0))
+        assert lw <= tr, (float(e), float(lw), float(tr), float((lw - tr) / tr))
+
+
+#: (f0, f1, cells, q1, rel, largest relative gap at the lower atom's loss): measured gaps 1.0e-15, 1.2e-13, 6.7e-11,
+#: 2.2e-13, 1.5e-15, 1.2e-9 (rel = 0: the 1e-12 on the ratio and the final 8 ulps); 46.7, 26.9, 22.6 rel (the
+#: 2 rel (q + w) on the excess: a tiny excess amplifies it); 4.8e6 rel (a tiny deficit). Bounds 1.25 times those.
+MERGE_DOWN_CASES = [
+    (0.0, 1e-4, 1, 0.25, 0.0, 1.3e-15),
+    (1 - 1e-5, 1e-9, 1, 0.25, 0.0, 1.5e-13),
+    (1 - 1e-4, 1e-4, 1, 0.25, 0.0, 8.4e-11),
+    (0.3, 0.5, 2, 0.25, 0.0, 2.8e-13),
+    (1 - 1e-6, 1e-3, 3, 2.0**-20, 0.0, 1.9e-15),
+    (1 - 1e-5, 0.5, 1, 2.0**-20, 0.0, 1.5e-9),
+    (0.0, 1e-4, 1, 0.25, 1e-9, 58e-9),
+    (0.0, 1e-4, 1, 0.25, 1e-6, 58e-6),
+    (0.3, 0.5, 2, 0.25, 1e-9, 34e-9),
+    (0.3, 0.5, 2, 0.25, 1e-6, 34e-6),
+    (1 - 1e-6, 1e-3, 3, 2.0**-20, 1e-9, 28e-9),
+    (1 - 1e-6, 1e-3, 3, 2.0**-20, 1e-6, 28e-6),
+    (1 - 1e-5, 0.5, 1, 2.0**-20, 1e-9, 6e-3),
+]
+
+
+@pytest.mark.parametrize(("f0", "f1", "cells", "q1", "rel", "max_gap"), MERGE_DOWN_CASES)
+def test_merge_down_pair_is_dominated_by_every_pair_its_inputs_allow_and_tight(
+    f0: float, f1: float, cells: int, q1: float, rel: float, max_gap: float
+) -> None:
+    # _merge_down trusts q (rounded down) and w = P e^{ah} to relative rel; here the truth has w 0.99 rel above the
+    # float given. The relabelling is tight: the law equals the truth at the lower atom's loss up to the margins.
+    # Soundness: every margin of the excess's and the deficit's bounds (2 rel (q + w), the (1 + 8 u) on e^gap, the
+    # 1e-12 on the ratio) is needed by some pair (with rel = 0 the inputs are exact and only the float margins
+    # remain), and a smaller one lifts the upper label above the truth. Tightness: a larger margin moves less mass
+    # up and leaves a larger gap there than the measured one.
+    q, w, losses, qs = _adversarial_pair(f0, f1, cells, rel, q1)
+    law = pld_parts._merge_down(0, q, w, 2.0**-4, rel)
+    assert law.masses[cells] > q[cells]  # part of the lower cell moved up
+    check_dominated(law, losses, qs)
+    lw = sum(
+        (
+            REF.mpf(m) * (1 - REF.exp(losses[0] - REF.mpf(law.h) * i))
+            for i, m in enumerate(law.masses.tolist())
+            if i > 0
+        ),
+        REF.mpf(0),
+    )
+    tr = qs[1] * (1 - REF.exp(losses[0] - losses[1]))
+    assert 0 <= (tr - lw) / tr <= max_gap, float((tr - lw) / tr)
+
+
+def test_merge_down_never_moves_a_cell_whose_p_mass_underflowed() -> None:
+    # Two cells at h = 1 with Q-masses 2^-1070: the lower one's P-mass e^{-0.9} 2^-1070 is below the subnormal range
+    # (given as w = 0.0: its true value is unknown), so its deficit is unbounded and it must stay; moved whole (as if
+    # its deficit were none), its label 1 would claim a likelihood ratio its outputs do not have.
+    q0 = q1 = 2.0**-1070
+    w1 = float(REF.mpf(q1) * REF.exp(-REF.mpf(0.05)))  # a subnormal: the truth is defined by it
+    q, w = np.array([q0, q1]), np.array([0.0, w1])
+    losses = [REF.mpf(0.9), 1 + REF.log(REF.mpf(q1) / REF.mpf(w1))]
+    law = pld_parts._merge_down(0, q, w, 1.0, 0.0)
+    assert law.masses[0] > 0.0
+    check_dominated(law, losses, [REF.mpf(q0), REF.mpf(q1)])
+
+
+def test_merge_down_of_empty_cells_is_an_empty_law() -> None:
+    law = pld_parts._merge_down(3, np.zeros(4), np.zeros(4), 2.0**-3, 0.0)
+    assert (law.offset, law.masses.tolist(), law.inf_mass, law.h) == (3, [0.0], 0.0, 2.0**-3)
+
+
+@pytest.mark.parametrize("n", [6, 1030])
+def test_relabel_fractions_with_no_excess_or_no_deficit(n: int) -> None:
+    # Greedy (n <= GREEDY_CELLS) and one-pass branches: a cell with no excess above it (e_lo = 0) never moves, one
+    # with no deficit (d_hi = 0, its likelihood ratio already at the label above) may move whole; 0 / 0 is no move
+    # (never a NaN), and every fraction is valid: x_{i-1} d_hi <= (1 - x_i) e_lo.
+    e_lo = np.tile([0.0, 1.0, 0.0, 2.0, 1.0, 0.5], n // 6 + 1)[:n]
+    d_hi = np.tile([0.0, 0.0, 1.0, 0.5, 0.0, 4.0], n // 6 + 1)[: n - 1]
+    x = pld_parts._relabel_fractions(e_lo, d_hi)
+    assert np.all(np.isfinite(x)) and np.all((x >= 0.0) & (x <= 1.0)) and x[-1] == 0.0
+    assert np.all(x[:-1] * d_hi <= (1.0 - x[1:]) * e_lo[1:])
+    assert np.all(x[:-1][e_lo[1:] == 0.0] == 0.0)
+    free = (d_hi == 0.0) & (e_lo[1:] > 0.0) & (x[1:] == 0.0)
+    assert np.any(free) and np.all(x[:-1][free] == 1.0)
+
+
+def test_relabelling_is_the_greedy_up_to_1024_cells_and_one_pass_beyond() -> None:
+    # the documented switch (GREEDY_CELLS = 1024): the greedy's fractions differ from the one-pass choice on cells
+    # whose ratio r < 1 lies below a mover
+    rng = np.random.default_rng(2)
+    for n, greedy in ((1024, True), (1025, False)):
+        e_lo, d_hi = rng.uniform(0.2, 1.0, n), rng.uniform(0.5, 1.5, n - 1)
+        x = pld_parts._relabel_fractions(e_lo, d_hi)
+        r = e_lo[1:] / d_hi * (1.0 - 1e-12)
+        want = [0.0] * n
+        for i in range(n - 1, 0, -1):
+            want[i - 1] = (
+                min(1.0, (1.0 - want[i]) * r[i - 1]) if greedy else (min(1.0, r[i - 1]) if (n - i) % 2 else 0.0)
+            )
+        assert x.tolist() == want, n
+
+
+def test_part_size_limit_is_two_to_the_24_points() -> None:
+    pld_parts._check_points(2**24, "x")
+    with pytest.raises(InvalidArgument, match="x needs"):
+        pld_parts._check_points(2**24 + 1, "x")
+
+
+def test_discrete_gaussian_size_check_counts_its_2t_plus_1_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sigma^2 = 1, default tail: t = ceil(sqrt(2 ln 1e30 + 4)) + 1 = 13, so 27 outcomes (losses -12.5 .. 13.5: 15
+    # grid points at h = 2); a cap of exactly 27 lets it through, 26 refuses it
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 27)
+    assert DiscreteGaussianPart(1.0).grid_law(2.0, pessimistic=True).masses.size <= 15
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 26)
+    with pytest.raises(InvalidArgument, match="DiscreteGaussianPart needs 27"):
+        DiscreteGaussianPart(1.0).grid_law(2.0, pessimistic=True)
+
+
+def test_part_arguments_are_checked_and_widths_stated() -> None:
+    with pytest.raises(InvalidArgument, match="k"):
+        RandomizedResponsePart(1.0, 1)
+    with pytest.raises(InvalidArgument, match="delta"):
+        ApproxDPPart(1.0, 1.5)
+    assert ApproxDPPart(1.0, 1.0).delta == 1.0
+    # the loss ranges [-eps, eps]: width 2 eps (1e-6 at eps = 0, a grid must still be chosen)
+    assert RandomizedResponsePart(1.5, 3).support_width() == 3.0 and ApproxDPPart(1.5).support_width() == 3.0
+    assert RandomizedResponsePart(0.0).support_width() == 1e-6 and ApproxDPPart(0.0).loss_scale() == 1e-6
+    assert ApproxDPPart(0.0).support_width() == 1e-6 and DiscreteLaplacePart(1.0).sensitivity == 1
+    for part in (GaussianPart(1.0), DiscreteGaussianPart(1.0)):
+        for bad in (0.0, 0.5):  # an open interval: no window at 0 (z infinite), none left at 1/2
+            with pytest.raises(InvalidArgument, match="tail_mass"):
+                part.grid_law(2.0**-4, pessimistic=True, tail_mass=bad)
+    assert RandomizedResponsePart(1.5).loss_scale() == 1.5 and DiscreteLaplacePart(0.5, 2).support_width() == 8.0
+
+
+def test_connect_the_dots_pads_the_point_where_two_cells_meet(monkeypatch: pytest.MonkeyPatch) -> None:
+    # REL_PAD = 0, exact inputs. Cell 0 (P-mass 0) puts its whole Q-mass 1/2 on its upper end, cell 1 (likelihood
+    # ratio 1 at its lower edge) its whole 2^-56 on its lower end: the two meet at point 1, where the float sum
+    # 1/2 + 2^-56 rounds to 1/2. Only the law's final (1 + 4u) gives the lost 2^-56 back.
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    law = pld_parts._grid_from_cells(0, np.array([0.5, 2.0**-56]), np.array([0.0, 2.0**-56]), 2.0**-4, pessimistic=True)
+    assert law.masses[0] == 0.0 and law.masses[2] == 0.0
+    assert exact_mass(law) >= Fraction(1, 2) + Fraction(2) ** -56
+    assert exact_mass(law) <= (Fraction(1, 2) + Fraction(2) ** -56) * (1 + 8 * Fraction(U))
+
+
+def test_lattice_law_rounds_its_cells_down_by_their_sum_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    # REL_PAD = 0, exact inputs on separate labels: atoms 1/4 at labels 0 and 4, continuous cells (Q-mass = P-mass
+    # times e^{edge}: nothing moves) with power-of-two masses at labels 1 .. 3. Each cell's mass is rounded down by
+    # its sum's 2u and the relabelling's 8u, exactly 10u (a cell padded up instead ends above its true mass).
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    cq = np.array([2.0**-3, 2.0**-4, 2.0**-5])
+    law = pld_parts.lattice_from_atoms(
+        np.array([0.0, 2.0]), np.array([0.25, 0.25]), 0.0, 0.5, 0.0, exact=np.ones(2, bool), cells=(1, cq, cq, 0.0)
+    )
+    assert law.offset == 0 and law.slack == 0.0
+    assert [Fraction(x) for x in law.masses[1:4].tolist()] == [Fraction(c) * (1 - 10 * Fraction(U)) for c in cq]
+
+
+@pytest.mark.parametrize(("s2", "excess"), [(1.0, 0.0035), (4.0, 0.035)])
+def test_discrete_gaussian_tail_bound_is_safe_and_tight(s2: float, excess: float) -> None:
+    # tail_mass 0.4 keeps |x| <= t (t = 4, 6): the Q-mass T beyond is bounded geometrically by
+    # 2 e^{-(t+1)^2/2s2} / (1 - e^{-(t+1)/s2}), 0.27 % and 3.2 % above T (measured). The pessimistic law puts half
+    # the bound at +inf (the upper half of T is there), the optimistic one divides by (kept sum + bound): both ends
+    # within `excess` of T of the truth (a looser geometric ratio or a doubled tail is caught).
+    t = math.ceil(math.sqrt(s2) * math.sqrt(2.0 * math.log(1.0 / 0.4) + 4.0)) + 1
+    z = sum(REF.exp(-REF.mpf(x * x) / (2 * REF.mpf(s2))) for x in range(-200, 201))
+    tail = 2 * sum(REF.exp(-REF.mpf(x * x) / (2 * REF.mpf(s2))) for x in range(t + 1, 201)) / z
+    up = DiscreteGaussianPart(s2).grid_law(2.0**-2, pessimistic=True, tail_mass=0.4)
+    assert tail / 2 <= up.inf_mass <= tail / 2 * (1 + excess)
+    assert exact_mass(up) >= 1  # the lower half of the tail is on the lowest point, not dropped (T >> REL_PAD)
+    lo = DiscreteGaussianPart(s2).grid_law(2.0**-2, pessimistic=False, tail_mass=0.4)
+    assert np.count_nonzero(lo.masses) == 2 * t + 1  # one outcome per label (losses 4 / s2 labels apart)
+    lo_mass = REF.mpf(exact_mass(lo).numerator) / exact_mass(lo).denominator
+    assert (1 - tail) * (1 - 2e-9) - tail * excess <= lo_mass <= 1 - tail
+
+
+def test_discrete_gaussian_keeps_exactly_its_2t_plus_1_outcomes() -> None:
+    # sigma^2 = 1: t = 13, losses (2 y - 1) / 2 for y = 1 + x, |x| <= 13: -12.5 .. 13.5, not declared exact: the
+    # optimistic law floors them (labels -26 .. 26 at h = 1/2), the pessimistic one rounds up (-25 .. 27, 28)
+    lo = DiscreteGaussianPart(1.0).grid_law(0.5, pessimistic=False)
+    assert (lo.offset, lo.offset + lo.masses.size - 1) == (-26, 26) and lo.masses[0] > 0 and lo.masses[-1] > 0
+    up = DiscreteGaussianPart(1.0).grid_law(0.5, pessimistic=True)
+    assert (up.offset, up.offset + up.masses.size - 1) == (-25, 28)
+
+
+def test_an_inexact_zero_loss_is_rounded_up_too() -> None:
+    # a loss 0.0 not declared exact may be a tiny positive number: LOSS_PAD |l| is 0 there, so the absolute pad
+    # 1e-300 rounds it up into (0, h]: a tiny share goes to the grid point above, and the law starts at 0
+    up = grid_from_atoms(np.array([0.0]), np.array([1.0]), 0.0, 2.0**-2, pessimistic=True)
+    assert up.offset == 0 and up.masses.size == 2 and up.masses[0] >= 1.0 and up.masses[1] > 0.0
+
+
+def test_lattice_size_check_counts_the_labels_and_two_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 10)
+    ex = np.ones(2, dtype=bool)
+    pld_parts.lattice_from_atoms(np.array([-4.0, 4.0]), np.array([0.5, 0.5]), 0.0, 1.0, 0.0, exact=ex)  # 8 + 2
+    with pytest.raises(InvalidArgument, match="lattice_from_atoms needs 11"):
+        pld_parts.lattice_from_atoms(np.array([-4.0, 5.0]), np.array([0.5, 0.5]), 0.0, 1.0, 0.0, exact=ex)
+
+
+def test_grid_law_with_cells_rounds_its_cells_down_by_their_sum_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    # as the lattice law's cells: REL_PAD = 0, atoms 1/4 at 0 and 2, cells (Q = P e^{edge}: nothing moves) with
+    # power-of-two masses at grid points 1 .. 3 (h = 1/2): each rounded down by exactly 10u
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    cq = np.array([2.0**-3, 2.0**-4, 2.0**-5])
+    law = grid_from_atoms(
+        np.array([0.0, 2.0]),
+        np.array([0.25, 0.25]),
+        0.0,
+        0.5,
+        pessimistic=False,
+        exact=np.ones(2, bool),
+        cells=(1, cq, cq),
+    )
+    assert law.offset == 0
+    assert [Fraction(x) for x in law.masses[1:4].tolist()] == [Fraction(c) * (1 - 10 * Fraction(U)) for c in cq]
+
+
+def test_lattice_relabelling_is_tighter_than_flooring() -> None:
+    # RR(0.3) on the labels -0.3 + j / 4: the atom 0.3 is labelled 0.2 (its w = q e^{-0.1}); the relabelling moves
+    # part of the atom -0.3 up to 0.2 as far as that label's likelihood ratio allows: measured 1.147 times the
+    # floored law's delta at these eps, and below the exact profile
+    law = RandomizedResponsePart(0.3, 2).lattice_law(0.25, -0.3)
+    q_hi = 1 / (1 + math.exp(-0.3))
+    floored = GridLaw(0, np.array([1 - q_hi, 0.0, q_hi]), 0.0, 0.25, -0.3)
+    for eps in (-0.3, 0.0, 0.1):
+        assert exact_delta(floored, eps) * REF.mpf(1.12) <= exact_delta(law, eps) <= rr_profile(0.3, 2, eps)
+
+
+def test_lattices_of_the_atom_parts() -> None:
+    # losses -eps, eps (and 0 for k > 2): spacing 2 eps, or eps with the middle atom
+    assert ApproxDPPart(1.5, 0.1).lattice() == Lattice(-1.5, 3.0, False)
+    assert RandomizedResponsePart(1.5, 2).lattice() == Lattice(-1.5, 3.0, False)
+    assert RandomizedResponsePart(1.5, 3).lattice() == Lattice(-1.5, 1.5, False)
+    assert ApproxDPPart(0.0).lattice() is None and RandomizedResponsePart(0.0).lattice() is None
+
+
+def test_gaussian_size_check_counts_both_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GaussianPart(1) at h = 1/16 spans cells a0 .. a1 about 11.4 / h either side of 1/2: about 370 in all
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 300)
+    with pytest.raises(InvalidArgument, match="GaussianPart needs"):
+        GaussianPart(1.0).grid_law(2.0**-4, pessimistic=True)
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 400)
+    assert 300 < GaussianPart(1.0).grid_law(2.0**-4, pessimistic=True).masses.size <= 400
+
+
+@pytest.mark.parametrize("lattice", [False, True])
+def test_atom_laws_with_cells_cover_cells_trusted_to_rel_pad(lattice: bool) -> None:
+    # A continuous part's cells (q, pe) come from closed forms trusted to REL_PAD each, so the merge's rel must
+    # carry REL_PAD. Two cells at h = 1/16: cell 0's true losses at its label (P e^0 = q), cell 1's 1e-4 h above
+    # its label (a tiny excess); the pe given is 0.99 REL_PAD below the truth. An exact atom far above completes the
+    # law. The law must stay below the true pair at every label and true loss.
+    h = 2.0**-4
+    keep = 1 - REF.mpf(0.99) * REF.mpf(pld_parts.REL_PAD)
+    cq = np.array([0.5, 0.25])
+    wt = [REF.mpf(0.5), REF.mpf(0.25) * REF.exp(-REF.mpf(1e-4) * REF.mpf(h))]
+    cw = np.array([float(v * keep) for v in wt])
+    wt[1] = REF.mpf(cw[1]) / keep
+    losses = [REF.mpf(0), REF.mpf(h) + REF.log(REF.mpf(0.25) / wt[1]), REF.mpf(3)]
+    qs = [REF.mpf(0.5), REF.mpf(0.25), REF.mpf(2.0**-10)]
+    atom = (np.array([3.0]), np.array([2.0**-10]), 0.0, h)
+    if lattice:
+        law = pld_parts.lattice_from_atoms(*atom, 0.0, exact=np.ones(1, bool), cells=(0, cq, cw, 0.0))
+        assert law.slack == 0.0
+    else:
+        law = grid_from_atoms(*atom, pessimistic=False, exact=np.ones(1, bool), cells=(0, cq, cw))
+    assert law.masses[1] > 0.25  # part of cell 0 moved up
+    check_dominated(law, losses, qs)
+
+
+def test_optimistic_atoms_cover_an_inexact_large_loss(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A loss not declared exact may be LOSS_PAD |l| below the float given; at |l| = 2^22 that is 7.5e-9 relative,
+    # above REL_PAD, so rel's LOSS_PAD (max |l| + 1) term must cover it. h = 1: the lower atom 1e-6 below the top of
+    # its cell (a tiny deficit) whose true loss is 0.99 LOSS_PAD |l| lower still, the upper one 1e-5 above its
+    # label (exact), and an exact atom at 0 (so the largest |l|, not the smallest, sets the term).
+    top = 2.0**22
+    l0 = top - 1e-6
+    loss = np.array([l0, top + 1e-5, 0.0])
+    q = np.array([0.5, 2.0**-8, 2.0**-10])
+    law = grid_from_atoms(loss, q, 0.0, 1.0, pessimistic=False, exact=np.array([False, True, True]))
+    pad = REF.mpf(0.99) * REF.mpf(pld_parts.LOSS_PAD) * REF.mpf(l0)
+    losses = [REF.mpf(l0) - pad, REF.mpf(top + 1e-5), REF.mpf(0)]
+    i = int(top) - law.offset
+    assert law.masses[i] > q[1]  # part of the lower atom moved up
+    check_dominated(law, losses, [REF.mpf(x) for x in q.tolist()])
+
+
+@pytest.mark.parametrize(("q", "pe"), [(0.3, 0.29), (0.5, 0.499), (0.25, 0.24)])
+def test_connect_the_dots_p_mass_deficit_is_its_pads_only(q: float, pe: float) -> None:
+    # Connect-the-dots keeps a cell's P-mass exactly; the pads (2 err = 2 REL_PAD (q + pe) on the upper share, the
+    # upper share padded up by REL_PAD, q padded up by REL_PAD) take e^{-ah} REL_PAD (2 q + pe) of it away (measured
+    # 1.0000 times that): a larger pad on the upper share moves more mass up than the float error needs.
+    h = 2.0**-4
+    law = pld_parts._grid_from_cells(5, np.array([q]), np.array([pe]), h, pessimistic=True)
+    p_law = sum(REF.mpf(m) * REF.exp(-REF.mpf(h) * (law.offset + i)) for i, m in enumerate(law.masses.tolist()))
+    scale = REF.exp(-REF.mpf(h) * 5)
+    deficit = REF.mpf(pe) * scale - p_law
+    assert 0 <= deficit <= REF.mpf(1.05) * REF.mpf(pld_parts.REL_PAD) * (2 * REF.mpf(q) + REF.mpf(pe)) * scale
+
+
+def test_lattice_slack_covers_an_inexact_zero_loss() -> None:
+    # an inexact loss 0.0 may be a tiny positive number (LOSS_PAD |l| is 0 there): its label 0 may exceed it by the
+    # absolute pad 1e-300, which the slack must carry
+    law = pld_parts.lattice_from_atoms(
+        np.array([0.0, 1.0]), np.array([0.5, 0.5]), 0.0, 0.5, 0.0, exact=np.array([False, True])
+    )
+    assert law.slack >= 1e-300
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_grid_from_atoms_size_check_counts_the_span_and_two_more(
+    pessimistic: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pld_parts, "MAX_PART_POINTS", 10)
+    ex = np.ones(2, dtype=bool)
+    grid_from_atoms(np.array([-7.5, 0.5]), np.array([0.5, 0.5]), 0.0, 1.0, pessimistic=pessimistic, exact=ex)  # 8 + 2
+    with pytest.raises(InvalidArgument, match="grid_from_atoms needs 11"):
+        grid_from_atoms(np.array([-8.5, 0.5]), np.array([0.5, 0.5]), 0.0, 1.0, pessimistic=pessimistic, exact=ex)
+
+
+def test_gaussian_window_is_exactly_its_tail_quantiles() -> None:
+    # cells from floor((m - z mu) / h) to ceil((m + z mu) / h), z = -ndtri(tail_mass): no cell more (the tails beyond
+    # are moved to +inf / the lowest cell, or put on the top cell)
+    from scipy import special
+
+    h, tail = 2.0**-4, 1e-6
+    z = -float(special.ndtri(tail))
+    a0, a1 = math.floor((0.5 - z) / h), math.ceil((0.5 + z) / h)
+    up = GaussianPart(1.0).grid_law(h, pessimistic=True, tail_mass=tail)
+    lo = GaussianPart(1.0).grid_law(h, pessimistic=False, tail_mass=tail)
+    assert (up.offset, up.masses.size) == (a0, a1 - a0 + 1) and (lo.offset, lo.masses.size) == (a0, a1 - a0)
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        LaplacePart(1.0),
+        LaplacePart(0.7),
+        LaplacePart(2.0, 3.0),
+        DiscreteLaplacePart(0.5, 3),
+        RandomizedResponsePart(0.3, 4),
+    ],
+)
+@pytest.mark.parametrize("h", [2.0**-4, 2.0**-3])
+def test_laws_of_parts_without_tails_keep_their_total_mass_to_rel_pad(part: object, h: float) -> None:
+    # No tail is cut: the true total is 1, and the float masses given are trusted to REL_PAD, so the truth may lie
+    # REL_PAD either side of them. The pessimistic law keeps at least all of the largest total they allow, the
+    # optimistic and the lattice laws at most the smallest: both REL_PAD away from 1 (measured 1.0000 REL_PAD, plus
+    # ulps). A pad dropped, or a lost or doubled cell, or a pad beyond REL_PAD, moves the total across a bound.
+    r = Fraction(pld_parts.REL_PAD) * Fraction(1001, 1000)
+    s = Fraction(pld_parts.REL_PAD) * Fraction(999, 1000)
+    up = part.grid_law(h, pessimistic=True)  # type: ignore[attr-defined]
+    lo = part.grid_law(h, pessimistic=False)  # type: ignore[attr-defined]
+    lat = part.lattice()  # type: ignore[attr-defined]
+    ll = part.lattice_law(lat.spacing / 4, lat.shift)  # type: ignore[attr-defined]
+    assert 1 + s <= exact_mass(up) <= 1 + r
+    assert 1 - r <= exact_mass(lo) <= 1 - s and 1 - r <= exact_mass(ll) <= 1 - s
+
+
+def test_lattice_slack_is_rounded_up_to_a_float() -> None:
+    # an inexact loss 0.0 labelled 2^-30 (the labels 2^-30 + j / 2): its excess 2^-30 + 1e-300 is no float, and the
+    # slack must be the float above it, not the nearest one (2^-30)
+    law = pld_parts.lattice_from_atoms(
+        np.array([0.0, 1.0]), np.array([0.5, 0.5]), 0.0, 0.5, 2.0**-30, exact=np.array([False, True])
+    )
+    assert Fraction(law.slack) >= Fraction(2) ** -30 + Fraction(1e-300)
+    assert law.slack == math.nextafter(2.0**-30, 1.0)
+
+
+def test_discrete_parts_check_their_integer_sensitivity() -> None:
+    for cls in (DiscreteLaplacePart, DiscreteGaussianPart):
+        with pytest.raises(InvalidArgument, match="sensitivity"):
+            cls(1.0, 0)
+        assert cls(1.0, 1).sensitivity == 1
+
+
+@pytest.mark.parametrize("lattice", [False, True])
+def test_atom_relabelling_margin_is_the_documented_rel(lattice: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # REL_PAD = 0, exact atoms 1/2 at 0 and 1/4 at h + 2^-22 (h = 1/16): the upper atom's excess over its label is
+    # tiny, so the margin 2 rel (q + w) on it decides how much of the lower atom moves up, and the law's gap below the
+    # truth at eps = 0 is about 4 rel / h = 64 rel (measured 65.8 rel, rel = LOSS_PAD (max |l| + 1) + (n + 8) 2u as
+    # documented): a larger rel (a term doubled, 8 -> 9) leaves a larger gap.
+    monkeypatch.setattr(pld_parts, "REL_PAD", 0.0)
+    h, d = 2.0**-4, 2.0**-22
+    loss, q, ex = np.array([0.0, h + d]), np.array([0.5, 0.25]), np.ones(2, dtype=bool)
+    if lattice:
+        law = pld_parts.lattice_from_atoms(loss, q, 0.0, h, 0.0, exact=ex)
+        assert law.slack == 0.0
+    else:
+        law = grid_from_atoms(loss, q, 0.0, h, pessimistic=False, exact=ex)
+    rel = pld_parts.LOSS_PAD * (h + d + 1) + (2 + 8) * 2 * U
+    lw = sum(
+        REF.mpf(m) * (1 - REF.exp(-REF.mpf(h) * (law.offset + i)))
+        for i, m in enumerate(law.masses.tolist())
+        if law.offset + i > 0
+    )
+    tr = REF.mpf(0.25) * (1 - REF.exp(-REF.mpf(h + d)))
+    assert 0 <= (tr - lw) / tr <= 67.2 * rel, float((tr - lw) / tr / rel)
