@@ -399,7 +399,7 @@ def postprocess_part(ctx: Context, noise: NoiseLaw, table: FloatArray, seed: int
     plot = Plot(
         "postprocess",
         "bias of projection post-processing",
-        lambda path, title: plot_postprocess_bias(section.data, section.counts, path, title),
+        lambda path, title: plot_postprocess_bias(section, path, title),
     )
     return section, checks, plot
 
