@@ -1,8 +1,8 @@
 """The ``mechanism`` object of the kinds that build and draw from a mechanism, one frozen dataclass per shape.
 
-Each kind writes its own keys in its own order (contract: ``specs/README.md``, "Report"), so each shape is its own
-dataclass whose fields are those keys in that order, written by the one walk of :mod:`verify.json_walk`; the text
-and Markdown blocks are :class:`~verify.sections.MechanismSection`'s. The calibrated kinds
+Each kind writes its own keys in its own order (contract: ``specs/README.md``, "Report (JSON) fields"), so each
+shape is its own dataclass whose fields are those keys in that order, written by the one walk of
+:mod:`verify.json_walk`; the text and Markdown blocks are :class:`~verify.sections.MechanismSection`'s. The calibrated kinds
 (:mod:`verify.kinds.calibrated`) share the leading keys of :class:`CalibratedMechanismSection` (the kind and the
 sensitivity space S the calibration used):
 
