@@ -56,8 +56,13 @@ def test_a_refutation_on_values_outside_the_exact_range_says_they_are_impossible
     assert ev.impossible and ev.event == "s > tau"
     assert ev.rate_x == 0.0 and ev.rate_x_prime == pytest.approx(0.03)
     assert ev.outside_x == 0 and ev.outside_x_prime == 30
-    assert [e["side"] for e in ev.examples] == ["x_prime"] * 3
-    assert ev.examples[0]["statistic"] == repr(2.0 + 4.4e-16)
+    assert [e.side for e in ev.examples] == ["x_prime"] * 3
+    assert ev.examples[0].statistic == repr(2.0 + 4.4e-16)
+    assert ev.to_json()["examples"][0] == {
+        "side": "x_prime",
+        "statistic": repr(2.0 + 4.4e-16),
+        "release": [repr(float(v)) for v in xp[0]],
+    }
     assert "impossible for the claimed law" in ev.sentence() and "[Mir12]" in ev.sentence()
     # Inside the range the same kind of event is evidence, not an impossibility.
     ev_in = refutation_evidence(0, _measured("l1-ratio", 1.9), stat, x, xp)

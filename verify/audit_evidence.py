@@ -22,17 +22,28 @@ pairs or events it did not draw.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from semidp.verify.json_walk import Walked
 from semidp.verify.threshold_audit import Measured, Statistic
 
 FloatArray = NDArray[np.float64]
 
 #: Releases shown per side for an event.
 EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class OutputExample(Walked):
+    """One release in the evidence's event, printed to the last bit (``repr``)."""
+
+    side: str
+    """``"x"`` or ``"x_prime"``: the input it was drawn at."""
+    statistic: str
+    release: tuple[str, ...]
+    """The release's cells."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +65,7 @@ class Evidence:
     """Measurement releases at ``x`` whose statistic lies outside ``exact_range`` (0 without a range)."""
     outside_x_prime: int
     draws: tuple[int, int]
-    examples: tuple[dict[str, Any], ...]
+    examples: tuple[OutputExample, ...]
 
     def sentence(self) -> str:
         """One or two sentences for the refutation's message."""
@@ -85,16 +96,16 @@ class Evidence:
             "impossible_in_exact_arithmetic": self.impossible,
             "outside_range": {"x": self.outside_x, "x_prime": self.outside_x_prime},
             "measurement_draws": list(self.draws),
-            "examples": list(self.examples),
+            "examples": [e.to_json() for e in self.examples],
             "explanation": self.sentence(),
         }
 
 
-def _examples(ys: FloatArray, s: FloatArray, mask: NDArray[np.bool_], side: str) -> list[dict[str, Any]]:
-    out = []
-    for i in np.flatnonzero(mask)[:EXAMPLES]:
-        out.append({"side": side, "statistic": repr(float(s[i])), "release": [repr(float(v)) for v in ys[i]]})
-    return out
+def _examples(ys: FloatArray, s: FloatArray, mask: NDArray[np.bool_], side: str) -> list[OutputExample]:
+    return [
+        OutputExample(side, repr(float(s[i])), tuple(repr(float(v)) for v in ys[i]))
+        for i in np.flatnonzero(mask)[:EXAMPLES]
+    ]
 
 
 def refutation_evidence(
@@ -133,4 +144,4 @@ def refutation_evidence(
     )
 
 
-__all__ = ["EXAMPLES", "Evidence", "refutation_evidence"]
+__all__ = ["EXAMPLES", "Evidence", "OutputExample", "refutation_evidence"]

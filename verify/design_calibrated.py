@@ -31,6 +31,7 @@ from semidp.accountant.guarantees.definitions import GDP, Guarantee, PureDP
 from semidp.accountant.profiles.gaussian import gdp_delta, gdp_delta_lower, gdp_epsilon
 from semidp.verify.context import KindResult
 from semidp.verify.json_walk import INTERNAL, JSON, OMIT_NONE, Walked
+from semidp.verify.mechanism_section import CalibratedMechanismSection
 from semidp.verify.registry import Problem
 from semidp.verify.report import Check, Report
 from semidp.verify.sections import ErrorSection, ExactErrorSection, LatticeErrorSection
@@ -118,17 +119,6 @@ def designed_mechanism(m: MechanismSpec, d: DesignSpec) -> Any:
         if g.mu is not None:
             return dataclasses.replace(m, mu=g.mu)  # type: ignore[call-arg]
     return dataclasses.replace(m, epsilon=g.epsilon, delta=g.delta)  # type: ignore[call-arg]
-
-
-def _noise_parameter(kind: str, info: JSON) -> tuple[str, float, str]:
-    """``(name, value, exact text)`` of the calibrated noise parameter from the kind's mechanism info."""
-    if "sigma" in info:
-        return "sigma", float(info["sigma"]), repr(float(info["sigma"]))
-    if "scale" in info:
-        name = "t" if kind == "discrete-laplace" else "b"
-        return name, float(info["scale"]), str(info["scale"])
-    eps = float(info["epsilon"])
-    return "1/epsilon (the norm ball's scale)", 1 / eps, f"1/{eps!r}"
 
 
 def _assess(
@@ -244,19 +234,25 @@ class CalibratedDesignSection(Walked):
 
 
 def with_calibrated_design(
-    spec: Spec, result: KindResult, kind: str, guarantee: Guarantee, info: JSON, error: ErrorSection, seconds: float
+    spec: Spec,
+    result: KindResult,
+    kind: str,
+    guarantee: Guarantee,
+    info: CalibratedMechanismSection,
+    error: ErrorSection,
+    seconds: float,
 ) -> KindResult:
     """``result`` with the ``design`` section and check of a calibrated kind's ``[design]`` (module docstring).
 
-    ``guarantee`` is the calibrated mechanism's certified guarantee on the Semi-DP relation, ``info`` its mechanism
-    info (the noise parameter, ``sensitivity_exact``), ``error`` the kind's expected-error section, ``seconds``
+    ``guarantee`` is the calibrated mechanism's certified guarantee on the Semi-DP relation, ``info`` its ``mechanism``
+    section (the noise parameter, ``sensitivity_exact``), ``error`` the kind's expected-error section, ``seconds``
     the calibration's wall time (s).
     """
     d = spec.design
     if d is None:
         return result
-    name, value, exact = _noise_parameter(kind, info)
-    achieved, met, tight, tightness = _assess(guarantee, d, kind, name, bool(info.get("sensitivity_exact", False)))
+    name, value, exact = info.noise_parameter()
+    achieved, met, tight, tightness = _assess(guarantee, d, kind, name, bool(info.sensitivity_exact))
     section = CalibratedDesignSection(
         guarantee_spec_json(d.target),
         d.framework,
@@ -265,7 +261,7 @@ def with_calibrated_design(
         name,
         value,
         exact,
-        info.get("calibration", ""),
+        info.calibration_text(),
         achieved,
         tight,
         tightness,

@@ -59,6 +59,7 @@ from semidp.mechanisms.postprocess_noise import (
 )
 from semidp.mechanisms.projection import AffineConstraint, HierarchicalTotals, project_simplex
 from semidp.mechanisms.projection_bias import bias_bound, max_deviation_lp, max_deviation_total
+from semidp.verify.json_walk import OMIT_NONE, Walked
 
 FloatArray = NDArray[np.float64]
 
@@ -280,13 +281,32 @@ def run_study(
     )
 
 
-def noise_description(noise: NoiseLaw) -> dict[str, Any]:
+@dataclass(frozen=True)
+class NoiseDescription(Walked):
+    """The report's ``postprocess.noise``: the law, its scale (``sigma`` for Gaussian noise) and per-cell variance."""
+
+    law: str
+    sigma: float | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
+    """Gaussian noise's standard deviation (histogram units)."""
+    scale: float | str | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
+    """Laplace b, or double-geometric t as an exact rational string."""
+    ratio: float | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
+    """Double-geometric a = e^(-1/t)."""
+    variance: float
+    """Per-cell variance (squared histogram units)."""
+
+    def scale_text(self) -> str:
+        """``sigma = 2`` or ``scale = 5.0``."""
+        return f"sigma = {self.sigma:g}" if self.sigma is not None else f"scale = {self.scale}"
+
+
+def noise_description(noise: NoiseLaw) -> NoiseDescription:
     """``{law, scale | sigma, variance}`` of the noise law."""
     if isinstance(noise, LaplaceNoise):
-        return {"law": "laplace", "scale": noise.scale, "variance": noise.variance}
+        return NoiseDescription("laplace", scale=noise.scale, variance=noise.variance)
     if isinstance(noise, GaussianNoise):
-        return {"law": "gaussian", "sigma": noise.sigma, "variance": noise.variance}
-    return {"law": "double-geometric", "scale": str(noise.scale), "ratio": noise.ratio, "variance": noise.variance}
+        return NoiseDescription("gaussian", sigma=noise.sigma, variance=noise.variance)
+    return NoiseDescription("double-geometric", scale=str(noise.scale), ratio=noise.ratio, variance=noise.variance)
 
 
 def ball_probability(noise: NoiseLaw, n: int, r_m: float) -> tuple[float | None, str]:
@@ -318,6 +338,7 @@ __all__ = [
     "REPORT_LEVEL",
     "Study",
     "ball_probability",
+    "NoiseDescription",
     "noise_description",
     "projector_for",
     "run_study",

@@ -22,7 +22,7 @@ inside the exact binomial interval of the draws), ``postprocess-converged`` (ADM
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, Literal
 
@@ -31,10 +31,12 @@ from scipy.stats import binomtest
 
 from semidp.accountant.core.outcome import NotApplicable, Outcome, Refuted, Unknown, Verified
 from semidp.mechanisms.postprocess_noise import NoiseLaw
+from semidp.verify.json_walk import INTERNAL, Walked
 from semidp.verify.postprocess_audit import (
     CHECK_LEVEL,
     MAX_DRAW_CELLS,
     REPORT_LEVEL,
+    NoiseDescription,
     Study,
     ball_probability,
     noise_description,
@@ -93,9 +95,9 @@ def _bound_check(p: dict[str, Any], bound: float | None, why: str, n: int) -> Ou
     )
 
 
-def _ball_check(exact: float | None, hits: int, draws: int, why: str) -> tuple[Outcome, list[float]]:
+def _ball_check(exact: float | None, hits: int, draws: int, why: str) -> tuple[Outcome, tuple[float, float]]:
     ci = binomtest(hits, draws).proportion_ci(confidence_level=CHECK_LEVEL, method="exact")
-    interval = [float(ci.low), float(ci.high)]
+    interval = (float(ci.low), float(ci.high))
     if exact is None:
         return NotApplicable(why), interval
     head = f"Pr(||eta||_1 <= r_m) = {exact:.6g} [ZVF21, Lemma 2]; draws: {hits}/{draws}"
@@ -108,18 +110,45 @@ def _ball_check(exact: float | None, hits: int, draws: int, why: str) -> tuple[O
     ), interval
 
 
-def _row(key: str, p: dict[str, Any], exact_sq: float | None) -> dict[str, Any]:
-    return {
-        "program": key,
-        "label": PROGRAMS[key],
-        "max_abs_bias": float(np.max(np.abs(p["bias"]))),
-        "max_abs_bias_ci_upper": float(np.max(np.abs(p["bias_ci"]))),
-        "mean_variance": float(np.mean(p["variance"])),
-        "expected_l2_error": p["expected_l2_error"],
-        "expected_l2_error_ci": p["expected_l2_error_ci"],
-        "expected_squared_l2_error": p["expected_squared_l2_error"],
-        "expected_squared_l2_error_exact": exact_sq,
-    }
+@dataclass(frozen=True)
+class ComparisonRow(Walked):
+    """One row of ``postprocess.comparison``: a program's largest bias, mean variance and expected error."""
+
+    program: str
+    label: str
+    max_abs_bias: float
+    max_abs_bias_ci_upper: float
+    mean_variance: float
+    expected_l2_error: float
+    expected_l2_error_ci: tuple[float, float]
+    expected_squared_l2_error: float
+    expected_squared_l2_error_exact: float | None
+    """The closed form where it applies (``none`` and ``P``), else ``null``."""
+
+
+def _row(key: str, p: dict[str, Any], exact_sq: float | None) -> ComparisonRow:
+    lo, hi = p["expected_l2_error_ci"]
+    return ComparisonRow(
+        key,
+        PROGRAMS[key],
+        float(np.max(np.abs(p["bias"]))),
+        float(np.max(np.abs(p["bias_ci"]))),
+        float(np.mean(p["variance"])),
+        p["expected_l2_error"],
+        (lo, hi),
+        p["expected_squared_l2_error"],
+        exact_sq,
+    )
+
+
+def _values(a: np.ndarray) -> tuple[float, ...]:
+    """A per-cell array as floats."""
+    return tuple(a.tolist())
+
+
+def _pairs(a: np.ndarray) -> tuple[tuple[float, float], ...]:
+    """A per-cell array of intervals, shape ``(cells, 2)``, as float pairs."""
+    return tuple((lo, hi) for lo, hi in a.tolist())
 
 
 def build(study: Study, noise: NoiseLaw, kind: str, seed: int, rng: str) -> tuple[PostprocessSection, list[Check]]:
@@ -160,51 +189,43 @@ def build(study: Study, noise: NoiseLaw, kind: str, seed: int, rng: str) -> tupl
             )
         )
     exact_sq = {"none": var_eta * n, "P": float(var_eta * study.projector_diagonal.sum()), "P+": None}
-    data: dict[str, Any] = {
-        "kind": kind,
-        "program": PROGRAMS["P+" if kind == "project-nonneg" else "P"],
-        "method": study.method,
-        "noise": noise_description(noise),
-        "draws": study.draws_requested,
-        "draws_done": k,
-        "stopped_early": study.stopped_early,
-        "seconds": study.seconds,
-        "seed": seed,
-        "rng": rng,
-        "level": REPORT_LEVEL,
-        "bias": main["bias"].tolist(),
-        "bias_ci": main["bias_ci"].tolist(),
-        "variance": main["variance"].tolist(),
-        "variance_theory": theory.tolist() if kind == "project" else None,
-        "variance_theory_projection": theory.tolist(),
-        "variance_theory_formula": (
-            "(1 - 1/n) Var(eta_i) [ZVF21, Thm. 5]"
-            if study.method == "sort-and-threshold"
-            else "Var(eta_i) (Pi_ker A)_ii (Cov(Pi eta) = Var(eta_i) Pi for i.i.d. eta)"
-        ),
-        "bias_bound": bound,
-        "bias_bound_detail": {"max_deviation": c_prime, "max_deviation_method": c_how, "r_min": r_m, "how": bound_why},
-        "ball_probability": {
-            "r": r_m,
-            "cells": n,
-            "value": ball,
-            "formula": ball_why,
-            "monte_carlo": {"hits": study.ball_hits, "draws": k, "fraction": study.ball_hits / k, "interval": ball_ci},
-        },
-        "converged": None if study.not_converged is None else study.not_converged == 0,
-        "not_converged": study.not_converged,
-        "max_kkt_residual": study.max_kkt_residual,
-        "comparison": [_row(key, p, exact_sq[key]) for key, p in study.programs.items()],
-        "projection_bias": study.programs["P"]["bias"].tolist(),
-        "projection_bias_ci": study.programs["P"]["bias_ci"].tolist(),
-        "projection_variance": study.programs["P"]["variance"].tolist(),
-    }
-    if kind == "project-nonneg" and study.method == "sort-and-threshold":
-        data["variance_theory"] = None  # (P+) has no closed form; (P_S)'s is variance_theory_projection
-    return PostprocessSection(data, [float(c) for c in x]), checks
+    section = PostprocessSection(
+        kind,
+        PROGRAMS["P+" if kind == "project-nonneg" else "P"],
+        study.method,
+        noise_description(noise),
+        study.draws_requested,
+        k,
+        study.stopped_early,
+        study.seconds,
+        seed,
+        rng,
+        REPORT_LEVEL,
+        _values(main["bias"]),
+        _pairs(main["bias_ci"]),
+        _values(main["variance"]),
+        # (P+) has no closed form; (P_S)'s (sort-and-threshold) is variance_theory_projection
+        _values(theory) if kind == "project" else None,
+        _values(theory),
+        "(1 - 1/n) Var(eta_i) [ZVF21, Thm. 5]"
+        if study.method == "sort-and-threshold"
+        else "Var(eta_i) (Pi_ker A)_ii (Cov(Pi eta) = Var(eta_i) Pi for i.i.d. eta)",
+        bound,
+        BiasBoundDetail(c_prime, c_how, r_m, bound_why),
+        BallProbability(r_m, n, ball, ball_why, BallMonteCarlo(study.ball_hits, k, study.ball_hits / k, ball_ci)),
+        None if study.not_converged is None else study.not_converged == 0,
+        study.not_converged,
+        study.max_kkt_residual,
+        tuple(_row(key, p, exact_sq[key]) for key, p in study.programs.items()),
+        _values(study.programs["P"]["bias"]),
+        _pairs(study.programs["P"]["bias_ci"]),
+        _values(study.programs["P"]["variance"]),
+        tuple(float(c) for c in x),
+    )
+    return section, checks
 
 
-def _cells(counts: list[float]) -> list[int | None]:
+def _cells(counts: tuple[float, ...]) -> list[int | None]:
     """Cell indices for the text table: all, or the smallest and largest true counts with a gap (``None``)."""
     order = sorted(range(len(counts)), key=lambda i: (counts[i], i))
     if len(order) <= MAX_TEXT_CELLS:
@@ -213,77 +234,135 @@ def _cells(counts: list[float]) -> list[int | None]:
 
 
 @dataclass(frozen=True)
-class PostprocessSection:
+class BiasBoundDetail(Walked):
+    """``postprocess.bias_bound_detail``: C' = max deviation [ZVF21, Thm. 4], how it was found, r_m and the bound's
+    formula (or why there is none)."""
+
+    max_deviation: float | None
+    max_deviation_method: str
+    r_min: float
+    how: str
+
+
+@dataclass(frozen=True)
+class BallMonteCarlo(Walked):
+    """The draws' share of ``||eta||_1 <= r_m`` with its exact binomial interval."""
+
+    hits: int
+    draws: int
+    fraction: float
+    interval: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class BallProbability(Walked):
+    """``postprocess.ball_probability``: [ZVF21, Lemma 2] at r = r_m over ``cells`` cells, and its Monte Carlo."""
+
+    r: float
+    cells: int
+    value: float | None
+    """``null`` for Gaussian noise (no closed form)."""
+    formula: str
+    monte_carlo: BallMonteCarlo
+
+
+@dataclass(frozen=True)
+class PostprocessSection(Walked):
     """The ``postprocess`` object (see the module docstring) and the true counts it is read against."""
 
-    data: dict[str, Any]
-    counts: list[float]
-    key: str = "postprocess"
+    kind: str
+    program: str
+    method: str
+    noise: NoiseDescription
+    draws: int
+    """Requested."""
+    draws_done: int
+    stopped_early: bool
+    seconds: float
+    seed: int
+    rng: str
+    level: float
+    bias: tuple[float, ...]
+    """Per cell, of the chosen program (histogram units)."""
+    bias_ci: tuple[tuple[float, float], ...]
+    variance: tuple[float, ...]
+    variance_theory: tuple[float, ...] | None
+    variance_theory_projection: tuple[float, ...]
+    variance_theory_formula: str
+    bias_bound: float | None
+    bias_bound_detail: BiasBoundDetail
+    ball_probability: BallProbability
+    converged: bool | None
+    not_converged: int | None
+    max_kkt_residual: float | None
+    comparison: tuple[ComparisonRow, ...]
+    projection_bias: tuple[float, ...]
+    projection_bias_ci: tuple[tuple[float, float], ...]
+    projection_variance: tuple[float, ...]
+    counts: tuple[float, ...] = field(default=(), metadata=INTERNAL)
+    """The true counts (for the text table and the plot; not a JSON key)."""
+    key: str = field(default="postprocess", metadata=INTERNAL)
 
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object."""
-        return self.data
+    @property
+    def main(self) -> str:
+        """``P+`` or ``P``: the program the section reports."""
+        return "P+" if self.kind == "project-nonneg" else "P"
 
     def _head(self) -> str:
-        d = self.data
-        noise = d["noise"]
-        scale = f"sigma = {noise['sigma']:g}" if "sigma" in noise else f"scale = {noise['scale']}"
-        early = f" of {d['draws']} (stopped at the time budget)" if d["stopped_early"] else ""
-        conv = "" if d["converged"] is None else f", ADMM converged on every draw: {d['converged']}"
+        early = f" of {self.draws} (stopped at the time budget)" if self.stopped_early else ""
+        conv = "" if self.converged is None else f", ADMM converged on every draw: {self.converged}"
         return (
-            f"postprocess: {d['program']}, by {d['method']}; {noise['law']} noise {scale}; "
-            f"{d['draws_done']} draws{early}, seed {d['seed']}, {d['seconds']:.2f} s{conv}"
+            f"postprocess: {self.program}, by {self.method}; {self.noise.law} noise {self.noise.scale_text()}; "
+            f"{self.draws_done} draws{early}, seed {self.seed}, {self.seconds:.2f} s{conv}"
         )
 
     def _bound(self) -> str:
-        d = self.data
-        b, ball = d["bias_bound"], d["ball_probability"]
-        mc = ball["monte_carlo"]
-        pb = "n/a" if ball["value"] is None else f"{ball['value']:.6g}"
-        bound = "n/a" if b is None else f"{b:.6g} (C' = {d['bias_bound_detail']['max_deviation']:.6g})"
+        b, ball = self.bias_bound, self.ball_probability
+        pb = "n/a" if ball.value is None else f"{ball.value:.6g}"
+        c_prime = self.bias_bound_detail.max_deviation
+        bound = "n/a" if b is None else f"{b:.6g} (C' = {c_prime:.6g})"
         return (
-            f"Thm. 4 bound ||bias||_inf <= {bound}; Lemma 2 Pr(||eta||_1 <= r_m = {ball['r']:g}) = {pb} "
-            f"(draws: {mc['fraction']:.4g})"
+            f"Thm. 4 bound ||bias||_inf <= {bound}; Lemma 2 Pr(||eta||_1 <= r_m = {ball.r:g}) = {pb} "
+            f"(draws: {ball.monte_carlo.fraction:.4g})"
         )
 
     def _cell_rows(self) -> list[list[str]]:
-        d = self.data
         rows = []
         for i in _cells(self.counts):
             if i is None:
                 rows.append(["...", "", "", "", ""])
                 continue
-            lo, hi = d["bias_ci"][i]
-            plo, phi = d["projection_bias_ci"][i]
+            lo, hi = self.bias_ci[i]
+            plo, phi = self.projection_bias_ci[i]
             rows.append(
                 [
                     str(i),
                     f"{self.counts[i]:.12g}",
-                    f"{d['bias'][i]:+.3f} [{lo:+.3f}, {hi:+.3f}]",
-                    f"{d['variance'][i]:.4g}",
-                    f"{d['projection_bias'][i]:+.3f} [{plo:+.3f}, {phi:+.3f}]",
+                    f"{self.bias[i]:+.3f} [{lo:+.3f}, {hi:+.3f}]",
+                    f"{self.variance[i]:.4g}",
+                    f"{self.projection_bias[i]:+.3f} [{plo:+.3f}, {phi:+.3f}]",
                 ]
             )
         return rows
 
     def _cmp_rows(self) -> list[list[str]]:
         out = []
-        for r in self.data["comparison"]:
-            exact = r["expected_squared_l2_error_exact"]
+        for r in self.comparison:
+            exact = r.expected_squared_l2_error_exact
             out.append(
                 [
-                    r["program"],
-                    f"{r['max_abs_bias']:.4g}",
-                    f"{r['mean_variance']:.4g}",
-                    f"{r['expected_l2_error']:.4g}",
-                    f"{r['expected_squared_l2_error']:.5g}" + ("" if exact is None else f" (exact {exact:.5g})"),
+                    r.program,
+                    f"{r.max_abs_bias:.4g}",
+                    f"{r.mean_variance:.4g}",
+                    f"{r.expected_l2_error:.4g}",
+                    f"{r.expected_squared_l2_error:.5g}" + ("" if exact is None else f" (exact {exact:.5g})"),
                 ]
             )
         return out
 
     def text_lines(self, report: Report) -> list[str]:
         """The terminal block: the study, the bound, a per-cell table and the side-by-side table."""
-        main = "P+" if self.data["kind"] == "project-nonneg" else "P"
+        main = self.main
         head = ["cell", "true", f"bias {main} [95% CI]", f"var {main}", "bias P [95% CI]"]
         cmp_head = ["program", "max|bias|", "mean var", "E||err||_2", "E||err||_2^2"]
         return [
@@ -296,7 +375,7 @@ class PostprocessSection:
 
     def markdown_lines(self, report: Report) -> list[str]:
         """The Markdown ``## Post-processing`` section with the two tables."""
-        main = "P+" if self.data["kind"] == "project-nonneg" else "P"
+        main = self.main
         head = ["cell", "true count", f"bias {main} [95% CI]", f"variance {main}", "bias P [95% CI]"]
         cmp_head = ["program", "max abs bias", "mean variance", "E‖error‖₂", "E‖error‖₂²"]
         md = ["## Post-processing", "", f"- {self._head()}", f"- {self._bound()}", ""]

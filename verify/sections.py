@@ -1,8 +1,9 @@
 """Report sections shared by several kinds, each with its text and Markdown rendering.
 
-:class:`MechanismSection` is the ``mechanism`` object of every kind that builds
-and draws from a mechanism (which one, optimal or a labelled fallback, its
-calibration, the expected error and the samples file); :class:`TestSection` the
+:class:`MechanismSection` is the base of the ``mechanism`` object of every kind that
+builds and draws from a mechanism (which one, optimal or a labelled fallback, its
+calibration, the expected error and the samples file; one dataclass per shape in
+:mod:`verify.mechanism_section`); :class:`TestSection` the
 ``test`` object of a private hypothesis test. The typed sections below are frozen
 dataclasses whose fields are the contract's JSON keys (``specs/README.md``), written
 by the one walk of :mod:`verify.json_walk`: ``samples`` (:class:`SamplesSection`),
@@ -165,16 +166,38 @@ class McmcSection(Unrendered, Walked):
     key: str = field(default="mcmc", metadata=INTERNAL)
 
 
-@dataclass(frozen=True)
-class MechanismSection:
-    """The ``mechanism`` object: kind, label, calibration, noise dimension, optimality and the kind's details."""
+class MechanismSection(Walked):
+    """Base of the ``mechanism`` object: one frozen dataclass per JSON shape (:mod:`verify.mechanism_section`).
 
-    data: dict[str, Any]
-    key: str = "mechanism"
+    The shapes' fields are the contract's keys in the order each kind writes them, so they share no dataclass
+    fields here; the text and Markdown blocks read the attributes every shape has (``kind``, ``label``,
+    ``noise_dimension``) and the hooks below, which a shape overrides where it has the key.
+    """
 
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object (contract extension; fields added, never renamed)."""
-        return self.data
+    __slots__ = ()
+
+    key: str
+    """``mechanism`` (an internal field of each shape)."""
+    kind: str
+    label: str
+    noise_dimension: int
+    """Dimension of the subspace the noise lives in (cells minus the rank the invariant pins)."""
+
+    def calibration_text(self) -> str:
+        """The ``calibration`` key ('' for a shape without one)."""
+        return ""
+
+    def target_text(self) -> str:
+        """The calibration target as the terminal block states it (the calibration, by default)."""
+        return self.calibration_text()
+
+    def l2_sensitivity_shown(self) -> float | None:
+        """``l2_sensitivity`` (Delta_2, histogram units) of a Gaussian shape, else ``None``."""
+        return None
+
+    def optimality(self) -> bool | None:
+        """The ``optimal`` key: ``True`` optimal, ``False`` a labelled fallback, ``None`` no optimality claim."""
+        return None
 
     def _error_text(self, report: Report) -> str:
         err = report.section("expected_l2_error")
@@ -182,12 +205,12 @@ class MechanismSection:
 
     def text_lines(self, report: Report) -> list[str]:
         """The terminal block: the mechanism, its error, the samples file."""
-        mech = self.data
-        target = mech.get("calibration") or (f"epsilon = {mech['epsilon']:g}" if "epsilon" in mech else "")
-        delta2 = f", Delta_2 = {fmt_up(mech['l2_sensitivity'])}" if "l2_sensitivity" in mech else ""
+        l2 = self.l2_sensitivity_shown()
+        delta2 = f", Delta_2 = {fmt_up(l2)}" if l2 is not None else ""
         lines = [
             "",
-            f"mechanism: {mech['label']}, {target}, noise in a {mech['noise_dimension']}-dimensional subspace{delta2}",
+            f"mechanism: {self.label}, {self.target_text()}, noise in a {self.noise_dimension}-dimensional "
+            f"subspace{delta2}",
             f"    {self._error_text(report)}",
         ]
         smp = report.section("samples")
@@ -197,18 +220,17 @@ class MechanismSection:
 
     def markdown_lines(self, report: Report) -> list[str]:
         """The Markdown ``## Mechanism`` section."""
-        mech = self.data
-        optimal = mech.get("optimal")
+        optimal = self.optimality()
         status = "optimal" if optimal else "NON-OPTIMAL fallback" if optimal is False else "not an optimality claim"
         lines = [
             "## Mechanism",
             "",
-            f"- kind: `{mech['kind']}` ({status})",
-            f"- {mech['label']}",
-            f"- noise dimension: {mech['noise_dimension']}",
+            f"- kind: `{self.kind}` ({status})",
+            f"- {self.label}",
+            f"- noise dimension: {self.noise_dimension}",
         ]
-        if mech.get("calibration"):
-            lines.append(f"- calibration: {mech['calibration']}")
+        if self.calibration_text():
+            lines.append(f"- calibration: {self.calibration_text()}")
         lines.append(f"- {self._error_text(report)}")
         if report.samples_file:
             lines.append(f"- samples: `{report.samples_file}`")

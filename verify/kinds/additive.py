@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -57,6 +56,13 @@ from semidp.verify.kinds.calibrated import (
     ScaledGaussianSpec,
     ScaledSpec,
     mean_check,
+)
+from semidp.verify.mechanism_section import (
+    GaussianMechanismSection,
+    LaplaceMechanismSection,
+    SubspaceGaussianMechanismSection,
+    SubspaceLaplaceMechanismSection,
+    VarianceRange,
 )
 from semidp.verify.sections import ErrorSection
 
@@ -146,7 +152,7 @@ def build_gaussian(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, s
             "Gaussian noise in every cell, sigma = Delta_2(S)/mu (Dong, Roth & Su Thm. 2.7 on the "
             "Semi-DP relation); does not keep the invariant, which is published separately"
         )
-    return _gaussian_built(mech, s_space, semi, advertised, how, label, keeps_invariant=False)
+    return _gaussian_built(m.kind, mech, s_space, semi, advertised, how, label, keeps_invariant=False)
 
 
 def build_projected_gaussian(
@@ -156,10 +162,11 @@ def build_projected_gaussian(
     mu, advertised, how = _gaussian_target(ctx, m, semi)
     mech = ProjectedGaussianMechanism.for_gdp(s_space, mu, semi)
     label = "Semi-DP Gaussian (Cho & Awan Alg. 1, Prop. 28)"
-    return _gaussian_built(mech, s_space, semi, advertised, how, label, keeps_invariant=True)
+    return _gaussian_built(m.kind, mech, s_space, semi, advertised, how, label, keeps_invariant=True)
 
 
 def _gaussian_built(
+    kind: str,
     mech: ProjectedGaussianMechanism | SemiGaussianMechanism,
     s_space: SensitivitySpace,
     semi: SemiAdjacent,
@@ -171,15 +178,16 @@ def _gaussian_built(
 ) -> BuiltMechanism:
     """The report fields and the E||noise||_2 check of a Gaussian mechanism (T-G1)."""
     dim = mech.dimension
-    info = {
-        "calibration": how,
-        "sigma": mech.sigma,
-        "l2_sensitivity": mech.sensitivity,
-        "l2_sensitivity_squared": s_space.l2_squared,
-        "noise_dimension": dim,
-        "optimal": None,
-        "label": label,
-    }
+    info = GaussianMechanismSection(
+        kind=kind,
+        calibration=how,
+        sigma=mech.sigma,
+        l2_sensitivity=mech.sensitivity,
+        l2_sensitivity_squared=s_space.l2_squared,
+        noise_dimension=dim,
+        optimal=None,
+        label=label,
+    )
     exact = mech.expected_l2_norm()
 
     def check(norms: FloatArray, seed: int) -> tuple[ErrorSection, Outcome]:
@@ -217,10 +225,10 @@ def _laplace_on_space(
         if s_space.size == 0 or s_space.l1 == 0:
             raise InvalidArgument("the sensitivity space is {0}: nothing to privatise; release h(X) directly.")
         basis = np.asarray(certified_span(s_space).orthonormal, dtype=np.float64)
-        return _laplace_built(SemiLaplaceMechanism(float(scale), s_space.l1, basis, False, semi), None, semi)
+        return _laplace_built(m.kind, SemiLaplaceMechanism(float(scale), s_space.l1, basis, False, semi), None, semi)
     eps = pure_target(ctx, m)
     mech = SemiLaplaceMechanism.for_epsilon(s_space, eps, semi, projected=projected)
-    return _laplace_built(mech, eps, semi)
+    return _laplace_built(m.kind, mech, eps, semi)
 
 
 def build_laplace_from_norms(
@@ -245,13 +253,13 @@ def _laplace_from_norms(
     basis = norms.orthonormal_basis()
     scale = _scale_of(m)
     if scale is not None:
-        return _laplace_built(SemiLaplaceMechanism(float(scale), norms.l1, basis, False, semi), None, semi)
+        return _laplace_built(m.kind, SemiLaplaceMechanism(float(scale), norms.l1, basis, False, semi), None, semi)
     eps = pure_target(ctx, m)
     mech = SemiLaplaceMechanism.from_norms(norms.l1, basis, eps, semi, projected=projected)
-    return _laplace_built(mech, eps, semi)
+    return _laplace_built(m.kind, mech, eps, semi)
 
 
-def _laplace_built(mech: SemiLaplaceMechanism, eps: float | None, semi: SemiAdjacent) -> BuiltMechanism:
+def _laplace_built(kind: str, mech: SemiLaplaceMechanism, eps: float | None, semi: SemiAdjacent) -> BuiltMechanism:
     """The report fields and the E||noise||_2^2 check of a Laplace mechanism (``eps = None``: given scale)."""
     projected = mech.projected
     label = (
@@ -265,15 +273,16 @@ def _laplace_built(mech: SemiLaplaceMechanism, eps: float | None, semi: SemiAdja
         if eps is not None
         else f"scale b = {mech.scale!r} -> epsilon = Delta_1(S)/b = {advertised.epsilon!r} (computed, not targeted)"
     )
-    info = {
-        "calibration": calibration,
-        "scale": mech.scale,
-        "l1_sensitivity": mech.sensitivity,
-        "noise_dimension": mech.noise_dimension,
-        "optimal": None,
-        "expected_squared_error": mech.expected_squared_error(),
-        "label": label + (f"; b = Delta_1(S)/epsilon = {mech.sensitivity}/{eps!r}" if eps is not None else "; b given"),
-    }
+    info = LaplaceMechanismSection(
+        kind=kind,
+        calibration=calibration,
+        scale=mech.scale,
+        l1_sensitivity=mech.sensitivity,
+        noise_dimension=mech.noise_dimension,
+        optimal=None,
+        expected_squared_error=mech.expected_squared_error(),
+        label=label + (f"; b = Delta_1(S)/epsilon = {mech.sensitivity}/{eps!r}" if eps is not None else "; b given"),
+    )
     exact = mech.expected_squared_error()
 
     def check(norms: FloatArray, seed: int) -> tuple[ErrorSection, Outcome]:
@@ -301,14 +310,20 @@ def build_subspace_gaussian(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
         g = ProjectedGaussian.calibrate(constraint, eps, delta, relation=rel)
     except InvalidArgument as e:
         raise UnsupportedRelease(f"{spec.path}: mechanism: {e}") from e
-    info: dict[str, Any] = {
-        "calibration": f"(epsilon, delta) = ({eps!r}, {delta!r}) -> sigma = c_eps_delta * Delta_2 = {g.sigma!r}",
-        "sigma": g.sigma,
-        "l2_sensitivity": g.sensitivity,
-    }
     advertised = ApproxDP(eps, delta, g.privacy_map(rel).relation)
     label = "GGY projected Gaussian (Cor 3.5/14): induced subspace DP, not DP of the joint release"
-    return _subspace_built(g, rel, advertised, info, label)
+    info = SubspaceGaussianMechanismSection(
+        kind=m.kind,
+        calibration=f"(epsilon, delta) = ({eps!r}, {delta!r}) -> sigma = c_eps_delta * Delta_2 = {g.sigma!r}",
+        sigma=g.sigma,
+        l2_sensitivity=g.sensitivity,
+        noise_dimension=g.subspace.null_dimension,
+        optimal=None,
+        label=label,
+        expected_squared_error=g.expected_squared_error(),
+        per_cell_variance=_variance_range(g.sigma**2 * g.subspace.projector_diagonal()),
+    )
+    return _subspace_built(g, rel, advertised, info)
 
 
 def build_subspace_laplace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
@@ -317,39 +332,36 @@ def build_subspace_laplace(ctx: Context, m: CalibratedSpec) -> BuiltMechanism:
     constraint = ctx.invariant.matrix(ctx.space)
     eps = pure_target(ctx, m)
     lap = ProjectedLaplace.calibrate(constraint, eps, relation=rel)
-    info: dict[str, Any] = {
-        "calibration": f"epsilon = {eps!r} -> b = Delta_1/epsilon = {lap.scale!r}",
-        "scale": lap.scale,
-        "l1_sensitivity": lap.sensitivity,
-    }
     advertised = PureDP(eps, lap.privacy_map(rel).relation)
     label = "GGY projected Laplace (Cor 3.8/17): induced subspace DP, not DP of the joint release"
-    return _subspace_built(lap, rel, advertised, info, label)
+    info = SubspaceLaplaceMechanismSection(
+        kind=m.kind,
+        calibration=f"epsilon = {eps!r} -> b = Delta_1/epsilon = {lap.scale!r}",
+        scale=lap.scale,
+        l1_sensitivity=lap.sensitivity,
+        noise_dimension=lap.subspace.null_dimension,
+        optimal=None,
+        label=label,
+        expected_squared_error=lap.expected_squared_error(),
+        per_cell_variance=_variance_range(lap.marginal_variances()),
+    )
+    return _subspace_built(lap, rel, advertised, info)
+
+
+def _variance_range(var: FloatArray) -> VarianceRange:
+    """The smallest and largest per-cell variance."""
+    return VarianceRange(float(var.min()), float(var.max()))
 
 
 def _subspace_built(
     mech: ProjectedGaussian | ProjectedLaplace,
     rel: Relation,
     advertised: Guarantee,
-    info: dict[str, Any],
-    label: str,
+    info: SubspaceGaussianMechanismSection | SubspaceLaplaceMechanismSection,
 ) -> BuiltMechanism:
-    """The report fields and the E||noise||_2^2 check of a GGY subspace mechanism."""
+    """The E||noise||_2^2 check of a GGY subspace mechanism."""
     exact = mech.expected_squared_error()
     k = mech.subspace.null_dimension
-    var = (
-        mech.marginal_variances()
-        if isinstance(mech, ProjectedLaplace)
-        else mech.sigma**2 * mech.subspace.projector_diagonal()
-    )
-    info.update(
-        noise_dimension=k,
-        optimal=None,
-        label=label,
-        expected_squared_error=exact,
-        per_cell_variance={"min": float(var.min()), "max": float(var.max())},
-        framework="subspace-dp (Gao, Gong & Yu 2022, Def 2.6)",
-    )
 
     def check(norms: FloatArray, seed: int) -> tuple[ErrorSection, Outcome]:
         return mean_check(

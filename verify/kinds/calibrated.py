@@ -23,11 +23,12 @@ section, its checks and its plot [ZVF21].
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, Optional
+from typing import ClassVar, Optional
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,6 +49,7 @@ from semidp.mechanisms.protocol import Mechanism
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.design_calibrated import calibrated_design_problems, designed_mechanism, with_calibrated_design
 from semidp.verify.invariant_certificate import certify_noise_support
+from semidp.verify.mechanism_section import CalibratedMechanismSection
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.plots_postprocess import plot_postprocess_bias
 from semidp.verify.postprocess_audit import run_study
@@ -58,7 +60,6 @@ from semidp.verify.report import Check, Section, detail_of
 from semidp.verify.sections import (
     ErrorSection,
     ExactErrorSection,
-    MechanismSection,
     MonteCarloMean,
     SamplesSection,
 )
@@ -130,7 +131,8 @@ class BuiltMechanism:
     """The relation its privacy map is read on (the Semi-DP relation, or the base one for subspace DP)."""
     advertised: Guarantee
     """The calibration target."""
-    info: dict[str, Any]
+    info: CalibratedMechanismSection
+    """Its ``mechanism`` section (the run adds the sensitivity space S it was calibrated on)."""
     keeps_invariant: bool
     error_check: Callable[[FloatArray, int], tuple[ErrorSection, Outcome]]
     """``(noise norms, seed) -> (expected_l2_error section, outcome)``."""
@@ -279,12 +281,12 @@ class CalibratedKind(KindDefaults):
         table_list = ctx.required(ctx.table, "data.table")
         table = np.asarray(table_list, dtype=np.float64)
         semi = SemiAdjacent(ctx.relation, inv, a.value)
-        mechanism_info: dict[str, Any] = {"kind": m.kind}
         s_space: SensitivitySpace | None = None
         res_exact = False
         norms_used: TableSpaceNorms | None = None  # the closed-form span, for the invariant certificate
         if ctx.framework == "subspace-dp" and self.subspace_builder is not None:
             built = self.subspace_builder(ctx, m)  # calibrated on the base relation: S is not needed
+            mechanism_info = built.info
         else:
             norms = self._norms(ctx) if self.norms_builder is not None else None
             res = None
@@ -312,7 +314,8 @@ class CalibratedKind(KindDefaults):
                 if norms is None or self.norms_builder is None:  # pragma: no cover - res is set or we raised
                     raise TypeError("no sensitivity space and no closed form")
                 built, norms_used = self.norms_builder(ctx, m, norms, semi), norms
-                mechanism_info.update(
+                mechanism_info = dataclasses.replace(
+                    built.info,
                     sensitivity_space=norms.label,
                     sensitivity_exact=False,
                     sensitivity_not_listed=f"S at the table was not listed ({why}); its closed-form superset is used",
@@ -320,8 +323,9 @@ class CalibratedKind(KindDefaults):
             else:
                 s_space, res_exact = res.space, res.exact
                 built = self.builder(ctx, m, s_space, semi)
-                mechanism_info.update(sensitivity_space=s_space.label, sensitivity_exact=res.exact)
-        mechanism_info.update(built.info)
+                mechanism_info = dataclasses.replace(
+                    built.info, sensitivity_space=s_space.label, sensitivity_exact=res.exact
+                )
         calibration_seconds = time.monotonic() - started
         mech_g, advertised = built.guarantee, built.advertised
         shifts = () if s_space is None else (Shift(semi, s_space.l1, s_space.l2_squared, exact=res_exact),)
@@ -360,7 +364,7 @@ class CalibratedKind(KindDefaults):
             Check("expected-l2-error", err_outcome),
         ]
         sections: list[Section] = [
-            MechanismSection(mechanism_info),
+            mechanism_info,
             samples,
             err,
         ]
@@ -395,7 +399,7 @@ def postprocess_part(ctx: Context, noise: NoiseLaw, table: FloatArray, seed: int
     plot = Plot(
         "postprocess",
         "bias of projection post-processing",
-        lambda path, title: plot_postprocess_bias(section.data, section.counts, path, title),
+        lambda path, title: plot_postprocess_bias(section, path, title),
     )
     return section, checks, plot
 

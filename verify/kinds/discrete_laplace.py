@@ -14,7 +14,6 @@ The expected error is exact: :math:`\mathbb E\|k\|_2^2=2da/(1-a)^2`, :math:`a=e^
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 from semidp.accountant.core.errors import UnsupportedRelease
 from semidp.accountant.core.outcome import Outcome
@@ -33,6 +32,7 @@ from semidp.verify.kinds.calibrated import (
     ScaledSpec,
     mean_check,
 )
+from semidp.verify.mechanism_section import DiscreteLaplaceMechanismSection
 from semidp.verify.registry import KindInfo, Problem
 from semidp.verify.sections import ErrorSection
 from semidp.verify.spec import Spec
@@ -55,19 +55,20 @@ def build_discrete_laplace(
         how = f"epsilon = {m.epsilon} -> t = Delta_1(S)/epsilon = {mech.scale} (exact rational)"
     else:
         raise UnsupportedRelease(f"{ctx.spec.path}: mechanism.kind = 'discrete-laplace' needs epsilon or scale.")
-    info: dict[str, Any] = {
-        "calibration": how,
-        "scale": str(mech.scale),
-        "ratio": mech.ratio,
-        "l1_sensitivity": mech.sensitivity,
-        "noise_dimension": mech.dimension,
-        "optimal": None,
-        "expected_squared_error": mech.expected_squared_error(),
-        "label": (
+    info = DiscreteLaplaceMechanismSection(
+        kind=m.kind,
+        calibration=how,
+        scale=str(mech.scale),
+        ratio=mech.ratio,
+        l1_sensitivity=mech.sensitivity,
+        noise_dimension=mech.dimension,
+        optimal=None,
+        expected_squared_error=mech.expected_squared_error(),
+        label=(
             "discrete Laplace (double geometric) noise in every cell, exact sampler (Canonne, Kamath & Steinke "
             "Alg. 2); does not keep the invariant, which is published separately"
         ),
-    }
+    )
     exact = mech.expected_squared_error()
 
     def check(norms: FloatArray, seed: int) -> tuple[ErrorSection, Outcome]:

@@ -14,8 +14,8 @@ estimate.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,6 +37,13 @@ from semidp.mechanisms.knorm import KNormMechanism
 from semidp.verify.context import Context
 from semidp.verify.kinds.additive import build_projected_laplace, build_projected_laplace_from_norms, pure_target
 from semidp.verify.kinds.calibrated import CALIBRATED_FRAMEWORKS, BuiltMechanism, CalibratedKind, CalibratedSpec
+from semidp.verify.mechanism_section import (
+    BallLoss,
+    FallbackAlternatives,
+    HullCacheInfo,
+    KNormMechanismSection,
+    LaplaceMechanismSection,
+)
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.registry import KindInfo
 from semidp.verify.sections import ErrorSection, KNormErrorSection, MonteCarloMean, ReferenceEstimate
@@ -51,7 +58,7 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
     """``k-norm`` (Alg. 2, Thm. 31), or the labelled non-optimal containing ball when the hull is refused."""
     eps = pure_target(ctx, m)
     root = _root_polytope(ctx, s_space, semi)
-    cache_info: dict[str, Any] | None = None
+    cache_info: HullCacheInfo | None = None
     try:
         optimal: KNormBall | RootPolytopeBall
         if root is not None:  # 2 x c under both margins: conv(S) in closed form, no hull
@@ -61,14 +68,13 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
             optimal, cache = cached_knorm_ball(
                 s_space, relation=semi, symmetry=_table_symmetry(ctx, s_space), budget=ctx.budget
             )
-            cache_info = {
-                "status": cache.status,
-                "path": str(cache.path),
-                "seconds": cache.seconds,
-                "note": "hulls are cached on disk (SEMIDP_CACHE_DIR) and fully re-verified on every load",
-            }
-            if cache.reason:  # e.g. a recursively triangulated ball, which is rebuilt, not stored
-                cache_info["reason"] = cache.reason
+            cache_info = HullCacheInfo(
+                cache.status,
+                str(cache.path),
+                cache.seconds,
+                "hulls are cached on disk (SEMIDP_CACHE_DIR) and fully re-verified on every load",
+                cache.reason or None,  # e.g. a recursively triangulated ball, which is rebuilt, not stored
+            )
         ball: KNormBall | ContainingBall | RootPolytopeBall = optimal
         label = f"OPTIMAL K-norm ball conv(S) ({optimal.method})"
     except SearchTooLarge as e:
@@ -77,41 +83,31 @@ def build_knorm(ctx: Context, m: CalibratedSpec, s_space: SensitivitySpace, semi
         # The other exact, invariant-keeping candidate: projected Laplace on Delta_1(S). Pick the smaller
         # expected l2 error (upper bounds on both sides, so the choice is never made on an optimistic number).
         lap = build_projected_laplace(ctx, m, s_space, semi)
-        lap_upper = math.sqrt(lap.info["expected_squared_error"])  # Jensen
+        lap_info = _laplace_info(lap)
+        lap_upper = math.sqrt(lap_info.expected_squared_error)  # Jensen
         ball_upper = _containing_ball_mean_upper(ball, eps)
-        alternatives = {
-            "containing-ball": {"kind": ball.kind, "expected_l2_upper": ball_upper},
-            "projected-laplace": {"expected_l2_upper": lap_upper},
-        }
         if lap_upper < ball_upper:
-            lap.info.update(
-                optimal=False,
-                alternatives=alternatives,
-                fallback="projected-laplace",
-                label=(
-                    f"NON-OPTIMAL fallback for k-norm: {lap.info['label']}; chosen over the containing "
-                    f"{ball.kind} (E||noise||_2 <= {lap_upper:.4g} vs {ball_upper:.4g}); the optimal hull "
-                    f"was refused: {e.summary}"
-                ),
+            return _as_fallback(
+                lap,
+                FallbackAlternatives(ball.kind, ball_upper, lap_upper),
+                f"NON-OPTIMAL fallback for k-norm: {lap_info.label}; chosen over the containing "
+                f"{ball.kind} (E||noise||_2 <= {lap_upper:.4g} vs {ball_upper:.4g}); the optimal hull "
+                f"was refused: {e.summary}",
             )
-            return lap
         label += f"; chosen over projected Laplace (E||noise||_2 = {ball_upper:.4g} vs <= {lap_upper:.4g})"
     knorm = KNormMechanism(ball, eps)
-    info: dict[str, Any] = {
-        "epsilon": eps,
-        "noise_dimension": knorm.dimension,
-        "optimal": knorm.optimal,
-        "label": label,
-    }
-    if cache_info is not None:
-        info["hull_cache"] = cache_info
-    if isinstance(ball, ContainingBall):
-        info["loss"] = {
-            "volume_ratio_upper": ball.loss.volume_ratio_upper,
-            "norm_ratio_upper": ball.loss.norm_ratio_upper,
-            "how": ball.loss.how,
-        }
-        info["fallback"] = "containing-ball"
+    info = KNormMechanismSection(
+        kind=m.kind,
+        epsilon=eps,
+        noise_dimension=knorm.dimension,
+        optimal=knorm.optimal,
+        label=label,
+        hull_cache=cache_info,
+        loss=BallLoss(ball.loss.volume_ratio_upper, ball.loss.norm_ratio_upper, ball.loss.how)
+        if isinstance(ball, ContainingBall)
+        else None,
+        fallback="containing-ball" if isinstance(ball, ContainingBall) else None,
+    )
 
     def check(norms: FloatArray, seed: int) -> tuple[ErrorSection, Outcome]:
         mean, se, lo, hi = mc_interval(norms)
@@ -156,24 +152,33 @@ def build_knorm_from_norms(
     projected Laplace on the closed-form Delta_1(S) and span(S) (:mod:`accountant.geometry.table_space_norms`)."""
     eps = pure_target(ctx, m)
     lap = build_projected_laplace_from_norms(ctx, m, norms, semi)
-    lap_upper = math.sqrt(lap.info["expected_squared_error"])  # Jensen
+    lap_info = _laplace_info(lap)
+    lap_upper = math.sqrt(lap_info.expected_squared_error)  # Jensen
     # The containing l2-ball of radius Delta_2 in span(S): E||R U||_2 = (s+1)/eps * s/(s+1) * r = s r / eps.
     ball_upper = norms.rank * norms.l2 / eps
     smaller = "smaller" if lap_upper <= ball_upper else "larger, but the ball is not built without listing S"
-    lap.info.update(
-        optimal=False,
-        alternatives={
-            "containing-ball": {"kind": "l2-ball", "expected_l2_upper": ball_upper},
-            "projected-laplace": {"expected_l2_upper": lap_upper},
-        },
-        fallback="projected-laplace",
-        label=(
-            f"NON-OPTIMAL fallback for k-norm: {lap.info['label']}; E||noise||_2 <= {lap_upper:.4g}, {smaller} "
-            f"than the containing l2-ball's {ball_upper:.4g}; the optimal hull needs S listed, and S "
-            f"({norms.size} vectors) was not"
-        ),
+    return _as_fallback(
+        lap,
+        FallbackAlternatives("l2-ball", ball_upper, lap_upper),
+        f"NON-OPTIMAL fallback for k-norm: {lap_info.label}; E||noise||_2 <= {lap_upper:.4g}, {smaller} "
+        f"than the containing l2-ball's {ball_upper:.4g}; the optimal hull needs S listed, and S "
+        f"({norms.size} vectors) was not",
     )
-    return lap
+
+
+def _laplace_info(lap: BuiltMechanism) -> LaplaceMechanismSection:
+    """The report fields of a projected-Laplace mechanism built for ``k-norm``'s fallback."""
+    if not isinstance(lap.info, LaplaceMechanismSection):  # pragma: no cover - the Laplace builders build it
+        raise TypeError(f"projected Laplace built a {type(lap.info).__name__}")
+    return lap.info
+
+
+def _as_fallback(lap: BuiltMechanism, alternatives: FallbackAlternatives, label: str) -> BuiltMechanism:
+    """The projected-Laplace mechanism labelled as ``k-norm``'s NON-OPTIMAL fallback, with the bounds it beat."""
+    info = dataclasses.replace(
+        _laplace_info(lap), optimal=False, alternatives=alternatives, fallback="projected-laplace", label=label
+    )
+    return dataclasses.replace(lap, info=info)
 
 
 def _root_polytope(ctx: Context, s_space: SensitivitySpace, semi: SemiAdjacent) -> RootPolytopeBall | None:

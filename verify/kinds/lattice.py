@@ -43,6 +43,7 @@ report labels it so.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -68,6 +69,16 @@ from semidp.mechanisms.lattice_mcmc import LatticeGaussianTarget, LatticeLaplace
 from semidp.verify.context import Context, KindResult, Plot
 from semidp.verify.dask_client import run_tasks
 from semidp.verify.invariant_certificate import certify_lattice_basis
+from semidp.verify.mechanism_section import (
+    BurnInInfo,
+    CouplingInfo,
+    ExactSamplerInfo,
+    LatticeBasisInfo,
+    LatticeMechanismSection,
+    McmcSamplerInfo,
+    SamplerInfo,
+    SemiDpDistance,
+)
 from semidp.verify.monte_carlo import LEVEL, mc_interval
 from semidp.verify.plots_mcmc import plot_tv
 from semidp.verify.registry import KindDefaults, KindInfo, Problem
@@ -77,7 +88,6 @@ from semidp.verify.sections import (
     LatticeErrorSection,
     LatticeGuaranteesSection,
     McmcSection,
-    MechanismSection,
     MonteCarloMean,
     SamplesSection,
 )
@@ -236,7 +246,7 @@ class _Draws:
     method: Literal["exact", "mcmc"]
     delta_tv: float
     """TV distance charged (0 for exact draws)."""
-    info: dict[str, Any]
+    info: SamplerInfo
     outcome: Outcome
     curve: tuple[tuple[int, float, float], ...] | None
     """``(t, TV bound estimate, its confidence-adjusted upper value)`` at the plotted iterations."""
@@ -326,17 +336,15 @@ def _draw(
                         np.zeros((0, basis.cells), dtype=np.int64),
                         "exact",
                         1.0,
-                        {"method": "exact"},
+                        ExactSamplerInfo(),
                         Unknown(f"the exact sampler was refused: {e}"),
                         None,
                     )
                 fallback = f"the exact sampler was refused ({e})"
         if noise is not None:
-            ex_info: dict[str, Any] = {
-                "method": "exact",
-                "label": "exact rejection from free coordinates (no MCMC, no delta')",
-                **ex.diagnostics(),
-            }
+            ex_info = ExactSamplerInfo(
+                "exact", "exact rejection from free coordinates (no MCMC, no delta')", ex.diagnostics()
+            )
             return _Draws(
                 noise,
                 "exact",
@@ -355,18 +363,13 @@ def _draw(
             raise UnsupportedRelease(f"{spec.path}: mechanism.sampler.method = 'exact' is not possible: {fallback}.")
     target = law.mcmc_target(basis, p)
     sampler = LatticeSampler(target, None if smp.ratio is None else float(smp.ratio))
-    info: dict[str, Any] = {
-        "method": "mcmc",
-        "label": "Gibbs-within-Metropolis on lattice coordinates (DGGY Alg 1)",
-        **({"why_not_exact": fallback} if fallback else {}),
-        "ratio": [float(x) for x in np.exp(sampler.log_ratio)][:1],
-        "coupling": {
-            "pairs": smp.pairs,
-            "lag": smp.lag,
-            "kind": "hybrid (CRN far, maximal near)",
-            "tv_target": float(smp.tv),
-        },
-    }
+    info = McmcSamplerInfo(
+        "mcmc",
+        "Gibbs-within-Metropolis on lattice coordinates (DGGY Alg 1)",
+        fallback or None,
+        tuple(float(x) for x in np.exp(sampler.log_ratio))[:1],
+        CouplingInfo(smp.pairs, smp.lag, "hybrid (CRN far, maximal near)", float(smp.tv)),
+    )
     try:
         mt = _coupled_pairs(sampler, smp, rng, budget, scheduler)
     except BudgetExhausted as e:
@@ -383,9 +386,12 @@ def _draw(
             None,
         )
     taus = mt.tau
-    info["coupling"].update(
-        seconds=mt.seconds, meeting_time_quantiles={q: int(np.quantile(taus, q / 100)) for q in (50, 90, 99, 100)}
+    coupling = dataclasses.replace(
+        info.coupling,
+        seconds=mt.seconds,
+        meeting_time_quantiles={q: int(np.quantile(taus, q / 100)) for q in (50, 90, 99, 100)},
     )
+    info = dataclasses.replace(info, coupling=coupling)
     try:
         burn = choose_burn_in(mt, float(smp.tv), criterion="upper")
     except InvalidArgument as e:
@@ -405,15 +411,16 @@ def _draw(
         (int(t), float(v), float(tv_bound(mt, int(t), confidence=conf).upper))
         for t, v in zip(ts, tv_bound_curve(mt, ts))
     )
-    info["burn_in"] = {
-        "t": burn.t,
-        "tv_estimate": burn.bound.estimate,
-        "tv_upper": burn.bound.upper,
-        "criterion": burn.criterion,
-        "confidence": burn.bound.confidence,
-        "note": "Monte Carlo estimate of the BJV Thm 2.5 bound over the coupled pairs, with a "
+    burn_in = BurnInInfo(
+        burn.t,
+        burn.bound.estimate,
+        burn.bound.upper,
+        burn.criterion,
+        burn.bound.confidence,
+        "Monte Carlo estimate of the BJV Thm 2.5 bound over the coupled pairs, with a "
         "heuristic one-sided adjustment (see mechanisms.coupling); not a certificate",
-    }
+    )
+    info = dataclasses.replace(info, burn_in=burn_in)
     try:
         noise = sampler.sample(n, burn_in=burn.t, rng=rng, budget=Budget.of(budget))
     except BudgetExhausted as e:
@@ -499,36 +506,31 @@ def run_lattice(ctx: Context, law: LatticeLaw) -> KindResult:
         mc = MonteCarloMean(quantity, mean, se, LEVEL, (lo, hi), len(norms))
     err = LatticeErrorSection(quantity, mc, law.heuristic(basis, p))
 
-    mechanism_info: dict[str, Any] = {
-        "kind": m.kind,
-        "norm": norm,
-        "noise_dimension": basis.dimension,
-        "calibration": law.calibration(p),
-        "lattice": {
-            "method": basis.method,
-            "dimension": basis.dimension,
-            "gram_determinant": basis.gram_determinant,
-            "reduced": basis.reduced,
-            "note": basis.note,
-        },
-        "sampler": draws.info,
-        "delta_tv_charged": draws.delta_tv,
-        "semi_dp_distance": {"value": d_semi, "how": d_how},
-        "label": f"{m.kind} on the kernel lattice of the invariant ({draws.method} draws)",
-    }
+    mechanism_info = LatticeMechanismSection(
+        m.kind,
+        norm,
+        basis.dimension,
+        law.calibration(p),
+        LatticeBasisInfo(basis.method, basis.dimension, basis.gram_determinant, basis.reduced, basis.note),
+        draws.info,
+        draws.delta_tv,
+        SemiDpDistance(d_semi, d_how),
+        f"{m.kind} on the kernel lattice of the invariant ({draws.method} draws)",
+    )
     samples = SamplesSection(
         len(releases), used_seed, (len(releases), space.n_cells), "float64 (integer-valued)", "row-major cells"
     )
     guarantees = LatticeGuaranteesSection(GuaranteeSummary.of(eff_unit, deltas), GuaranteeSummary.of(eff_semi, deltas))
-    sections: list[Section] = [MechanismSection(mechanism_info), samples, err, guarantees]
+    sections: list[Section] = [mechanism_info, samples, err, guarantees]
     plots: tuple[Plot, ...] = ()
     if draws.curve:
         curve = draws.curve
         estimate = [(t, v) for t, v, _ in curve]
         upper = [(t, u) for t, _, u in curve]
         sections.append(McmcSection(tuple(estimate), tuple(upper)))
-        burn_t = draws.info.get("burn_in", {}).get("t")
-        tv_target = draws.info.get("coupling", {}).get("tv_target")
+        mcmc = draws.info if isinstance(draws.info, McmcSamplerInfo) else None
+        burn_t = mcmc.burn_in.t if mcmc is not None and mcmc.burn_in is not None else None
+        tv_target = mcmc.coupling.tv_target if mcmc is not None else None
         plots = (
             Plot(
                 "tv",
