@@ -558,7 +558,7 @@ KIND_RESULT_CORE = {
     "samples",
     "plots",
 }
-MAX_KIND_RESULT_HOOKS = 5
+MAX_KIND_RESULT_HOOKS = 0
 
 
 def _builds_effective(text: str) -> list[str]:
