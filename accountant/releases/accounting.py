@@ -9,6 +9,9 @@ Each interpreter reads the release and reuses the accountant's results; none add
 * :func:`zcdp_sum` -- the composed release as zCDP, exact up to upward rounding [BS16, Lemma 2.3];
 * :func:`pld_parts` -- the parts as PLD parts of their dominating pairs [KOV15, Thm. 2.4], for the PLD
   bracket of :func:`accountant.pld.engine.compose_plds` (lower and upper ends certified);
+  :func:`pld_counted_parts` the same with repeat counts (a worst pair stated per coordinate,
+  :attr:`~accountant.releases.model.Shift.coordinates`, gives one part per moving coordinate);
+* :func:`zcdp_exact` -- the zCDP sum in exact rationals (what a zCDP design scales);
 * :func:`semi_dp_grouping` -- the Semi-DP guarantee under the invariant at a radius [CA24, Prop. 15, 21]:
   at a(t)'s proven upper bound it may verify, at its proven lower bound refute;
 * :func:`plain_dp` -- what holds for the joint release with the invariant on :math:`(\mathcal D, A_1)`;
@@ -21,6 +24,7 @@ Each interpreter reads the release and reuses the accountant's results; none add
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +32,7 @@ from fractions import Fraction
 
 from semidp.accountant.combinatorics.semiadjacent import SemiAdjacentParameter
 from semidp.accountant.core.budget import Budget
-from semidp.accountant.core.directed import sqrt_up, up_exact
+from semidp.accountant.core.directed import down_exact, sqrt_up, up_exact
 from semidp.accountant.core.errors import InvalidArgument, UnsupportedRelease
 from semidp.accountant.core.outcome import Outcome, Refuted, Unknown
 from semidp.accountant.data.dataspace import DataSpace
@@ -47,7 +51,14 @@ from semidp.accountant.guarantees.definitions import (
 from semidp.accountant.guarantees.relations import IntegerSubspace, Relation, SemiAdjacent, Subspace
 from semidp.accountant.guarantees.semidp import Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
 from semidp.accountant.pld.engine import MAX_POINTS
-from semidp.accountant.pld.parts import ApproxDPPart, GaussianPart, LaplacePart, PLDPart
+from semidp.accountant.pld.parts import (
+    ApproxDPPart,
+    DiscreteGaussianPart,
+    DiscreteLaplacePart,
+    GaussianPart,
+    LaplacePart,
+    PLDPart,
+)
 from semidp.accountant.pld.refine import RefinedInterval, refine_many
 from semidp.accountant.releases.measurements import MeasurementRelease
 from semidp.accountant.releases.model import (
@@ -67,6 +78,7 @@ from semidp.accountant.workloads.accounting import (
     SetAsideBracket,
     WorkloadBracket,
     workload_bracket,
+    workload_parts,
     workload_rho,
 )
 
@@ -173,23 +185,116 @@ def zcdp_sum(release: Release, relation: Relation | None = None) -> ZCDP | None:
 def pld_parts(release: Release, relation: Relation | None = None) -> list[PLDPart] | None:
     """The parts on ``relation`` (default: base) as PLD parts of their dominating pairs [KOV15, Thm. 2.4]
     (Gaussian and Laplace noise by their own laws), for :func:`accountant.pld.engine.compose_plds`; ``None``
-    when a part has no single dominating pair here (zCDP, RDP, f-DP, discrete laws of a vector query)."""
+    when a part has no single dominating pair here (zCDP, RDP, f-DP, discrete laws of a vector query).
+    :func:`pld_counted_parts` with each ``(part, count)`` written out ``count`` times."""
+    counted = pld_counted_parts(release, relation)
+    return None if counted is None else [part for part, n in counted for _ in range(n)]
+
+
+def pld_counted_parts(release: Release, relation: Relation | None = None) -> list[tuple[PLDPart, int]] | None:
+    r""":func:`pld_parts` as ``(PLD part, count)`` pairs, one group per release part in order.
+
+    A shift that states its worst pair (:attr:`~accountant.releases.model.Shift.coordinates`) under a noise law
+    gives one PLD part per moving coordinate (independent noise per coordinate [KOV15, Thm. 2.4]), equal shifts
+    grouped in the order first seen, none for ``()``: for a release of :func:`accountant.releases.workload.workload_release`
+    these are exactly :func:`accountant.workloads.accounting.workload_parts`. A Laplace or discrete Laplace law
+    whose l1 is a bound only (:attr:`~accountant.releases.model.Shift.exact` false, no coordinates) gives the
+    dominating pair of its pure DP :math:`\varepsilon = \Delta_1/b` rounded up [DR14, Thm. 3.6]. Units: the
+    laws' scales and the shifts in the query's units.
+    """
     rel = release.base if relation is None else relation
-    out: list[PLDPart] = []
+    out: list[tuple[PLDPart, int]] = []
     for p in _parts(release):
         s = p.shift(rel)
+        own = None if s is None else _stated_pair(p, s)
+        if own is not None:
+            out.extend(own)
+            continue
         if isinstance(p.law, GaussianNoise) and s is not None and s.l2_squared > 0:
-            out.append(GaussianPart(sigma=p.law.sigma, sensitivity=sqrt_up(Fraction(s.l2_squared))))
+            out.append((GaussianPart(sigma=p.law.sigma, sensitivity=sqrt_up(Fraction(s.l2_squared))), 1))
             continue
         if isinstance(p.law, LaplaceNoise) and s is not None and s.l1 > 0:
-            out.append(LaplacePart(b=p.law.b, sensitivity=s.l1))
+            out.append((LaplacePart(b=p.law.b, sensitivity=s.l1), 1))
             continue
         g = part_guarantee(p, rel)
         d = None if g is None else dominating_part(g)
         if d is None:
             return None
-        out.append(d)
+        out.append((d, 1))
     return out
+
+
+def _stated_pair(part: Part, s: Shift) -> list[tuple[PLDPart, int]] | None:
+    """The PLD parts of a worst pair stated per coordinate, or of a Laplace law's l1 bound; ``None`` otherwise."""
+    law = part.law
+    laplace_scale = (
+        law.b if isinstance(law, LaplaceNoise) else down_exact(law.t) if isinstance(law, DiscreteLaplaceNoise) else None
+    )
+    if s.coordinates is None:
+        if laplace_scale is None or s.exact or s.l1 == 0:
+            return None
+        return [(ApproxDPPart(math.nextafter(s.l1 / laplace_scale, math.inf), 0.0), 1)]
+    counts: dict[float, int] = {}
+    for c in s.coordinates:
+        counts[c] = counts.get(c, 0) + 1
+    if isinstance(law, GaussianNoise):
+        return [(GaussianPart(law.sigma, float(c)), n) for c, n in counts.items()]
+    if isinstance(law, LaplaceNoise):
+        return [(LaplacePart(law.b, float(c)), n) for c, n in counts.items()]
+    if isinstance(law, (DiscreteGaussianNoise, DiscreteLaplaceNoise)):
+        if not all(float(c).is_integer() for c in counts):
+            raise InvalidArgument(
+                f"part {part.label!r}: a discrete law shifts by integers, got coordinates {s.coordinates!r}."
+            )
+        if isinstance(law, DiscreteGaussianNoise):
+            return [(DiscreteGaussianPart(down_exact(law.sigma2), int(c)), n) for c, n in counts.items()]
+        return [(DiscreteLaplacePart(down_exact(law.t), int(c)), n) for c, n in counts.items()]
+    return None  # a law known by its guarantee or a plugin law: by its guarantee
+
+
+def zcdp_exact(release: Release, relation: Relation | None = None) -> Fraction | None:
+    r"""The parts on ``relation`` (default: base) as one zCDP :math:`\rho` in exact rationals (nats), or ``None``
+    when a part has none (approximate DP with delta > 0, f-DP, RDP, a plugin law, no shift there).
+
+    Per part: Gaussian :math:`\Delta_2^2/(2\sigma^2)` (the exact ``variance`` when stated, else the float
+    ``sigma``'s) and discrete Gaussian :math:`\Delta_2^2/(2\sigma^2)` [CKS20, Prop. 5]; Laplace kinds
+    :math:`(\Delta_1/b)^2/2` [BS16, Prop. 1.4]; known pure DP, GDP and zCDP by [BS16, Prop. 1.4], [BW18] exactly;
+    summed [BS16, Lemma 2.3]. For a release of :func:`accountant.releases.workload.workload_release` with
+    Gaussian kinds or discrete Laplace noise this is :func:`accountant.workloads.accounting.workload_rho`
+    (Laplace: ``b`` is a float rounded down, so at least it).
+    """
+    rel = release.base if relation is None else relation
+    total = Fraction(0)
+    for p in _parts(release):
+        law = p.law
+        if isinstance(law, KnownGuarantee):
+            g = law.guarantee
+            if g.relation != rel:
+                return None
+            if isinstance(g, ZCDP):
+                total += Fraction(g.rho)
+            elif isinstance(g, PureDP):
+                total += Fraction(g.epsilon) ** 2 / 2
+            elif isinstance(g, GDP):
+                total += Fraction(g.mu) ** 2 / 2
+            else:
+                return None
+            continue
+        s = p.shift(rel)
+        if s is None:
+            return None
+        if isinstance(law, GaussianNoise):
+            var = law.variance if law.variance is not None else Fraction(law.sigma) ** 2
+            total += Fraction(s.l2_squared) / (2 * var)
+        elif isinstance(law, DiscreteGaussianNoise):
+            total += Fraction(s.l2_squared) / (2 * law.sigma2)
+        elif isinstance(law, LaplaceNoise):
+            total += (Fraction(s.l1) / Fraction(law.b)) ** 2 / 2
+        elif isinstance(law, DiscreteLaplaceNoise):
+            total += (Fraction(s.l1) / law.t) ** 2 / 2
+        else:
+            return None
+    return total
 
 
 def dominating_part(g: Guarantee) -> PLDPart | None:
@@ -517,14 +622,22 @@ def pld_bracket(
 ) -> BracketAccount:
     """The measurement release at its worst pair: on the base relation (``semi_radius=None``: the advertised
     replace-one pair) or semi-adjacent at ``semi_radius`` in {1, 2} (the query-level worst pair), as exact rho and
-    the certified PLD bracket [KOV15, Thm. 2.4]; :func:`accountant.workloads.accounting.workload_bracket` does
-    the composing (setting aside measurements whose noise lies too far from the others' for one loss grid).
+    the certified PLD bracket [KOV15, Thm. 2.4]. The release's parts on that relation (:func:`pld_counted_parts`)
+    must be the PLD parts of its exact measurements (else :class:`~accountant.core.errors.InvalidArgument`);
+    :func:`accountant.workloads.accounting.workload_bracket` then composes them from the exact scales (setting
+    aside measurements whose noise lies too far from the others' for one loss grid).
 
     A noise scale so extreme that even that fails leaves the PLD out, saying why and naming the extreme lines; the
     exact rho and its conversions still stand. ``skip``: leave the PLD out for this reason (a time budget).
     """
     values = list(release.measurements)
     noise = release.noise
+    relation = release.base if semi_radius is None else SemiAdjacent(release.base, release.invariant, semi_radius)
+    if release.parts and pld_counted_parts(release, relation) != workload_parts(values, noise, semi_radius=semi_radius):
+        raise InvalidArgument(
+            f"the release's parts on {relation.describe()} are not the PLD parts of its measurements (a release built "
+            "other than by accountant.releases.measurements.measurement_release?)."
+        )
     rho = workload_rho(values, noise, semi_radius=semi_radius)
     if skip is not None:
         return BracketAccount(rho, None, skip)
@@ -562,11 +675,13 @@ __all__ = [
     "dominating_part",
     "LawInterpreter",
     "part_guarantee",
+    "pld_counted_parts",
     "pld_parts",
     "plain_dp",
     "register_law",
     "unregister_law",
     "semi_dp_grouping",
     "statistical_audit",
+    "zcdp_exact",
     "zcdp_sum",
 ]

@@ -1,40 +1,32 @@
 r"""A measurement workload as a :class:`~accountant.releases.model.Release`: histogram queries with noise per cell.
 
 Each measurement of a workload (:mod:`accountant.workloads.accounting`, the 2020 Census TopDown design) is one
-:class:`~accountant.releases.model.Part`: its noise law per cell and the query's shift on the worst pair of each
-relation it is accounted under -- replace-one on the base relation (two cells of shift 1: :math:`\ell_1=2`,
-:math:`\ell_2^2=2`), and :class:`~accountant.guarantees.relations.SemiAdjacent` at radius 1 (the same, or 0 for a
-measurement the invariant fixes) and 2 (two cells of shift 2: :math:`\ell_1=4`, :math:`\ell_2^2=8`, or 0 when
-fixed). One pair attains every part's shift at once (the worst pair, proof in
-:mod:`accountant.workloads.accounting`), so composing the parts is tight, not only an upper bound.
+:class:`~accountant.releases.model.Part` of :func:`accountant.releases.workload.workload_release`: its noise law
+per cell and the worst pair of each relation it is accounted under, per coordinate
+(:attr:`~accountant.releases.model.Shift.coordinates`) -- replace-one on the base relation ``(1, 1)``, and
+:class:`~accountant.guarantees.relations.SemiAdjacent` at radius 1 (``(1, 1)``, or ``()`` for a measurement the
+invariant fixes) and 2 (``(2, 2)`` for Gaussian kinds, ``()`` when fixed; Laplace kinds the l1 bound 4 only). One
+pair attains every part's shift at once (the worst pair, proof in :mod:`accountant.workloads.accounting`), so
+composing the parts is tight for Gaussian kinds (Laplace at radius 2: an upper bound, labelled so there).
 
-A :class:`MeasurementRelease` keeps beside its parts the measurements' exact noise parameters (the continuous
-laws hold floats; the exact rho and the PLD grid need the rationals), the CSV line of each, and its
+A :class:`MeasurementRelease` keeps beside its parts the measurements' exact noise parameters (a Laplace law holds
+a float; the exact rho and the set-aside order of the PLD need the rationals), the file line of each, and its
 :class:`PartGroup` s: the certificate's breakdowns (per attribute, per geolevel), each a sub-release
-(:meth:`MeasurementRelease.group`). Its interpreter is :func:`accountant.releases.accounting.pld_bracket`.
+(:meth:`MeasurementRelease.group`). Its interpreter is :func:`accountant.releases.accounting.pld_bracket`, which
+checks that the parts and the measurements give the same PLD parts.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 
 from semidp.accountant.core.errors import InvalidArgument
 from semidp.accountant.data.invariants import Invariant
 from semidp.accountant.guarantees.relations import BaseRelation, SemiAdjacent
-from semidp.accountant.releases.model import (
-    DiscreteGaussianNoise,
-    DiscreteLaplaceNoise,
-    GaussianNoise,
-    LaplaceNoise,
-    NoiseLaw,
-    Part,
-    Release,
-    Shift,
-)
+from semidp.accountant.releases.model import Part, Release, Shift
+from semidp.accountant.releases.workload import workload_release
 from semidp.accountant.workloads.accounting import NOISES, WorkloadMeasurement
 
 #: The kinds of :class:`PartGroup` (the report's breakdown keys).
@@ -101,37 +93,6 @@ class MeasurementRelease(Release):
         return tuple(g for g in self.groups if g.kind == kind)
 
 
-def _down(x: Fraction) -> float:
-    """``float(x)`` rounded down (less noise is less private: conservative)."""
-    f = float(x)
-    return math.nextafter(f, 0.0) if Fraction(f) > x else f
-
-
-def cell_law(noise: str, scale: Fraction) -> NoiseLaw:
-    """The noise law per cell of a measurement with exact parameter ``scale`` (``sigma^2`` for Gaussian kinds),
-    continuous laws rounded towards less noise (as the PLD parts of :mod:`accountant.workloads.accounting`)."""
-    if noise == "discrete-gaussian":
-        return DiscreteGaussianNoise(scale)
-    if noise == "discrete-laplace":
-        return DiscreteLaplaceNoise(scale)
-    if noise == "gaussian":
-        return GaussianNoise(math.nextafter(math.sqrt(_down(scale)), 0.0))
-    if noise == "laplace":
-        return LaplaceNoise(_down(scale))
-    raise InvalidArgument(f"noise={noise!r} is not one of {list(NOISES)}.")
-
-
-def measurement_shifts(base: BaseRelation, invariant: Invariant, fixed: bool) -> tuple[Shift, ...]:
-    """A measurement's shifts on the worst pair: replace-one on ``base``; semi-adjacent at radius 1 and 2
-    (0 for a measurement the invariant fixes) [module docstring; proof in :mod:`accountant.workloads.accounting`]."""
-    one, two = (0.0, 0.0) if fixed else (2.0, 4.0)
-    return (
-        Shift(base, 2.0, 2.0),
-        Shift(SemiAdjacent(base, invariant, 1), one, one),
-        Shift(SemiAdjacent(base, invariant, 2), two, 2.0 * two),
-    )
-
-
 def measurement_release(
     base: BaseRelation,
     invariant: Invariant,
@@ -141,11 +102,13 @@ def measurement_release(
     lines: Sequence[int] | None = None,
     groups: Sequence[PartGroup] = (),
 ) -> MeasurementRelease:
-    """The release of ``measurements`` (each with ``noise`` per cell) next to ``invariant``; ``lines`` default to
-    the file lines of a CSV read in order (2, 3, ...)."""
-    parts = tuple(
-        Part(cell_law(noise, m.scale), measurement_shifts(base, invariant, m.fixed), m.label) for m in measurements
-    )
+    """The release of ``measurements`` (each with ``noise`` per cell) next to ``invariant``: the parts of
+    :func:`accountant.releases.workload.workload_release` with their shifts on ``base`` and on the semi-adjacent
+    relations at radius 1 and 2; ``lines`` default to the file lines of a CSV read in order (2, 3, ...)."""
+    one = workload_release(measurements, noise, 1, invariant=invariant, base=base)
+    two = workload_release(measurements, noise, 2, invariant=invariant, base=base)
+    semi2 = SemiAdjacent(base, invariant, 2)
+    parts = tuple(Part(p.law, (*p.shifts, *_stated(q, semi2)), p.label) for p, q in zip(one.parts, two.parts))
     return MeasurementRelease(
         base,
         invariant,
@@ -157,4 +120,10 @@ def measurement_release(
     )
 
 
-__all__ = ["GROUP_KINDS", "MeasurementRelease", "PartGroup", "cell_law", "measurement_release", "measurement_shifts"]
+def _stated(part: Part, relation: SemiAdjacent) -> tuple[Shift, ...]:
+    """The part's shift on ``relation`` (``workload_release`` states one on its radius)."""
+    s = part.shift(relation)
+    return () if s is None else (s,)
+
+
+__all__ = ["GROUP_KINDS", "MeasurementRelease", "PartGroup", "measurement_release"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Union
 
+from semidp.accountant.core.directed import down_exact
 from semidp.accountant.core.errors import InvalidArgument
 from semidp.accountant.data.invariants import Invariant
 from semidp.accountant.guarantees.definitions import Guarantee
@@ -44,9 +45,27 @@ class GaussianNoise:
 
     sigma: float
     """Standard deviation (query units, > 0)."""
+    variance: Fraction | None = None
+    r"""The exact variance :math:`\sigma^2` when the publisher states one (e.g. a workload's ``1/rho``); ``sigma``
+    is then at most its square root (:meth:`of_variance`: rounded down, toward less noise), and the exact zCDP
+    (:func:`accountant.releases.accounting.zcdp_exact`) and a design's scaling read the variance."""
 
     def __post_init__(self) -> None:
         _positive("GaussianNoise.sigma", self.sigma)
+        if self.variance is not None:
+            _positive("GaussianNoise.variance", self.variance)
+            if Fraction(self.sigma) ** 2 > self.variance:
+                raise InvalidArgument(
+                    f"GaussianNoise.sigma = {self.sigma!r} exceeds the square root of variance = {self.variance} "
+                    "(the float must not claim more noise than the exact law)."
+                )
+
+    @classmethod
+    def of_variance(cls, variance: Fraction) -> GaussianNoise:
+        """The law of exact ``variance`` (> 0): ``sigma`` is its square root rounded down (less noise:
+        conservative), as :func:`accountant.workloads.accounting.workload_parts` rounds it."""
+        _positive("GaussianNoise.variance", variance)
+        return cls(math.nextafter(math.sqrt(down_exact(Fraction(variance))), 0.0), Fraction(variance))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +135,14 @@ class Shift:
 
     ``exact`` is ``False`` when the norms are upper bounds only (e.g. a closed-form superset of
     the sensitivity space); an interpreter then accounts from the bound (sound) and says so.
+
+    ``coordinates`` states the worst pair itself: the absolute shift of each coordinate that moves, e.g.
+    ``(1, 1)`` for a histogram under replace-one (one record leaves a cell and enters another), ``(2, 2)`` for
+    a workload measurement at a(t) = 2 (:mod:`accountant.workloads.accounting`), ``()`` for a query the pairs
+    do not move. Stating it claims that this one pair is the worst for every measure (its privacy-loss
+    distribution dominates every pair's), so a PLD interpreter composes one part per coordinate (the noise is
+    independent per coordinate [KOV15, Thm. 2.4]); ``None`` (default) states the norms only. The norms must be
+    those of the coordinates.
     """
 
     relation: Relation
@@ -124,11 +151,38 @@ class Shift:
     l2_squared: float
     """Largest squared l2 norm of a shift (counts^2, >= 0; squared so integer spaces stay exact)."""
     exact: bool = True
+    coordinates: tuple[float, ...] | None = None
+    """Absolute shifts of the worst pair's moving coordinates (counts, each > 0), or ``None`` (not stated)."""
 
     def __post_init__(self) -> None:
         for name, v in (("Shift.l1", self.l1), ("Shift.l2_squared", self.l2_squared)):
-            if not (math.isfinite(v) and v >= 0):
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise InvalidArgument(f"{name} must be a finite number >= 0, got {v!r}.")
+        if self.coordinates is None:
+            return
+        if not isinstance(self.coordinates, tuple) or not all(
+            isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c) and c > 0
+            for c in self.coordinates
+        ):
+            raise InvalidArgument(
+                f"Shift.coordinates must be a tuple of finite numbers > 0 (the moving coordinates), "
+                f"got {self.coordinates!r}."
+            )
+        l1 = sum((Fraction(c) for c in self.coordinates), Fraction(0))
+        l2sq = sum((Fraction(c) ** 2 for c in self.coordinates), Fraction(0))
+        if l1 != Fraction(self.l1) or l2sq != Fraction(self.l2_squared):
+            raise InvalidArgument(
+                f"Shift.coordinates {self.coordinates!r} have l1 = {l1} and l2_squared = {l2sq}, not the shift's "
+                f"l1 = {self.l1!r} and l2_squared = {self.l2_squared!r}."
+            )
+
+    @classmethod
+    def of_coordinates(cls, relation: Relation, coordinates: tuple[float, ...], *, exact: bool = True) -> Shift:
+        """The shift of the worst pair whose moving coordinates shift by ``coordinates`` (norms computed)."""
+        c = tuple(coordinates)
+        l1 = sum((Fraction(x) for x in c), Fraction(0))
+        l2sq = sum((Fraction(x) ** 2 for x in c), Fraction(0))
+        return cls(relation, float(l1), float(l2sq), exact, c)
 
     @property
     def l2(self) -> float:
