@@ -130,8 +130,11 @@ class KindResult:
     computed), its checks, typed sections and artefacts; the runner accounts the release and does the rest.
 
     A kind that describes a :class:`~semidp.accountant.releases.model.Release` leaves ``advertised`` and ``effective``
-    unset: the runner applies :func:`~semidp.accountant.releases.accounting.account` (or, for a black box,
-    :func:`~semidp.accountant.releases.accounting.statistical_audit` to ``audit``).
+    unset: the runner applies :func:`~semidp.accountant.releases.accounting.account` (for a black box,
+    :func:`~semidp.accountant.releases.accounting.statistical_audit` to ``audit``; for a measurement workload,
+    :class:`~semidp.accountant.releases.measurements.MeasurementRelease`,
+    :func:`~semidp.accountant.releases.accounting.pld_bracket` through :mod:`verify.workload_accounting`).
+    No kind overrides the runner's summaries or its claim decision.
     """
 
     release: Release | None = None

@@ -1,16 +1,12 @@
-"""The audit of a published measurement workload: advertised, exact and query-level Semi-DP accounting.
+"""A published measurement workload described as a release, and its report sections.
 
-A ``published`` spec with ``measurements`` (:mod:`verify.workload_spec`) is accounted here:
-
-* ``advertised``: the total rho (Bun-Steinke and Canonne-Kamath-Steinke, as for any zCDP
-  guarantee) plus ``method = "pld"``: the exact composition of the measurements' noise at the
-  worst replace-one pair (certified bracket; the upper end is reported, the bracket beside it);
-* ``effective`` (``semi-dp``): the joint worst case over semi-adjacent pairs at a(t) of the
-  per-measurement shifts (:mod:`accountant.workloads.accounting`, proof there), as zCDP and as ``pld``, with
-  the coarse group-privacy value a(t)^2 rho [CA24, Prop. 15] beside it (``coarse``);
-* inside both, the certificate's breakdowns: ``per_attribute`` (the measurements whose query
-  splits the feature) and ``per_geolevel`` (keyed by X: the measurements at levels strictly finer
-  than X, the certificate's "Block-within-X").
+A ``published`` spec with ``measurements`` (:mod:`verify.workload_spec`) describes a
+:class:`~accountant.releases.measurements.MeasurementRelease` (:func:`workload_release`): one part per measurement,
+the certificate's breakdowns as its part groups -- ``per_attribute`` (the measurements whose query splits the
+feature) and ``per_geolevel`` (keyed by X: the measurements at levels strictly finer than X, the certificate's
+"Block-within-X"). The runner accounts it (:mod:`verify.workload_accounting`: advertised, exact and query-level
+Semi-DP) and decides the claim from its PLD bracket (:func:`verify.runner.bracket_claim`). This module holds the
+``workload`` section (text tables of the breakdowns) and the ``measurements`` array.
 """
 
 from __future__ import annotations
