@@ -145,3 +145,40 @@ def test_kind_result_has_no_override_hooks_left() -> None:
     names = {f.name for f in fields(KindResult)}
     gone = {"claim_override", "claim_bounds", "advertised_summary", "effective_extra", "effective_pld"}
     assert names.isdisjoint(gone)
+
+
+def _audit_units(tmp_path: Path, noise: str, value: str, epsilon: float) -> tuple[int, dict[str, Any]]:
+    """census-2020-pl94-units-us with every measurement's noise ``value`` (a ``scale`` or ``rho`` column)."""
+    import contextlib
+    import io
+
+    from semidp.verify.cli import main
+
+    spec = (ROOT / "specs" / f"{NAME}.toml").read_text()
+    column = "scale" if "laplace" in noise else "rho"
+    rows = [f"{g},detailed,{value}" for g in ("US", "State", "County", "Tract", "Block_Group", "Block")]
+    (tmp_path / f"{NAME}.csv").write_text("\n".join([f"geolevel,query,{column}", *rows]) + "\n")
+    text = spec.replace('noise = "discrete-gaussian"', f'noise = "{noise}"').replace(
+        "epsilon = 2.47", f"epsilon = {epsilon}"
+    )
+    (tmp_path / "spec.toml").write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["audit", str(tmp_path / "spec.toml"), "--quiet", "--json"])
+    report: dict[str, Any] = json.loads(out.getvalue())
+    return code, report
+
+
+def test_a_laplace_workload_is_not_refuted_from_the_bracket_of_its_dominating_pairs(tmp_path: Path) -> None:
+    """At a(t) = 2 Laplace measurements are accounted by the (4/b, 0)-DP pair of their l1 bound: the bracket's lower
+    end bounds that pair, not the release, so a claim below it is unknown; the discrete Gaussian's (2, 2) worst pair
+    is attained, so the same claim is refuted there."""
+    code, r = _audit_units(tmp_path, "laplace", "10", 0.01)
+    claim = next(c for c in r["checks"] if c["name"] == "claim")
+    low = _pld(r["effective"]["epsilon_delta"], 1e-10)[0]
+    assert r["semi_adjacent_parameter"]["value"] == 2 and 0.01 < low
+    assert (code, claim["outcome"]) == (3, "unknown") and "does not refute" in claim["detail"]
+    assert claim["bounds"]["lower"] == 0.0
+    code, r = _audit_units(tmp_path, "discrete-gaussian", "1/100", 0.01)
+    claim = next(c for c in r["checks"] if c["name"] == "claim")
+    assert (code, claim["outcome"]) == (1, "refuted") and claim["bounds"]["lower"] > 0.01

@@ -284,7 +284,8 @@ CLAIM_SHARE = 0.5
 
 def bracket_claim(ctx: Context, w: WorkloadAccount) -> tuple[Outcome, Bounds] | None:
     """An epsilon claim decided by the query-level PLD bracket of a measurement release: verified only from its
-    certified upper end, refuted only below its certified lower end (attained by the worst pair), refined within
+    certified upper end, refuted only below its certified lower end when the parts' shifts are exact (the worst
+    pair attains them; a bracket of bounds' dominating pairs refutes nothing), refined within
     :data:`CLAIM_SHARE` of the ``--time-limit`` budget; with the bounds of epsilon at the claim's delta it was
     decided from. ``None``: not a Semi-DP epsilon claim at a delta > 0 on a query-level account (the comparison
     with the effective guarantee decides it)."""
@@ -314,6 +315,12 @@ def bracket_claim(ctx: Context, w: WorkloadAccount) -> tuple[Outcome, Bounds] | 
         return Verified(
             f"query-level Semi-DP epsilon <= {fmt_up(b.upper)} <= claimed {e} at delta = {d:g} ({grid})"
         ), bounds
+    if e < b.lower and not eff.tight:
+        return Unknown(
+            f"claimed {e} < {fmt_down(b.lower)}, the lower end of the pld bracket at delta = {d:g}, but that bracket "
+            "composes the dominating pairs of bounds (Laplace noise at a(t) = 2: (4/b, 0)-DP per measurement), an "
+            "upper bound only: it does not refute"
+        ), Bounds(0.0, b.upper, b.upper)
     if e < b.lower:
         return Refuted(
             f"query-level Semi-DP epsilon >= {fmt_down(b.lower)} > claimed {e} at delta = {d:g} ({grid} lower bound, "

@@ -561,6 +561,11 @@ class BracketAccount:
     """The release, to compose finer grids (``None``: no refinement)."""
     semi_radius: int | None = None
     """The radius of the semi-adjacent relation accounted, or ``None`` for the base relation (advertised)."""
+    tight: bool = True
+    """Every part states its exact shift on the relation (:attr:`~accountant.releases.model.Shift.exact`), so the
+    bracket's lower end is a proven lower bound of the release's epsilon; ``False``: some part is accounted by the
+    dominating pair of a bound (Laplace kinds at a(t) = 2: :math:`(4/b, 0)`-DP), so the lower end bounds that pair
+    only and refutes nothing."""
     refined: dict[float, RefinedInterval] = field(default_factory=dict, compare=False, repr=False)
     """Epsilon at each delta after :meth:`evaluated`'s refinement."""
     finer: dict[int, tuple[WorkloadBracket, float]] = field(default_factory=dict, compare=False, repr=False)
@@ -655,7 +660,8 @@ def pld_bracket(
         )
         return BracketAccount(rho, None, reason)
     lines = tuple(release.lines[i] for i in bracket.set_aside) if isinstance(bracket, SetAsideBracket) else ()
-    return BracketAccount(rho, bracket, set_aside_lines=lines, release=release, semi_radius=semi_radius)
+    tight = all(s.exact for p in release.parts if (s := p.shift(relation)) is not None)
+    return BracketAccount(rho, bracket, set_aside_lines=lines, release=release, semi_radius=semi_radius, tight=tight)
 
 
 __all__ = [
