@@ -133,8 +133,12 @@ def test_the_workload_report_refines_its_brackets_and_says_when_the_budget_stopp
     """200 Laplace measurements with scales 50 and 37 (two lattices): 0.9 % wide on the default grid."""
     from fractions import Fraction
 
+    from semidp.accountant.data.invariants import NoInvariant
+    from semidp.accountant.guarantees.relations import Replace
+    from semidp.accountant.releases.accounting import BracketAccount
+    from semidp.accountant.releases.measurements import measurement_release
     from semidp.accountant.workloads.accounting import WorkloadMeasurement, workload_bracket
-    from semidp.verify.workload_report import Accounted
+    from semidp.verify.workload_accounting import pld_entries
 
     values = tuple(WorkloadMeasurement(f"m{i}", Fraction(50 if i < 100 else 37)) for i in range(200))
     first = workload_bracket(list(values), "laplace")
@@ -142,15 +146,17 @@ def test_the_workload_report_refines_its_brackets_and_says_when_the_budget_stopp
     default = first.epsilon(1e-10)
     assert (default.upper - default.lower) / default.upper > 5e-3
 
-    def accounted() -> Accounted:
-        return Accounted(Fraction(1), first, values=values, noise="laplace")
+    release = measurement_release(Replace(), NoInvariant(), values, "laplace")
 
-    stopped = accounted().evaluated([1e-10], Budget.of(0.0)).pld_entries([1e-10])[0]
+    def accounted() -> BracketAccount:
+        return BracketAccount(Fraction(1), first, release=release)
+
+    stopped = pld_entries(accounted().evaluated([1e-10], Budget.of(0.0)), [1e-10])[0]
     assert (stopped.lower, stopped.upper) == (default.lower, default.upper)
     assert stopped.bracket_note is not None and stopped.bracket_note.endswith("> 0.001: budget")
     assert stopped.to_json()["bracket_note"] == stopped.bracket_note
     acc = accounted().evaluated([1e-10], Budget.unlimited())
-    refined = acc.pld_entries([1e-10])[0]
+    refined = pld_entries(acc, [1e-10])[0]
     assert default.lower < refined.lower <= refined.upper <= default.upper
     assert refined.upper - refined.lower < (default.upper - default.lower) / 4
     assert refined.bracket_note is None or refined.bracket_note.endswith(": grid cap")

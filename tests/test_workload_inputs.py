@@ -138,12 +138,12 @@ def test_when_no_bracket_can_be_built_the_pld_is_left_out(tmp_path: Path, monkey
     """If even setting measurements aside fails (stood in for by a size error from the accountant), the report
     keeps rho and zCDP, says why with the extreme rows, and leaves the claim unknown (exit 3), never refuted."""
     from semidp.accountant.core.errors import InvalidArgument
-    from semidp.verify import workload_report
+    from semidp.accountant.releases import accounting
 
     def too_large(*args: object, **kw: object) -> None:
         raise InvalidArgument("DiscreteGaussianPart needs 2.38e+07 grid points (> 16777216); use a coarser grid h.")
 
-    monkeypatch.setattr(workload_report, "workload_bracket", too_large)
+    monkeypatch.setattr(accounting, "workload_bracket", too_large)
     code, text = _run(tmp_path, _with_us("1e-12"))
     r = _report(text)
     for side in ("advertised", "effective"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,7 +23,6 @@ from numpy.typing import NDArray
 from semidp.accountant.combinatorics.semiadjacent import SemiAdjacentParameter
 from semidp.accountant.core.budget import Budget
 from semidp.accountant.core.errors import InvalidSpec
-from semidp.accountant.core.outcome import Bounds, Outcome
 from semidp.accountant.data.dataspace import DataSpace
 from semidp.accountant.data.invariants import Invariant
 from semidp.accountant.guarantees.conversion_routes import AnyGuarantee
@@ -31,7 +30,7 @@ from semidp.accountant.guarantees.definitions import Guarantee
 from semidp.accountant.guarantees.relations import BaseRelation
 from semidp.accountant.releases.accounting import AuditEvidence
 from semidp.accountant.releases.model import Release
-from semidp.verify.report import Check, GuaranteeSummary, PldEntry, Section
+from semidp.verify.report import Check, Section
 from semidp.verify.run_options import DEFAULT_OPTIONS, RunOptions
 from semidp.verify.spec import MechanismSpec, Spec
 
@@ -131,8 +130,11 @@ class KindResult:
     computed), its checks, typed sections and artefacts; the runner accounts the release and does the rest.
 
     A kind that describes a :class:`~semidp.accountant.releases.model.Release` leaves ``advertised`` and ``effective``
-    unset: the runner applies :func:`~semidp.accountant.releases.accounting.account` (or, for a black box,
-    :func:`~semidp.accountant.releases.accounting.statistical_audit` to ``audit``).
+    unset: the runner applies :func:`~semidp.accountant.releases.accounting.account` (for a black box,
+    :func:`~semidp.accountant.releases.accounting.statistical_audit` to ``audit``; for a measurement workload,
+    :class:`~semidp.accountant.releases.measurements.MeasurementRelease`,
+    :func:`~semidp.accountant.releases.accounting.pld_bracket` through :mod:`verify.workload_accounting`).
+    No kind overrides the runner's summaries or its claim decision.
     """
 
     release: Release | None = None
@@ -151,18 +153,6 @@ class KindResult:
     """The kind's report sections (``mechanism``, ``samples``, ``test``...), in report order."""
     seed: int | None = None
     """The seed the kind used (reported)."""
-    # The hooks below serve the kind that does not describe a release yet (published workloads).
-    claim_override: Outcome | None = None
-    """Decides the claim instead of the comparison (published workloads: the query-level worst pair)."""
-    claim_bounds: Bounds | None = None
-    """With ``claim_override``: the bounds of epsilon at the claim's delta it was decided from (reported)."""
-    advertised_summary: GuaranteeSummary | None = None
-    """Replaces the summary of ``advertised`` (published workloads)."""
-    effective_extra: dict[str, object] = field(default_factory=dict)
-    """Added fields of the effective guarantee's object (published workloads: ``coarse``, ``per_attribute``...;
-    a release's ``prop21`` is added by the runner)."""
-    effective_pld: tuple[PldEntry, ...] = ()
-    """The PLD entries of the effective guarantee (published workloads), reported after its conversions."""
     samples: NDArray[np.float64] | None = None
     """Drawn releases, ``(samples, cells)`` float64 row-major (``--out`` writes ``<name>.samples.npy``)."""
     plots: tuple[Plot, ...] = ()

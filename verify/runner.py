@@ -26,8 +26,8 @@ from semidp.accountant.combinatorics.semiadjacent import semi_adjacent_parameter
 from semidp.accountant.core.budget import Budget, budget_argument
 from semidp.accountant.core.errors import InvalidArgument, InvalidSpec, UnsupportedRelease
 from semidp.accountant.core.outcome import Bounds, NotApplicable, Outcome, Refuted, Unknown, Verified
-from semidp.accountant.guarantees.conversion_routes import AnyGuarantee, EpsilonDelta
-from semidp.accountant.guarantees.definitions import GDP, ApproxDP, Guarantee
+from semidp.accountant.guarantees.conversion_routes import AnyGuarantee, EpsilonDelta, epsilon_delta
+from semidp.accountant.guarantees.definitions import GDP, ZCDP, ApproxDP, Guarantee
 from semidp.accountant.guarantees.relations import SemiAdjacent
 from semidp.accountant.guarantees.semidp import NoFiniteGuarantee, joint_release_dp, semi_dp
 from semidp.accountant.releases.accounting import (
@@ -39,10 +39,12 @@ from semidp.accountant.releases.accounting import (
     statistical_audit,
     upper_bound_only,
 )
+from semidp.accountant.releases.measurements import MeasurementRelease
 from semidp.accountant.releases.model import KnownGuarantee, Release, Shift
 from semidp.verify.certify import certify_summary, section_summaries
 from semidp.verify.claims import check_composed_claim, decide
 from semidp.verify.context import MIN_STEP_SECONDS, Context, KindResult, Plot
+from semidp.verify.display import fmt_down, fmt_up
 from semidp.verify.exact_composition import ExactSum, decide_exact, decimal_claim, exact_sum
 from semidp.verify.load import validate
 from semidp.verify.privacy_claim import PrivacyClaim
@@ -55,6 +57,7 @@ from semidp.verify.report import (
     LowerBound,
     Prop21,
     Report,
+    Section,
     SemiAdjacentInfo,
     SpecFile,
     ToolInfo,
@@ -65,6 +68,8 @@ from semidp.verify.sensitivity_report import AnySensitivity, SensitivitySection,
 from semidp.verify.spec import GuaranteeSpec, Spec
 from semidp.verify.spec_values import guarantee_spec_json, invariant_of, relation_of, space_of
 from semidp.verify.version import __version__
+from semidp.verify.workload_accounting import WorkloadAccount, account_workload, timed_sections, workload_plot
+from semidp.verify.workload_report import WORST_PAIR, rho_up
 
 
 @dataclass(frozen=True)
@@ -256,6 +261,12 @@ class Accounted:
     effective_at_lower: AnyGuarantee | None = None
     audit: AuditAccount | None = None
     """A black box's account: decides its claim (refuted or unknown)."""
+    claim: Check | None = None
+    """The claim decided from a measurement release's PLD bracket (:func:`bracket_claim`), if it decides it."""
+    plots: tuple[Plot, ...] = ()
+    """Plots of the accounting (a measurement release's tradeoff curves), after the kind's."""
+    sections: tuple[Section, ...] | None = None
+    """The kind's sections as the accounting completed them (a workload's timing); ``None``: as the kind gave them."""
 
 
 #: ``advertised.source`` of a black box: its claim is stated, not certified.
@@ -267,19 +278,91 @@ BLACK_BOX_REASON = (
 )
 
 
+#: Share of the remaining ``--time-limit`` budget a claim's refinement may use (finer grids until decided).
+CLAIM_SHARE = 0.5
+
+
+def bracket_claim(ctx: Context, w: WorkloadAccount) -> tuple[Outcome, Bounds] | None:
+    """An epsilon claim decided by the query-level PLD bracket of a measurement release: verified only from its
+    certified upper end, refuted only below its certified lower end when the parts' shifts are exact (the worst
+    pair attains them; a bracket of bounds' dominating pairs refutes nothing), refined within
+    :data:`CLAIM_SHARE` of the ``--time-limit`` budget; with the bounds of epsilon at the claim's delta it was
+    decided from. ``None``: not a Semi-DP epsilon claim at a delta > 0 on a query-level account (the comparison
+    with the effective guarantee decides it)."""
+    claim, eff = ctx.spec.claim, w.query_level
+    if claim is None or claim.guarantee.epsilon is None or ctx.framework != "semi-dp" or eff is None:
+        return None
+    e, d = float(claim.guarantee.epsilon), float(claim.guarantee.delta or 0)
+    if d <= 0:
+        return None
+    if eff.pld_unavailable is not None:
+        upper = min(x.epsilon for x in epsilon_delta(ZCDP(rho_up(eff.rho), ctx.relation), d) if x.epsilon is not None)
+        bounds = Bounds(0.0, upper, upper)
+        if e >= upper:
+            return Verified(
+                f"query-level Semi-DP epsilon <= {fmt_up(upper)} <= claimed {e} at delta = {d:g} (zCDP)"
+            ), bounds
+        return Unknown(
+            f"the PLD was not composed ({eff.pld_unavailable}); zCDP gives only epsilon <= {fmt_up(upper)}"
+        ), bounds
+    if eff.pld is None:
+        return Verified("no measurement changes on a semi-adjacent pair: 0-DP"), Bounds(0.0, 0.0, 0.0)
+    r = eff.decide_at(d, e, Budget.until(ctx.deadline).split(CLAIM_SHARE))
+    b = r.interval
+    bounds = Bounds(b.lower, b.upper, b.upper)
+    grid = f"pld, {r.points} grid points" if r.points is not None else "pld"
+    if e >= b.upper:
+        return Verified(
+            f"query-level Semi-DP epsilon <= {fmt_up(b.upper)} <= claimed {e} at delta = {d:g} ({grid})"
+        ), bounds
+    if e < b.lower and not eff.tight:
+        return Unknown(
+            f"claimed {e} < {fmt_down(b.lower)}, the lower end of the pld bracket at delta = {d:g}, but that bracket "
+            "composes the dominating pairs of bounds (Laplace noise at a(t) = 2: (4/b, 0)-DP per measurement), an "
+            "upper bound only: it does not refute"
+        ), Bounds(0.0, b.upper, b.upper)
+    if e < b.lower:
+        return Refuted(
+            f"query-level Semi-DP epsilon >= {fmt_down(b.lower)} > claimed {e} at delta = {d:g} ({grid} lower bound, "
+            f"attained by the worst pair: {WORST_PAIR})"
+        ), bounds
+    why = f"; {r.shortfall()}" if r.shortfall() else f"; refinement stopped: {r.stopped_by}" if r.stopped_by else ""
+    return Unknown(
+        f"claimed {e} lies in the pld bracket [{fmt_down(b.lower)}, {fmt_up(b.upper)}] at delta = {d:g}{why}"
+    ), bounds
+
+
+def _workload_accounted(ctx: Context, part: KindResult, rel: MeasurementRelease) -> Accounted:
+    """A measurement release: :func:`verify.workload_accounting.account_workload`, the claim from its bracket."""
+    w = account_workload(ctx, rel)
+    decided = bracket_claim(ctx, w)
+    claim = None if decided is None or ctx.spec.claim is None else Check("claim", decided[0], decided[1])
+    plots = workload_plot(ctx, w, *(decided if decided is not None else (None, None)))
+    return Accounted(
+        w.advertised,
+        w.effective,
+        w.adv_summary,
+        w.eff_summary,
+        [(w.adv_summary, w.advertised), (w.eff_summary, w.effective)],
+        claim=claim,
+        plots=plots,
+        sections=timed_sections(part.sections, w.seconds),
+    )
+
+
 def accounted(ctx: Context, part: KindResult) -> Accounted:
     """Apply the interpreters of :mod:`accountant.releases.accounting` to the kind's release (a kind not yet
-    converted hands its own guarantees, with its summary hooks)."""
+    converted hands its own guarantees)."""
     rel = part.release
     if rel is None:  # a kind that computes its guarantees itself
         if part.advertised is None or part.effective is None:  # pragma: no cover - KindResult refuses it
             raise TypeError("KindResult without a release needs advertised and effective")
-        adv = part.advertised_summary or GuaranteeSummary.of(part.advertised, ctx.deltas)
-        eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework).with_pld(part.effective_pld)
-        if part.effective_extra:
-            eff = eff.with_extra(**part.effective_extra)
+        adv = GuaranteeSummary.of(part.advertised, ctx.deltas)
+        eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework)
         pairs = [(adv, part.advertised), (eff, part.effective)]
         return Accounted(part.advertised, part.effective, adv, eff, pairs)
+    if isinstance(rel, MeasurementRelease):
+        return _workload_accounted(ctx, part, rel)
     if rel.black_box is not None:
         if part.audit is None:  # pragma: no cover - KindResult refuses it
             raise TypeError("a black-box release needs its statistical audit")
@@ -300,8 +383,8 @@ def accounted(ctx: Context, part: KindResult) -> Accounted:
     adv = GuaranteeSummary.of(
         acct.advertised, ctx.deltas, framework=ctx.framework if acct.advertised_is_effective else None
     )
-    eff = GuaranteeSummary.of(acct.effective, ctx.deltas, framework=ctx.framework).with_pld(part.effective_pld)
-    extra = dict(part.effective_extra)
+    eff = GuaranteeSummary.of(acct.effective, ctx.deltas, framework=ctx.framework)
+    extra: dict[str, object] = {}
     if acct.prop21 is not None:
         extra["prop21"] = Prop21(
             GuaranteeSummary.of(acct.prop21.semi_first, ctx.deltas),
@@ -399,7 +482,7 @@ def assemble_accounted(ctx: Context, part: KindResult, acct: Accounted, *, repor
     """:func:`assemble` with the release already accounted (:func:`accounted`)."""
     spec, a = ctx.spec, ctx.a
     adv, eff = acct.adv_summary, acct.eff_summary
-    cover = _cover_check(ctx, part.release)
+    cover = None if isinstance(part.release, MeasurementRelease) else _cover_check(ctx, part.release)
     a_outcome = cover or check_semi_adjacent(
         ctx.space, ctx.invariant, ctx.relation, a, ctx.table, Budget.of(ctx.remaining())
     )
@@ -416,18 +499,17 @@ def assemble_accounted(ctx: Context, part: KindResult, acct: Accounted, *, repor
     ]
     if spec.claim is not None and acct.audit is not None:  # a black box: refuted from its lower bound, or unknown
         checks.append(Check("claim", acct.audit.claim_outcome))
-    elif spec.claim is not None and part.claim_override is not None:
-        b = part.claim_bounds
-        checks.append(
-            Check("claim", part.claim_override, b)  # as claim_check
-        )
+    elif acct.claim is not None:  # decided from a measurement release's PLD bracket
+        checks.append(acct.claim)
     elif acct.effective is not None:
-        parts = composed_parts(ctx, a.value, part.release)
+        # a measurement release not decided by its bracket: the comparison with its effective guarantee alone
+        release = None if isinstance(part.release, MeasurementRelease) else part.release
+        parts = composed_parts(ctx, a.value, release)
         group = 1 if ctx.framework == "dp" else a.value if ctx.framework == "semi-dp" else 0
         exact = exact_sum(getattr(spec.mechanism, "components", None), group) if parts is not None else None
-        loose = upper_bound_only(part.release) if part.release is not None else None
+        loose = upper_bound_only(release) if release is not None else None
         checks += [
-            not_refuted_by_a_bound(_claim_with_bounds(c, ctx, acct, part.release), loose)
+            not_refuted_by_a_bound(_claim_with_bounds(c, ctx, acct, release), loose)
             for c in claim_check(spec, acct.effective, parts, exact, Budget.until(ctx.deadline))
         ]
     claims = [c.outcome for c in checks if c.name == "claim"]
@@ -440,10 +522,10 @@ def assemble_accounted(ctx: Context, part: KindResult, acct: Accounted, *, repor
                 "does not change the verdict"
             ),
         )
-    sections = list(part.sections)
+    sections = list(part.sections if acct.sections is None else acct.sections)
     if reports_sensitivity and spec.query is not None:
         sens, sens_outcome = sensitivity_section(spec, ctx.space, ctx.invariant, a, Budget.of(ctx.remaining()))
-        shift = _exact_semi_shift(ctx, part)
+        shift = None if isinstance(part.release, MeasurementRelease) else _exact_semi_shift(ctx, part)
         if shift is not None:
             sens_outcome = calibrated_to_exact(sens, sens_outcome, shift)
         checks.append(Check("sensitivity", sens_outcome))
@@ -504,7 +586,11 @@ def audit(
     acct = accounted(ctx, part)
     report = assemble_accounted(ctx, part, acct, reports_sensitivity=kind.info.reports_sensitivity)
     return Audit(
-        typed=report, advertised=acct.advertised, effective=acct.effective, samples=part.samples, plots=part.plots
+        typed=report,
+        advertised=acct.advertised,
+        effective=acct.effective,
+        samples=part.samples,
+        plots=part.plots + acct.plots,
     )
 
 
@@ -539,6 +625,7 @@ __all__ = [
     "Accounted",
     "Audit",
     "accounted",
+    "bracket_claim",
     "not_refuted_by_a_bound",
     "assemble",
     "assemble_accounted",

@@ -16,17 +16,22 @@ Each interpreter reads the release and reuses the accountant's results; none add
   at a(t)'s proven upper bound it may verify, at its proven lower bound refute;
 * :func:`plain_dp` -- what holds for the joint release with the invariant on :math:`(\mathcal D, A_1)`;
 * :func:`statistical_audit` -- a black box: a lower bound only, so a claim is refuted or unknown, never verified;
+* :func:`pld_bracket` -- a measurement workload (:class:`~accountant.releases.measurements.MeasurementRelease`) at
+  its worst pair: exact rho [BS16, Lemma 2.3] and the certified PLD bracket of
+  :func:`accountant.workloads.accounting.workload_bracket`, refined on finer grids within a budget;
 * :func:`account` -- the advertised and effective guarantees of a release in a framework, from the above.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from semidp.accountant.combinatorics.semiadjacent import SemiAdjacentParameter
+from semidp.accountant.core.budget import Budget
 from semidp.accountant.core.directed import down_exact, sqrt_up, up_exact
 from semidp.accountant.core.errors import InvalidArgument, UnsupportedRelease
 from semidp.accountant.core.outcome import Outcome, Refuted, Unknown
@@ -45,6 +50,7 @@ from semidp.accountant.guarantees.definitions import (
 )
 from semidp.accountant.guarantees.relations import IntegerSubspace, Relation, SemiAdjacent, Subspace
 from semidp.accountant.guarantees.semidp import Prop21Result, joint_release_dp, semi_dp, semi_dp_composition
+from semidp.accountant.pld.engine import MAX_POINTS
 from semidp.accountant.pld.parts import (
     ApproxDPPart,
     DiscreteGaussianPart,
@@ -53,6 +59,8 @@ from semidp.accountant.pld.parts import (
     LaplacePart,
     PLDPart,
 )
+from semidp.accountant.pld.refine import RefinedInterval, refine_many
+from semidp.accountant.releases.measurements import MeasurementRelease
 from semidp.accountant.releases.model import (
     DiscreteGaussianNoise,
     DiscreteLaplaceNoise,
@@ -63,6 +71,15 @@ from semidp.accountant.releases.model import (
     PluginLaw,
     Release,
     Shift,
+)
+from semidp.accountant.workloads.accounting import (
+    GAUSSIAN_NOISES,
+    WORKLOAD_POINTS,
+    SetAsideBracket,
+    WorkloadBracket,
+    workload_bracket,
+    workload_parts,
+    workload_rho,
 )
 
 
@@ -522,7 +539,134 @@ def upper_bound_only(release: Release) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class BracketAccount:
+    """A measurement release accounted at its worst pair on one relation: exact rho and the certified PLD bracket.
+
+    The bracket is composed on :data:`~accountant.workloads.accounting.WORKLOAD_POINTS` grid points and refined
+    (:func:`accountant.pld.refine.refine_many`, finer grids of the same measurements) to the relative width
+    :data:`~accountant.pld.refine.DEFAULT_REL_WIDTH` where the budget allows (:meth:`evaluated`), and further for a
+    claim until it is decided (:meth:`decide_at`). Units: rho in nats (zCDP), epsilon in nats.
+    """
+
+    rho: Fraction
+    """Exact zCDP of the worst pair, summed over the parts [BS16, Lemma 2.3]."""
+    pld: WorkloadBracket | None
+    """The certified bracket (``None``: no part changes on the worst pair, or :attr:`pld_unavailable`)."""
+    pld_unavailable: str | None = None
+    """Why the PLD could not be composed (an extreme noise scale, or the budget), or ``None``; the zCDP stands."""
+    set_aside_lines: tuple[int, ...] = ()
+    """File lines of the measurements bounded through their (eps0, delta0) guarantee (:class:`SetAsideBracket`)."""
+    release: MeasurementRelease | None = None
+    """The release, to compose finer grids (``None``: no refinement)."""
+    semi_radius: int | None = None
+    """The radius of the semi-adjacent relation accounted, or ``None`` for the base relation (advertised)."""
+    tight: bool = True
+    """Every part states its exact shift on the relation (:attr:`~accountant.releases.model.Shift.exact`), so the
+    bracket's lower end is a proven lower bound of the release's epsilon; ``False``: some part is accounted by the
+    dominating pair of a bound (Laplace kinds at a(t) = 2: :math:`(4/b, 0)`-DP), so the lower end bounds that pair
+    only and refutes nothing."""
+    refined: dict[float, RefinedInterval] = field(default_factory=dict, compare=False, repr=False)
+    """Epsilon at each delta after :meth:`evaluated`'s refinement."""
+    finer: dict[int, tuple[WorkloadBracket, float]] = field(default_factory=dict, compare=False, repr=False)
+    """The finest grid composed so far, by grid-points target, with the seconds it took (one entry at most, to
+    bound memory; :meth:`decide_at` goes on from where :meth:`evaluated` stopped)."""
+
+    def _compose(self, points: int | None) -> WorkloadBracket:
+        if self.pld is None:  # pragma: no cover - callers check
+            raise TypeError("no PLD to refine")
+        if points is None:
+            return next(iter(self.finer.values()))[0] if self.finer else self.pld
+        if self.release is None:  # pragma: no cover - refine_many stops at the first grid without the release
+            raise TypeError("no release to compose a finer grid of")
+        t0 = time.monotonic()
+        r = self.release
+        b = workload_bracket(list(r.measurements), r.noise, semi_radius=self.semi_radius, points=points)
+        if b is None:  # pragma: no cover - the same measurements changed at the first grid
+            raise TypeError("workload_bracket returned None on a finer grid")
+        self.finer.clear()
+        self.finer[points] = (b, time.monotonic() - t0)
+        return b
+
+    def _refine(
+        self, deltas: Sequence[float], targets: Sequence[float | None], budget: Budget
+    ) -> list[RefinedInterval]:
+        queries = [(lambda b, d=d: b.epsilon(d)) for d in deltas]
+        cap = MAX_POINTS if self.release is not None else WORKLOAD_POINTS  # without the release: the first grid
+        start, seconds = next(((p, s) for p, (_, s) in self.finer.items()), (WORKLOAD_POINTS, None))
+        out = refine_many(
+            self._compose,
+            queries,
+            targets,
+            first_points=start,
+            first_seconds=seconds,
+            max_points=cap,
+            budget=budget,
+        )
+        return [r if r.points is not None or start == WORKLOAD_POINTS else r._replace(points=start) for r in out]
+
+    def evaluated(self, deltas: Sequence[float], budget: Budget | None = None) -> BracketAccount:
+        """``self``, with the PLD's epsilon at every delta computed now and refined to
+        :data:`~accountant.pld.refine.DEFAULT_REL_WIDTH` within ``budget`` (default unlimited: the engine's grid
+        cap bounds it)."""
+        if self.pld is not None and deltas:
+            for d, r in zip(deltas, self._refine(deltas, [None] * len(deltas), budget or Budget.unlimited())):
+                self.refined[d] = r
+        return self
+
+    def decide_at(self, delta: float, claimed: float, budget: Budget) -> RefinedInterval:
+        """Epsilon at ``delta``, refined until ``claimed`` lies outside the bracket (decided), the width is met,
+        or the grid cap or ``budget`` stops it."""
+        if self.pld is None:  # pragma: no cover - callers check
+            raise TypeError("no PLD to refine")
+        return self._refine([delta], [claimed], budget)[0]
+
+
+def pld_bracket(
+    release: MeasurementRelease, semi_radius: int | None = None, *, skip: str | None = None
+) -> BracketAccount:
+    """The measurement release at its worst pair: on the base relation (``semi_radius=None``: the advertised
+    replace-one pair) or semi-adjacent at ``semi_radius`` in {1, 2} (the query-level worst pair), as exact rho and
+    the certified PLD bracket [KOV15, Thm. 2.4]. The release's parts on that relation (:func:`pld_counted_parts`)
+    must be the PLD parts of its exact measurements (else :class:`~accountant.core.errors.InvalidArgument`);
+    :func:`accountant.workloads.accounting.workload_bracket` then composes them from the exact scales (setting
+    aside measurements whose noise lies too far from the others' for one loss grid).
+
+    A noise scale so extreme that even that fails leaves the PLD out, saying why and naming the extreme lines; the
+    exact rho and its conversions still stand. ``skip``: leave the PLD out for this reason (a time budget).
+    """
+    values = list(release.measurements)
+    noise = release.noise
+    relation = release.base if semi_radius is None else SemiAdjacent(release.base, release.invariant, semi_radius)
+    if release.parts and pld_counted_parts(release, relation) != workload_parts(values, noise, semi_radius=semi_radius):
+        raise InvalidArgument(
+            f"the release's parts on {relation.describe()} are not the PLD parts of its measurements (a release built "
+            "other than by accountant.releases.measurements.measurement_release?)."
+        )
+    rho = workload_rho(values, noise, semi_radius=semi_radius)
+    if skip is not None:
+        return BracketAccount(rho, None, skip)
+    try:
+        bracket = workload_bracket(values, noise, semi_radius=semi_radius)
+    except InvalidArgument as e:
+        lo = min(range(len(values)), key=lambda i: values[i].scale)
+        hi = max(range(len(values)), key=lambda i: values[i].scale)
+        what = "sigma^2" if noise in GAUSSIAN_NOISES else "scale"
+        cause = str(e).split(";")[0].rstrip(".")  # the engine's advice about the grid is not the user's to take
+        reason = (
+            f"{cause}: noise {what} from {float(values[lo].scale):.4g} (line {release.lines[lo]}) to "
+            f"{float(values[hi].scale):.4g} (line {release.lines[hi]}) is too wide a range for one loss grid; the "
+            "zCDP values are upper bounds"
+        )
+        return BracketAccount(rho, None, reason)
+    lines = tuple(release.lines[i] for i in bracket.set_aside) if isinstance(bracket, SetAsideBracket) else ()
+    tight = all(s.exact for p in release.parts if (s := p.shift(relation)) is not None)
+    return BracketAccount(rho, bracket, set_aside_lines=lines, release=release, semi_radius=semi_radius, tight=tight)
+
+
 __all__ = [
+    "BracketAccount",
+    "pld_bracket",
     "upper_bound_only",
     "Accounting",
     "AuditAccount",

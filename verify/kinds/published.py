@@ -6,8 +6,9 @@ is published, the joint release satisfies the Semi-DP guarantee
 finite plain-DP guarantee unless the invariant is constant on adjacent pairs
 (:func:`accountant.guarantees.semidp.joint_release_dp`). With ``components``, the released
 parts are composed and Semi-DP is reported both ways [CA24, Prop. 21]. With ``measurements``
-(a workload of histogram queries with their noise, :mod:`verify.workload_spec`), the release is
-accounted measurement by measurement (:mod:`verify.workload_report`).
+(a workload of histogram queries with their noise, :mod:`verify.workload_spec`), the kind describes a
+measurement release (:func:`verify.workload_report.workload_release`) that the runner accounts measurement by
+measurement (:mod:`verify.workload_accounting`).
 """
 
 from __future__ import annotations
