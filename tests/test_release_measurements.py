@@ -175,8 +175,12 @@ def test_a_laplace_workload_is_not_refuted_from_the_bracket_of_its_dominating_pa
     is attained, so the same claim is refuted there."""
     code, r = _audit_units(tmp_path, "laplace", "10", 0.01)
     claim = next(c for c in r["checks"] if c["name"] == "claim")
-    low = _pld(r["effective"]["epsilon_delta"], 1e-10)[0]
-    assert r["semi_adjacent_parameter"]["value"] == 2 and 0.01 < low
+    low, up = _pld(r["effective"]["epsilon_delta"], 1e-10)
+    assert r["semi_adjacent_parameter"]["value"] == 2 and 0.01 < up
+    # the report shows no unproven lower end either: 0, with the reason beside it
+    entry = next(x for x in r["effective"]["epsilon_delta"] if x["method"] == "pld" and x["delta"] == 1e-10)
+    assert low == 0.0 and "bound the release's worst pair from above" in entry["bracket_note"]
+    assert _pld(r["advertised"]["epsilon_delta"], 1e-10)[0] > 0  # the base relation's (1, 1) pair is attained
     assert (code, claim["outcome"]) == (3, "unknown") and "does not refute" in claim["detail"]
     assert claim["bounds"]["lower"] == 0.0
     code, r = _audit_units(tmp_path, "discrete-gaussian", "1/100", 0.01)

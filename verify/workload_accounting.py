@@ -49,7 +49,8 @@ TIME_SKIP = "not composed: the --time-limit budget ran out first; the zCDP value
 def pld_entries(acct: BracketAccount, deltas: Sequence[float]) -> tuple[PldEntry, ...]:
     """The PLD bracket at each of ``deltas`` (none when the PLD could not be composed), refined when
     :meth:`~accountant.releases.accounting.BracketAccount.evaluated` refined it, with a ``bracket_note`` when it is
-    wider than the requested width."""
+    wider than the requested width, or when the parts only bound the release from above (``acct.tight`` false:
+    the lower end reported is then 0, :data:`UPPER_ONLY_NOTE`)."""
     if acct.pld_unavailable is not None:
         return ()
     if acct.pld is None:  # nothing is released: no privacy loss
@@ -58,8 +59,21 @@ def pld_entries(acct: BracketAccount, deltas: Sequence[float]) -> tuple[PldEntry
     for d in deltas:
         r = acct.refined.get(d)
         b = r.interval if r is not None else acct.pld.epsilon(d)
-        out.append(PldEntry(d, b.lower, b.upper, acct.set_aside_lines, r.shortfall() if r is not None else None))
+        note = r.shortfall() if r is not None else None
+        lower = b.lower
+        if not acct.tight:  # the parts bound the release's worst pair from above: their lower end proves nothing
+            lower = 0.0
+            note = "; ".join(x for x in (note, UPPER_ONLY_NOTE) if x)
+        out.append(PldEntry(d, lower, b.upper, acct.set_aside_lines, note))
     return tuple(out)
+
+
+#: ``bracket_note`` of a PLD entry whose parts only bound the release from above (Laplace noise at a(t) = 2: the
+#: (4/b, 0)-DP pair of the l1 bound), so the entry's lower end is 0, the only proven one.
+UPPER_ONLY_NOTE = (
+    "lower end 0: the parts are pairs that bound the release's worst pair from above, so the optimistic "
+    "composition bounds them, not the release"
+)
 
 
 def breakdown(acct: BracketAccount, deltas: Sequence[float], relation: Relation, count: int) -> Breakdown:
@@ -233,6 +247,7 @@ __all__ = [
     "BREAKDOWN_SHARE",
     "MAIN_SHARE",
     "TIME_SKIP",
+    "UPPER_ONLY_NOTE",
     "WorkloadAccount",
     "account_workload",
     "breakdown",
