@@ -251,8 +251,8 @@ class Accounted:
     """``None``: a black box (no certified guarantee)."""
     adv_summary: GuaranteeSummary
     eff_summary: GuaranteeSummary
-    certify: list[tuple[GuaranteeSummary, AnyGuarantee]]
-    """The summaries re-certified with the guarantees they summarise."""
+    certify: list[GuaranteeSummary]
+    """The summaries re-certified, each against the guarantee it holds (:attr:`GuaranteeSummary.guarantee`)."""
     effective_at_lower: AnyGuarantee | None = None
     audit: AuditAccount | None = None
     """A black box's account: decides its claim (refuted or unknown)."""
@@ -278,8 +278,7 @@ def accounted(ctx: Context, part: KindResult) -> Accounted:
         eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework).with_pld(part.effective_pld)
         if part.effective_extra:
             eff = eff.with_extra(**part.effective_extra)
-        pairs = [(adv, part.advertised), (eff, part.effective)]
-        return Accounted(part.advertised, part.effective, adv, eff, pairs)
+        return Accounted(part.advertised, part.effective, adv, eff, [adv, eff])
     if rel.black_box is not None:
         if part.audit is None:  # pragma: no cover - KindResult refuses it
             raise TypeError("a black-box release needs its statistical audit")
@@ -294,7 +293,7 @@ def accounted(ctx: Context, part: KindResult) -> Accounted:
             ctx.framework,
             epsilon_lower=tuple(LowerBound(d, low.get(d, 0.0), "statistical-audit") for d in ctx.deltas),
         )
-        return Accounted(claim, None, adv, eff, [(adv, claim)], audit=audit_acct)
+        return Accounted(claim, None, adv, eff, [adv], audit=audit_acct)
     acct = account(rel, ctx.framework, ctx.a, ctx.space)
     # nothing advertised besides what holds (a test known on A_3 only): reported as the effective one
     adv = GuaranteeSummary.of(
@@ -316,7 +315,7 @@ def accounted(ctx: Context, part: KindResult) -> Accounted:
         acct.effective,
         adv,
         eff,
-        [(adv, acct.advertised), (eff, acct.effective)],
+        [adv, eff],
         effective_at_lower=acct.effective_at_lower,
     )
 
