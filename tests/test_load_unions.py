@@ -319,3 +319,81 @@ def test_a_new_keyed_union_needs_only_its_forms() -> None:
     assert own_keys(_Square) == ["side", "unit"] and own_keys(_Circle) == ["radius"]
     assert _Shape.choice_problem(["radius", "side"]) == "give exactly one of ['radius', 'side']; got ['radius', 'side']"
     assert _Shape.choice_problem([]) == "give exactly one of ['radius', 'side']; got none"
+
+
+CHOICE_TEXT = (
+    "kind = 'published' needs exactly one of guarantee (the advertised guarantee), components (the guarantees of "
+    "the released parts) or measurements (a workload file); got "
+)
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "problems"),
+    [
+        (
+            "guarantee = { zcdp = 0.5 }\ncomponents = [{ mu = 1 }]",
+            ["mechanism.guarantee: " + CHOICE_TEXT + "['guarantee', 'components']"],
+        ),
+        (
+            "guarantee = { zcdp = 0.5 }\nmeasurements = 'm.csv'\nnoise = 'gaussian'",
+            ["mechanism.guarantee: " + CHOICE_TEXT + "['guarantee', 'measurements']"],
+        ),
+        ("", ["mechanism.guarantee: " + CHOICE_TEXT + "none"]),
+        (
+            "noise = 'gaussian'",
+            [
+                "mechanism.guarantee: " + CHOICE_TEXT + "none",
+                "mechanism.noise: only allowed with mechanism.measurements",
+            ],
+        ),
+        (
+            "guarantee = { zcdp = 0.5 }\nnoise = 'laplace'",
+            ["mechanism.noise: only allowed with mechanism.measurements"],
+        ),
+        ("components = []", ["mechanism.components: needs at least one guarantee"]),
+        (
+            "components = [{ zcdp = 0.5 }]\nguarantee = { mu = 1, zcdp = 1 }",
+            ["mechanism.guarantee: " + CHOICE_TEXT + "['guarantee', 'components']"],
+        ),
+    ],
+)
+def test_the_published_kind_is_one_of_its_forms_with_the_runtime_texts(mechanism: str, problems: list[str]) -> None:
+    """Issue 23, item 3: the published ``[mechanism]`` is a keyed union the loader parses, naming the key and
+    wording the problem exactly as the kind's validator did. Two cases differ from main at 285fa70, on purpose:
+    with two forms given, the workload's own problems (``data.geography`` ...) wait until one is chosen, as a
+    guarantee's checks wait for its form; and a malformed guarantee beside ``components`` hid the choice problem
+    (same key: main listed only the guarantee's form problem, so fixing it led to a second rejection)."""
+    text = PUBLISHED.replace("guarantee = G", mechanism)
+    assert sorted(_problems(text)) == sorted(problems)
+
+
+def test_measurements_without_noise_is_required_and_the_workload_problems_stay() -> None:
+    """The form picked by ``measurements`` lacks ``noise``: reported once, and the kind's other problems of the
+    workload (``data.geography``, under the same parse) are still listed."""
+    probs = _problems(PUBLISHED.replace("guarantee = G", "measurements = 'm.csv'"))
+    assert "mechanism.noise: required with mechanism.measurements" in probs
+    assert "data.geography: required with mechanism.measurements (the measured levels)" in probs
+    assert not any("needs exactly one of" in p for p in probs)
+
+
+def test_each_published_form_is_its_own_value_and_the_schema_lists_them(tmp_path: Path) -> None:
+    from semidp.verify.kinds.published import AdvertisedRelease, ComponentsRelease, MeasuredRelease
+
+    m = loads(PUBLISHED.replace("G", "{ zcdp = 0.5 }")).mechanism
+    assert type(m) is AdvertisedRelease and m.components is None and m.measurements is None  # type: ignore[attr-defined]
+    m = loads(PUBLISHED.replace("guarantee = G", "components = [{ mu = 1 }]")).mechanism
+    assert type(m) is ComponentsRelease and m.components == (MuGuarantee(Fraction(1)),)  # type: ignore[attr-defined]
+    assert m.guarantee is None and m.noise is None  # type: ignore[attr-defined]
+    (tmp_path / "m.csv").write_text("geolevel,query,rho\nUS,detailed,4\n", encoding="utf-8")
+    (tmp_path / "s.toml").write_text(UNITS.replace(", columns = { COLUMNS }", ""), encoding="utf-8")
+    m = load(tmp_path / "s.toml").mechanism
+    assert type(m) is MeasuredRelease and m.noise == "discrete-gaussian" and m.guarantee is None
+    published = next(
+        v for v in schema()["properties"]["mechanism"]["oneOf"] if v["properties"]["kind"]["const"] == "published"
+    )
+    assert [f["required"] for f in published["oneOf"]] == [
+        ["kind", "guarantee"],
+        ["kind", "components"],
+        ["kind", "measurements", "noise"],
+    ]
+    assert all(f["additionalProperties"] is False for f in published["oneOf"])
