@@ -87,23 +87,13 @@ def _mechanism_schema() -> dict[str, Any]:
     for kind in kinds():
         const = {"description": "Mechanism kind.", "const": kind.info.name}
         forms = form_types(kind.info.spec_type) if issubclass(kind.info.spec_type, Alternatives) else []
-        if forms:  # a kind written in one of several forms (a keyed union): exactly one form fits
-            one_of: list[dict[str, Any]] = []
-            for form in forms:
-                sub = _object_schema(form)
+        obj = _object_schema(kind.info.spec_type)
+        obj["properties"]["kind"] = const
+        if forms:  # a kind written in one of several forms (a keyed union): exactly one form fits, with its keys
+            del obj["additionalProperties"]
+            obj["oneOf"] = [_object_schema(form) for form in forms]
+            for sub in obj["oneOf"]:
                 sub["properties"]["kind"] = const
-                one_of.append(sub)
-            doc = kind.info.spec_type.__doc__
-            obj: dict[str, Any] = {
-                "type": "object",
-                "properties": {"kind": const},
-                "required": ["kind"],
-                "oneOf": one_of,
-                "description": doc.strip().splitlines()[0] if doc else kind.info.name,
-            }
-        else:
-            obj = _object_schema(kind.info.spec_type)
-            obj["properties"]["kind"] = const
         obj["title"] = kind.info.name
         variants.append(obj)
     return {"description": "The mechanism or published release: one object per kind.", "oneOf": variants}
