@@ -200,7 +200,8 @@ def _build_keyed(
     default = [v for v, keys in own.items() if not keys]
     chosen = [v for v, keys in own.items() if keys and keys[0] in kept] or default
     if len(given) > 1 or not chosen:
-        probs.append(Problem(_join(key, base.CHOICE_KEY) if base.CHOICE_KEY else key, base.choice_problem(given)))
+        at = base.choice_key(given)
+        probs.append(Problem(_join(key, at) if at else key, base.choice_problem(given)))
     for keys in own.values():  # a later key of a form whose first key is absent (given: the choice above names it)
         for k in keys[1:] if keys and keys[0] not in kept else ():
             if k in kept:

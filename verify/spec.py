@@ -52,6 +52,11 @@ class Alternatives:
     """The key, inside the table, that :meth:`choice_problem` is reported at (``""``: the table itself)."""
 
     @classmethod
+    def choice_key(cls, given: Sequence[str]) -> str:
+        """The key :meth:`choice_problem` is reported at (:attr:`CHOICE_KEY`)."""
+        return cls.CHOICE_KEY
+
+    @classmethod
     def choice_problem(cls, given: Sequence[str]) -> str:
         """The problem of a table holding the keys ``given`` of several forms, or none when there is no default."""
         return f"give exactly one of {[own_keys(f)[0] for f in form_types(cls)]}; got {list(given) or 'none'}"
@@ -68,7 +73,11 @@ class Alternatives:
 
 
 def form_types(base: type) -> list[type]:
-    """The forms of the keyed union based on ``base`` (its dataclass subclasses, in definition order)."""
+    """The forms of the keyed union based on ``base``: the ``FORMS`` it declares, else its dataclass subclasses
+    in definition order."""
+    declared: tuple[type, ...] = base.__dict__.get("FORMS", ())
+    if declared:
+        return list(declared)
     out: list[type] = []
     sub: type
     for sub in base.__subclasses__():
