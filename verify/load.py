@@ -2,7 +2,9 @@
 
 :func:`load` walks the dataclasses' type hints to convert and check every key.
 ``[mechanism]`` is a tagged union: its ``kind`` picks the registered kind
-(:mod:`verify.registry`) whose dataclass holds the rest of the table. A field typed as a union of
+(:mod:`verify.registry`) whose dataclass holds the rest of the table -- or, for a kind written in one of several
+forms (``published``: ``guarantee``, ``components`` or ``measurements``; a calibrated kind's target), whose keyed
+union (:class:`~verify.spec.Alternatives`) does. A field typed as a union of
 dataclasses is a tagged union too: the variants share a first ``Literal`` field (the tag, e.g.
 ``cnd``) whose value picks the variant, or -- a keyed union (:class:`~verify.spec.Alternatives`, the spec's
 "exactly one of" keys: a guarantee's form, a recode's ``map`` or ``bins``) -- the key a variant holds alone
