@@ -417,9 +417,6 @@ CHOICE_PHRASES = ("exactly one of", "exactly one form", "only allowed when", "re
 CHOICE_PARSERS = ("verify.load",)
 #: The remaining runtime checks, each with why it is not (yet) a union of the loader: shrink, never grow.
 CHOICE_ALLOWED = {
-    # a [mechanism] table of one kind whose keys are alternatives: the kind's spec type is one dataclass
-    ("verify.kinds.published", "validate"): "mechanism.guarantee | components | measurements (not yet a union)",
-    ("verify.kinds.calibrated", "validate"): "the calibration target mu | epsilon+delta | rho | scale (not yet)",
     # not a spec key: the header row of the measurements file the spec names
     ("verify.workload_spec", "_columns"): "the CSV header's rho | sigma2 | scale column",
 }

@@ -22,14 +22,14 @@ def test_tradeoff_profile_is_recertified_at_the_vertices_and_catches_a_low_epsil
     assert certify_entry(g, EpsilonDelta(2e-6, r.epsilon, "f-dp-profile")) is True
     assert certify_entry(g, EpsilonDelta(2e-6, 0.99, "f-dp-profile")) is False  # below the truth: caught
     s = GuaranteeSummary.of(g, [2e-6])
-    assert isinstance(certify_summary([(s, g)]), Verified)
-    bad = GuaranteeSummary(s.relation, s.forms, (EpsilonDelta(2e-6, 0.5, "f-dp-profile"),))
-    assert isinstance(certify_summary([(bad, g)]), Refuted)
+    assert isinstance(certify_summary([s]), Verified)
+    bad = GuaranteeSummary(s.relation, s.forms, (EpsilonDelta(2e-6, 0.5, "f-dp-profile"),), guarantee=g)
+    assert isinstance(certify_summary([bad]), Refuted)
 
 
 def test_nothing_to_certify_is_skipped_not_passed() -> None:
     g = NoFiniteGuarantee("the state totals differ between adjacent datasets", Replace())
-    out = certify_summary([(GuaranteeSummary.of(g, [1e-10]), g)])
+    out = certify_summary([GuaranteeSummary.of(g, [1e-10])])
     assert isinstance(out, Skipped)
 
 
@@ -49,18 +49,18 @@ def test_every_reported_value_is_accounted_for_pld_entries_labelled_with_their_b
         "method": "pld",
         "bracket": {"lower": cks - 0.5, "upper": cks - 0.3},
     }
-    out = certify_summary([(pld, g), (pld, g)])
+    out = certify_summary([pld, pld])
     assert isinstance(out, Verified)
     assert out.certificate.startswith("6 reported (epsilon, delta) value(s): 4 re-certified at 80 digits")
     assert f"2 PLD value(s) certified by {PLD_CERTIFICATE}" in out.certificate
     # a PLD lower end above a re-certified upper bound, or an unordered bracket, is a bug
     above = s.with_pld((PldEntry(1e-10, cks + 1e-9, cks + 1),))
-    assert isinstance(certify_summary([(above, g)]), Refuted)
+    assert isinstance(certify_summary([above]), Refuted)
     unordered = s.with_pld((PldEntry(1e-10, cks - 0.3, cks - 0.5),))
-    assert isinstance(certify_summary([(unordered, g)]), Refuted)
+    assert isinstance(certify_summary([unordered]), Refuted)
     # with nothing re-certified, the PLD values are still named, and the check is skipped, not passed
-    none = GuaranteeSummary(s.relation, s.forms, ()).with_pld((PldEntry(1e-10, 1.0, 2.0),))
-    skipped = certify_summary([(none, g)])
+    none = GuaranteeSummary(s.relation, s.forms, (), guarantee=g).with_pld((PldEntry(1e-10, 1.0, 2.0),))
+    skipped = certify_summary([none])
     assert isinstance(skipped, Skipped) and "1 PLD value(s)" in skipped.reason
 
 
@@ -87,18 +87,33 @@ def test_nested_summaries_and_breakdowns_are_recertified_too() -> None:
         0.25, "1/4", 3, (*GuaranteeSummary.of(ZCDP(0.25), [1e-6]).epsilon_delta, PldEntry(1e-6, 1.0, 1.1))
     )
     s = top.with_extra(coarse=GuaranteeSummary.of(coarse, [1e-6]), per_attribute={"sex": group})
-    out = certify_summary([(s, g)])
+    out = certify_summary([s])
     assert isinstance(out, Verified)
     # 2 top + 2 coarse + 2 routes of the group re-certified, the group's PLD entry labelled
     assert out.certificate.startswith("7 reported (epsilon, delta) value(s): 6 re-certified at 80 digits")
     assert "1 PLD value(s)" in out.certificate
     # a group entry below the truth is caught, and named by its JSON path
     low = Breakdown(0.25, "1/4", 3, (EpsilonDelta(1e-6, 0.5, "bun-steinke"),))
-    bad = certify_summary([(top.with_extra(per_geolevel={"State": low}), g)])
+    bad = certify_summary([top.with_extra(per_geolevel={"State": low})])
     assert isinstance(bad, Refuted) and "(per_geolevel.State)" in bad.counterexample
     # so is a coarse one (checked against the coarse guarantee, not the top one)
     wrong = GuaranteeSummary("replace-one", {"zcdp": 2.0}, (EpsilonDelta(1e-6, 7.0, "bun-steinke"),), guarantee=coarse)
-    assert isinstance(certify_summary([(top.with_extra(coarse=wrong), g)]), Refuted)
+    assert isinstance(certify_summary([top.with_extra(coarse=wrong)]), Refuted)
     # a section's summary (plain_dp) is found with its guarantee
-    pairs = section_summaries([PlainDpSection(GuaranteeSummary.of(coarse, [1e-6]))])
-    assert [(p.forms, q) for p, q in pairs] == [({"zcdp": 2.0}, coarse)]
+    found = section_summaries([PlainDpSection(GuaranteeSummary.of(coarse, [1e-6]))])
+    assert [(p.forms, p.guarantee) for p in found] == [({"zcdp": 2.0}, coarse)]
+
+
+def test_each_summary_is_recertified_against_the_guarantee_it_holds() -> None:
+    """Issue 23, item 3 (s32 D): ``GuaranteeSummary.of`` stores its guarantee, so summaries are handed alone."""
+    import dataclasses
+
+    small, large = ZCDP(0.1, Replace()), ZCDP(0.5, Replace())
+    s = GuaranteeSummary.of(small, [1e-6])
+    assert s.guarantee is small and s.with_pld(()).with_extra(rho_exact="1/10").guarantee is small
+    assert isinstance(certify_summary([s]), Verified)
+    # the small guarantee's epsilons, said to summarise the larger one: below its certified bound, caught
+    assert isinstance(certify_summary([dataclasses.replace(s, guarantee=large)]), Refuted)
+    # no guarantee held: nothing re-checks the values, so the check is skipped, never passed
+    unheld = certify_summary([dataclasses.replace(s, guarantee=None)])
+    assert isinstance(unheld, Skipped) and "2 value(s) rest on the accountant alone" in unheld.reason

@@ -77,7 +77,7 @@ def test_black_box_reports_the_claim_as_a_claim_and_certifies_nothing() -> None:
         {"delta": 1e-6, "epsilon": 0.75, "method": "statistical-audit"},
         {"delta": 1e-8, "epsilon": 0.5, "method": "statistical-audit"},
     ]
-    assert [g for _, g in acct.certify] == [PureDP(1.0, Replace())]  # the claim's conversions only
+    assert [s.guarantee for s in acct.certify] == [PureDP(1.0, Replace())]  # the claim's conversions only
     r = assemble(ctx, part, reports_sensitivity=False).to_json()
     claim = next(c for c in r["checks"] if c["name"] == "claim")
     assert claim["outcome"] == "unknown" and r["verdict"] == "inconclusive"

@@ -214,33 +214,37 @@ class _Tally:
                     f"pld lower bound {p.lower!r} at delta={p.delta!r} exceeds the re-certified {proven[p.delta]!r}{at}"
                 )
 
-    def summary(self, s: GuaranteeSummary, g: AnyGuarantee | None, where: str = "") -> None:
-        """The summary's own entries, then those of the summaries and breakdowns reported inside it."""
-        self.entries(g, s.entries, where)
+    def summary(self, s: GuaranteeSummary, where: str = "") -> None:
+        """The summary's own entries (against the guarantee it holds), then those of the summaries and breakdowns
+        reported inside it."""
+        self.entries(s.guarantee, s.entries, where)
         for path, inner in s.nested():
             here = f"{where}.{path}" if where else path
             if isinstance(inner, Breakdown):  # a group's exact rho, rounded up: its BS and CKS entries follow from it
                 self.entries(ZCDP(inner.rho), inner.epsilon_delta, here)
             else:
-                self.summary(inner, inner.guarantee, here)
+                self.summary(inner, here)
 
 
-def section_summaries(sections: Sequence[object]) -> list[tuple[GuaranteeSummary, AnyGuarantee | None]]:
-    """The guarantee summaries a report's sections show (``plain_dp``, a lattice kind's ``guarantees``), each with
-    the guarantee it summarises: their (epsilon, delta) values are reported too, so they are re-certified too."""
-    out: list[tuple[GuaranteeSummary, AnyGuarantee | None]] = []
+def section_summaries(sections: Sequence[object]) -> list[GuaranteeSummary]:
+    """The guarantee summaries a report's sections show (``plain_dp``, a lattice kind's ``guarantees``): their
+    (epsilon, delta) values are reported too, so they are re-certified too (each against the guarantee it holds,
+    :attr:`~verify.report.GuaranteeSummary.guarantee`)."""
+    out: list[GuaranteeSummary] = []
     for sec in sections:
         if not dataclasses.is_dataclass(sec):
             continue
         for f in dataclasses.fields(sec):
             value = getattr(sec, f.name)
             if isinstance(value, GuaranteeSummary):
-                out.append((value, value.guarantee))
+                out.append(value)
     return out
 
 
-def certify_summary(pairs: Sequence[tuple[GuaranteeSummary, AnyGuarantee | None]]) -> Outcome:
-    """Re-check every (epsilon, delta) of each report summary against the guarantee it summarises.
+def certify_summary(summaries: Sequence[GuaranteeSummary]) -> Outcome:
+    """Re-check every (epsilon, delta) of each report summary against the guarantee it summarises (its
+    :attr:`~verify.report.GuaranteeSummary.guarantee`, stored by :meth:`~verify.report.GuaranteeSummary.of`;
+    ``None``: nothing to re-check by, so its values rest on the accountant alone).
 
     Every reported pair is accounted for in the outcome's text, including those of the summaries and breakdowns
     inside a summary (``coarse``, ``prop21``, ``per_attribute``, ``per_geolevel``): re-certified by an independent
@@ -249,8 +253,8 @@ def certify_summary(pairs: Sequence[tuple[GuaranteeSummary, AnyGuarantee | None]
     or "the accountant alone" when no route re-checks it.
     """
     tally = _Tally()
-    for summary, g in pairs:
-        tally.summary(summary, g)
+    for summary in summaries:
+        tally.summary(summary)
     checked, failed, unchecked, pld = tally.checked, tally.failed, tally.unchecked, tally.pld
     if failed:
         return Refuted("BUG: reported epsilon below the certified bound: " + "; ".join(failed))
@@ -261,7 +265,7 @@ def certify_summary(pairs: Sequence[tuple[GuaranteeSummary, AnyGuarantee | None]
             "no reported (epsilon, delta) pair has an independent route to re-certify it"
             + (f" ({'; '.join([*rest, pld_note] if pld_note else rest)})" if rest or pld_note else "")
         )
-    curves = [g for _, g in pairs if isinstance(g, TradeOff)]
+    curves = [s.guarantee for s in summaries if isinstance(s.guarantee, TradeOff)]
     note = (
         "; the f-DP curve itself is the accountant's certified lower bound, re-checked at its vertices"
         if curves

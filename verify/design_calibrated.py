@@ -115,10 +115,10 @@ def designed_mechanism(m: MechanismSpec, d: DesignSpec) -> Any:
     g = d.target
     if _is_gaussian(m):
         if g.zcdp is not None:
-            return dataclasses.replace(m, rho=g.zcdp)  # type: ignore[call-arg]
+            return m.with_target("rho", g.zcdp)  # type: ignore[attr-defined]
         if g.mu is not None:
-            return dataclasses.replace(m, mu=g.mu)  # type: ignore[call-arg]
-    return dataclasses.replace(m, epsilon=g.epsilon, delta=g.delta)  # type: ignore[call-arg]
+            return m.with_target("mu", g.mu)  # type: ignore[attr-defined]
+    return m.with_target("epsilon", g.epsilon, g.delta)  # type: ignore[attr-defined]
 
 
 def _assess(

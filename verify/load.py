@@ -2,7 +2,9 @@
 
 :func:`load` walks the dataclasses' type hints to convert and check every key.
 ``[mechanism]`` is a tagged union: its ``kind`` picks the registered kind
-(:mod:`verify.registry`) whose dataclass holds the rest of the table. A field typed as a union of
+(:mod:`verify.registry`) whose dataclass holds the rest of the table -- or, for a kind written in one of several
+forms (``published``: ``guarantee``, ``components`` or ``measurements``; a calibrated kind's target), whose keyed
+union (:class:`~verify.spec.Alternatives`) does. A field typed as a union of
 dataclasses is a tagged union too: the variants share a first ``Literal`` field (the tag, e.g.
 ``cnd``) whose value picks the variant, or -- a keyed union (:class:`~verify.spec.Alternatives`, the spec's
 "exactly one of" keys: a guarantee's form, a recode's ``map`` or ``bins``) -- the key a variant holds alone
@@ -32,7 +34,7 @@ from semidp.accountant.core.errors import InvalidSpec, ToolkitError
 from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds and sections)
 from semidp.verify.design import design_problems
 from semidp.verify.registry import REGISTRY, Problem, section_plugins, unknown_kind_problem
-from semidp.verify.spec import Alternatives, MechanismSpec, Spec, own_keys, public_fields, strip_optional
+from semidp.verify.spec import Alternatives, MechanismSpec, Spec, form_types, own_keys, public_fields, strip_optional
 from semidp.verify.spec_checks import SHARED_CHECKS
 from semidp.verify.spec_files import SpecFileRefused, decode_text, read_regular
 from semidp.verify.spec_numbers import DecimalText, NumberRefused, exact_number
@@ -128,7 +130,10 @@ def _build_mechanism(value: Any, key: str, probs: list[Problem]) -> Any:
     if kind is None:
         probs.append(unknown_kind_problem(value["kind"]))
         return None
-    return _build(kind.info.spec_type, value, key, probs)
+    spec_type = kind.info.spec_type
+    if issubclass(spec_type, Alternatives) and form_types(spec_type):  # a kind written in one of several forms
+        return _build_keyed(form_types(spec_type), value, key, probs, partial=True)
+    return _build(spec_type, value, key, probs)
 
 
 def _tag_of(variants: Sequence[Any]) -> str:
@@ -178,30 +183,46 @@ def _known_keys(variants: Sequence[Any], table: dict[str, Any], key: str, probs:
     return {k: v for k, v in table.items() if k in names}
 
 
-def _build_keyed(variants: Sequence[Any], table: dict[str, Any], key: str, probs: list[Problem]) -> Any:
-    """A table of a keyed union (:class:`~verify.spec.Alternatives`, e.g. a guarantee or a recode): the form whose
-    own key the table holds, or the form without one (the default). Several keys, or none without a default, are
-    one problem naming ``key`` (the union's :meth:`~verify.spec.Alternatives.choice_problem`); another form's
-    key, e.g. ``delta`` beside ``zcdp``, is ``"delta goes with epsilon"``; unknown keys get a suggestion."""
+def _build_keyed(
+    variants: Sequence[Any], table: dict[str, Any], key: str, probs: list[Problem], *, partial: bool = False
+) -> Any:
+    """A table of a keyed union (:class:`~verify.spec.Alternatives`, e.g. a guarantee, a recode or the published
+    kind's ``[mechanism]``): the form whose own key the table holds, or the form without one (the default).
+    Several keys, or none without a default, are one problem naming ``key`` (or the union's ``CHOICE_KEY`` in it:
+    the union's :meth:`~verify.spec.Alternatives.choice_problem`); another form's key, e.g. ``delta`` beside
+    ``zcdp``, is ``"delta goes with epsilon"`` (the union's ``stray_problem``); unknown keys get a suggestion.
+
+    ``partial``: a required key missing from the chosen form is reported (the union's ``missing_problem``) and the
+    form is still built, with ``None`` for it, so the kind's validator lists the spec's other problems too (the
+    spec is rejected either way; :func:`validate` tolerates what a missing key makes a validator raise)."""
+    base = variants[0]
     own = {v: own_keys(v, variants) for v in variants}
     kept = _known_keys(variants, table, key, probs)
     given = [keys[0] for keys in own.values() if keys and keys[0] in kept]
     default = [v for v, keys in own.items() if not keys]
     chosen = [v for v, keys in own.items() if keys and keys[0] in kept] or default
     if len(given) > 1 or not chosen:
-        probs.append(Problem(key, variants[0].choice_problem(given)))
-    for v, keys in own.items():  # keys of a form not chosen (its first key, when given, is in the problem above)
-        for k in keys[1:] if v not in chosen[:1] else ():
+        at = base.choice_key(given)
+        probs.append(Problem(_join(key, at) if at else key, base.choice_problem(given)))
+    for keys in own.values():  # a later key of a form whose first key is absent (given: the choice above names it)
+        for k in keys[1:] if keys and keys[0] not in kept else ():
             if k in kept:
-                probs.append(Problem(_join(key, k), f"{k} goes with {keys[0]}"))
+                probs.append(Problem(_join(key, k), base.stray_problem(k, keys[0])))
                 del kept[k]
     if len(given) > 1 or not chosen:
         return None
-    return _build(chosen[0], kept, key, probs)
+    first = own[chosen[0]][0] if own[chosen[0]] else ""
+    return _build(chosen[0], kept, key, probs, required=base.missing_problem(first), partial=partial)
 
 
 def _build(
-    cls: Any, table: dict[str, Any], prefix: str, probs: list[Problem], *, required: str = "missing (required)"
+    cls: Any,
+    table: dict[str, Any],
+    prefix: str,
+    probs: list[Problem],
+    *,
+    required: str = "missing (required)",
+    partial: bool = False,
 ) -> Any:
     hints = typing.get_type_hints(cls)
     fields = public_fields(cls)
@@ -218,6 +239,8 @@ def _build(
             kwargs[f.name] = _convert(hints[f.name], table[f.name], key, probs)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             probs.append(Problem(key, required))
+            if partial:  # reported above: the spec is rejected, and the value only feeds its other validators
+                kwargs[f.name] = None
     try:
         return cls(**kwargs)
     except TypeError:

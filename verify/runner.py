@@ -256,8 +256,8 @@ class Accounted:
     """``None``: a black box (no certified guarantee)."""
     adv_summary: GuaranteeSummary
     eff_summary: GuaranteeSummary
-    certify: list[tuple[GuaranteeSummary, AnyGuarantee]]
-    """The summaries re-certified with the guarantees they summarise."""
+    certify: list[GuaranteeSummary]
+    """The summaries re-certified, each against the guarantee it holds (:attr:`GuaranteeSummary.guarantee`)."""
     effective_at_lower: AnyGuarantee | None = None
     audit: AuditAccount | None = None
     """A black box's account: decides its claim (refuted or unknown)."""
@@ -343,7 +343,7 @@ def _workload_accounted(ctx: Context, part: KindResult, rel: MeasurementRelease)
         w.effective,
         w.adv_summary,
         w.eff_summary,
-        [(w.adv_summary, w.advertised), (w.eff_summary, w.effective)],
+        [w.adv_summary, w.eff_summary],
         claim=claim,
         plots=plots,
         sections=timed_sections(part.sections, w.seconds),
@@ -359,8 +359,7 @@ def accounted(ctx: Context, part: KindResult) -> Accounted:
             raise TypeError("KindResult without a release needs advertised and effective")
         adv = GuaranteeSummary.of(part.advertised, ctx.deltas)
         eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework)
-        pairs = [(adv, part.advertised), (eff, part.effective)]
-        return Accounted(part.advertised, part.effective, adv, eff, pairs)
+        return Accounted(part.advertised, part.effective, adv, eff, [adv, eff])
     if isinstance(rel, MeasurementRelease):
         return _workload_accounted(ctx, part, rel)
     if rel.black_box is not None:
@@ -377,7 +376,7 @@ def accounted(ctx: Context, part: KindResult) -> Accounted:
             ctx.framework,
             epsilon_lower=tuple(LowerBound(d, low.get(d, 0.0), "statistical-audit") for d in ctx.deltas),
         )
-        return Accounted(claim, None, adv, eff, [(adv, claim)], audit=audit_acct)
+        return Accounted(claim, None, adv, eff, [adv], audit=audit_acct)
     acct = account(rel, ctx.framework, ctx.a, ctx.space)
     # nothing advertised besides what holds (a test known on A_3 only): reported as the effective one
     adv = GuaranteeSummary.of(
@@ -399,7 +398,7 @@ def accounted(ctx: Context, part: KindResult) -> Accounted:
         acct.effective,
         adv,
         eff,
-        [(adv, acct.advertised), (eff, acct.effective)],
+        [adv, eff],
         effective_at_lower=acct.effective_at_lower,
     )
 

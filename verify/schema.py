@@ -2,7 +2,8 @@
 
 ``[mechanism]`` is a tagged union: the schema lists one object per registered
 kind (``oneOf``), each with ``kind`` fixed to its name and exactly the keys its
-dataclass accepts. The table of every registered section plugin
+dataclass accepts; a kind written in one of several forms (a keyed union, e.g. ``published``: ``guarantee``,
+``components`` or ``measurements``) lists its forms in a ``oneOf`` of its own. The table of every registered section plugin
 (:class:`~verify.registry.SectionPlugin` with a ``table``, e.g. ``[postprocess]``) is a top-level
 property generated from the plugin's dataclass, so the schema is the loader's view of a spec.
 
@@ -20,7 +21,15 @@ from typing import Any, Literal
 
 from semidp.verify import kinds as _builtin_kinds  # noqa: F401  (registers the built-in kinds)
 from semidp.verify.registry import kinds, section_plugins
-from semidp.verify.spec import SPEC_VERSION, MechanismSpec, Spec, public_fields, strip_optional
+from semidp.verify.spec import (
+    SPEC_VERSION,
+    Alternatives,
+    MechanismSpec,
+    Spec,
+    form_types,
+    public_fields,
+    strip_optional,
+)
 
 _NUMBER = {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+(\.\d*)?(/\d+)?\s*$"}]}
 
@@ -76,8 +85,15 @@ def _mechanism_schema() -> dict[str, Any]:
     """One object schema per registered kind, ``kind`` fixed to its name."""
     variants = []
     for kind in kinds():
+        const = {"description": "Mechanism kind.", "const": kind.info.name}
+        forms = form_types(kind.info.spec_type) if issubclass(kind.info.spec_type, Alternatives) else []
         obj = _object_schema(kind.info.spec_type)
-        obj["properties"]["kind"] = {"description": "Mechanism kind.", "const": kind.info.name}
+        obj["properties"]["kind"] = const
+        if forms:  # a kind written in one of several forms (a keyed union): exactly one form fits, with its keys
+            del obj["additionalProperties"]
+            obj["oneOf"] = [_object_schema(form) for form in forms]
+            for sub in obj["oneOf"]:
+                sub["properties"]["kind"] = const
         obj["title"] = kind.info.name
         variants.append(obj)
     return {"description": "The mechanism or published release: one object per kind.", "oneOf": variants}

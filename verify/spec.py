@@ -48,14 +48,36 @@ class Alternatives:
     required keys; a built value is always exactly one form (validated once, where it is parsed).
     """
 
+    CHOICE_KEY: ClassVar[str] = ""
+    """The key, inside the table, that :meth:`choice_problem` is reported at (``""``: the table itself)."""
+
+    @classmethod
+    def choice_key(cls, given: Sequence[str]) -> str:
+        """The key :meth:`choice_problem` is reported at (:attr:`CHOICE_KEY`)."""
+        return cls.CHOICE_KEY
+
     @classmethod
     def choice_problem(cls, given: Sequence[str]) -> str:
         """The problem of a table holding the keys ``given`` of several forms, or none when there is no default."""
         return f"give exactly one of {[own_keys(f)[0] for f in form_types(cls)]}; got {list(given) or 'none'}"
 
+    @classmethod
+    def stray_problem(cls, key: str, owner: str) -> str:
+        """The problem of ``key``, a later own key of the form whose first key ``owner`` the table lacks."""
+        return f"{key} goes with {owner}"
+
+    @classmethod
+    def missing_problem(cls, owner: str) -> str:
+        """The problem of a required key missing from the form picked by its first key ``owner``."""
+        return "missing (required)"
+
 
 def form_types(base: type) -> list[type]:
-    """The forms of the keyed union based on ``base`` (its dataclass subclasses, in definition order)."""
+    """The forms of the keyed union based on ``base``: the ``FORMS`` it declares, else its dataclass subclasses
+    in definition order."""
+    declared: tuple[type, ...] = base.__dict__.get("FORMS", ())
+    if declared:
+        return list(declared)
     out: list[type] = []
     sub: type
     for sub in base.__subclasses__():

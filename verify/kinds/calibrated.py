@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar, Optional
@@ -63,7 +63,7 @@ from semidp.verify.sections import (
     MonteCarloMean,
     SamplesSection,
 )
-from semidp.verify.spec import MechanismSpec, Spec, documented
+from semidp.verify.spec import Alternatives, MechanismSpec, Spec, UnionForm, documented, own_keys
 from semidp.verify.spec_checks import table_required
 
 FloatArray = NDArray[np.float64]
@@ -80,24 +80,79 @@ INVARIANT_RTOL = 1e-9
 POSTPROCESS_SHARE = 0.8
 
 
-@dataclass(frozen=True)
-class CalibratedSpec(MechanismSpec):
-    """``[mechanism]`` of a mechanism semidp calibrates: the calibration target."""
+#: The calibration targets of ``[mechanism]``, in the order the problems name them.
+TARGET_ORDER = ("epsilon", "mu", "rho", "scale")
 
-    epsilon: Optional[Fraction] = documented(
-        "Calibration target epsilon (with delta for the Gaussian kinds).", default=None
-    )
+_TARGET_DOCS = {
+    "epsilon": "Calibration target epsilon (with delta for the Gaussian kinds).",
+    "mu": "Calibration target mu (GDP).",
+    "rho": "Calibration target rho (zCDP): mu = sqrt(2 rho), rounded down.",
+}
+
+
+@dataclass(frozen=True)
+class CalibratedSpec(MechanismSpec, UnionForm, Alternatives):
+    """``[mechanism]`` of a mechanism semidp calibrates: the calibration target.
+
+    A keyed union (:class:`~semidp.verify.spec.Alternatives`) in one of the forms its family declares
+    (:data:`FORMS`): one target key each (``epsilon``, and for some kinds ``mu``, ``rho`` or ``scale``), or none
+    when ``[design]`` gives the target. ``delta`` is a key of every form (checked by the kind: it goes with
+    ``epsilon``). This base is also the family of the kinds calibrated to ``epsilon`` alone.
+    """
+
+    UNION_KEYS: ClassVar[tuple[str, ...]] = ("epsilon", "delta")
+    FORMS: ClassVar[tuple[type, ...]] = ()
+    """The forms of this family (declared explicitly: a family's subclasses are not its forms)."""
+    KIND: ClassVar[str] = ""
+    """The kind of a family that only one kind uses (named in its choice problem)."""
+
     delta: Optional[Fraction] = documented(
         "Calibration target delta (Gaussian kinds; 0 or absent otherwise).", default=None
     )
 
+    @classmethod
+    def choice_key(cls, given: Sequence[str]) -> str:
+        """``scale`` when it is among the targets ``given``, else the first target key of the family."""
+        return "scale" if "scale" in given else "mu"
+
+    @classmethod
+    def choice_problem(cls, given: Sequence[str]) -> str:
+        """Two targets: ``give exactly one of a calibration target or the noise scale, not both ...`` (with
+        ``scale``), else ``<kind> needs exactly one calibration target: mu, epsilon with delta, rho``."""
+        if "scale" in given:
+            others = ", ".join(f"mechanism.{k}" for k in TARGET_ORDER if k in given and k != "scale")
+            return f"give exactly one of a calibration target or the noise scale, not both ({others} is also set)"
+        scaled = "scale" in cls.UNION_KEYS
+        return f"{cls.KIND} needs exactly one calibration target: mu, epsilon with delta, rho" + (
+            ", or scale" if scaled else ""
+        )
+
+    @classmethod
+    def of(cls, **keys: Any) -> CalibratedSpec:
+        """A ``[mechanism]`` of this family built in Python (as the loader would): the form whose target key is
+        given (a target given as ``None`` is left out), or the form without one; two targets: ``ValueError``."""
+        family: type[CalibratedSpec] = next(
+            c for c in cls.__mro__ if issubclass(c, CalibratedSpec) and c.__dict__.get("FORMS")
+        )
+        keys = {k: v for k, v in keys.items() if not (k in TARGET_ORDER and v is None)}
+        given = [k for k in TARGET_ORDER if k in keys]
+        if len(given) > 1:
+            raise ValueError(f"mechanism: {family.choice_problem(given)}")
+        form = next(f for f in family.FORMS if given == [n for n in own_keys(f, family.FORMS)])
+        out: CalibratedSpec = form(**keys)
+        return out
+
+    def with_target(self, key: str, value: Fraction, delta: Fraction | None = None) -> CalibratedSpec:
+        """This ``[mechanism]`` in its family's form for the target ``key`` (``[design]`` gives the target)."""
+        return type(self).of(kind=self.kind, delta=delta, **{key: value})
+
 
 @dataclass(frozen=True)
 class GaussianSpec(CalibratedSpec):
-    """``[mechanism]`` of ``gaussian`` / ``projected-gaussian``: one of mu, epsilon with delta, or rho."""
+    """``[mechanism]`` of ``projected-gaussian``: one of mu, epsilon with delta, or rho."""
 
-    mu: Optional[Fraction] = documented("Calibration target mu (GDP).", default=None)
-    rho: Optional[Fraction] = documented("Calibration target rho (zCDP): mu = sqrt(2 rho), rounded down.", default=None)
+    UNION_KEYS: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "mu", "rho")
+    KIND: ClassVar[str] = "projected-gaussian"
 
 
 #: The ``mechanism.scale`` key, shared by the Laplace kinds and ``gaussian``.
@@ -111,14 +166,50 @@ SCALE_DOC = (
 class ScaledSpec(CalibratedSpec):
     """``[mechanism]`` of ``laplace`` / ``discrete-laplace``: ``epsilon``, or the noise ``scale`` instead."""
 
-    scale: Optional[Fraction] = documented(SCALE_DOC, default=None)
+    UNION_KEYS: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "scale")
 
 
 @dataclass(frozen=True)
 class ScaledGaussianSpec(GaussianSpec):
     """``[mechanism]`` of ``gaussian``: one of mu, epsilon with delta, rho, or the noise ``scale`` (sigma)."""
 
-    scale: Optional[Fraction] = documented(SCALE_DOC, default=None)
+    UNION_KEYS: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "mu", "rho", "scale")
+    KIND: ClassVar[str] = "gaussian"
+
+
+def _declare_forms(family: type[CalibratedSpec], keys: tuple[str, ...]) -> None:
+    """The forms of ``family``: one per target key of ``keys`` (a required key of its own), and the form without
+    one (the target comes from ``[design]``); each a module attribute under its name (so a spec pickles)."""
+    docs = {**_TARGET_DOCS, "scale": SCALE_DOC}
+    forms: list[type] = [
+        dataclasses.make_dataclass(
+            f"{family.__name__}FromDesign",
+            [],
+            bases=(family,),
+            frozen=True,
+            namespace={"__doc__": f"{family.__doc__.splitlines()[0] if family.__doc__ else ''} (no target: [design])"},
+        )
+    ]
+    forms += [
+        dataclasses.make_dataclass(
+            f"{family.__name__}{k.capitalize()}",
+            [(k, Fraction, documented(docs[k], kw_only=True))],
+            bases=(family,),
+            frozen=True,
+            namespace={"__doc__": f"The calibration target {k}."},
+        )
+        for k in keys
+    ]
+    for form in forms:
+        form.__module__ = __name__
+        globals()[form.__name__] = form
+    family.FORMS = tuple(forms)
+
+
+_declare_forms(CalibratedSpec, ("epsilon",))
+_declare_forms(ScaledSpec, ("epsilon", "scale"))
+_declare_forms(GaussianSpec, ("mu", "epsilon", "rho"))
+_declare_forms(ScaledGaussianSpec, ("mu", "epsilon", "rho", "scale"))
 
 
 @dataclass(frozen=True)
@@ -235,25 +326,16 @@ class CalibratedKind(KindDefaults):
                     f"{spec.query.kind!r} is not supported for it (use 'histogram')",
                 )
             )
-        targets = {k: getattr(m, k, None) for k in ("epsilon", "mu", "rho", "scale")}
+        targets = {k: getattr(m, k, None) for k in TARGET_ORDER}
         for k, v in targets.items():
             if v is not None and not v > 0:
                 probs.append(Problem(f"mechanism.{k}", f"must be > 0, got {float(v)!r}"))
-        scale = targets["scale"]
-        if scale is not None and any(v is not None for k, v in targets.items() if k != "scale"):
-            others = ", ".join(f"mechanism.{k}" for k, v in targets.items() if v is not None and k != "scale")
-            probs.append(
-                Problem(
-                    "mechanism.scale",
-                    f"give exactly one of a calibration target or the noise scale, not both ({others} is also set)",
-                )
-            )
-        elif scale is not None:
+        # one target at most: the loader parsed the form (CalibratedSpec.choice_problem); here, none is a problem
+        if targets["scale"] is not None:
             if m.delta not in (None, 0):
                 probs.append(Problem("mechanism.delta", f"{m.kind} with scale: delta goes with epsilon"))
         elif isinstance(m, GaussianSpec):
-            given = [k for k, v in targets.items() if v is not None]
-            if len(given) != 1:
+            if all(v is None for v in targets.values()):
                 alts = "mu, epsilon with delta, rho" + (", or scale" if isinstance(m, ScaledGaussianSpec) else "")
                 probs.append(Problem("mechanism.mu", f"{m.kind} needs exactly one calibration target: {alts}"))
             elif m.epsilon is not None and not (m.delta is not None and 0 < m.delta < 1):
@@ -409,6 +491,7 @@ __all__ = [
     "BuiltMechanism",
     "CalibratedKind",
     "CalibratedSpec",
+    "TARGET_ORDER",
     "GaussianSpec",
     "POSTPROCESS_SHARE",
     "ScaledGaussianSpec",

@@ -13,8 +13,9 @@ measurement (:mod:`verify.workload_accounting`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Optional
+from typing import ClassVar, Literal
 
 from semidp.accountant.core.outcome import Skipped
 from semidp.accountant.releases.accounting import plain_dp
@@ -24,7 +25,7 @@ from semidp.verify.design import with_design
 from semidp.verify.registry import KindDefaults, KindInfo, Problem
 from semidp.verify.report import Check, GuaranteeSummary
 from semidp.verify.sections import PlainDpSection
-from semidp.verify.spec import GuaranteeSpec, MechanismSpec, Spec, documented
+from semidp.verify.spec import Alternatives, GuaranteeSpec, MechanismSpec, Spec, UnionForm, documented
 from semidp.verify.spec_checks import guarantee_problems
 from semidp.verify.spec_values import guarantee_of
 from semidp.verify.workload_report import workload_result
@@ -33,26 +34,66 @@ from semidp.verify.workload_spec import data_problems as workload_data_problems
 
 
 @dataclass(frozen=True)
-class PublishedSpec(MechanismSpec):
-    """``[mechanism]`` of kind ``published``: exactly one of ``guarantee``, ``components`` or ``measurements``."""
+class PublishedSpec(MechanismSpec, UnionForm, Alternatives):
+    """``[mechanism]`` of kind ``published``: exactly one of ``guarantee``, ``components`` or ``measurements``.
 
-    guarantee: Optional[GuaranteeSpec] = documented(
-        "The advertised guarantee of the release on (D, A_1).", default=None
-    )
-    components: Optional[tuple[GuaranteeSpec, ...]] = documented(
+    A keyed union (:class:`~semidp.verify.spec.Alternatives`): the loader builds one of its forms,
+    :class:`AdvertisedRelease`, :class:`ComponentsRelease` or :class:`MeasuredRelease`, from the key the table holds
+    (validated once, where it is parsed); another form's key reads as ``None`` (:class:`~semidp.verify.spec.UnionForm`).
+    """
+
+    UNION_KEYS: ClassVar[tuple[str, ...]] = ("guarantee", "components", "measurements", "noise")
+    CHOICE_KEY: ClassVar[str] = "guarantee"
+
+    @classmethod
+    def choice_problem(cls, given: Sequence[str]) -> str:
+        """``kind = 'published' needs exactly one of guarantee (...), components (...) or measurements (...)``."""
+        return (
+            "kind = 'published' needs exactly one of guarantee (the "
+            "advertised guarantee), components (the guarantees of the released parts) or measurements "
+            f"(a workload file); got {list(given) or 'none'}"
+        )
+
+    @classmethod
+    def stray_problem(cls, key: str, owner: str) -> str:
+        """``only allowed with mechanism.measurements`` (``noise`` without ``measurements``)."""
+        return f"only allowed with mechanism.{owner}"
+
+    @classmethod
+    def missing_problem(cls, owner: str) -> str:
+        """``required with mechanism.measurements`` (``measurements`` without ``noise``)."""
+        return f"required with mechanism.{owner}"
+
+
+@dataclass(frozen=True)
+class AdvertisedRelease(PublishedSpec):
+    """A release known by its advertised guarantee: ``{ kind = "published", guarantee }``."""
+
+    guarantee: GuaranteeSpec = documented("The advertised guarantee of the release on (D, A_1).")
+
+
+@dataclass(frozen=True)
+class ComponentsRelease(PublishedSpec):
+    """A release of parts known by their advertised guarantees: ``{ kind = "published", components }``."""
+
+    components: tuple[GuaranteeSpec, ...] = documented(
         "Advertised guarantees of the released parts, composed (extension); instead of guarantee. Semi-DP is "
-        "then reported both ways (Cho & Awan Prop. 21).",
-        default=None,
+        "then reported both ways (Cho & Awan Prop. 21)."
     )
-    measurements: Optional[MeasurementsKey] = documented(
+
+
+@dataclass(frozen=True)
+class MeasuredRelease(PublishedSpec):
+    """A workload of noisy histogram queries: ``{ kind = "published", measurements, noise }``."""
+
+    measurements: MeasurementsKey = documented(
         "The release's measurements (extension), instead of guarantee; needs data.geography and noise. A CSV "
         "file inside the spec's folder with columns geolevel, query and one of rho, sigma2 (Gaussian noise) or "
         "scale (Laplace noise), or a table { file, columns, where } naming the columns of the publisher's own "
-        "file and the rows to keep.",
-        default=None,
+        "file and the rows to keep."
     )
-    noise: Optional[Literal["discrete-gaussian", "gaussian", "discrete-laplace", "laplace"]] = documented(
-        "The noise added to every cell of every measurement (with measurements).", default=None
+    noise: Literal["discrete-gaussian", "gaussian", "discrete-laplace", "laplace"] = documented(
+        "The noise added to every cell of every measurement (with measurements)."
     )
 
 
@@ -67,39 +108,26 @@ class PublishedKind(KindDefaults):
         return "dp" if spec.invariant.kind == "none" else "semi-dp"
 
     def validate(self, spec: Spec) -> list[Problem]:
-        """Exactly one of ``guarantee`` / ``components``, each a valid guarantee table."""
+        """Each guarantee valid, components not empty, and a workload's data, deltas, relation and invariant (which
+        of guarantee / components / measurements is given, and ``noise`` with ``measurements``, is the loader's)."""
         m = spec.mechanism
-        if not isinstance(m, PublishedSpec):
-            return []
-        probs: list[Problem] = []
-        given = [k for k in ("guarantee", "components", "measurements") if getattr(m, k) is not None]
-        if len(given) != 1:
-            probs.append(
-                Problem(
-                    "mechanism.guarantee",
-                    "kind = 'published' needs exactly one of guarantee (the "
-                    "advertised guarantee), components (the guarantees of the released parts) or measurements "
-                    f"(a workload file); got {given or 'none'}",
-                )
-            )
-        probs += self._workload_problems(spec, m)
-        probs += guarantee_problems(m.guarantee, "mechanism.guarantee")
-        if m.components is not None and not m.components:
-            probs.append(Problem("mechanism.components", "needs at least one guarantee"))
-        for i, c in enumerate(m.components or ()):
-            probs += guarantee_problems(c, f"mechanism.components[{i}]")
+        if isinstance(m, MeasuredRelease):
+            return workload_data_problems(spec) + self._workload_problems(spec, m)
+        probs = workload_data_problems(spec)
+        if isinstance(m, AdvertisedRelease):
+            probs += guarantee_problems(m.guarantee, "mechanism.guarantee")
+        if isinstance(m, ComponentsRelease):
+            if not m.components:
+                probs.append(Problem("mechanism.components", "needs at least one guarantee"))
+            for i, c in enumerate(m.components):
+                probs += guarantee_problems(c, f"mechanism.components[{i}]")
         return probs
 
     @staticmethod
-    def _workload_problems(spec: Spec, m: PublishedSpec) -> list[Problem]:
-        """``measurements`` with ``noise``, ``data.geography`` under replace-one, and the file's rows."""
-        probs = workload_data_problems(spec)
-        if m.measurements is None:
-            if m.noise is not None:
-                probs.append(Problem("mechanism.noise", "only allowed with mechanism.measurements"))
-            return probs
-        if m.noise is None:
-            probs.append(Problem("mechanism.noise", "required with mechanism.measurements"))
+    def _workload_problems(spec: Spec, m: MeasuredRelease) -> list[Problem]:
+        """``data.geography`` under replace-one, deltas to report at, and the file's rows (``m.noise`` is ``None``
+        only in a spec rejected already: its problem is listed)."""
+        probs: list[Problem] = []
         if not spec.data.geography:
             probs.append(Problem("data.geography", "required with mechanism.measurements (the measured levels)"))
         if not spec.report.deltas:
@@ -120,7 +148,7 @@ class PublishedKind(KindDefaults):
                     "with mechanism.measurements, use none, total or margins (of features and geolevels)",
                 )
             )
-        if m.noise is not None and spec.data.geography:
+        if m.noise is not None and m.measurements is not None and spec.data.geography:
             probs += read_measurements(spec, m.measurements, m.noise)[1]
         return probs
 
@@ -128,18 +156,20 @@ class PublishedKind(KindDefaults):
         """The release as data: one part known by its advertised guarantee, or the components composed (the
         runner accounts it: Semi-DP grouping [CA24, Prop. 15, 21], plain DP of the joint release)."""
         m = ctx.mechanism(PublishedSpec)
-        if m.measurements is not None and m.noise is not None:
+        if isinstance(m, MeasuredRelease):
             ms, _ = read_measurements(ctx.spec, m.measurements, m.noise)  # validated by the loader: read once here
             return with_design(ctx, workload_result(ctx, m.measurements, m.noise, ms), ms, m.noise)
-        if m.components is not None:  # the released parts, composed (advertised: their composition)
+        if isinstance(m, ComponentsRelease):  # the released parts, composed (advertised: their composition)
             parts = tuple(
                 Part(KnownGuarantee(guarantee_of(c, ctx.relation)), label=f"component {i}")
                 for i, c in enumerate(m.components)
             )
             release = Release(ctx.relation, ctx.invariant, parts)
-        else:  # the loader requires one of guarantee, components or measurements
-            g = guarantee_of(ctx.required(m.guarantee, "mechanism.guarantee"), ctx.relation)
+        elif isinstance(m, AdvertisedRelease):
+            g = guarantee_of(m.guarantee, ctx.relation)
             release = Release(ctx.relation, ctx.invariant, (Part(KnownGuarantee(g)),), advertised=g)
+        else:  # pragma: no cover - the loader builds one of the three forms
+            raise TypeError(f"not a form of the published kind: {type(m).__name__}")
         return KindResult(
             release=release,
             seed=None,  # nothing is drawn: no randomness to report
@@ -155,4 +185,4 @@ class PublishedKind(KindDefaults):
 
 KIND = PublishedKind()
 
-__all__ = ["KIND", "PublishedKind", "PublishedSpec"]
+__all__ = ["KIND", "AdvertisedRelease", "ComponentsRelease", "MeasuredRelease", "PublishedKind", "PublishedSpec"]
