@@ -16,7 +16,6 @@ import sys
 import types
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 
 #: old module name (under ``semidp.accountant``) -> its new dotted name under ``semidp.accountant``
 OLD_NAMES: dict[str, str] = {
@@ -119,30 +118,4 @@ def install() -> None:
         sys.meta_path.append(OldNameFinder())
 
 
-def stub_text(old: str) -> str:
-    """The type stub ``accountant/<old>.pyi`` of an old name: the new module's public names (its ``__all__``).
-
-    Type checkers do not run :class:`OldNameFinder`; with the stub, ``import semidp.accountant.<old>`` type-checks
-    for users as the new module does (at run time a ``.pyi`` file is never imported, so the alias stays the one
-    module object). Names outside the new module's ``__all__`` are not in the stub.
-    """
-    new = f"{PACKAGE}.{OLD_NAMES[old]}"
-    return (
-        f'"""Deprecated name of :mod:`{new}`.\n\n'
-        'A type stub: at run time the old name aliases that module (accountant/old_names.py)."""\n\n'
-        f"from {new} import *  # noqa: F403\n"
-    )
-
-
-def write_stubs(folder: Path | None = None) -> list[Path]:
-    """Write :func:`stub_text` of every old name into ``folder`` (default: the accountant package); the paths.
-
-    ``python -c "from semidp.accountant.old_names import write_stubs; write_stubs()"`` after editing the map."""
-    folder = Path(__file__).resolve().parent if folder is None else folder
-    paths = [folder / f"{old}.pyi" for old in sorted(OLD_NAMES)]
-    for old, path in zip(sorted(OLD_NAMES), paths):
-        path.write_text(stub_text(old), encoding="utf-8")
-    return paths
-
-
-__all__ = ["OLD_NAMES", "OldNameFinder", "install", "stub_text", "write_stubs"]
+__all__ = ["OLD_NAMES", "OldNameFinder", "install"]

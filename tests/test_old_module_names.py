@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import semidp.accountant as accountant
-from semidp.accountant.old_names import OLD_NAMES, OldNameFinder, stub_text
+from semidp.accountant.old_names import OLD_NAMES, OldNameFinder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -187,34 +187,3 @@ def test_the_repository_uses_only_the_new_names() -> None:
     for name in ("README.md", "pyproject.toml"):
         bad += [f"{name}: {m.group(0)}" for m in OLD_REFERENCE.finditer((ROOT / name).read_text(encoding="utf-8"))]
     assert bad == []
-
-
-def test_each_old_name_has_its_generated_type_stub() -> None:
-    """Type checkers do not run the finder: ``accountant/<old>.pyi`` (written by ``write_stubs``) re-exports the new
-    module, so ``import semidp.accountant.<old>`` type-checks for users; no stub is stale or missing."""
-    stubs = {p.stem: p.read_text(encoding="utf-8") for p in (ROOT / "accountant").glob("*.pyi")}
-    assert sorted(stubs) == sorted(OLD_NAMES)
-    assert {old: text for old, text in stubs.items() if text != stub_text(old)} == {}
-    assert "from semidp.accountant.pld.engine import *" in stubs["pld_engine"]
-
-
-@pytest.mark.slow
-def test_an_old_name_type_checks_as_the_new_module(tmp_path: Path) -> None:
-    """mypy (strict, the user's view: no config) resolves an old name through its stub, and still rejects a
-    module that never existed."""
-    from mypy import api
-
-    user = tmp_path / "user.py"
-    user.write_text(
-        "from semidp.accountant.pld_engine import PLDBracket\n"
-        "import semidp.accountant.knorm as k\n"
-        "x: int = PLDBracket\n"
-        "import semidp.accountant.no_such_module\n",
-        encoding="utf-8",
-    )
-    out, _, _ = api.run(
-        ["--config-file", "", "--strict", "--follow-imports=silent", "--cache-dir", str(tmp_path / "c"), str(user)]
-    )
-    assert 'expression has type "type[PLDBracket]"' in out  # the old name's class is the new module's
-    assert "semidp.accountant.knorm" not in out
-    assert 'module named "semidp.accountant.no_such_module"' in out

@@ -1,5 +1,0 @@
-"""Deprecated name of :mod:`semidp.accountant.geometry.symmetric_fan`.
-
-A type stub: at run time the old name aliases that module (accountant/old_names.py)."""
-
-from semidp.accountant.geometry.symmetric_fan import *  # noqa: F403
