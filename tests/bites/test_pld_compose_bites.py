@@ -302,3 +302,168 @@ def test_max_points_below_sixteen_is_refused() -> None:
     with pytest.raises(InvalidArgument, match="max_points"):
         pld.profile([f], 0.0, 1.0, max_points=15)
     assert pld.profile([f], 0.0, 1.0, max_points=16) >= 0.0
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Session 32 (mutation sample --sample 2000 --seed 32): the atoms' own profile, the kernel-size threshold, the
+# far-above Gaussian extra, the output curve's epsilons and epsilon()'s edge cases, each against the documented rule.
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_loss_atoms_delta_is_the_documented_padded_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    # LossAtoms.delta: sum_j max(q_j - E p_j + 3u (q_j + E p_j), 0) (1 + (n + 2) u) + inf_mass, E = e^eps rounded
+    # down, then one ulp up. With u inflated to 1e-4 every pad moves the result by >= 1e-4 relative; evaluated here
+    # at 50 digits from the float E p_j (the product's own rounding, 1e-16, is far below the tolerance).
+    monkeypatch.setattr(pld, "_U", U)
+    at = pld.LossAtoms((1.0, 0.2, -0.5, -1.0), (0.05, 0.2, 0.3, 0.45), (0.15, 0.25, 0.2, 0.3), 0.02)
+    for eps in (-1.0, 0.0, 0.1, 0.3, 0.7, 1.2):
+        big = pld._exp_down(eps)
+        assert big <= math.exp(eps) * (1 + 1e-15) and MPX.mpf(big) <= MPX.exp(eps)
+        n = len(at.q)
+        terms = [
+            max(MPX.mpf(q) - MPX.mpf(big * p) + 3 * MPX.mpf(U) * (MPX.mpf(q) + MPX.mpf(big * p)), 0)
+            for q, p in zip(at.q, at.p)
+        ]
+        want = min(MPX.fsum(terms) * (1 + (n + 2) * MPX.mpf(U)) + MPX.mpf(at.inf_mass), 1)
+        got = at.delta(eps)
+        assert abs(MPX.mpf(got) - want) <= 1e-12 * want, (eps, got, want)
+        assert float(at.delta(np.array([eps]))[0]) == got
+
+
+def test_loss_atoms_delta_is_an_upper_bound_within_a_few_ulps() -> None:
+    # the real unit roundoff: never below the exact profile sum (q_j - e^eps p_j)_+ + inf_mass (50 digits), and
+    # above it by at most the documented pads: 3u (q + E p) per term, (n + 2) u on the sum, one ulp
+    at = pld.LossAtoms((1.0, 0.2, -0.5, -1.0), (0.05, 0.2, 0.3, 0.45), (0.15, 0.25, 0.2, 0.3), 0.02)
+    u = MPX.mpf(2.0**-53)
+    for eps in (-1.0, 0.0, 0.1, 0.3, 0.7, 1.2):
+        e = MPX.exp(eps)
+        exact = MPX.fsum(max(MPX.mpf(q) - e * MPX.mpf(p), 0) for q, p in zip(at.q, at.p)) + MPX.mpf(at.inf_mass)
+        slack = MPX.fsum(3 * u * (MPX.mpf(q) + e * MPX.mpf(p)) for q, p in zip(at.q, at.p)) + 10 * u * exact
+        got = MPX.mpf(at.delta(eps))
+        assert exact <= got <= exact + slack, (eps, got, exact)
+
+
+def test_gaussian_kernel_table_is_capped_by_coarsening_at_the_documented_mu() -> None:
+    # KERNEL_MAX_POINTS = 2^21 (16 MiB of float64): the table spans 2 (mu^2/2 + 11 mu) / h points, so at the default
+    # grid 2^-14 the grid is coarsened from mu^2 + 22 mu > 128, i.e. mu > 4.78 ("mu > ~5" in compose's docstring)
+    h = pld._grid_spacing(None)
+    assert h == 2.0**-14
+    kept = pld._build([], 4.7, h, 0.0, 10**6)
+    assert kept.h == h
+    assert 2**20 < len(kept.kernel) <= 2**21 + 2  # the table as documented: at most the cap (plus both ends)
+    coarse = pld._build([], 4.8, h, 0.0, 10**6)
+    assert coarse.h == 2 * h
+    assert len(coarse.kernel) <= 2**21 + 2
+
+
+def test_far_above_gaussian_extra_is_delta_mu_of_d_times_e_to_minus_d(monkeypatch: pytest.MonkeyPatch) -> None:
+    # losses more than D = mu^2/2 + 11 mu above eps add at most 1 - e^{-d} + e^{-d} delta_mu(D) each (d >= D):
+    # the extra is delta_mu(D) e^{-D} (1 + 1e-9) per unit mass. At mu = 5 (D = 67.5) e^{+D} instead would be 4e1.
+    monkeypatch.setattr(pld, "_U", U)
+    g = pld._GridPLD(2.0**-4, 5.0, -5, _masses(60), 0.0, 0.01, 1000)
+    d = 5.0 * 5.0 / 2 + 55.0
+    k = MPX.mpf(float(gdp_delta_array(5.0, np.array([d]))[0]))
+    assert k <= MPX.mpf(1e-27)
+    want = k * MPX.exp(-d) * (1 + MPX.mpf(1e-9))
+    assert abs(MPX.mpf(g.far_above_extra) - want) <= 1e-14 * want
+    # and at an eps whose window sees none of the masses, delta is the far-above sum alone, about 0.9 (1 - e^{-d})
+    i = g.offset - g.j_above - 10
+    want_i = _documented_delta(g, i, tiny=2.0**-1074)
+    assert abs(MPX.mpf(g.delta_index(i)) - want_i) <= 1e-12 * want_i
+
+
+def test_pure_dp_law_has_no_gaussian_terms() -> None:
+    # mu = 0: no Gaussian part, so the far-above extra and the far-below factor are exactly 0 (gdp_delta_array at
+    # mu = 0 would add its absolute 1e-300 pad per unit mass: needless looseness), the window is [eps, eps + 1]
+    g = pld._GridPLD(2.0**-4, 0.0, -5, _masses(60), 0.0, 0.01, 1000)
+    assert g.far_above_extra == 0.0 and g.far_below_k == 0.0
+    assert g.j_below == 0 and g.j_above == 16
+
+
+def test_epsilon_is_zero_when_delta_at_zero_meets_the_target_exactly() -> None:
+    # epsilon() returns 0 when the bound at eps = 0 is <= delta, including equality (the same float)
+    f = TradeoffCurve.from_approx_dp(0.5, 0.0)
+    for mu in (0.0, 0.3):
+        d0 = pld.profile([f, f], mu, 0.0)
+        assert 0.0 < d0 < 1.0
+        assert pld.epsilon([f, f], mu, d0) == 0.0
+        assert pld.epsilon([f, f], mu, d0 * (1 - 1e-12)) > 0.0
+
+
+def test_compose_accepts_two_epsilons() -> None:
+    # n_eps >= 2 (documented minimum): two epsilons are one of the dense range and one of the reporting range
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    g = pld.compose([f, f], n_eps=2)
+    assert g.dominates(pld.compose([f, f, f], n_eps=2))
+    with pytest.raises(InvalidArgument, match="n_eps"):
+        pld.compose([f, f], n_eps=1)
+
+
+def _first_index(g: pld._GridPLD, lo: int, level: float) -> int:
+    """The smallest grid index i >= lo with delta_index(i) - inf_mass <= level, by a linear scan (the reference for
+    compose's bisection)."""
+    i = lo
+    while g.delta_index(i) - g.inf_mass > level:
+        i += 1
+    return i
+
+
+@pytest.mark.parametrize(
+    ("curves", "mu", "grid", "n_eps"),
+    [
+        ([], 6.0, 2.0**-4, 60),  # Gaussian alone, large mu: delta(mu^2/2 + 8.5 mu) is still 1e-17 > 1e-18
+        ([], 0.01, 2.0**-8, 30),  # delta(0) = 0.004 <= 1e-2: the reporting range starts at 0
+        ([TradeoffCurve.from_approx_dp(1.0, 1e-3)] * 2, 0.5, 2.0**-6, 45),
+        ([TradeoffCurve.from_approx_dp(1.0, 1e-3)] * 3, 0.0, 2.0**-6, 45),  # pure DP grid: top and support added
+    ],
+)
+def test_compose_evaluates_delta_at_the_documented_epsilons(
+    curves: list[TradeoffCurve], mu: float, grid: float, n_eps: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # compose's output lines: n - n // 3 epsilons equally spaced on [0, cut] (cut: the first grid index where
+    # delta - delta(inf) <= 1e-18), n // 3 on [lo, hi] (delta - delta(inf) first <= 1e-2, resp. <= 1e-14), and for
+    # mu = 0 the top loss and every grid loss carrying mass (at most n of them); each delta is delta_index there.
+    seen: list[tuple[NDArray[np.float64], list[float]]] = []
+    original = TradeoffCurve.from_profile.__func__  # type: ignore[attr-defined]
+
+    def record(cls: type[TradeoffCurve], epsilons: NDArray[np.float64], deltas: list[float]) -> TradeoffCurve:
+        seen.append((np.asarray(epsilons, dtype=np.float64), list(deltas)))
+        return original(cls, epsilons, deltas)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(TradeoffCurve, "from_profile", classmethod(record))
+    pld.compose(curves, mu, grid=grid, n_eps=n_eps)
+    assert len(seen) == 1
+    eps, deltas = seen[0]
+    g = pld._build(curves, mu, grid, pld.DEFAULT_TAIL_MASS, pld.DEFAULT_MAX_POINTS)
+    cut = _first_index(g, 0, pld.DELTA_FLOOR)
+    lo = _first_index(g, 0, 1e-2)
+    hi = _first_index(g, lo, 1e-14)
+    assert 0 <= lo <= hi <= cut
+    if mu == 0.01:
+        assert lo == 0
+    want = np.union1d(
+        np.round(np.linspace(0, cut, n_eps - n_eps // 3)).astype(np.int64),
+        np.round(np.linspace(lo, hi, n_eps // 3)).astype(np.int64),
+    )
+    if mu == 0.0:
+        support = np.nonzero(g.masses)[0] + g.offset
+        want = np.union1d(want, [g.top, *support[support >= 0]])
+    np.testing.assert_array_equal(eps, want * g.h)
+    assert deltas == [g.delta_index(int(i)) for i in want]
+    assert deltas[-1] - g.inf_mass <= pld.DELTA_FLOOR
+
+
+@pytest.mark.parametrize(("n", "atoms"), [(50, 3), (50, 7), (50, 8), (70000, 9), (40000, 12)])
+def test_shift_add_is_the_sparse_convolution_in_either_loop(n: int, atoms: int) -> None:
+    # out[i] = sum_j w_j masses[i - s_j]: the plain loop (fewer than 8 atoms) and the blocked one (output blocks of
+    # 32768 entries; 70000 + 96 entries span three blocks) give exactly the products summed in the order of shifts
+    rng = np.random.default_rng(32)
+    masses = rng.random(n)
+    shifts = [0, *sorted(rng.choice(np.arange(1, 97), size=atoms - 1, replace=False).tolist())]
+    weights = rng.random(atoms).tolist()
+    got = pld._shift_add(masses, shifts, weights)
+    want = np.zeros(n + shifts[-1])
+    for k, w in zip(shifts, weights):
+        want[k : k + n] += masses * w
+    assert len(got) == n + shifts[-1]
+    np.testing.assert_array_equal(got, want)
