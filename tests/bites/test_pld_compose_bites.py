@@ -434,8 +434,8 @@ def test_compose_evaluates_delta_at_the_documented_epsilons(
     pld.compose(curves, mu, grid=grid, n_eps=n_eps)
     assert len(seen) == 1
     eps, deltas = seen[0]
-    g = pld._build(curves, mu, grid, pld.DEFAULT_TAIL_MASS, pld.DEFAULT_MAX_POINTS)
-    cut = _first_index(g, 0, pld.DELTA_FLOOR)
+    g = pld._build(curves, mu, grid, 1e-30, 2**23)  # the documented defaults
+    cut = _first_index(g, 0, 1e-18)  # DELTA_FLOOR, as documented
     lo = _first_index(g, 0, 1e-2)
     hi = _first_index(g, lo, 1e-14)
     assert 0 <= lo <= hi <= cut
@@ -450,7 +450,7 @@ def test_compose_evaluates_delta_at_the_documented_epsilons(
         want = np.union1d(want, [g.top, *support[support >= 0]])
     np.testing.assert_array_equal(eps, want * g.h)
     assert deltas == [g.delta_index(int(i)) for i in want]
-    assert deltas[-1] - g.inf_mass <= pld.DELTA_FLOOR
+    assert deltas[-1] - g.inf_mass <= 1e-18
 
 
 @pytest.mark.parametrize(("n", "atoms"), [(50, 3), (50, 7), (50, 8), (70000, 9), (40000, 12)])
@@ -467,3 +467,52 @@ def test_shift_add_is_the_sparse_convolution_in_either_loop(n: int, atoms: int) 
         want[k : k + n] += masses * w
     assert len(got) == n + shifts[-1]
     np.testing.assert_array_equal(got, want)
+
+
+def test_pure_dp_kernel_is_one_minus_e_to_minus_d_padded_by_kernel_rel_pad() -> None:
+    # mu = 0: kernel[t] = (1 - e^{-d}) (1 + 1e-12) for d = (t - j_below) h > 0 and exactly 0 for d <= 0; numpy's
+    # expm1 is accurate to a few ulps, so the float lies in [exact, exact (1 + 1e-12 + 1e-15)] (50 digits)
+    h = 2.0**-4
+    g = pld._GridPLD(h, 0.0, -5, _masses(60), 0.0, 0.01, 1000)
+    assert len(g.kernel) == g.j_below + g.j_above + 1 == 17
+    assert g.kernel[0] == 0.0
+    for t in range(1, 17):
+        exact = -MPX.expm1(-MPX.mpf(t * h))
+        got = MPX.mpf(float(g.kernel[t]))
+        assert exact * (1 + MPX.mpf(1e-12)) <= got <= exact * (1 + MPX.mpf(1e-12) + MPX.mpf(1e-15)), (t, got)
+
+
+#: Two segments: (p, q) = (0.5, 1 - 1e-200) at loss log 2 and (0.5, 1e-200) at loss log(2e-200), about -459.8.
+UNDERFLOW_LOW = TradeoffCurve((0.0, 0.5, 1.0), (1.0, 1e-200, 0.0))
+
+
+def test_zero_tail_mass_moves_nothing_even_where_masses_underflow() -> None:
+    # tail_mass = 0: no lower tail is moved, not even the leading grid points whose mass underflowed to 0.0
+    # (1e-200 squared), and the relative budget is the two factors' (3a + 4) u only, without the move's 2u
+    g = pld._build([UNDERFLOW_LOW, UNDERFLOW_LOW], 0.0, 2.0**-4, 0.0, 10**6)
+    assert g.masses[0] == 0.0  # the product 1e-400 underflowed
+    assert g.offset == 2 * math.ceil(math.log(2e-200) * 16) == -14714
+    assert g.rel == pytest.approx(math.expm1(1.01 * 2 * (3 * 2 + 4) * 2.0**-53 * 1.01), rel=1e-9, abs=0)
+
+
+def test_profile_far_below_zero_is_exactly_one() -> None:
+    # delta(eps) >= Q(all) - e^eps P(all) = 1 - e^eps: at eps = -1e6 (the clamp itself) and -800 every sound bound is
+    # the float 1.0, on both sides of the clamp's test
+    f = TradeoffCurve.from_approx_dp(1.0, 0.1)
+    for mu in (0.0, 0.5):
+        assert pld.profile([f, f], mu, -800.0) == 1.0
+        assert pld.profile([f, f], mu, -1e6) == 1.0
+        assert pld.profile([f, f], mu, -1e6 - 1.0) == 1.0
+
+
+def test_public_defaults_are_the_documented_ones() -> None:
+    # the grid 1e-4 (2^-14), 1200 output epsilons, the lower tail 1e-30, the dense array cap 2^23 points (64 MiB)
+    import inspect
+
+    for fn in (pld.compose, pld.profile, pld.epsilon):
+        params = inspect.signature(fn).parameters
+        assert params["grid"].default is None
+        assert params["tail_mass"].default == 1e-30
+        assert params["max_points"].default == 2**23
+    assert inspect.signature(pld.compose).parameters["n_eps"].default == 1200
+    assert pld._grid_spacing(None) == 2.0**-14
