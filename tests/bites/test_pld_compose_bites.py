@@ -399,6 +399,10 @@ def test_compose_accepts_two_epsilons() -> None:
         pld.compose([f, f], n_eps=1)
 
 
+#: Mass 2^-13 at +inf and the rest at loss log(1 - 2^-13), two grid steps of 2^-14 below 0.
+NEAR_ZERO_LOW = TradeoffCurve((0.0, 1.0), (1 - 2.0**-13, 0.0))
+
+
 def _first_index(g: pld._GridPLD, lo: int, level: float) -> int:
     """The smallest grid index i >= lo with delta_index(i) - inf_mass <= level, by a linear scan (the reference for
     compose's bisection)."""
@@ -415,6 +419,7 @@ def _first_index(g: pld._GridPLD, lo: int, level: float) -> int:
         ([], 0.01, 2.0**-8, 30),  # delta(0) = 0.004 <= 1e-2: the reporting range starts at 0
         ([TradeoffCurve.from_approx_dp(1.0, 1e-3)] * 2, 0.5, 2.0**-6, 45),
         ([TradeoffCurve.from_approx_dp(1.0, 1e-3)] * 3, 0.0, 2.0**-6, 45),  # pure DP grid: top and support added
+        ([NEAR_ZERO_LOW], 1e-6, 2.0**-14, 12),  # delta(0) - delta(inf) is one ulp of 1.2e-4 <= 1e-18: cut = 0
     ],
 )
 def test_compose_evaluates_delta_at_the_documented_epsilons(
