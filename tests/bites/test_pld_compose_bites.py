@@ -526,3 +526,28 @@ def test_public_defaults_are_the_documented_ones() -> None:
         assert params["max_points"].default == 2**23
     assert inspect.signature(pld.compose).parameters["n_eps"].default == 1200
     assert pld._grid_spacing(None) == 2.0**-14
+
+
+#: Q-mass 1 - 1e-7 at loss 0.04 and 1e-7 at loss -0.02 (grid 2^-4: adjacent points 1 and 0), then a flat segment.
+TWO_POINTS = TradeoffCurve(
+    (0.0, (1 - 1e-7) * math.exp(-0.04), (1 - 1e-7) * math.exp(-0.04) + 1e-7 * math.exp(0.02), 1.0),
+    (1.0, 1e-7, 0.0, 0.0),
+)
+
+
+def test_lower_tail_of_a_two_point_law_is_moved() -> None:
+    # the lower tail is moved whenever there is a point above it to move it to, also with only two points
+    whole = pld._build([TWO_POINTS], 0.0, 2.0**-4, 0.0, 10**6)
+    assert whole.offset == 0 and len(whole.masses) == 2 and whole.masses[0] == pytest.approx(1e-7, rel=1e-9)
+    moved = pld._build([TWO_POINTS], 0.0, 2.0**-4, 1e-6, 10**6)
+    assert moved.offset == 1 and len(moved.masses) == 1
+    assert moved.masses[0] >= whole.masses[0] + whole.masses[1]
+
+
+@pytest.mark.parametrize("curves", [[SKEWED], [TradeoffCurve.from_approx_dp(1.0, 0.2)] * 2])
+def test_size_cap_at_exactly_max_points_changes_nothing(curves: list[TradeoffCurve]) -> None:
+    # an array of exactly max_points points is kept as it is: no mass moved to +inf, no 2u added to the budget
+    whole = pld._build(curves, 0.0, 2.0**-4, 0.0, 10**6)
+    same = pld._build(curves, 0.0, 2.0**-4, 0.0, len(whole.masses))
+    assert same.offset == whole.offset and same.inf_mass == whole.inf_mass and same.rel == whole.rel
+    np.testing.assert_array_equal(same.masses, whole.masses)
