@@ -551,3 +551,34 @@ def test_size_cap_at_exactly_max_points_changes_nothing(curves: list[TradeoffCur
     same = pld._build(curves, 0.0, 2.0**-4, 0.0, len(whole.masses))
     assert same.offset == whole.offset and same.inf_mass == whole.inf_mass and same.rel == whole.rel
     np.testing.assert_array_equal(same.masses, whole.masses)
+
+
+def test_loss_atoms_round_each_loss_up_by_the_documented_pad() -> None:
+    # loss_atoms: L = log(q / p) of the exact float differences, computed as math.log of the ratio rounded up, plus
+    # LOSS_PAD (1 + |L|) = 1e-13 (1 + |L|): at or above the exact log (50 digits) and above it by at most that pad
+    # plus a few ulps; exactly 0.0 when q = p; in mpmath (rounded up, within 2 ulps) when q / p exceeds 2^1000
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        a = np.sort(rng.random(5))
+        alphas = (0.0, *a.tolist(), 1.0)
+        slopes = np.sort(rng.exponential(2.0, 6))[::-1]  # decreasing |slope|: a convex curve
+        drops = slopes * np.diff(alphas)
+        betas = [1.0]
+        for dv in drops / drops.sum():
+            betas.append(max(betas[-1] - float(dv), 0.0))
+        betas[-1] = 0.0
+        curve = TradeoffCurve(alphas, tuple(betas))
+        at = pld.loss_atoms(curve)
+        kept = [j for j in range(len(alphas) - 1) if Fraction(betas[j]) != Fraction(betas[j + 1])]
+        assert len(at.loss) == len(kept)
+        for loss, j in zip(at.loss, kept):
+            q = Fraction(betas[j]) - Fraction(betas[j + 1])
+            p = Fraction(alphas[j + 1]) - Fraction(alphas[j])
+            exact = MPX.log(MPX.mpf(q.numerator) / q.denominator) - MPX.log(MPX.mpf(p.numerator) / p.denominator)
+            pad = MPX.mpf(1e-13) * (1 + abs(exact))
+            assert exact + pad * (1 - MPX.mpf(1e-3)) <= loss <= exact + pad * (1 + MPX.mpf(1e-3)) + 1e-15, (j, loss)
+    assert pld.loss_atoms(TradeoffCurve((0.0, 0.5, 1.0), (1.0, 0.5, 0.0))).loss == (0.0, 0.0)
+    for p_small in (5e-324, 1e-310):
+        at = pld.loss_atoms(TradeoffCurve((0.0, p_small, 1.0), (1.0, 0.5, 0.0)))
+        exact = MPX.log(MPX.mpf(0.5) / MPX.mpf(p_small))
+        assert exact <= at.loss[0] <= exact * (1 + 2 * MPX.mpf(2.0**-53)), (p_small, at.loss[0])
