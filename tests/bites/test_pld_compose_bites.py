@@ -578,7 +578,28 @@ def test_loss_atoms_round_each_loss_up_by_the_documented_pad() -> None:
             pad = MPX.mpf(1e-13) * (1 + abs(exact))
             assert exact + pad * (1 - MPX.mpf(1e-3)) <= loss <= exact + pad * (1 + MPX.mpf(1e-3)) + 1e-15, (j, loss)
     assert pld.loss_atoms(TradeoffCurve((0.0, 0.5, 1.0), (1.0, 0.5, 0.0))).loss == (0.0, 0.0)
-    for p_small in (5e-324, 1e-310):
+    # q / p = 0.5 / p on both sides of 2^1000: the float branch (padded) below, mpmath (within 2 ulps) from it on
+    for p_small in (5e-324, 1e-310, 0.75 * 2.0**-1001, 0.75 * 2.0**-1000):
         at = pld.loss_atoms(TradeoffCurve((0.0, p_small, 1.0), (1.0, 0.5, 0.0)))
         exact = MPX.log(MPX.mpf(0.5) / MPX.mpf(p_small))
-        assert exact <= at.loss[0] <= exact * (1 + 2 * MPX.mpf(2.0**-53)), (p_small, at.loss[0])
+        if Fraction(0.5) / Fraction(p_small) < 2**1000:
+            pad = MPX.mpf(1e-13) * (1 + exact)
+            assert exact + pad * (1 - MPX.mpf(1e-3)) <= at.loss[0] <= exact + pad * (1 + MPX.mpf(1e-3)), p_small
+        else:
+            assert exact <= at.loss[0] <= exact * (1 + 2 * MPX.mpf(2.0**-53)), (p_small, at.loss[0])
+
+
+def test_underflow_pad_is_four_units_of_2_to_minus_1074_per_operation() -> None:
+    # abs_pad = (n_ops + 4 n + 16) 2^-1074 4 (the real subnormal unit; a smaller unit leaves underflow uncovered)
+    g = pld._GridPLD(2.0**-4, 0.0, -5, _masses(60), 0.0, 0.01, 1000)
+    assert g.abs_pad == (1000 + 4 * 60 + 16) * 4 * 5e-324 > 0.0
+
+
+def test_profile_clamps_eps_at_one_million() -> None:
+    # eps above 1e6 is evaluated at 1e6 (delta is non-increasing: conservative), eps below -1e6 reads 1; a law with
+    # its losses around 1e6 (grid 2^-4) shows where the clamp sits
+    h = 2.0**-4
+    g = pld._GridPLD(h, 0.0, 16_000_000 - 30, _masses(60), 0.0, 0.0, 1000)
+    at_clamp = g.delta_index(16_000_000)
+    assert pld._delta_at(g, 1e6) == at_clamp == pld._delta_at(g, 1e6 + 1.0) == pld._delta_at(g, 1e300)
+    assert pld._delta_at(g, 1e6 - 1.0) == g.delta_index(16_000_000 - 16) > at_clamp > 0.0
