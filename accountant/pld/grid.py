@@ -427,7 +427,7 @@ def _build(curves: Sequence[TradeoffCurve], mu: float, h: float, tail_mass: floa
             masses = np.zeros(1, dtype=np.float64)
             continue
         # pessimistic discretisation: ceil(L/h)*h >= L (L/h is exact: h is a power of two)
-        kidx = np.ceil(np.asarray(at.loss, dtype=np.float64) / h).astype(np.int64)
+        kidx = _grid_indices(at.loss, h, len(masses), max_points, idx)  # size-checked before any allocation
         uk, inv = np.unique(kidx, return_inverse=True)
         w = np.bincount(inv, weights=np.asarray(at.q, dtype=np.float64))
         n = len(masses)
@@ -731,3 +731,28 @@ def epsilon(
         else:
             lo = mid
     return hi * pld.h
+
+
+# --------------------------------------------------------------------------------------
+# size check of one convolution (before anything is allocated)
+# --------------------------------------------------------------------------------------
+
+#: Largest dense array one convolution may produce before the size cap (2^25 points, 256 MiB; or ``2 max_points``
+#: if larger): a part whose losses need more grid points than that is refused (use a coarser grid).
+CONVOLUTION_MAX_POINTS = 2**25
+
+
+def _grid_indices(loss: Sequence[float], h: float, n: int, max_points: int, idx: int) -> NDArray[np.int64]:
+    """``ceil(loss / h)`` (grid indices, exact: ``h`` is a power of two) after checking the sizes they imply: every
+    index below ``2**52`` in magnitude, and ``n`` (the running law's length) plus the part's grid span at most
+    ``max(CONVOLUTION_MAX_POINTS, 2 max_points)`` points. Raises :class:`InvalidArgument` naming the grid otherwise."""
+    scaled = np.asarray(loss, dtype=np.float64) / h
+    limit = max(CONVOLUTION_MAX_POINTS, 2 * max_points)
+    need = n + float(np.ceil(scaled.max()) - np.ceil(scaled.min()))
+    if float(np.abs(scaled).max()) > 2.0**52 or need > limit:
+        raise InvalidArgument(
+            f"grid (spacing {h!r}) too fine for curves[{idx}], whose losses lie in [{min(loss):.6g}, {max(loss):.6g}]: "
+            f"{max(need, float(np.abs(scaled).max())):.3g} grid points (at most {limit} in one convolution, indices "
+            "below 2^52); use a coarser grid."
+        )
+    return np.ceil(scaled).astype(np.int64)

@@ -603,3 +603,24 @@ def test_profile_clamps_eps_at_one_million() -> None:
     at_clamp = g.delta_index(16_000_000)
     assert pld._delta_at(g, 1e6) == at_clamp == pld._delta_at(g, 1e6 + 1.0) == pld._delta_at(g, 1e300)
     assert pld._delta_at(g, 1e6 - 1.0) == g.delta_index(16_000_000 - 16) > at_clamp > 0.0
+
+
+def test_a_grid_too_fine_for_a_parts_losses_is_refused_before_allocating(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one convolution may produce at most max(CONVOLUTION_MAX_POINTS, 2 max_points) points (2^25 by default: a
+    # grid of 1e-9 for pure 1-DP would otherwise allocate 16 GiB); the limit is lowered here to keep arrays small
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    with pytest.raises(InvalidArgument, match=r"grid .*curves\[0\].*33554432"):
+        pld.profile([f], 0.0, 0.5, grid=1e-300)  # 2.7e300 points: refused, not attempted
+    with pytest.raises(InvalidArgument, match=r"grid .*indices below 2\^52"):
+        pld.profile([TradeoffCurve((0.0, 1.0), (0.5, 0.0))], 0.0, 0.5, grid=1e-300)  # one atom: index 9e299
+    monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 10_000)
+    h = 2.0**-12
+    # span + 1 points of one part: 2.8 / h = 11469 fits 2 max_points = 12000, 2.0 / h = 16384 does not
+    assert pld.profile([TradeoffCurve.from_approx_dp(1.4, 0.0)], 0.0, 1.0, grid=h, max_points=6000) > 0.0
+    with pytest.raises(InvalidArgument, match=r"curves\[1\]"):
+        pld.profile([f, TradeoffCurve.from_approx_dp(2.0, 0.0)], 0.0, 1.0, grid=h, max_points=6000)
+    with pytest.raises(InvalidArgument, match=r"curves\[0\]"):
+        pld.profile([TradeoffCurve.from_approx_dp(2.0, 0.0)], 0.0, 1.0, grid=h, max_points=6000)
+    assert pld.profile([f], 0.0, 1.0, grid=h, max_points=16) > 0.0  # 8193 points <= 10000
+    with pytest.raises(InvalidArgument, match=r"curves\[0\]"):
+        pld.profile([TradeoffCurve.from_approx_dp(1.3, 0.0)], 0.0, 1.0, grid=h, max_points=16)  # 10650 > 10000
