@@ -423,7 +423,15 @@ def _first_index(g: pld._GridPLD, lo: int, level: float) -> int:
         # more than n_eps = 2, not added; all of them at n_eps = 3
         ([TradeoffCurve.from_approx_dp(1.0, 0.0), TradeoffCurve.from_approx_dp(1.1, 0.0)], 0.0, 2.0**-4, 2),
         ([TradeoffCurve.from_approx_dp(1.0, 0.0), TradeoffCurve.from_approx_dp(1.1, 0.0)], 0.0, 2.0**-4, 3),
-        ([NEAR_ZERO_LOW], 1e-6, 2.0**-14, 12),  # delta(0) - delta(inf) is one ulp of 1.2e-4 <= 1e-18: cut = 0
+        ([NEAR_ZERO_LOW], 1e-6, 2.0**-14, 12),
+        # all mass at loss 0 and mu = 1e-6: delta(0) is 4e-7, delta(h) below 1e-18; _top_index must reach index 1
+        # (ceil((mu^2 / 2 + 9.5 mu) / h) = ceil(0.16) = 1)
+        (
+            [TradeoffCurve.identity()],
+            1e-6,
+            2.0**-14,
+            12,
+        ),  # delta(0) - delta(inf) is one ulp of 1.2e-4 <= 1e-18: cut = 0
     ],
 )
 def test_compose_evaluates_delta_at_the_documented_epsilons(
