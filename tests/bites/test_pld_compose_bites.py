@@ -632,3 +632,21 @@ def test_a_grid_too_fine_for_a_parts_losses_is_refused_before_allocating(monkeyp
     assert pld.profile([f], 0.0, 1.0, grid=h, max_points=16) > 0.0  # 8193 points <= 10000
     with pytest.raises(InvalidArgument, match=r"curves\[0\]"):
         pld.profile([TradeoffCurve.from_approx_dp(1.3, 0.0)], 0.0, 1.0, grid=h, max_points=16)  # 10650 > 10000
+
+
+@pytest.mark.parametrize(
+    ("loss", "p", "q", "name"),
+    [
+        ((0.0,), (1.0, 1.0), (1.0,), "p"),  # p alone longer
+        ((0.0,), (1.0,), (1.0, 1.0), "q"),  # q alone longer
+        ((0.0, 1.0), (1.0,), (1.0,), "loss"),
+        ((0.0,), (float("nan"),), (1.0,), "p"),
+        ((0.0,), (1.0,), (-0.0 - 1e-300,), "q"),
+        ((float("nan"),), (1.0,), (1.0,), "loss"),
+    ],
+)
+def test_loss_atoms_refuse_mismatched_or_invalid_fields(
+    loss: tuple[float, ...], p: tuple[float, ...], q: tuple[float, ...], name: str
+) -> None:
+    with pytest.raises(InvalidArgument, match=name):
+        pld.LossAtoms(loss, p, q, 0.0)
