@@ -650,3 +650,24 @@ def test_loss_atoms_refuse_mismatched_or_invalid_fields(
 ) -> None:
     with pytest.raises(InvalidArgument, match=name):
         pld.LossAtoms(loss, p, q, 0.0)
+
+
+def test_delta_index_is_stepped_up_above_its_float_sum() -> None:
+    # the bound's last step is one ulp *up*: with finite mass possibly above eps (top > i) it exceeds the mass at
+    # +inf and the underflow allowance abs_pad, even where every finite term is 0 (the mass sits at eps itself)
+    g = pld._GridPLD(2.0**-4, 0.0, 0, np.array([0.5, 0.0, 0.0]), 0.25, 0.0, 10)
+    assert g.delta_index(0) == math.nextafter(g.abs_pad + 0.25, math.inf) > 0.25
+    g0 = pld._GridPLD(2.0**-4, 0.0, 0, np.array([0.5, 0.0, 0.0]), 0.0, 0.0, 10)
+    assert g0.delta_index(0) == math.nextafter(g0.abs_pad, math.inf) > g0.abs_pad > 0.0
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_epsilon_returns_the_grid_point_whose_delta_equals_the_target(mu: float) -> None:
+    # epsilon(d) is the smallest grid eps with delta(eps) <= d: at d = delta(k h) exactly that is k h (delta is
+    # strictly decreasing here), not one step further
+    f = TradeoffCurve.from_approx_dp(0.5, 0.0)
+    h = 2.0**-6
+    for k in (3, 17, 40, 63):
+        d = pld.profile([f, f], mu, k * h, grid=h)
+        assert pld.profile([f, f], mu, (k - 1) * h, grid=h) > d
+        assert pld.epsilon([f, f], mu, d, grid=h) == k * h, (mu, k)
