@@ -617,10 +617,13 @@ def test_a_grid_too_fine_for_a_parts_losses_is_refused_before_allocating(monkeyp
     # one convolution may produce at most max(CONVOLUTION_MAX_POINTS, 2 max_points) points (2^25 by default: a
     # grid of 1e-9 for pure 1-DP would otherwise allocate 16 GiB); the limit is lowered here to keep arrays small
     f = TradeoffCurve.from_approx_dp(1.0, 0.0)
-    with pytest.raises(InvalidArgument, match=r"grid .*curves\[0\].*33554432"):
-        pld.profile([f], 0.0, 0.5, grid=1e-300)  # 2.7e300 points: refused, not attempted
-    with pytest.raises(InvalidArgument, match=r"grid .*indices below 2\^52"):
-        pld.profile([TradeoffCurve((0.0, 1.0), (0.5, 0.0))], 0.0, 0.5, grid=1e-300)  # one atom: index 9e299
+    # the finest grid is 2^-25: the direct window's kernel table alone has 1 / h points (1e-9: 2^30, 8 GiB)
+    assert pld._grid_spacing(2.0**-25) == 2.0**-25
+    for fine in (2.0**-25 * (1 - 2.0**-52), 1e-9, 1e-300):
+        with pytest.raises(InvalidArgument, match=r"grid=.*2\^-25"):
+            pld._grid_spacing(fine)
+        with pytest.raises(InvalidArgument, match=r"grid=.*2\^-25"):
+            pld.profile([f], 0.0, 0.5, grid=fine)
     monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 10_000)
     h = 2.0**-12
     # span + 1 points of one part: 2.8 / h = 11469 fits 2 max_points = 12000, 2.0 / h = 16384 does not
@@ -630,8 +633,15 @@ def test_a_grid_too_fine_for_a_parts_losses_is_refused_before_allocating(monkeyp
     with pytest.raises(InvalidArgument, match=r"curves\[0\]"):
         pld.profile([TradeoffCurve.from_approx_dp(2.0, 0.0)], 0.0, 1.0, grid=h, max_points=6000)
     assert pld.profile([f], 0.0, 1.0, grid=h, max_points=16) > 0.0  # 8193 points <= 10000
-    with pytest.raises(InvalidArgument, match=r"curves\[0\]"):
+    with pytest.raises(InvalidArgument, match=r"curves\[0\].*10650 grid points .*at most 10000"):
         pld.profile([TradeoffCurve.from_approx_dp(1.3, 0.0)], 0.0, 1.0, grid=h, max_points=16)  # 10650 > 10000
+    # the boundary: 1 + 2 k points for pure (k h)-DP (grid losses k + 1 and 1 - k) fit a limit of exactly 1 + 2 k
+    k = 3000
+    monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 1 + 2 * k)
+    assert pld.profile([TradeoffCurve.from_approx_dp(k * h, 0.0)], 0.0, 1.0, grid=h, max_points=16) > 0.0
+    monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 2 * k)
+    with pytest.raises(InvalidArgument, match=r"curves\[0\].*6001 grid points .*at most 6000"):
+        pld.profile([TradeoffCurve.from_approx_dp(k * h, 0.0)], 0.0, 1.0, grid=h, max_points=16)
 
 
 @pytest.mark.parametrize(
