@@ -681,3 +681,16 @@ def test_epsilon_returns_the_grid_point_whose_delta_equals_the_target(mu: float)
         d = pld.profile([f, f], mu, k * h, grid=h)
         assert pld.profile([f, f], mu, (k - 1) * h, grid=h) > d
         assert pld.epsilon([f, f], mu, d, grid=h) == k * h, (mu, k)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_first_below_returns_the_index_whose_excess_equals_the_level(mu: float) -> None:
+    # _first_below(lo, hi, level) is the smallest i in [lo, hi] with delta(i) - delta(inf) <= level: at a level equal
+    # to that excess at index k (delta strictly decreasing there) it is k, also when the search starts at k
+    g = pld._build([TradeoffCurve.from_approx_dp(1.0, 1e-3)] * 2, mu, 2.0**-6, 1e-30, 2**23)
+    top = pld._top_index(g)
+    for k in (1, 9, 40, 100):
+        level = g.delta_index(k) - g.inf_mass
+        assert g.delta_index(k - 1) - g.inf_mass > level > 0.0
+        assert pld._first_below(g, 0, top, level) == k, (mu, k)
+        assert pld._first_below(g, k, top, level) == k, (mu, k)
