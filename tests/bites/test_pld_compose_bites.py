@@ -694,3 +694,22 @@ def test_first_below_returns_the_index_whose_excess_equals_the_level(mu: float) 
         assert g.delta_index(k - 1) - g.inf_mass > level > 0.0
         assert pld._first_below(g, 0, top, level) == k, (mu, k)
         assert pld._first_below(g, k, top, level) == k, (mu, k)
+
+
+def test_loss_atoms_are_frozen_and_slotted() -> None:
+    # a value object: fields cannot be reassigned (its delta would no longer match loss_atoms' rounding) and it has
+    # no per-instance __dict__
+    import dataclasses
+
+    at = pld.LossAtoms((0.0,), (1.0,), (1.0,), 0.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        at.inf_mass = 0.5  # type: ignore[misc]
+    assert not hasattr(at, "__dict__")
+
+
+def test_epsilon_doubles_a_bracket_that_starts_at_index_one() -> None:
+    # grid 1 and mu = 0.1 alone: _top_index is 1 (ceil(0.955)), where delta is 1.2e-25 > 1e-25; the bracket grows
+    # to 2 * 1 + 1 = 3 and the answer is 2 (delta 4e-91)
+    g = pld._build([], 0.1, 1.0, 1e-30, 2**23)
+    assert pld._top_index(g) == 1 and g.delta_index(1) > 1e-25 >= g.delta_index(2)
+    assert pld.epsilon([], 0.1, 1e-25, grid=1.0) == 2.0
