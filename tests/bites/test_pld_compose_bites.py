@@ -424,6 +424,7 @@ def _first_index(g: pld._GridPLD, lo: int, level: float) -> int:
         ([TradeoffCurve.from_approx_dp(1.0, 0.0), TradeoffCurve.from_approx_dp(1.1, 0.0)], 0.0, 2.0**-4, 2),
         ([TradeoffCurve.from_approx_dp(1.0, 0.0), TradeoffCurve.from_approx_dp(1.1, 0.0)], 0.0, 2.0**-4, 3),
         ([NEAR_ZERO_LOW], 1e-6, 2.0**-14, 12),
+        ([NEAR_ZERO_LOW], 0.0, 2.0**-14, 12),  # pure DP, no finite loss above 0: the top line is at eps = 0
         # all mass at loss 0 and mu = 1e-6: delta(0) is 4e-7, delta(h) below 1e-18; _top_index must reach index 1
         # (ceil((mu^2 / 2 + 9.5 mu) / h) = ceil(0.16) = 1)
         (
@@ -465,7 +466,7 @@ def test_compose_evaluates_delta_at_the_documented_epsilons(
     if mu == 0.0:
         support = np.nonzero(g.masses)[0] + g.offset
         support = support[support >= 0]
-        want = np.union1d(want, [g.top, *(support if len(support) <= n_eps else [])])
+        want = np.union1d(want, [max(g.top, 0), *(support if len(support) <= n_eps else [])])
     np.testing.assert_array_equal(eps, want * g.h)
     assert deltas == [g.delta_index(int(i)) for i in want]
     assert deltas[-1] - g.inf_mass <= 1e-18
@@ -660,6 +661,9 @@ def test_loss_atoms_refuse_mismatched_or_invalid_fields(
 ) -> None:
     with pytest.raises(InvalidArgument, match=name):
         pld.LossAtoms(loss, p, q, 0.0)
+    with pytest.raises(InvalidArgument, match="inf_mass"):
+        pld.LossAtoms((0.0,), (1.0,), (1.0,), 1.5)  # a probability: at most 1
+    assert pld.LossAtoms((0.0,), (1.0,), (1.0,), 1.0).inf_mass == 1.0
 
 
 def test_delta_index_is_stepped_up_above_its_float_sum() -> None:
