@@ -681,7 +681,7 @@ def test_epsilon_returns_the_grid_point_whose_delta_equals_the_target(mu: float)
     # strictly decreasing here), not one step further
     f = TradeoffCurve.from_approx_dp(0.5, 0.0)
     h = 2.0**-6
-    for k in (3, 17, 40, 63):
+    for k in (1, 3, 17, 40, 63):
         d = pld.profile([f, f], mu, k * h, grid=h)
         assert pld.profile([f, f], mu, (k - 1) * h, grid=h) > d
         assert pld.epsilon([f, f], mu, d, grid=h) == k * h, (mu, k)
@@ -717,3 +717,32 @@ def test_epsilon_doubles_a_bracket_that_starts_at_index_one() -> None:
     g = pld._build([], 0.1, 1.0, 1e-30, 2**23)
     assert pld._top_index(g) == 1 and g.delta_index(1) > 1e-25 >= g.delta_index(2)
     assert pld.epsilon([], 0.1, 1e-25, grid=1.0) == 2.0
+
+
+def test_composed_mass_at_infinity_is_the_exact_product_rounded_up() -> None:
+    # 1 - (1 - m_1)(1 - m_2)(1 - m_3) in Fractions, rounded up once per part (never down: the mass at +inf is part of
+    # every delta)
+    ms = (0.1, 0.2, 1e-7)
+    g = pld._build([TradeoffCurve.from_approx_dp(1.0, m) for m in ms], 0.0, 2.0**-4, 0.0, 10**6)
+    keep = Fraction(1)
+    for m in ms:
+        keep *= 1 - Fraction(pld.loss_atoms(TradeoffCurve.from_approx_dp(1.0, m)).inf_mass)
+    exact = 1 - keep
+    assert Fraction(g.inf_mass) >= exact
+    assert g.inf_mass <= math.nextafter(math.nextafter(float(exact), math.inf), math.inf)
+
+
+def test_gaussian_part_without_coarsening_adds_no_rebinning_budget() -> None:
+    # mu = 0.5 on a 2^-5 grid: the kernel table (360 points) needs no coarsening, so the relative budget is the two
+    # factors' (3a + 4) u only, not (r + 2) u more for a rebinning by r = 1
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    g = pld._build([f, f], 0.5, 2.0**-5, 0.0, 10**6)
+    assert g.h == 2.0**-5
+    assert g.rel == pytest.approx(math.expm1(1.01 * 2 * (3 * 2 + 4) * 2.0**-53 * 1.01), rel=1e-9, abs=0)
+
+
+def test_epsilon_is_infinite_when_no_grid_eps_reaches_delta() -> None:
+    # with a Gaussian part every bound is at least its absolute pad (1e-300 per unit mass): delta = 0 is never reached,
+    # and after 64 doublings of the bracket epsilon reports +inf (not a finite or negative number)
+    assert pld.epsilon([], 0.5, 0.0) == math.inf
+    assert pld.epsilon([TradeoffCurve.from_approx_dp(1.0, 0.0)], 0.5, 1e-320) == math.inf
