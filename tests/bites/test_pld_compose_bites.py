@@ -588,7 +588,7 @@ def test_loss_atoms_round_each_loss_up_by_the_documented_pad() -> None:
             assert exact + pad * (1 - MPX.mpf(1e-3)) <= loss <= exact + pad * (1 + MPX.mpf(1e-3)) + 1e-15, (j, loss)
     assert pld.loss_atoms(TradeoffCurve((0.0, 0.5, 1.0), (1.0, 0.5, 0.0))).loss == (0.0, 0.0)
     # q / p = 0.5 / p on both sides of 2^1000: the float branch (padded) below, mpmath (within 2 ulps) from it on
-    for p_small in (5e-324, 1e-310, 0.75 * 2.0**-1001, 0.75 * 2.0**-1000):
+    for p_small in (5e-324, 1e-310, 0.75 * 2.0**-1001, 2.0**-1001, 0.75 * 2.0**-1000):  # 2^-1001: q / p = 2^1000
         at = pld.loss_atoms(TradeoffCurve((0.0, p_small, 1.0), (1.0, 0.5, 0.0)))
         exact = MPX.log(MPX.mpf(0.5) / MPX.mpf(p_small))
         if Fraction(0.5) / Fraction(p_small) < 2**1000:
