@@ -746,3 +746,15 @@ def test_epsilon_is_infinite_when_no_grid_eps_reaches_delta() -> None:
     # and after 64 doublings of the bracket epsilon reports +inf (not a finite or negative number)
     assert pld.epsilon([], 0.5, 0.0) == math.inf
     assert pld.epsilon([TradeoffCurve.from_approx_dp(1.0, 0.0)], 0.5, 1e-320) == math.inf
+
+
+def test_grid_spacing_is_the_largest_power_of_two_not_above_the_grid() -> None:
+    # just below 2^-14, log2 rounds to -14 exactly: the guard loop halves the too-large first guess once
+    for g, h in (
+        (2.0**-14 * (1 - 2.0**-53), 2.0**-15),
+        (2.0**-14, 2.0**-14),
+        (1e-4, 2.0**-14),
+        (0.75, 0.5),
+        (1.0, 1.0),
+    ):
+        assert pld._grid_spacing(g) == h, g
