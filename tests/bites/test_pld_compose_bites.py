@@ -709,6 +709,8 @@ def test_loss_atoms_are_frozen_and_slotted() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         at.inf_mass = 0.5  # type: ignore[misc]
     assert not hasattr(at, "__dict__")
+    # zero masses are allowed (finite and >= 0, as documented)
+    assert pld.LossAtoms((0.0,), (0.0,), (0.0,), 1.0).delta(0.0) == 1.0
 
 
 def test_epsilon_doubles_a_bracket_that_starts_at_index_one() -> None:
