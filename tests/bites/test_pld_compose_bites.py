@@ -760,3 +760,10 @@ def test_grid_spacing_is_the_largest_power_of_two_not_above_the_grid() -> None:
         (1.0, 1.0),
     ):
         assert pld._grid_spacing(g) == h, g
+
+
+def test_tail_mass_above_one_millionth_is_refused() -> None:
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    assert pld.profile([f], 0.0, 1.0, tail_mass=1e-6) >= 0.0
+    with pytest.raises(InvalidArgument, match="tail_mass"):
+        pld.profile([f], 0.0, 1.0, tail_mass=2e-6)
