@@ -767,3 +767,12 @@ def test_tail_mass_above_one_millionth_is_refused() -> None:
     assert pld.profile([f], 0.0, 1.0, tail_mass=1e-6) >= 0.0
     with pytest.raises(InvalidArgument, match="tail_mass"):
         pld.profile([f], 0.0, 1.0, tail_mass=2e-6)
+
+
+def test_kernel_table_of_exactly_the_cap_is_not_coarsened() -> None:
+    # mu = 4.7797338380595: the span 2 (mu^2/2 + 11 mu) is exactly 128.0 = 2^21 h at h = 2^-14, so the table has
+    # 2^21 + 1 points (both ends) and the grid is kept: only a span strictly above the cap coarsens it
+    mu = 4.7797338380595
+    assert 2 * (mu * mu / 2 + 11.0 * mu) == 128.0
+    g = pld._build([], mu, 2.0**-14, 0.0, 10**6)
+    assert g.h == 2.0**-14 and len(g.kernel) == 2**21 + 1
