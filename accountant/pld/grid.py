@@ -264,8 +264,8 @@ def loss_atoms(curve: TradeoffCurve) -> LossAtoms:
 def _grid_spacing(grid: float | None) -> float:
     """Largest power of two ``<= grid`` (so that every ``i*h`` and difference is exact)."""
     g = check_positive("grid", DEFAULT_GRID if grid is None else grid)
-    if g > 1.0:
-        raise InvalidArgument(f"grid={grid!r} must be in (0, 1]; typical values are 1e-4..1e-2.")
+    if not 1.0 / CONVOLUTION_MAX_POINTS <= g <= 1.0:  # finer: the kernel table alone needs 1/h > 2^25 points
+        raise InvalidArgument(f"grid={grid!r} must be in [2^-25, 1]; typical values are 1e-4..1e-2.")
     h = 2.0 ** math.floor(math.log2(g))
     while h > g:
         h /= 2
@@ -427,7 +427,7 @@ def _build(curves: Sequence[TradeoffCurve], mu: float, h: float, tail_mass: floa
             masses = np.zeros(1, dtype=np.float64)
             continue
         # pessimistic discretisation: ceil(L/h)*h >= L (L/h is exact: h is a power of two)
-        kidx = np.ceil(np.asarray(at.loss, dtype=np.float64) / h).astype(np.int64)
+        kidx = _grid_indices(at.loss, h, len(masses), max_points, idx)  # size-checked before any allocation
         uk, inv = np.unique(kidx, return_inverse=True)
         w = np.bincount(inv, weights=np.asarray(at.q, dtype=np.float64))
         n = len(masses)
@@ -557,8 +557,8 @@ def compose(
         :math:`\mu=\sqrt{\sum_i\mu_i^2}` [DRS22, Cor. 3.3] (the caller rounds it
         up); handled exactly, not discretised.
     grid:
-        Privacy-loss grid spacing ``h`` (``None``: :data:`DEFAULT_GRID`), rounded
-        down to a power of two. Each
+        Privacy-loss grid spacing ``h`` in ``[2^-25, 1]`` (``None``: :data:`DEFAULT_GRID`),
+        rounded down to a power of two. Each
         part's loss is rounded up by less than ``h``, so the result is never
         looser than the exact composition evaluated at ``epsilon - k h``.
         Cost grows like ``1/h``. With a Gaussian part of large ``mu`` the grid
@@ -731,3 +731,29 @@ def epsilon(
         else:
             lo = mid
     return hi * pld.h
+
+
+# --------------------------------------------------------------------------------------
+# size check of one convolution (before anything is allocated)
+# --------------------------------------------------------------------------------------
+
+#: Largest dense array one convolution may produce before the size cap (2^25 points, 256 MiB; or ``2 max_points``
+#: if larger): a part whose losses need more grid points than that is refused (use a coarser grid). Also the
+#: finest grid is ``1 / CONVOLUTION_MAX_POINTS``: the kernel table of the direct window has ``1 / h`` points.
+CONVOLUTION_MAX_POINTS = 2**25
+
+
+def _grid_indices(loss: Sequence[float], h: float, n: int, max_points: int, idx: int) -> NDArray[np.int64]:
+    """``ceil(loss / h)`` (grid indices; exact integers: ``h >= 2^-25`` is a power of two and every loss of a curve
+    lies within +-745, the log of a ratio of doubles) after checking the size they imply: ``n`` (the running law's
+    length) plus the part's grid span is the convolution's length, at most ``max(CONVOLUTION_MAX_POINTS,
+    2 max_points)`` points. Raises :class:`InvalidArgument` naming the grid otherwise."""
+    kidx = np.ceil(np.asarray(loss, dtype=np.float64) / h)
+    limit = max(CONVOLUTION_MAX_POINTS, 2 * max_points)
+    need = n + float(kidx.max() - kidx.min())
+    if need > limit:
+        raise InvalidArgument(
+            f"grid (spacing {h!r}) too fine for curves[{idx}], whose losses lie in [{min(loss):.6g}, {max(loss):.6g}]: "
+            f"{need:.0f} grid points in one convolution (at most {limit}); use a coarser grid."
+        )
+    return kidx.astype(np.int64)

@@ -302,3 +302,477 @@ def test_max_points_below_sixteen_is_refused() -> None:
     with pytest.raises(InvalidArgument, match="max_points"):
         pld.profile([f], 0.0, 1.0, max_points=15)
     assert pld.profile([f], 0.0, 1.0, max_points=16) >= 0.0
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Session 32 (mutation sample --sample 2000 --seed 32): the atoms' own profile, the kernel-size threshold, the
+# far-above Gaussian extra, the output curve's epsilons and epsilon()'s edge cases, each against the documented rule.
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_loss_atoms_delta_is_the_documented_padded_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    # LossAtoms.delta: sum_j max(q_j - E p_j + 3u (q_j + E p_j), 0) (1 + (n + 2) u) + inf_mass, E = e^eps rounded
+    # down, then one ulp up. With u inflated to 1e-4 every pad moves the result by >= 1e-4 relative; evaluated here
+    # at 50 digits from the float E p_j (the product's own rounding, 1e-16, is far below the tolerance).
+    monkeypatch.setattr(pld, "_U", U)
+    at = pld.LossAtoms((1.0, 0.2, -0.5, -1.0), (0.05, 0.2, 0.3, 0.45), (0.15, 0.25, 0.2, 0.3), 0.02)
+    for eps in (-1.0, 0.0, 0.1, 0.3, 0.7, 1.0, 1.2):
+        big = pld._exp_down(eps)
+        assert MPX.exp(eps) * (1 - MPX.mpf(2.0**-52)) <= MPX.mpf(big) <= MPX.exp(eps)  # e^eps rounded down
+        n = len(at.q)
+        terms = [
+            max(MPX.mpf(q) - MPX.mpf(big * p) + 3 * MPX.mpf(U) * (MPX.mpf(q) + MPX.mpf(big * p)), 0)
+            for q, p in zip(at.q, at.p)
+        ]
+        want = min(MPX.fsum(terms) * (1 + (n + 2) * MPX.mpf(U)) + MPX.mpf(at.inf_mass), 1)
+        got = at.delta(eps)
+        assert abs(MPX.mpf(got) - want) <= 1e-12 * want, (eps, got, want)
+        assert float(at.delta(np.array([eps]))[0]) == got
+
+
+def test_loss_atoms_delta_is_an_upper_bound_within_a_few_ulps() -> None:
+    # the real unit roundoff: never below the exact profile sum (q_j - e^eps p_j)_+ + inf_mass (50 digits), and
+    # above it by at most the documented pads: 3u (q + E p) per term, (n + 2) u on the sum, one ulp
+    at = pld.LossAtoms((1.0, 0.2, -0.5, -1.0), (0.05, 0.2, 0.3, 0.45), (0.15, 0.25, 0.2, 0.3), 0.02)
+    u = MPX.mpf(2.0**-53)
+    for eps in (-1.0, 0.0, 0.1, 0.3, 0.7, 1.0, 1.2):
+        e = MPX.exp(eps)
+        exact = MPX.fsum(max(MPX.mpf(q) - e * MPX.mpf(p), 0) for q, p in zip(at.q, at.p)) + MPX.mpf(at.inf_mass)
+        slack = MPX.fsum(3 * u * (MPX.mpf(q) + e * MPX.mpf(p)) for q, p in zip(at.q, at.p)) + 10 * u * exact
+        got = MPX.mpf(at.delta(eps))
+        assert exact <= got <= exact + slack, (eps, got, exact)
+
+
+def test_gaussian_kernel_table_is_capped_by_coarsening_at_the_documented_mu() -> None:
+    # KERNEL_MAX_POINTS = 2^21 (16 MiB of float64): the table spans 2 (mu^2/2 + 11 mu) / h points, so at the default
+    # grid 2^-14 the grid is coarsened from mu^2 + 22 mu > 128, i.e. mu > 4.78 ("mu > ~5" in compose's docstring)
+    h = pld._grid_spacing(None)
+    assert h == 2.0**-14
+    kept = pld._build([], 4.7, h, 0.0, 10**6)
+    assert kept.h == h
+    assert 2**20 < len(kept.kernel) <= 2**21 + 2  # the table as documented: at most the cap (plus both ends)
+    coarse = pld._build([], 4.8, h, 0.0, 10**6)
+    assert coarse.h == 2 * h
+    assert len(coarse.kernel) <= 2**21 + 2
+
+
+def test_far_above_gaussian_extra_is_delta_mu_of_d_times_e_to_minus_d(monkeypatch: pytest.MonkeyPatch) -> None:
+    # losses more than D = mu^2/2 + 11 mu above eps add at most 1 - e^{-d} + e^{-d} delta_mu(D) each (d >= D):
+    # the extra is delta_mu(D) e^{-D} (1 + 1e-9) per unit mass. At mu = 5 (D = 67.5) e^{+D} instead would be 4e1.
+    monkeypatch.setattr(pld, "_U", U)
+    g = pld._GridPLD(2.0**-4, 5.0, -5, _masses(60), 0.0, 0.01, 1000)
+    d = 5.0 * 5.0 / 2 + 55.0
+    k = MPX.mpf(float(gdp_delta_array(5.0, np.array([d]))[0]))
+    assert k <= MPX.mpf(1e-27)
+    want = k * MPX.exp(-d) * (1 + MPX.mpf(1e-9))
+    assert abs(MPX.mpf(g.far_above_extra) - want) <= 1e-14 * want
+    # and at an eps whose window sees none of the masses, delta is the far-above sum alone, about 0.9 (1 - e^{-d})
+    i = g.offset - g.j_above - 10
+    want_i = _documented_delta(g, i, tiny=2.0**-1074)
+    assert abs(MPX.mpf(g.delta_index(i)) - want_i) <= 1e-12 * want_i
+
+
+def test_pure_dp_law_has_no_gaussian_terms() -> None:
+    # mu = 0: no Gaussian part, so the far-above extra and the far-below factor are exactly 0 (gdp_delta_array at
+    # mu = 0 would add its absolute 1e-300 pad per unit mass: needless looseness), the window is [eps, eps + 1]
+    g = pld._GridPLD(2.0**-4, 0.0, -5, _masses(60), 0.0, 0.01, 1000)
+    assert g.far_above_extra == 0.0 and g.far_below_k == 0.0
+    assert g.j_below == 0 and g.j_above == 16
+
+
+def test_epsilon_is_zero_when_delta_at_zero_meets_the_target_exactly() -> None:
+    # epsilon() returns 0 when the bound at eps = 0 is <= delta, including equality (the same float)
+    f = TradeoffCurve.from_approx_dp(0.5, 0.0)
+    for mu in (0.0, 0.3):
+        d0 = pld.profile([f, f], mu, 0.0)
+        assert 0.0 < d0 < 1.0
+        assert pld.epsilon([f, f], mu, d0) == 0.0
+        assert pld.epsilon([f, f], mu, d0 * (1 - 1e-12)) > 0.0
+
+
+def test_compose_accepts_two_epsilons() -> None:
+    # n_eps >= 2 (documented minimum): two epsilons are one of the dense range and one of the reporting range
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    g = pld.compose([f, f], n_eps=2)
+    assert g.dominates(pld.compose([f, f, f], n_eps=2))
+    with pytest.raises(InvalidArgument, match="n_eps"):
+        pld.compose([f, f], n_eps=1)
+
+
+#: Mass 2^-13 at +inf and the rest at loss log(1 - 2^-13), two grid steps of 2^-14 below 0.
+NEAR_ZERO_LOW = TradeoffCurve((0.0, 1.0), (1 - 2.0**-13, 0.0))
+
+
+def _first_index(g: pld._GridPLD, lo: int, level: float) -> int:
+    """The smallest grid index i >= lo with delta_index(i) - inf_mass <= level, by a linear scan (the reference for
+    compose's bisection)."""
+    i = lo
+    while g.delta_index(i) - g.inf_mass > level:
+        i += 1
+    return i
+
+
+@pytest.mark.parametrize(
+    ("curves", "mu", "grid", "n_eps"),
+    [
+        ([], 6.0, 2.0**-4, 60),  # Gaussian alone, large mu: delta(mu^2/2 + 8.5 mu) is still 1e-17 > 1e-18
+        ([], 0.01, 2.0**-8, 30),  # delta(0) = 0.004 <= 1e-2: the reporting range starts at 0
+        ([TradeoffCurve.from_approx_dp(1.0, 1e-3)] * 2, 0.5, 2.0**-6, 45),
+        ([TradeoffCurve.from_approx_dp(1.0, 1e-3)] * 3, 0.0, 2.0**-6, 45),  # pure DP grid: top and support added
+        # pure 1-DP and 1.1-DP: grid losses 17, -15 and 18, -17, so 3 composed grid losses >= 0 (0, 3 and 35): one
+        # more than n_eps = 2, not added; all of them at n_eps = 3
+        ([TradeoffCurve.from_approx_dp(1.0, 0.0), TradeoffCurve.from_approx_dp(1.1, 0.0)], 0.0, 2.0**-4, 2),
+        ([TradeoffCurve.from_approx_dp(1.0, 0.0), TradeoffCurve.from_approx_dp(1.1, 0.0)], 0.0, 2.0**-4, 3),
+        ([NEAR_ZERO_LOW], 1e-6, 2.0**-14, 12),
+        ([NEAR_ZERO_LOW], 0.0, 2.0**-14, 12),  # pure DP, no finite loss above 0: the top line is at eps = 0
+        # all mass at loss 0 and mu = 1e-6: delta(0) is 4e-7, delta(h) below 1e-18; _top_index must reach index 1
+        # (ceil((mu^2 / 2 + 9.5 mu) / h) = ceil(0.16) = 1)
+        (
+            [TradeoffCurve.identity()],
+            1e-6,
+            2.0**-14,
+            12,
+        ),  # delta(0) - delta(inf) is one ulp of 1.2e-4 <= 1e-18: cut = 0
+    ],
+)
+def test_compose_evaluates_delta_at_the_documented_epsilons(
+    curves: list[TradeoffCurve], mu: float, grid: float, n_eps: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # compose's output lines: n - n // 3 epsilons equally spaced on [0, cut] (cut: the first grid index where
+    # delta - delta(inf) <= 1e-18), n // 3 on [lo, hi] (delta - delta(inf) first <= 1e-2, resp. <= 1e-14), and for
+    # mu = 0 the top loss and every grid loss carrying mass (at most n of them); each delta is delta_index there.
+    seen: list[tuple[NDArray[np.float64], list[float]]] = []
+    original = TradeoffCurve.from_profile.__func__  # type: ignore[attr-defined]
+
+    def record(cls: type[TradeoffCurve], epsilons: NDArray[np.float64], deltas: list[float]) -> TradeoffCurve:
+        seen.append((np.asarray(epsilons, dtype=np.float64), list(deltas)))
+        return original(cls, epsilons, deltas)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(TradeoffCurve, "from_profile", classmethod(record))
+    pld.compose(curves, mu, grid=grid, n_eps=n_eps)
+    assert len(seen) == 1
+    eps, deltas = seen[0]
+    g = pld._build(curves, mu, grid, 1e-30, 2**23)  # the documented defaults
+    cut = _first_index(g, 0, 1e-18)  # DELTA_FLOOR, as documented
+    lo = _first_index(g, 0, 1e-2)
+    hi = _first_index(g, lo, 1e-14)
+    assert 0 <= lo <= hi <= cut
+    if mu == 0.01:
+        assert lo == 0
+    want = np.union1d(
+        np.round(np.linspace(0, cut, n_eps - n_eps // 3)).astype(np.int64),
+        np.round(np.linspace(lo, hi, n_eps // 3)).astype(np.int64),
+    )
+    if mu == 0.0:
+        support = np.nonzero(g.masses)[0] + g.offset
+        support = support[support >= 0]
+        want = np.union1d(want, [max(g.top, 0), *(support if len(support) <= n_eps else [])])
+    np.testing.assert_array_equal(eps, want * g.h)
+    assert deltas == [g.delta_index(int(i)) for i in want]
+    assert deltas[-1] - g.inf_mass <= 1e-18
+
+
+@pytest.mark.parametrize(("n", "atoms"), [(50, 3), (50, 7), (50, 8), (70000, 9), (40000, 12)])
+def test_shift_add_is_the_sparse_convolution_in_either_loop(n: int, atoms: int) -> None:
+    # out[i] = sum_j w_j masses[i - s_j]: the plain loop (fewer than 8 atoms) and the blocked one (output blocks of
+    # 32768 entries; 70000 + 96 entries span three blocks) give exactly the products summed in the order of shifts
+    rng = np.random.default_rng(32)
+    masses = rng.random(n)
+    shifts = [0, *sorted(rng.choice(np.arange(1, 97), size=atoms - 1, replace=False).tolist())]
+    weights = rng.random(atoms).tolist()
+    got = pld._shift_add(masses, shifts, weights)
+    want = np.zeros(n + shifts[-1])
+    for k, w in zip(shifts, weights):
+        want[k : k + n] += masses * w
+    assert len(got) == n + shifts[-1]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_pure_dp_kernel_is_one_minus_e_to_minus_d_padded_by_kernel_rel_pad() -> None:
+    # mu = 0: kernel[t] = (1 - e^{-d}) (1 + 1e-12) for d = (t - j_below) h > 0 and exactly 0 for d <= 0; numpy's
+    # expm1 is accurate to a few ulps, so the float lies in [exact, exact (1 + 1e-12 + 1e-15)] (50 digits)
+    h = 2.0**-4
+    g = pld._GridPLD(h, 0.0, -5, _masses(60), 0.0, 0.01, 1000)
+    assert len(g.kernel) == g.j_below + g.j_above + 1 == 17
+    assert g.kernel[0] == 0.0
+    for t in range(1, 17):
+        exact = -MPX.expm1(-MPX.mpf(t * h))
+        got = MPX.mpf(float(g.kernel[t]))
+        assert exact * (1 + MPX.mpf(1e-12)) <= got <= exact * (1 + MPX.mpf(1e-12) + MPX.mpf(1e-15)), (t, got)
+
+
+#: Two segments: (p, q) = (0.5, 1 - 1e-200) at loss log 2 and (0.5, 1e-200) at loss log(2e-200), about -459.8.
+UNDERFLOW_LOW = TradeoffCurve((0.0, 0.5, 1.0), (1.0, 1e-200, 0.0))
+
+
+def test_zero_tail_mass_moves_nothing_even_where_masses_underflow() -> None:
+    # tail_mass = 0: no lower tail is moved, not even the leading grid points whose mass underflowed to 0.0
+    # (1e-200 squared), and the relative budget is the two factors' (3a + 4) u only, without the move's 2u
+    g = pld._build([UNDERFLOW_LOW, UNDERFLOW_LOW], 0.0, 2.0**-4, 0.0, 10**6)
+    assert g.masses[0] == 0.0  # the product 1e-400 underflowed
+    assert g.offset == 2 * math.ceil(math.log(2e-200) * 16) == -14714
+    assert g.rel == pytest.approx(math.expm1(1.01 * 2 * (3 * 2 + 4) * 2.0**-53 * 1.01), rel=1e-9, abs=0)
+
+
+def test_profile_far_below_zero_is_exactly_one() -> None:
+    # delta(eps) >= Q(all) - e^eps P(all) = 1 - e^eps: at eps = -1e6 (the clamp itself) and -800 every sound bound is
+    # the float 1.0, on both sides of the clamp's test
+    f = TradeoffCurve.from_approx_dp(1.0, 0.1)
+    for mu in (0.0, 0.5):
+        assert pld.profile([f, f], mu, -800.0) == 1.0
+        assert pld.profile([f, f], mu, -1e6) == 1.0
+        assert pld.profile([f, f], mu, -1e6 - 1.0) == 1.0
+
+
+def test_public_defaults_are_the_documented_ones() -> None:
+    # the grid 1e-4 (2^-14), 1200 output epsilons, the lower tail 1e-30, the dense array cap 2^23 points (64 MiB)
+    import inspect
+
+    for fn in (pld.compose, pld.profile, pld.epsilon):
+        params = inspect.signature(fn).parameters
+        assert params["grid"].default is None
+        assert params["tail_mass"].default == 1e-30
+        assert params["max_points"].default == 2**23
+    assert inspect.signature(pld.compose).parameters["n_eps"].default == 1200
+    assert pld._grid_spacing(None) == 2.0**-14
+
+
+#: Q-mass 1 - 1e-7 at loss 0.04 and 1e-7 at loss -0.02 (grid 2^-4: adjacent points 1 and 0), then a flat segment.
+TWO_POINTS = TradeoffCurve(
+    (0.0, (1 - 1e-7) * math.exp(-0.04), (1 - 1e-7) * math.exp(-0.04) + 1e-7 * math.exp(0.02), 1.0),
+    (1.0, 1e-7, 0.0, 0.0),
+)
+
+
+def test_lower_tail_of_a_two_point_law_is_moved() -> None:
+    # the lower tail is moved whenever there is a point above it to move it to, also with only two points
+    whole = pld._build([TWO_POINTS], 0.0, 2.0**-4, 0.0, 10**6)
+    assert whole.offset == 0 and len(whole.masses) == 2 and whole.masses[0] == pytest.approx(1e-7, rel=1e-9)
+    moved = pld._build([TWO_POINTS], 0.0, 2.0**-4, 1e-6, 10**6)
+    assert moved.offset == 1 and len(moved.masses) == 1
+    assert moved.masses[0] >= whole.masses[0] + whole.masses[1]
+
+
+@pytest.mark.parametrize("curves", [[SKEWED], [TradeoffCurve.from_approx_dp(1.0, 0.2)] * 2])
+def test_size_cap_at_exactly_max_points_changes_nothing(curves: list[TradeoffCurve]) -> None:
+    # an array of exactly max_points points is kept as it is: no mass moved to +inf, no 2u added to the budget
+    whole = pld._build(curves, 0.0, 2.0**-4, 0.0, 10**6)
+    same = pld._build(curves, 0.0, 2.0**-4, 0.0, len(whole.masses))
+    assert same.offset == whole.offset and same.inf_mass == whole.inf_mass and same.rel == whole.rel
+    np.testing.assert_array_equal(same.masses, whole.masses)
+
+
+def test_loss_atoms_round_each_loss_up_by_the_documented_pad() -> None:
+    # loss_atoms: L = log(q / p) of the exact float differences, computed as math.log of the ratio rounded up, plus
+    # LOSS_PAD (1 + |L|) = 1e-13 (1 + |L|): at or above the exact log (50 digits) and above it by at most that pad
+    # plus a few ulps; exactly 0.0 when q = p; in mpmath (rounded up, within 2 ulps) when q / p exceeds 2^1000
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        a = np.sort(rng.random(5))
+        alphas = (0.0, *a.tolist(), 1.0)
+        slopes = np.sort(rng.exponential(2.0, 6))[::-1]  # decreasing |slope|: a convex curve
+        drops = slopes * np.diff(alphas)
+        betas = [1.0]
+        for dv in drops / drops.sum():
+            betas.append(max(betas[-1] - float(dv), 0.0))
+        betas[-1] = 0.0
+        curve = TradeoffCurve(alphas, tuple(betas))
+        at = pld.loss_atoms(curve)
+        kept = [j for j in range(len(alphas) - 1) if Fraction(betas[j]) != Fraction(betas[j + 1])]
+        assert len(at.loss) == len(kept)
+        for loss, j in zip(at.loss, kept):
+            q = Fraction(betas[j]) - Fraction(betas[j + 1])
+            p = Fraction(alphas[j + 1]) - Fraction(alphas[j])
+            exact = MPX.log(MPX.mpf(q.numerator) / q.denominator) - MPX.log(MPX.mpf(p.numerator) / p.denominator)
+            pad = MPX.mpf(1e-13) * (1 + abs(exact))
+            assert exact + pad * (1 - MPX.mpf(1e-3)) <= loss <= exact + pad * (1 + MPX.mpf(1e-3)) + 1e-15, (j, loss)
+    assert pld.loss_atoms(TradeoffCurve((0.0, 0.5, 1.0), (1.0, 0.5, 0.0))).loss == (0.0, 0.0)
+    # q / p = 0.5 / p on both sides of 2^1000: the float branch (padded) below, mpmath (within 2 ulps) from it on
+    for p_small in (5e-324, 1e-310, 0.75 * 2.0**-1001, 2.0**-1001, 0.75 * 2.0**-1000):  # 2^-1001: q / p = 2^1000
+        at = pld.loss_atoms(TradeoffCurve((0.0, p_small, 1.0), (1.0, 0.5, 0.0)))
+        exact = MPX.log(MPX.mpf(0.5) / MPX.mpf(p_small))
+        if Fraction(0.5) / Fraction(p_small) < 2**1000:
+            pad = MPX.mpf(1e-13) * (1 + exact)
+            assert exact + pad * (1 - MPX.mpf(1e-3)) <= at.loss[0] <= exact + pad * (1 + MPX.mpf(1e-3)), p_small
+        else:
+            assert exact <= at.loss[0] <= exact * (1 + 2 * MPX.mpf(2.0**-53)), (p_small, at.loss[0])
+
+
+def test_underflow_pad_is_four_units_of_2_to_minus_1074_per_operation() -> None:
+    # abs_pad = (n_ops + 4 n + 16) 2^-1074 4 (the real subnormal unit; a smaller unit leaves underflow uncovered)
+    g = pld._GridPLD(2.0**-4, 0.0, -5, _masses(60), 0.0, 0.01, 1000)
+    assert g.abs_pad == (1000 + 4 * 60 + 16) * 4 * 5e-324 > 0.0
+
+
+def test_profile_clamps_eps_at_one_million() -> None:
+    # eps above 1e6 is evaluated at 1e6 (delta is non-increasing: conservative), eps below -1e6 reads 1; a law with
+    # its losses around 1e6 (grid 2^-4) shows where the clamp sits
+    h = 2.0**-4
+    g = pld._GridPLD(h, 0.0, 16_000_000 - 30, _masses(60), 0.0, 0.0, 1000)
+    at_clamp = g.delta_index(16_000_000)
+    assert pld._delta_at(g, 1e6) == at_clamp == pld._delta_at(g, 1e6 + 1.0) == pld._delta_at(g, 1e300)
+    assert pld._delta_at(g, 1e6 - 1.0) == g.delta_index(16_000_000 - 16) > at_clamp > 0.0
+
+
+def test_a_grid_too_fine_for_a_parts_losses_is_refused_before_allocating(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one convolution may produce at most max(CONVOLUTION_MAX_POINTS, 2 max_points) points (2^25 by default: a
+    # grid of 1e-9 for pure 1-DP would otherwise allocate 16 GiB); the limit is lowered here to keep arrays small
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    # the finest grid is 2^-25: the direct window's kernel table alone has 1 / h points (1e-9: 2^30, 8 GiB)
+    assert pld._grid_spacing(2.0**-25) == 2.0**-25
+    for fine in (2.0**-25 * (1 - 2.0**-52), 1e-9, 1e-300):
+        with pytest.raises(InvalidArgument, match=r"grid=.*2\^-25"):
+            pld._grid_spacing(fine)
+        with pytest.raises(InvalidArgument, match=r"grid=.*2\^-25"):
+            pld.profile([f], 0.0, 0.5, grid=fine)
+    monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 10_000)
+    h = 2.0**-12
+    # span + 1 points of one part: 2.8 / h = 11469 fits 2 max_points = 12000, 2.0 / h = 16384 does not
+    assert pld.profile([TradeoffCurve.from_approx_dp(1.4, 0.0)], 0.0, 1.0, grid=h, max_points=6000) > 0.0
+    with pytest.raises(InvalidArgument, match=r"curves\[1\]"):
+        pld.profile([f, TradeoffCurve.from_approx_dp(2.0, 0.0)], 0.0, 1.0, grid=h, max_points=6000)
+    with pytest.raises(InvalidArgument, match=r"curves\[0\]"):
+        pld.profile([TradeoffCurve.from_approx_dp(2.0, 0.0)], 0.0, 1.0, grid=h, max_points=6000)
+    assert pld.profile([f], 0.0, 1.0, grid=h, max_points=16) > 0.0  # 8193 points <= 10000
+    with pytest.raises(InvalidArgument, match=r"curves\[0\].*10650 grid points .*at most 10000"):
+        pld.profile([TradeoffCurve.from_approx_dp(1.3, 0.0)], 0.0, 1.0, grid=h, max_points=16)  # 10650 > 10000
+    # the boundary: 1 + 2 k points for pure (k h)-DP (grid losses k + 1 and 1 - k) fit a limit of exactly 1 + 2 k
+    k = 3000
+    monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 1 + 2 * k)
+    assert pld.profile([TradeoffCurve.from_approx_dp(k * h, 0.0)], 0.0, 1.0, grid=h, max_points=16) > 0.0
+    monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 2 * k)
+    with pytest.raises(InvalidArgument, match=r"curves\[0\].*6001 grid points .*at most 6000"):
+        pld.profile([TradeoffCurve.from_approx_dp(k * h, 0.0)], 0.0, 1.0, grid=h, max_points=16)
+
+
+@pytest.mark.parametrize(
+    ("loss", "p", "q", "name"),
+    [
+        ((0.0,), (1.0, 1.0), (1.0,), "p"),  # p alone longer
+        ((0.0,), (1.0,), (1.0, 1.0), "q"),  # q alone longer
+        ((0.0, 1.0), (1.0,), (1.0,), "loss"),
+        ((0.0,), (float("nan"),), (1.0,), "p"),
+        ((0.0,), (1.0,), (-0.0 - 1e-300,), "q"),
+        ((float("nan"),), (1.0,), (1.0,), "loss"),
+    ],
+)
+def test_loss_atoms_refuse_mismatched_or_invalid_fields(
+    loss: tuple[float, ...], p: tuple[float, ...], q: tuple[float, ...], name: str
+) -> None:
+    with pytest.raises(InvalidArgument, match=name):
+        pld.LossAtoms(loss, p, q, 0.0)
+    with pytest.raises(InvalidArgument, match="inf_mass"):
+        pld.LossAtoms((0.0,), (1.0,), (1.0,), 1.5)  # a probability: at most 1
+    assert pld.LossAtoms((0.0,), (1.0,), (1.0,), 1.0).inf_mass == 1.0
+
+
+def test_delta_index_is_stepped_up_above_its_float_sum() -> None:
+    # the bound's last step is one ulp *up*: with finite mass possibly above eps (top > i) it exceeds the mass at
+    # +inf and the underflow allowance abs_pad, even where every finite term is 0 (the mass sits at eps itself)
+    g = pld._GridPLD(2.0**-4, 0.0, 0, np.array([0.5, 0.0, 0.0]), 0.25, 0.0, 10)
+    assert g.delta_index(0) == math.nextafter(g.abs_pad + 0.25, math.inf) > 0.25
+    g0 = pld._GridPLD(2.0**-4, 0.0, 0, np.array([0.5, 0.0, 0.0]), 0.0, 0.0, 10)
+    assert g0.delta_index(0) == math.nextafter(g0.abs_pad, math.inf) > g0.abs_pad > 0.0
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_epsilon_returns_the_grid_point_whose_delta_equals_the_target(mu: float) -> None:
+    # epsilon(d) is the smallest grid eps with delta(eps) <= d: at d = delta(k h) exactly that is k h (delta is
+    # strictly decreasing here), not one step further
+    f = TradeoffCurve.from_approx_dp(0.5, 0.0)
+    h = 2.0**-6
+    for k in (1, 3, 17, 40, 63):
+        d = pld.profile([f, f], mu, k * h, grid=h)
+        assert pld.profile([f, f], mu, (k - 1) * h, grid=h) > d
+        assert pld.epsilon([f, f], mu, d, grid=h) == k * h, (mu, k)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_first_below_returns_the_index_whose_excess_equals_the_level(mu: float) -> None:
+    # _first_below(lo, hi, level) is the smallest i in [lo, hi] with delta(i) - delta(inf) <= level: at a level equal
+    # to that excess at index k (delta strictly decreasing there) it is k, also when the search starts at k
+    g = pld._build([TradeoffCurve.from_approx_dp(1.0, 1e-3)] * 2, mu, 2.0**-6, 1e-30, 2**23)
+    top = pld._top_index(g)
+    for k in (1, 9, 40, 100):
+        level = g.delta_index(k) - g.inf_mass
+        assert g.delta_index(k - 1) - g.inf_mass > level > 0.0
+        assert pld._first_below(g, 0, top, level) == k, (mu, k)
+        assert pld._first_below(g, k, top, level) == k, (mu, k)
+
+
+def test_loss_atoms_are_frozen_and_slotted() -> None:
+    # a value object: fields cannot be reassigned (its delta would no longer match loss_atoms' rounding) and it has
+    # no per-instance __dict__
+    import dataclasses
+
+    at = pld.LossAtoms((0.0,), (1.0,), (1.0,), 0.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        at.inf_mass = 0.5  # type: ignore[misc]
+    assert not hasattr(at, "__dict__")
+    # zero masses are allowed (finite and >= 0, as documented)
+    assert pld.LossAtoms((0.0,), (0.0,), (0.0,), 1.0).delta(0.0) == 1.0
+
+
+def test_epsilon_doubles_a_bracket_that_starts_at_index_one() -> None:
+    # grid 1 and mu = 0.1 alone: _top_index is 1 (ceil(0.955)), where delta is 1.2e-25 > 1e-25; the bracket grows
+    # to 2 * 1 + 1 = 3 and the answer is 2 (delta 4e-91)
+    g = pld._build([], 0.1, 1.0, 1e-30, 2**23)
+    assert pld._top_index(g) == 1 and g.delta_index(1) > 1e-25 >= g.delta_index(2)
+    assert pld.epsilon([], 0.1, 1e-25, grid=1.0) == 2.0
+
+
+def test_composed_mass_at_infinity_is_the_exact_product_rounded_up() -> None:
+    # 1 - (1 - m_1)(1 - m_2)(1 - m_3) in Fractions, rounded up once per part (never down: the mass at +inf is part of
+    # every delta)
+    ms = (0.1, 0.2, 1e-7)
+    g = pld._build([TradeoffCurve.from_approx_dp(1.0, m) for m in ms], 0.0, 2.0**-4, 0.0, 10**6)
+    keep = Fraction(1)
+    for m in ms:
+        keep *= 1 - Fraction(pld.loss_atoms(TradeoffCurve.from_approx_dp(1.0, m)).inf_mass)
+    exact = 1 - keep
+    assert Fraction(g.inf_mass) >= exact
+    assert g.inf_mass <= math.nextafter(math.nextafter(float(exact), math.inf), math.inf)
+
+
+def test_gaussian_part_without_coarsening_adds_no_rebinning_budget() -> None:
+    # mu = 0.5 on a 2^-5 grid: the kernel table (360 points) needs no coarsening, so the relative budget is the two
+    # factors' (3a + 4) u only, not (r + 2) u more for a rebinning by r = 1
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    g = pld._build([f, f], 0.5, 2.0**-5, 0.0, 10**6)
+    assert g.h == 2.0**-5
+    assert g.rel == pytest.approx(math.expm1(1.01 * 2 * (3 * 2 + 4) * 2.0**-53 * 1.01), rel=1e-9, abs=0)
+
+
+def test_epsilon_is_infinite_when_no_grid_eps_reaches_delta() -> None:
+    # with a Gaussian part every bound is at least its absolute pad (1e-300 per unit mass): delta = 0 is never reached,
+    # and after 64 doublings of the bracket epsilon reports +inf (not a finite or negative number)
+    assert pld.epsilon([], 0.5, 0.0) == math.inf
+    assert pld.epsilon([TradeoffCurve.from_approx_dp(1.0, 0.0)], 0.5, 1e-320) == math.inf
+
+
+def test_grid_spacing_is_the_largest_power_of_two_not_above_the_grid() -> None:
+    # just below 2^-14, log2 rounds to -14 exactly: the guard loop halves the too-large first guess once
+    for g, h in (
+        (2.0**-14 * (1 - 2.0**-53), 2.0**-15),
+        (2.0**-14, 2.0**-14),
+        (1e-4, 2.0**-14),
+        (0.75, 0.5),
+        (1.0, 1.0),
+    ):
+        assert pld._grid_spacing(g) == h, g
+
+
+def test_tail_mass_above_one_millionth_is_refused() -> None:
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    assert pld.profile([f], 0.0, 1.0, tail_mass=1e-6) >= 0.0
+    with pytest.raises(InvalidArgument, match="tail_mass"):
+        pld.profile([f], 0.0, 1.0, tail_mass=2e-6)
+
+
+def test_kernel_table_of_exactly_the_cap_is_not_coarsened() -> None:
+    # mu = 4.7797338380595: the span 2 (mu^2/2 + 11 mu) is exactly 128.0 = 2^21 h at h = 2^-14, so the table has
+    # 2^21 + 1 points (both ends) and the grid is kept: only a span strictly above the cap coarsens it
+    mu = 4.7797338380595
+    assert 2 * (mu * mu / 2 + 11.0 * mu) == 128.0
+    g = pld._build([], mu, 2.0**-14, 0.0, 10**6)
+    assert g.h == 2.0**-14 and len(g.kernel) == 2**21 + 1
