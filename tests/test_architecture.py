@@ -541,13 +541,11 @@ RELEASE_KINDS = (
 )
 #: The guarantee-building functions a kind that describes its release no longer calls.
 ACCOUNTING_NAMES = {"semi_dp", "semi_dp_composition", "joint_release_dp", "compose_parts", "on_base"}
-#: KindResult's fields besides the release, the audit evidence, the legacy guarantees, checks, sections and
-#: artefacts: override hooks (none are left: published workloads describe a MeasurementRelease).
+#: KindResult's fields besides the release, the audit evidence, checks, sections and artefacts: override hooks
+#: (none are left: published workloads describe a MeasurementRelease) or guarantees a kind computed (none either).
 KIND_RESULT_CORE = {
     "release",
     "audit",
-    "advertised",
-    "effective",
     "checks",
     "final_checks",
     "sections",

@@ -25,8 +25,6 @@ from semidp.accountant.core.budget import Budget
 from semidp.accountant.core.errors import InvalidSpec
 from semidp.accountant.data.dataspace import DataSpace
 from semidp.accountant.data.invariants import Invariant
-from semidp.accountant.guarantees.conversion_routes import AnyGuarantee
-from semidp.accountant.guarantees.definitions import Guarantee
 from semidp.accountant.guarantees.relations import BaseRelation
 from semidp.accountant.releases.accounting import AuditEvidence
 from semidp.accountant.releases.model import Release
@@ -126,25 +124,21 @@ class Plot:
 
 @dataclass(frozen=True)
 class KindResult:
-    """A kind's part of the audit: the release it describes (or, for a kind not yet converted, the guarantees it
-    computed), its checks, typed sections and artefacts; the runner accounts the release and does the rest.
+    """A kind's part of the audit: the release it describes, its checks, typed sections and artefacts; the runner
+    accounts the release and does the rest.
 
-    A kind that describes a :class:`~semidp.accountant.releases.model.Release` leaves ``advertised`` and ``effective``
-    unset: the runner applies :func:`~semidp.accountant.releases.accounting.account` (for a black box,
+    The runner applies :func:`~semidp.accountant.releases.accounting.account` to the
+    :class:`~semidp.accountant.releases.model.Release` (for a black box,
     :func:`~semidp.accountant.releases.accounting.statistical_audit` to ``audit``; for a measurement workload,
     :class:`~semidp.accountant.releases.measurements.MeasurementRelease`,
     :func:`~semidp.accountant.releases.accounting.pld_bracket` through :mod:`verify.workload_accounting`).
     No kind overrides the runner's summaries or its claim decision.
     """
 
-    release: Release | None = None
+    release: Release
     """What was published, as data (house style R3): the runner's interpreters turn it into guarantees."""
     audit: AuditEvidence | None = None
     """A black box's statistical audit (its decision and epsilon lower bounds), for the audit interpreter."""
-    advertised: Guarantee | None = None
-    """A kind without a release: the advertised guarantee (a published release's, or the calibration target)."""
-    effective: AnyGuarantee | None = None
-    """A kind without a release: what holds for the joint release in the context's framework."""
     checks: tuple[Check, ...] = ()
     """The kind's own checks, reported after the a(t) check and before the certified conversions."""
     final_checks: tuple[Check, ...] = ()
@@ -159,12 +153,9 @@ class KindResult:
     """Plots besides the shared privacy plot."""
 
     def __post_init__(self) -> None:
-        described = self.release is not None
-        if described == (self.advertised is not None or self.effective is not None) or (
-            not described and (self.advertised is None or self.effective is None)
-        ):
-            raise TypeError("KindResult: give the release, or (for a kind not yet converted) advertised and effective")
-        if (self.audit is not None) != (described and self.release is not None and self.release.is_black_box):
+        if not isinstance(self.release, Release):
+            raise TypeError(f"KindResult: give the release a kind describes, not {self.release!r}")
+        if (self.audit is not None) != self.release.is_black_box:
             raise TypeError("KindResult: a black-box release comes with its statistical audit, and only it")
 
 

@@ -241,7 +241,7 @@ def calibrated_to_exact(sens: AnySensitivity, outcome: Outcome, shift: Shift) ->
 def _exact_semi_shift(ctx: Context, part: KindResult) -> Shift | None:
     """The exact shift a one-part release states on ``SemiAdjacent(base, invariant, a(t))``, if any."""
     rel = part.release
-    if rel is None or len(rel.parts) != 1:
+    if len(rel.parts) != 1:
         return None
     s = rel.parts[0].shift(SemiAdjacent(ctx.relation, ctx.invariant, ctx.a.value))
     return s if s is not None and s.exact else None
@@ -351,15 +351,8 @@ def _workload_accounted(ctx: Context, part: KindResult, rel: MeasurementRelease)
 
 
 def accounted(ctx: Context, part: KindResult) -> Accounted:
-    """Apply the interpreters of :mod:`accountant.releases.accounting` to the kind's release (a kind not yet
-    converted hands its own guarantees)."""
+    """Apply the interpreters of :mod:`accountant.releases.accounting` to the kind's release."""
     rel = part.release
-    if rel is None:  # a kind that computes its guarantees itself
-        if part.advertised is None or part.effective is None:  # pragma: no cover - KindResult refuses it
-            raise TypeError("KindResult without a release needs advertised and effective")
-        adv = GuaranteeSummary.of(part.advertised, ctx.deltas)
-        eff = GuaranteeSummary.of(part.effective, ctx.deltas, framework=ctx.framework)
-        return Accounted(part.advertised, part.effective, adv, eff, [adv, eff])
     if isinstance(rel, MeasurementRelease):
         return _workload_accounted(ctx, part, rel)
     if rel.black_box is not None:
