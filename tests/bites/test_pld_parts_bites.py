@@ -16,6 +16,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from scipy import special
 
 from semidp.accountant.core.errors import InvalidArgument
 from semidp.accountant.pld import parts as pld_parts
@@ -1153,3 +1154,90 @@ def test_atom_relabelling_margin_is_the_documented_rel(lattice: bool, monkeypatc
     )
     tr = REF.mpf(0.25) * (1 - REF.exp(-REF.mpf(h + d)))
     assert 0 <= (tr - lw) / tr <= 67.2 * rel, float((tr - lw) / tr / rel)
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[tuple[tuple[object, ...], GridLaw]]:
+    """Wrap ``pld_parts.<name>`` (called by global name inside the module) and record each call's args and law."""
+    seen: list[tuple[tuple[object, ...], GridLaw]] = []
+    orig = getattr(pld_parts, name)
+
+    def spy(*args: object, **kwargs: object) -> GridLaw:
+        law: GridLaw = orig(*args, **kwargs)
+        seen.append((args, law))
+        return law
+
+    monkeypatch.setattr(pld_parts, name, spy)
+    return seen
+
+
+def _rel_err(got: float, want: mpmath.mpf) -> float:
+    return float(abs(REF.mpf(got) / want - 1))
+
+
+@pytest.mark.parametrize(("sigma", "tail_mass"), [(1.0, 1e-3), (0.5, 1e-6)])
+def test_gaussian_tails_carry_exactly_their_rel_pad(
+    sigma: float, tail_mass: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # REL_PAD made visible (2^-12): the pessimistic law puts the low tail Phi((a0 h - m) / mu) (1 + REL_PAD) on its
+    # first cell and the high tail Phi(-(a1 h - m) / mu) (1 + REL_PAD) at +inf; the optimistic law puts the high tail
+    # (1 - REL_PAD) on its last cell. Checked at 60 digits against the cells' own law (recorded): a dropped, flipped
+    # or divided pad is off by ~2^-12 relative, far above the tolerance.
+    rp = 2.0**-12
+    monkeypatch.setattr(pld_parts, "REL_PAD", rp)
+    seen = _spy(monkeypatch, "_grid_from_cells")
+    h = 2.0**-5
+    mu = 1.0 / sigma  # exact
+    m = mu * mu / 2.0
+    z = -float(special.ndtri(tail_mass))
+    a0, a1 = math.floor((m - z * mu) / h), math.ceil((m + z * mu) / h)
+    low = REF.ncdf((REF.mpf(a0 * h) - REF.mpf(m)) / REF.mpf(mu))
+    high = REF.ncdf(-(REF.mpf(a1 * h) - REF.mpf(m)) / REF.mpf(mu))
+    up = GaussianPart(sigma).grid_law(h, pessimistic=True, tail_mass=tail_mass)
+    cells = seen[-1][1]
+    assert up.offset == cells.offset == a0 and up.masses.size == cells.masses.size
+    assert _rel_err(up.masses[0] - cells.masses[0], low * (1 + REF.mpf(rp))) < 1e-9
+    assert np.array_equal(up.masses[1:], cells.masses[1:])
+    assert _rel_err(up.inf_mass, high * (1 + REF.mpf(rp))) < 1e-9
+    lo = GaussianPart(sigma).grid_law(h, pessimistic=False, tail_mass=tail_mass)
+    cells = seen[-1][1]
+    assert lo.inf_mass == 0.0 and np.array_equal(lo.masses[:-1], cells.masses[:-1])
+    assert _rel_err(lo.masses[-1] - cells.masses[-1], high * (1 - REF.mpf(rp))) < 1e-9
+
+
+@pytest.mark.parametrize(("s2", "dl"), [(4.5, 1), (3.0, 2)])
+def test_discrete_gaussian_pads_are_exactly_their_documented_formulas(
+    s2: float, dl: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The unit roundoff made visible (_U = 2^-20) and REL_PAD too (2^-12), at tail_mass 0.4 (so the geometric tail
+    # bound is ~1e-3 of Z and t = ceil(sigma sqrt(2 ln(1/tail) + 4)) + 1 differs from the `+ 3` one). With n = 2t + 1
+    # outcomes, Zp their 60-digit partial sum and T the geometric tail bound: pessimistic atoms w / (Zp (1 - (n+4)u)),
+    # half of T / (Zp (1 - (n+4)u)) (1 + REL_PAD) on the lowest cell and half at +inf; optimistic atoms
+    # w / ((Zp + T) (1 + (n+4)u)) and nothing else. Every pad one ulp smaller or larger is off by 2^-20 relative.
+    u, rp = 2.0**-20, 2.0**-12
+    monkeypatch.setattr(pld_parts, "_U", u)
+    monkeypatch.setattr(pld_parts, "REL_PAD", rp)
+    seen = _spy(monkeypatch, "grid_from_atoms")
+    tail_mass, h = 0.4, 2.0**-6
+    t = math.ceil(math.sqrt(s2) * math.sqrt(2.0 * math.log(1.0 / tail_mass) + 4.0)) + 1
+    n = 2 * t + 1
+    w = [REF.exp(-(REF.mpf(x) ** 2) / (2 * REF.mpf(s2))) for x in range(-t, t + 1)]
+    zp = sum(w, REF.mpf(0))
+    tb = 2 * REF.exp(-(REF.mpf(t + 1) ** 2) / (2 * REF.mpf(s2))) / -REF.expm1(-REF.mpf(t + 1) / REF.mpf(s2))
+    assert 1e-4 < tb / zp < 1e-2
+    part = DiscreteGaussianPart(s2, dl)
+    up = part.grid_law(h, pessimistic=True, tail_mass=tail_mass)
+    args, atoms = seen[-1]
+    q = np.asarray(args[1])
+    assert q.size == n
+    down = 1 - (n + 4) * REF.mpf(u)
+    assert max(_rel_err(qi, wi / (zp * down)) for qi, wi in zip(q.tolist(), w, strict=True)) < 1e-12
+    ztail = tb / (zp * down) * (1 + REF.mpf(rp))
+    assert atoms.inf_mass == 0.0 and _rel_err(up.inf_mass, ztail / 2) < 1e-12
+    assert _rel_err(up.masses[0] - atoms.masses[0], ztail / 2) < 1e-9
+    assert up.offset == atoms.offset and np.array_equal(up.masses[1:], atoms.masses[1:])
+    lo = part.grid_law(h, pessimistic=False, tail_mass=tail_mass)
+    args, atoms = seen[-1]
+    q = np.asarray(args[1])
+    upd = (zp + tb) * (1 + (n + 4) * REF.mpf(u))
+    assert max(_rel_err(qi, wi / upd) for qi, wi in zip(q.tolist(), w, strict=True)) < 1e-12
+    assert lo is atoms
