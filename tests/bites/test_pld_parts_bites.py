@@ -1241,3 +1241,105 @@ def test_discrete_gaussian_pads_are_exactly_their_documented_formulas(
     upd = (zp + tb) * (1 + (n + 4) * REF.mpf(u))
     assert max(_rel_err(qi, wi / upd) for qi, wi in zip(q.tolist(), w, strict=True)) < 1e-12
     assert lo is atoms
+
+
+@pytest.mark.parametrize("lattice", [False, True])
+def test_atom_relabelling_margin_passed_on_is_exactly_the_documented_rel(
+    lattice: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # REL_PAD, LOSS_PAD and the unit roundoff set to distinct powers of two (2^-10, 2^-20, 2^-30), so every term of
+    # rel = REL_PAD + LOSS_PAD (max |l| + 1) + (n + 8) 2u is visible and the float sum exact: the margin handed to
+    # _merge_down equals it exactly (max |l| = 3 is the lowest atom's, min |l| = 1/4). A term dropped, halved,
+    # flipped, or one unit off in n + 8 moves it.
+    rp, lp, u = 2.0**-10, 2.0**-20, 2.0**-30
+    monkeypatch.setattr(pld_parts, "REL_PAD", rp)
+    monkeypatch.setattr(pld_parts, "LOSS_PAD", lp)
+    monkeypatch.setattr(pld_parts, "_U", u)
+    seen = _spy(monkeypatch, "_merge_down")
+    h = 2.0**-4
+    loss, q, ex = np.array([-3.0, 0.25, 1.5]), np.array([0.25, 0.25, 0.125]), np.ones(3, dtype=bool)
+    if lattice:
+        pld_parts.lattice_from_atoms(loss, q, 0.0, h, 0.0, exact=ex)
+    else:
+        grid_from_atoms(loss, q, 0.0, h, pessimistic=False, exact=ex)
+    want = Fraction(rp) + Fraction(lp) * (3 + 1) + (3 + 8) * 2 * Fraction(u)
+    assert len(seen) == 1 and Fraction(seen[0][0][4]) == want  # type: ignore[arg-type]
+
+
+def test_merge_down_excess_and_deficit_bounds_carry_exactly_their_documented_margins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # rel = 2^-10 and u = 2^-30 (visible) on two dyadic cells 0 and 2 (h = 1/16): the greedy gets
+    # E^- = max(q - w - 2 rel (q + w), 0) for each cell and D^+ = up_w - q + 2 rel (up_w + q) for the lower one,
+    # up_w = e^{2h} (1 + 8u) w. A margin halved or left with one term is off by ~rel, far above the tolerance.
+    rel, u = 2.0**-10, 2.0**-30
+    monkeypatch.setattr(pld_parts, "_U", u)
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+    orig = pld_parts._relabel_fractions
+
+    def spy(e_lo: np.ndarray, d_hi: np.ndarray) -> np.ndarray:
+        seen.append((e_lo.copy(), d_hi.copy()))
+        out: np.ndarray = orig(e_lo, d_hi)
+        return out
+
+    monkeypatch.setattr(pld_parts, "_relabel_fractions", spy)
+    h = 2.0**-4
+    q, w = np.array([0.25, 0.0, 0.5]), np.array([0.375, 0.0, 0.125])
+    pld_parts._merge_down(0, q, w, h, rel)
+    e_lo, d_hi = seen[0]
+    fr = Fraction(rel)
+    assert e_lo.tolist() == [0.0, float(Fraction(0.5) - Fraction(0.125) - 2 * fr * Fraction(0.625))]
+    up_w = REF.exp(2 * REF.mpf(h)) * (1 + 8 * REF.mpf(u)) * REF.mpf(0.375)
+    assert (
+        d_hi.size == 1 and _rel_err(d_hi[0], up_w - REF.mpf(0.25) + 2 * REF.mpf(rel) * (up_w + REF.mpf(0.25))) < 1e-13
+    )
+
+
+def test_connect_the_dots_pads_are_exactly_their_documented_formulas(monkeypatch: pytest.MonkeyPatch) -> None:
+    # REL_PAD = 2^-10 and u = 2^-30 (visible), dyadic cells and atom (h = 1/16). Cells: qu = q (1 + REL_PAD),
+    # err = REL_PAD (q + pe), wb = min((q - pe + 2 err) (1 + REL_PAD) / (1 - e^{-h}), qu) to the upper point,
+    # wa = (qu - wb) (1 + 4u) to the lower one, the law times (1 + 4u). Atom at a h + f: qu as above,
+    # wb = min(qu (1 - e^{-f}) / (1 - e^{-h}) (1 + REL_PAD), qu), wa = (qu - wb) (1 + 4u), times (1 + (n + 2) 2u).
+    rp, u = 2.0**-10, 2.0**-30
+    monkeypatch.setattr(pld_parts, "REL_PAD", rp)
+    monkeypatch.setattr(pld_parts, "_U", u)
+    h = 2.0**-4
+    R, H = REF.mpf, REF.mpf(h)
+    q, pe = np.array([0.5, 0.25]), np.array([0.484375, 0.2421875])
+    law = pld_parts._grid_from_cells(3, q, pe, h, pessimistic=True)
+    want = [R(0)] * 3
+    for i, (qi, pi) in enumerate(zip(q.tolist(), pe.tolist(), strict=True)):
+        qu = R(qi) * (1 + R(rp))
+        wb = min((R(qi) - R(pi) + 2 * R(rp) * (R(qi) + R(pi))) * (1 + R(rp)) / -REF.expm1(-H), qu)
+        assert 0 < wb < qu
+        want[i] += (qu - wb) * (1 + 4 * R(u))
+        want[i + 1] += wb
+    assert law.offset == 3 and law.masses.size == 3
+    assert max(_rel_err(g, x * (1 + 4 * R(u))) for g, x in zip(law.masses.tolist(), want, strict=True)) < 1e-13
+    f = 2.0**-6
+    atoms = grid_from_atoms(np.array([5 * h + f]), np.array([0.5]), 0.0, h, pessimistic=True, exact=np.ones(1, bool))
+    qu = R(0.5) * (1 + R(rp))
+    wb = -REF.expm1(-R(f)) / -REF.expm1(-H) * qu * (1 + R(rp))
+    tot = 1 + (1 + 2) * 2 * R(u)
+    assert atoms.offset == 5 and atoms.masses.size == 2
+    assert _rel_err(atoms.masses[0], (qu - wb) * (1 + 4 * R(u)) * tot) < 1e-13
+    assert _rel_err(atoms.masses[1], wb * tot) < 1e-13
+
+
+def test_pessimistic_laplace_law_merges_its_cells_and_atoms_padded_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    # u = 2^-30 (visible): the pessimistic Laplace law is its cells' law plus its atoms' law, times (1 + 2 * 2u)
+    # (two laws summed, rounded up); the optimistic factor (1 - 4u) would end 8u = 7e-9 lower.
+    u = 2.0**-30
+    monkeypatch.setattr(pld_parts, "_U", u)
+    cells_seen = _spy(monkeypatch, "_grid_from_cells")
+    atoms_seen = _spy(monkeypatch, "grid_from_atoms")
+    law = LaplacePart(1.0).grid_law(2.0**-4, pessimistic=True)
+    parts = [cells_seen[-1][1], atoms_seen[-1][1]]
+    want = [REF.mpf(0)] * law.masses.size
+    for g in parts:
+        for i, m in enumerate(g.masses.tolist()):
+            want[g.offset - law.offset + i] += REF.mpf(m)
+    fac = 1 + 4 * REF.mpf(u)
+    assert law.offset == min(g.offset for g in parts)
+    assert max(_rel_err(g, x * fac) for g, x in zip(law.masses.tolist(), want, strict=True) if x > 0) < 1e-12
+    assert law.inf_mass == sum(g.inf_mass for g in parts) * (1 + 4 * u)
