@@ -1343,3 +1343,28 @@ def test_pessimistic_laplace_law_merges_its_cells_and_atoms_padded_up(monkeypatc
     assert law.offset == min(g.offset for g in parts)
     assert max(_rel_err(g, x * fac) for g, x in zip(law.masses.tolist(), want, strict=True) if x > 0) < 1e-12
     assert law.inf_mass == sum(g.inf_mass for g in parts) * (1 + 4 * u)
+
+
+def test_laplace_lattice_cells_and_their_slack_are_exactly_as_documented(monkeypatch: pytest.MonkeyPatch) -> None:
+    # u = 2^-30 (visible), D = 1, shift = 0.35, h = 0.3 (no edge on an integer ratio, |a0| != |a1|): the cells
+    # handed to lattice_from_atoms start at a0 = floor((-D - shift) / h) - 1 and end at a1 = ceil((D - shift) / h) + 1
+    # (a1 - a0 cells between the float edges shift + h a), with slack 4u (|shift| + h max(|a0|, |a1|)) + 1e-300.
+    u = 2.0**-30
+    monkeypatch.setattr(pld_parts, "_U", u)
+    seen: list[tuple[int, np.ndarray, np.ndarray, float]] = []
+    orig = pld_parts.lattice_from_atoms
+
+    def spy(*args: object, **kwargs: object) -> GridLaw:
+        seen.append(kwargs["cells"])  # type: ignore[arg-type]
+        law: GridLaw = orig(*args, **kwargs)
+        return law
+
+    monkeypatch.setattr(pld_parts, "lattice_from_atoms", spy)
+    d, shift, h = 1.0, 0.35, 0.3
+    LaplacePart(1.0).lattice_law(h, shift)
+    c0, cq, cw, slack = seen[0]
+    a0, a1 = math.floor((-d - shift) / h) - 1, math.ceil((d - shift) / h) + 1
+    assert (a0, a1) == (-6, 4)
+    assert c0 == a0 and cq.size == cw.size == a1 - a0
+    want = 4 * REF.mpf(u) * (REF.mpf(shift) + REF.mpf(h) * 6)
+    assert _rel_err(slack, want) < 1e-14
