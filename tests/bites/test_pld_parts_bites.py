@@ -1368,3 +1368,41 @@ def test_laplace_lattice_cells_and_their_slack_are_exactly_as_documented(monkeyp
     assert c0 == a0 and cq.size == cw.size == a1 - a0
     want = 4 * REF.mpf(u) * (REF.mpf(shift) + REF.mpf(h) * 6)
     assert _rel_err(slack, want) < 1e-14
+
+
+def test_laplace_cell_slack_keeps_its_absolute_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    # u = 0 isolates the fixed term of the cells' slack 4u (|shift| + h max(|a0|, |a1|)) + 1e-300: exactly 1e-300.
+    monkeypatch.setattr(pld_parts, "_U", 0.0)
+    seen: list[float] = []
+    orig = pld_parts.lattice_from_atoms
+
+    def spy(*args: object, **kwargs: object) -> GridLaw:
+        seen.append(kwargs["cells"][3])  # type: ignore[index]
+        law: GridLaw = orig(*args, **kwargs)
+        return law
+
+    monkeypatch.setattr(pld_parts, "lattice_from_atoms", spy)
+    LaplacePart(1.0).lattice_law(0.3, 0.35)
+    assert seen == [1e-300]
+
+
+def test_lattice_w_of_an_atom_snapped_up_is_its_q(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An atom 2^-30 below its label 3/4 (h = 1/4) takes that label by SNAP: w = q e^{min(label - loss, 0)} = q
+    # exactly (the gap goes to the slack, not into w); e^{gap} would raise w by ~1e-9.
+    seen = _spy(monkeypatch, "_merge_down")
+    h = 0.25
+    loss, q = np.array([0.75 - 2.0**-30, -0.5]), np.array([0.25, 0.125])
+    law = pld_parts.lattice_from_atoms(loss, q, 0.0, h, 0.0, exact=np.ones(2, dtype=bool))
+    assert law.slack >= 2.0**-30
+    a0, _, w, _, _ = seen[0][0]
+    assert a0 == -2 and np.asarray(w).tolist() == [0.125 * math.exp(0.0), 0.0, 0.0, 0.0, 0.0, 0.25]
+
+
+def test_optimistic_laplace_law_ends_at_its_top_atom(monkeypatch: pytest.MonkeyPatch) -> None:
+    # D = 4/3 (b = 3/4), h = 1/16: D / h = 21.3, so the cells end at index 21 (the last cell [21 h, D]) and the atom at
+    # D floors to 21 too; the optimistic law ends there, without an empty cell 22 above.
+    seen = _spy(monkeypatch, "_merge_down")
+    law = LaplacePart(0.75).grid_law(2.0**-4, pessimistic=False)
+    a0, q, _, _, _ = seen[-1][0]
+    assert a0 + np.asarray(q).size - 1 == 21 == math.floor((1 / 0.75) / 2.0**-4)
+    assert law.offset + law.masses.size - 1 == 21 and law.masses[-1] > 0
