@@ -327,11 +327,11 @@ def _merge_down(a0: int, q: NDArray[np.float64], w: NDArray[np.float64], h: floa
     if nz.size == 0:
         return GridLaw(a0, np.zeros(1), 0.0, h)
     qs, ws = q[nz], w[nz]
-    e_lo = np.maximum(qs - ws - 2 * rel * (qs + ws), 0.0)  # lower bounds of the excesses
+    e_lo = np.maximum(qs - ws - 2 * rel * (qs + ws), 0.0)  # lower bounds of the excesses: E - 2 rel (q + w)
     gap = np.diff(nz).astype(np.float64) * h  # loss distance to the next non-empty label above (exact)
     with np.errstate(over="ignore", invalid="ignore"):
         up_w = np.exp(gap) * (1 + 8 * _U) * ws[:-1]
-        d_hi = up_w - qs[:-1] + 2 * rel * (up_w + qs[:-1])  # upper bounds of the deficits
+        d_hi = up_w - qs[:-1] + 2 * rel * (up_w + qs[:-1])  # upper bounds of the deficits: D + 2 rel (up_w + q)
     # a P-mass that underflowed (w = 0: its relative error is unbounded) or an e^gap that overflowed: the
     # deficit is not bounded, so that cell never moves (x = 0)
     d_hi = np.where((ws[:-1] > 0) & np.isfinite(d_hi), d_hi, np.inf)
@@ -485,9 +485,9 @@ class GaussianPart:
         high_tail = float(special.ndtr(-(edges[-1] - m) / mu))
         mass = law.masses.copy()
         if pessimistic:
-            mass[0] += low_tail * (1 + REL_PAD)
+            mass[0] += low_tail * (1 + REL_PAD)  # the tails' closed forms trusted to REL_PAD: padded up
             return GridLaw(a0, mass, min(1.0, high_tail * (1 + REL_PAD)), h)
-        mass[-1] += high_tail * (1 - REL_PAD)
+        mass[-1] += high_tail * (1 - REL_PAD)  # padded down, on the top cell (optimistic: none at +inf)
         return GridLaw(a0, mass, 0.0, h)
 
 
@@ -618,9 +618,9 @@ class DiscreteGaussianPart:
             law = grid_from_atoms(loss, q, 0.0, h, pessimistic=True)
             ztail = tail / (zsum * (1 - (x.size + 4) * _U)) * (1 + REL_PAD)
             m = law.masses.copy()
-            m[0] += ztail / 2.0
+            m[0] += ztail / 2.0  # half the padded tail bound on the lowest point, half at +inf (next line)
             return GridLaw(law.offset, m, min(1.0, ztail / 2.0 + law.inf_mass), h)
-        q = w / ((zsum + tail) * (1 + (x.size + 4) * _U))
+        q = w / ((zsum + tail) * (1 + (x.size + 4) * _U))  # Z <= partial sum + tail bound, rounded up: masses down
         return grid_from_atoms(loss, q, 0.0, h, pessimistic=False)
 
 

@@ -16,6 +16,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from scipy import special
 
 from semidp.accountant.core.errors import InvalidArgument
 from semidp.accountant.pld import parts as pld_parts
@@ -1153,3 +1154,255 @@ def test_atom_relabelling_margin_is_the_documented_rel(lattice: bool, monkeypatc
     )
     tr = REF.mpf(0.25) * (1 - REF.exp(-REF.mpf(h + d)))
     assert 0 <= (tr - lw) / tr <= 67.2 * rel, float((tr - lw) / tr / rel)
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[tuple[tuple[object, ...], GridLaw]]:
+    """Wrap ``pld_parts.<name>`` (called by global name inside the module) and record each call's args and law."""
+    seen: list[tuple[tuple[object, ...], GridLaw]] = []
+    orig = getattr(pld_parts, name)
+
+    def spy(*args: object, **kwargs: object) -> GridLaw:
+        law: GridLaw = orig(*args, **kwargs)
+        seen.append((args, law))
+        return law
+
+    monkeypatch.setattr(pld_parts, name, spy)
+    return seen
+
+
+def _rel_err(got: float, want: mpmath.mpf) -> float:
+    return float(abs(REF.mpf(got) / want - 1))
+
+
+@pytest.mark.parametrize(("sigma", "tail_mass"), [(1.0, 1e-3), (0.5, 1e-6)])
+def test_gaussian_tails_carry_exactly_their_rel_pad(
+    sigma: float, tail_mass: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # REL_PAD made visible (2^-12): the pessimistic law puts the low tail Phi((a0 h - m) / mu) (1 + REL_PAD) on its
+    # first cell and the high tail Phi(-(a1 h - m) / mu) (1 + REL_PAD) at +inf; the optimistic law puts the high tail
+    # (1 - REL_PAD) on its last cell. Checked at 60 digits against the cells' own law (recorded): a dropped, flipped
+    # or divided pad is off by ~2^-12 relative, far above the tolerance.
+    rp = 2.0**-12
+    monkeypatch.setattr(pld_parts, "REL_PAD", rp)
+    seen = _spy(monkeypatch, "_grid_from_cells")
+    h = 2.0**-5
+    mu = 1.0 / sigma  # exact
+    m = mu * mu / 2.0
+    z = -float(special.ndtri(tail_mass))
+    a0, a1 = math.floor((m - z * mu) / h), math.ceil((m + z * mu) / h)
+    low = REF.ncdf((REF.mpf(a0 * h) - REF.mpf(m)) / REF.mpf(mu))
+    high = REF.ncdf(-(REF.mpf(a1 * h) - REF.mpf(m)) / REF.mpf(mu))
+    up = GaussianPart(sigma).grid_law(h, pessimistic=True, tail_mass=tail_mass)
+    cells = seen[-1][1]
+    assert up.offset == cells.offset == a0 and up.masses.size == cells.masses.size
+    assert _rel_err(up.masses[0] - cells.masses[0], low * (1 + REF.mpf(rp))) < 1e-9
+    assert np.array_equal(up.masses[1:], cells.masses[1:])
+    assert _rel_err(up.inf_mass, high * (1 + REF.mpf(rp))) < 1e-9
+    lo = GaussianPart(sigma).grid_law(h, pessimistic=False, tail_mass=tail_mass)
+    cells = seen[-1][1]
+    assert lo.inf_mass == 0.0 and np.array_equal(lo.masses[:-1], cells.masses[:-1])
+    assert _rel_err(lo.masses[-1] - cells.masses[-1], high * (1 - REF.mpf(rp))) < 1e-9
+
+
+@pytest.mark.parametrize(("s2", "dl"), [(4.5, 1), (3.0, 2)])
+def test_discrete_gaussian_pads_are_exactly_their_documented_formulas(
+    s2: float, dl: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The unit roundoff made visible (_U = 2^-20) and REL_PAD too (2^-12), at tail_mass 0.4 (so the geometric tail
+    # bound is ~1e-3 of Z and t = ceil(sigma sqrt(2 ln(1/tail) + 4)) + 1 differs from the `+ 3` one). With n = 2t + 1
+    # outcomes, Zp their 60-digit partial sum and T the geometric tail bound: pessimistic atoms w / (Zp (1 - (n+4)u)),
+    # half of T / (Zp (1 - (n+4)u)) (1 + REL_PAD) on the lowest cell and half at +inf; optimistic atoms
+    # w / ((Zp + T) (1 + (n+4)u)) and nothing else. Every pad one ulp smaller or larger is off by 2^-20 relative.
+    u, rp = 2.0**-20, 2.0**-12
+    monkeypatch.setattr(pld_parts, "_U", u)
+    monkeypatch.setattr(pld_parts, "REL_PAD", rp)
+    seen = _spy(monkeypatch, "grid_from_atoms")
+    tail_mass, h = 0.4, 2.0**-6
+    t = math.ceil(math.sqrt(s2) * math.sqrt(2.0 * math.log(1.0 / tail_mass) + 4.0)) + 1
+    n = 2 * t + 1
+    w = [REF.exp(-(REF.mpf(x) ** 2) / (2 * REF.mpf(s2))) for x in range(-t, t + 1)]
+    zp = sum(w, REF.mpf(0))
+    tb = 2 * REF.exp(-(REF.mpf(t + 1) ** 2) / (2 * REF.mpf(s2))) / -REF.expm1(-REF.mpf(t + 1) / REF.mpf(s2))
+    assert 1e-4 < tb / zp < 1e-2
+    part = DiscreteGaussianPart(s2, dl)
+    up = part.grid_law(h, pessimistic=True, tail_mass=tail_mass)
+    args, atoms = seen[-1]
+    q = np.asarray(args[1])
+    assert q.size == n
+    down = 1 - (n + 4) * REF.mpf(u)
+    assert max(_rel_err(qi, wi / (zp * down)) for qi, wi in zip(q.tolist(), w, strict=True)) < 1e-12
+    ztail = tb / (zp * down) * (1 + REF.mpf(rp))
+    assert atoms.inf_mass == 0.0 and _rel_err(up.inf_mass, ztail / 2) < 1e-12
+    assert _rel_err(up.masses[0] - atoms.masses[0], ztail / 2) < 1e-9
+    assert up.offset == atoms.offset and np.array_equal(up.masses[1:], atoms.masses[1:])
+    lo = part.grid_law(h, pessimistic=False, tail_mass=tail_mass)
+    args, atoms = seen[-1]
+    q = np.asarray(args[1])
+    upd = (zp + tb) * (1 + (n + 4) * REF.mpf(u))
+    assert max(_rel_err(qi, wi / upd) for qi, wi in zip(q.tolist(), w, strict=True)) < 1e-12
+    assert lo is atoms
+
+
+@pytest.mark.parametrize("lattice", [False, True])
+def test_atom_relabelling_margin_passed_on_is_exactly_the_documented_rel(
+    lattice: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # REL_PAD, LOSS_PAD and the unit roundoff set to distinct powers of two (2^-10, 2^-20, 2^-30), so every term of
+    # rel = REL_PAD + LOSS_PAD (max |l| + 1) + (n + 8) 2u is visible and the float sum exact: the margin handed to
+    # _merge_down equals it exactly (max |l| = 3 is the lowest atom's, min |l| = 1/4). A term dropped, halved,
+    # flipped, or one unit off in n + 8 moves it.
+    rp, lp, u = 2.0**-10, 2.0**-20, 2.0**-30
+    monkeypatch.setattr(pld_parts, "REL_PAD", rp)
+    monkeypatch.setattr(pld_parts, "LOSS_PAD", lp)
+    monkeypatch.setattr(pld_parts, "_U", u)
+    seen = _spy(monkeypatch, "_merge_down")
+    h = 2.0**-4
+    loss, q, ex = np.array([-3.0, 0.25, 1.5]), np.array([0.25, 0.25, 0.125]), np.ones(3, dtype=bool)
+    if lattice:
+        pld_parts.lattice_from_atoms(loss, q, 0.0, h, 0.0, exact=ex)
+    else:
+        grid_from_atoms(loss, q, 0.0, h, pessimistic=False, exact=ex)
+    want = Fraction(rp) + Fraction(lp) * (3 + 1) + (3 + 8) * 2 * Fraction(u)
+    assert len(seen) == 1 and Fraction(seen[0][0][4]) == want  # type: ignore[arg-type]
+
+
+def test_merge_down_excess_and_deficit_bounds_carry_exactly_their_documented_margins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # rel = 2^-10 and u = 2^-30 (visible) on two dyadic cells 0 and 2 (h = 1/16): the greedy gets
+    # E^- = max(q - w - 2 rel (q + w), 0) for each cell and D^+ = up_w - q + 2 rel (up_w + q) for the lower one,
+    # up_w = e^{2h} (1 + 8u) w. A margin halved or left with one term is off by ~rel, far above the tolerance.
+    rel, u = 2.0**-10, 2.0**-30
+    monkeypatch.setattr(pld_parts, "_U", u)
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+    orig = pld_parts._relabel_fractions
+
+    def spy(e_lo: np.ndarray, d_hi: np.ndarray) -> np.ndarray:
+        seen.append((e_lo.copy(), d_hi.copy()))
+        out: np.ndarray = orig(e_lo, d_hi)
+        return out
+
+    monkeypatch.setattr(pld_parts, "_relabel_fractions", spy)
+    h = 2.0**-4
+    q, w = np.array([0.25, 0.0, 0.5]), np.array([0.375, 0.0, 0.125])
+    pld_parts._merge_down(0, q, w, h, rel)
+    e_lo, d_hi = seen[0]
+    fr = Fraction(rel)
+    assert e_lo.tolist() == [0.0, float(Fraction(0.5) - Fraction(0.125) - 2 * fr * Fraction(0.625))]
+    up_w = REF.exp(2 * REF.mpf(h)) * (1 + 8 * REF.mpf(u)) * REF.mpf(0.375)
+    assert (
+        d_hi.size == 1 and _rel_err(d_hi[0], up_w - REF.mpf(0.25) + 2 * REF.mpf(rel) * (up_w + REF.mpf(0.25))) < 1e-13
+    )
+
+
+def test_connect_the_dots_pads_are_exactly_their_documented_formulas(monkeypatch: pytest.MonkeyPatch) -> None:
+    # REL_PAD = 2^-10 and u = 2^-30 (visible), dyadic cells and atom (h = 1/16). Cells: qu = q (1 + REL_PAD),
+    # err = REL_PAD (q + pe), wb = min((q - pe + 2 err) (1 + REL_PAD) / (1 - e^{-h}), qu) to the upper point,
+    # wa = (qu - wb) (1 + 4u) to the lower one, the law times (1 + 4u). Atom at a h + f: qu as above,
+    # wb = min(qu (1 - e^{-f}) / (1 - e^{-h}) (1 + REL_PAD), qu), wa = (qu - wb) (1 + 4u), times (1 + (n + 2) 2u).
+    rp, u = 2.0**-10, 2.0**-30
+    monkeypatch.setattr(pld_parts, "REL_PAD", rp)
+    monkeypatch.setattr(pld_parts, "_U", u)
+    h = 2.0**-4
+    R, H = REF.mpf, REF.mpf(h)
+    q, pe = np.array([0.5, 0.25]), np.array([0.484375, 0.2421875])
+    law = pld_parts._grid_from_cells(3, q, pe, h, pessimistic=True)
+    want = [R(0)] * 3
+    for i, (qi, pi) in enumerate(zip(q.tolist(), pe.tolist(), strict=True)):
+        qu = R(qi) * (1 + R(rp))
+        wb = min((R(qi) - R(pi) + 2 * R(rp) * (R(qi) + R(pi))) * (1 + R(rp)) / -REF.expm1(-H), qu)
+        assert 0 < wb < qu
+        want[i] += (qu - wb) * (1 + 4 * R(u))
+        want[i + 1] += wb
+    assert law.offset == 3 and law.masses.size == 3
+    assert max(_rel_err(g, x * (1 + 4 * R(u))) for g, x in zip(law.masses.tolist(), want, strict=True)) < 1e-13
+    f = 2.0**-6
+    atoms = grid_from_atoms(np.array([5 * h + f]), np.array([0.5]), 0.0, h, pessimistic=True, exact=np.ones(1, bool))
+    qu = R(0.5) * (1 + R(rp))
+    wb = -REF.expm1(-R(f)) / -REF.expm1(-H) * qu * (1 + R(rp))
+    tot = 1 + (1 + 2) * 2 * R(u)
+    assert atoms.offset == 5 and atoms.masses.size == 2
+    assert _rel_err(atoms.masses[0], (qu - wb) * (1 + 4 * R(u)) * tot) < 1e-13
+    assert _rel_err(atoms.masses[1], wb * tot) < 1e-13
+
+
+def test_pessimistic_laplace_law_merges_its_cells_and_atoms_padded_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    # u = 2^-30 (visible): the pessimistic Laplace law is its cells' law plus its atoms' law, times (1 + 2 * 2u)
+    # (two laws summed, rounded up); the optimistic factor (1 - 4u) would end 8u = 7e-9 lower.
+    u = 2.0**-30
+    monkeypatch.setattr(pld_parts, "_U", u)
+    cells_seen = _spy(monkeypatch, "_grid_from_cells")
+    atoms_seen = _spy(monkeypatch, "grid_from_atoms")
+    law = LaplacePart(1.0).grid_law(2.0**-4, pessimistic=True)
+    parts = [cells_seen[-1][1], atoms_seen[-1][1]]
+    want = [REF.mpf(0)] * law.masses.size
+    for g in parts:
+        for i, m in enumerate(g.masses.tolist()):
+            want[g.offset - law.offset + i] += REF.mpf(m)
+    fac = 1 + 4 * REF.mpf(u)
+    assert law.offset == min(g.offset for g in parts)
+    assert max(_rel_err(g, x * fac) for g, x in zip(law.masses.tolist(), want, strict=True) if x > 0) < 1e-12
+    assert law.inf_mass == sum(g.inf_mass for g in parts) * (1 + 4 * u)
+
+
+def test_laplace_lattice_cells_and_their_slack_are_exactly_as_documented(monkeypatch: pytest.MonkeyPatch) -> None:
+    # u = 2^-30 (visible), D = 1, shift = 0.35, h = 0.3 (no edge on an integer ratio, |a0| != |a1|): the cells
+    # handed to lattice_from_atoms start at a0 = floor((-D - shift) / h) - 1 and end at a1 = ceil((D - shift) / h) + 1
+    # (a1 - a0 cells between the float edges shift + h a), with slack 4u (|shift| + h max(|a0|, |a1|)) + 1e-300.
+    u = 2.0**-30
+    monkeypatch.setattr(pld_parts, "_U", u)
+    seen: list[tuple[int, np.ndarray, np.ndarray, float]] = []
+    orig = pld_parts.lattice_from_atoms
+
+    def spy(*args: object, **kwargs: object) -> GridLaw:
+        seen.append(kwargs["cells"])  # type: ignore[arg-type]
+        law: GridLaw = orig(*args, **kwargs)
+        return law
+
+    monkeypatch.setattr(pld_parts, "lattice_from_atoms", spy)
+    d, shift, h = 1.0, 0.35, 0.3
+    LaplacePart(1.0).lattice_law(h, shift)
+    c0, cq, cw, slack = seen[0]
+    a0, a1 = math.floor((-d - shift) / h) - 1, math.ceil((d - shift) / h) + 1
+    assert (a0, a1) == (-6, 4)
+    assert c0 == a0 and cq.size == cw.size == a1 - a0
+    want = 4 * REF.mpf(u) * (REF.mpf(shift) + REF.mpf(h) * 6)
+    assert _rel_err(slack, want) < 1e-14
+
+
+def test_laplace_cell_slack_keeps_its_absolute_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    # u = 0 isolates the fixed term of the cells' slack 4u (|shift| + h max(|a0|, |a1|)) + 1e-300: exactly 1e-300.
+    monkeypatch.setattr(pld_parts, "_U", 0.0)
+    seen: list[float] = []
+    orig = pld_parts.lattice_from_atoms
+
+    def spy(*args: object, **kwargs: object) -> GridLaw:
+        seen.append(kwargs["cells"][3])  # type: ignore[index]
+        law: GridLaw = orig(*args, **kwargs)
+        return law
+
+    monkeypatch.setattr(pld_parts, "lattice_from_atoms", spy)
+    LaplacePart(1.0).lattice_law(0.3, 0.35)
+    assert seen == [1e-300]
+
+
+def test_lattice_w_of_an_atom_snapped_up_is_its_q(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An atom 2^-30 below its label 3/4 (h = 1/4) takes that label by SNAP: w = q e^{min(label - loss, 0)} = q
+    # exactly (the gap goes to the slack, not into w); e^{gap} would raise w by ~1e-9.
+    seen = _spy(monkeypatch, "_merge_down")
+    h = 0.25
+    loss, q = np.array([0.75 - 2.0**-30, -0.5]), np.array([0.25, 0.125])
+    law = pld_parts.lattice_from_atoms(loss, q, 0.0, h, 0.0, exact=np.ones(2, dtype=bool))
+    assert law.slack >= 2.0**-30
+    a0, _, w, _, _ = seen[0][0]
+    assert a0 == -2 and np.asarray(w).tolist() == [0.125 * math.exp(0.0), 0.0, 0.0, 0.0, 0.0, 0.25]
+
+
+def test_optimistic_laplace_law_ends_at_its_top_atom(monkeypatch: pytest.MonkeyPatch) -> None:
+    # D = 4/3 (b = 3/4), h = 1/16: D / h = 21.3, so the cells end at index 21 (the last cell [21 h, D]) and the atom at
+    # D floors to 21 too; the optimistic law ends there, without an empty cell 22 above.
+    seen = _spy(monkeypatch, "_merge_down")
+    law = LaplacePart(0.75).grid_law(2.0**-4, pessimistic=False)
+    a0, q, _, _, _ = seen[-1][0]
+    assert a0 + np.asarray(q).size - 1 == 21 == math.floor((1 / 0.75) / 2.0**-4)
+    assert law.offset + law.masses.size - 1 == 21 and law.masses[-1] > 0
