@@ -401,7 +401,15 @@ def test_kappa_norm_floor_where_every_exponential_underflows() -> None:
 
 
 @pytest.mark.parametrize(
-    "parts", [[(0.1, 3), (0.01, 2)], [(0.9, 5)], [(1e-300, 1)], [(0.1, 3), (0.0, 4)], [(0.5, 1), (0.25, 1), (0.3, 7)]]
+    "parts",
+    [
+        [(0.1, 3), (0.01, 2)],
+        [(0.9, 5)],
+        [(1e-300, 1)],
+        [(0.1, 3), (0.0, 4)],
+        [(0.5, 1), (0.25, 1), (0.3, 7)],
+        [(0.999999, 1000)],  # v = 1.0 in floats: the padded upper end is clamped to 1
+    ],
 )
 def test_inf_mass_carries_its_documented_pad(big_u: float, parts: list[tuple[float, int]]) -> None:
     # s = sum k log1p(-m), v = -expm1(s), pad = 4 u (1 + #factors) max(1, |s|) (+ 1e-300):
@@ -1188,3 +1196,20 @@ def test_epsilon_of_delta_zero_is_an_invalid_argument() -> None:
     br = compose_plds([(RandomizedResponsePart(1.0, 2), 3)], grid=2.0**-6)
     with pytest.raises(pld_engine.InvalidArgument, match="delta"):
         br.epsilon(0.0)
+
+
+def test_a_bracket_is_immutable_and_refuses_a_delta_above_one() -> None:
+    """A certified bracket cannot be changed after it is composed (frozen), and ``epsilon(delta)`` refuses a
+    delta outside (0, 1] by name (session 32's engine survivors 410:18 and 479:51)."""
+    import dataclasses
+
+    from semidp.accountant.core.errors import InvalidArgument
+
+    b = compose_plds([GaussianPart(1.0), LaplacePart(1.0)])  # mixed laws: the grid bracket
+    assert isinstance(b, PLDBracket)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        b.h = 1.0  # type: ignore[misc]
+    for bad in (1.5, 2.0, 0.0):
+        with pytest.raises(InvalidArgument, match="delta"):
+            b.epsilon(bad)
+    assert b.epsilon(1.0).upper == 0.0
