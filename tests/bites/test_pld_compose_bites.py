@@ -776,3 +776,27 @@ def test_kernel_table_of_exactly_the_cap_is_not_coarsened() -> None:
     assert 2 * (mu * mu / 2 + 11.0 * mu) == 128.0
     g = pld._build([], mu, 2.0**-14, 0.0, 10**6)
     assert g.h == 2.0**-14 and len(g.kernel) == 2**21 + 1
+
+
+def test_loss_atoms_round_p_masses_down_and_q_masses_up_exactly() -> None:
+    """Each atom's P-mass is the exact difference of the curve's alphas rounded down, its Q-mass the betas'
+    rounded up (a larger P-mass would lower delta(eps) = sum q - e^eps sum p): at (0.3, 1e-20)-DP the second
+    P-difference, 0.9999999999999999 - 0.425557483188341, is not a float (session 32's grid survivor 245:18)."""
+    import math as _m
+    from fractions import Fraction as _F
+
+    from semidp.accountant.pld.grid import loss_atoms
+    from semidp.accountant.profiles.tradeoff import TradeoffCurve
+
+    c = TradeoffCurve.from_approx_dp(0.3, 1e-20)
+    at = loss_atoms(c)
+    a, b = c.alphas, c.betas
+    seg = [j for j in range(len(a) - 1) if _F(b[j]) != _F(b[j + 1])]
+    assert len(seg) == len(at.p) == len(at.q)
+    inexact = 0
+    for k, j in enumerate(seg):
+        p, q = _F(a[j + 1]) - _F(a[j]), _F(b[j]) - _F(b[j + 1])
+        assert _F(at.p[k]) <= p < _F(_m.nextafter(at.p[k], _m.inf))
+        assert _F(_m.nextafter(at.q[k], -_m.inf)) < q <= _F(at.q[k])
+        inexact += _F(at.p[k]) != p
+    assert inexact >= 1  # the case where the direction matters is present
