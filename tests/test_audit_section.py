@@ -51,7 +51,7 @@ def _section() -> AuditSection:
         spending=AuditSpending("linear: ...", 100, 4, (100,), (0.05,)),
         tradeoff_points=(TradeoffPoint.of(measured),),
         epsilon_delta=(EpsilonDeltaRow(1e-6, 0.5, 1.0, 0.5, "claim"),),
-        draws=AuditDraws(100, 100, 0.5, 400, 1.0, 0.8, 500.0),
+        draws=AuditDraws(200, 100, 0.5, 400, 1.0, 0.8, 500.0),
         pairs=(AuditPairRow.of(AuditPair((3, 1), (1, 2), "spec", 2), (100, 100), "refuted"),),
         candidates=(AuditCandidate.of(cand),),
         evidence=None,
@@ -83,3 +83,26 @@ def test_audit_section_values_from_the_typed_rows() -> None:
     }  # fmt: skip
     assert js["tradeoff_points"][0]["alpha"] == 0.15 and js["tradeoff_points"][0]["below_claim"] is True
     assert js["candidates"][0] == {"pair": 0, "statistic": "projection", "threshold": 0.25, "predicted_gap": 0.1}
+
+
+def test_audit_section_text_and_markdown_read_the_typed_fields() -> None:
+    sec = _section()
+    text = sec.text_lines(None)  # type: ignore[arg-type]  # the report is not read
+    assert text[1] == (
+        "statistical audit of pkg:fn: 1 pairs, 200 draws per side planned (400 drawn in all, 1.00 s, 500 draws/s), "
+        "1 tests at joint confidence 0.95"
+    )
+    assert text[2] == (
+        "    1 round(s), stopped: refuted at 100 draws per side of 200 planned (error spent per round: linear)"
+    )
+    assert text[3] == "    pair 0: spec, distance 2, |x - x'|_2^2 = 5"
+    assert text[4] == (
+        "    test (pair 0, projection): alpha <= 0.15, beta <= 0.3; claim needs beta >= 0.5: BELOW the claim"
+    )
+    assert text[-1] == "    1e-06        0.5                         1                       0.5"
+    md = sec.markdown_lines(None)  # type: ignore[arg-type]
+    assert md[2] == (
+        "- callable: `pkg:fn`; confidence 0.95; 1 tests; 200 draws per side planned, 100 drawn; stopped: refuted; "
+        "refuted: True"
+    )
+    assert md[-2] == "| 1e-06 | 0.5 | 1 | 0.5 |"
