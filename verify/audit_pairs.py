@@ -54,18 +54,6 @@ class AuditPair:
     distance: int
     """Replace-one distance ``|x - x'|^+_1`` (add-remove: ``|x - x'|_1``)."""
 
-    def to_json(self) -> dict[str, object]:
-        """The report's ``pairs[]`` entry."""
-        diff = [a - b for a, b in zip(self.x, self.x_prime)]
-        return {
-            "x": list(self.x),
-            "x_prime": list(self.x_prime),
-            "difference": diff,
-            "l2_squared": sum(d * d for d in diff),
-            "origin": self.origin,
-            "distance": self.distance,
-        }
-
 
 def distance_of(x: tuple[int, ...], xp: tuple[int, ...], relation: BaseRelation) -> int:
     """Dataset distance of two histograms: ``|x - x'|_1`` (add-remove), else ``|(x - x')^+|_1`` (replace-one)."""

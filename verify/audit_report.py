@@ -8,17 +8,19 @@ beside the certified upper bound (the claim's epsilon at each reported delta) an
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from semidp.accountant.profiles.tradeoff import TradeoffCurve
+from semidp.verify.audit_evidence import Evidence
+from semidp.verify.audit_pairs import AuditPair
 from semidp.verify.context import Plot
+from semidp.verify.json_walk import INTERNAL, Walked
 from semidp.verify.plots import save_figure
 from semidp.verify.report import Report
-from semidp.verify.threshold_audit import Measured
+from semidp.verify.threshold_audit import Candidate, Measured
 
 
 def _fmt(x: object) -> str:
@@ -26,46 +28,178 @@ def _fmt(x: object) -> str:
 
 
 @dataclass(frozen=True)
-class AuditSection:
+class AuditRound(Walked):
+    """A ``rounds[]`` entry: one look of the sequential audit (draws per side, its share of the error, seconds)."""
+
+    round: int
+    """1-based."""
+    planned_per_side: int
+    draws_per_side: int
+    """Fewest draws on any side of the pairs still drawn (the budget may stop short of the plan)."""
+    alpha: float
+    """Error this round spends (linear alpha-spending, ``spending.rule``)."""
+    per_bound_level: float | None
+    """Confidence of each one-sided bound of the look; ``None``: the look was not made in time."""
+    refuted: bool
+    measured: bool
+    seconds: float
+    """Wall time since the audit started (s)."""
+
+
+@dataclass(frozen=True)
+class AuditSpending(Walked):
+    """The ``spending`` object: how the error ``1 - confidence`` is spent over the looks [LD83]."""
+
+    rule: str
+    first_round: int
+    growth: int
+    planned_per_side: tuple[int, ...]
+    alphas: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class TradeoffPoint(Walked):
+    """A ``tradeoff_points[]`` entry: a measured threshold test (:class:`~verify.threshold_audit.Measured`)."""
+
+    pair: int
+    statistic: str
+    threshold: float
+    alpha: float
+    """Upper confidence bound on the type I error."""
+    beta: float
+    """Upper confidence bound on the type II error."""
+    alpha_hat: float
+    beta_hat: float
+    claimed_beta: float
+    """``f_lo(alpha)``: the least type II error the claim allows there."""
+    below_claim: bool
+    draws_per_side: int
+    """Measurement draws per side."""
+
+    @classmethod
+    def of(cls, p: Measured) -> TradeoffPoint:
+        """The entry of a measured test."""
+        c = p.candidate
+        return cls(
+            c.pair, c.statistic, c.threshold, p.alpha_upper, p.beta_upper, p.alpha_hat, p.beta_hat,
+            p.claimed_beta, p.refutes, p.draws,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EpsilonDeltaRow(Walked):
+    """An ``epsilon_delta[]`` row: empirical lower vs certified upper epsilon at one delta."""
+
+    delta: float
+    epsilon_lower: float
+    epsilon_upper: float | None
+    """``None``: the claim gives no finite epsilon at this delta."""
+    gap: float | None
+    upper_source: str
+
+
+@dataclass(frozen=True)
+class AuditDraws(Walked):
+    """The ``draws`` object: planned and made draws, wall times (s) and the draw rate (draws/s)."""
+
+    per_side: int
+    drawn_per_side: int
+    selection_share: float
+    total: int
+    seconds: float
+    draw_seconds: float
+    per_second: float | None
+
+
+@dataclass(frozen=True)
+class AuditPairRow(Walked):
+    """A ``pairs[]`` entry: the audited pair (:class:`~verify.audit_pairs.AuditPair`), its draws and why they stopped."""
+
+    x: tuple[int, ...]
+    x_prime: tuple[int, ...]
+    difference: tuple[int, ...]
+    l2_squared: int
+    origin: str
+    distance: int
+    draws: tuple[int, int]
+    """Releases drawn (or recorded) at ``x`` and at ``x'``."""
+    stop: str
+
+    @classmethod
+    def of(cls, ap: AuditPair, draws: tuple[int, int], stop: str) -> AuditPairRow:
+        """The entry of a pair."""
+        diff = tuple(a - b for a, b in zip(ap.x, ap.x_prime))
+        return cls(tuple(ap.x), tuple(ap.x_prime), diff, sum(d * d for d in diff), ap.origin, ap.distance, draws, stop)
+
+
+@dataclass(frozen=True)
+class AuditCandidate(Walked):
+    """A ``candidates[]`` entry: a test chosen on the selection half (:class:`~verify.threshold_audit.Candidate`)."""
+
+    pair: int
+    statistic: str
+    threshold: float
+    predicted_gap: float
+
+    @classmethod
+    def of(cls, c: Candidate) -> AuditCandidate:
+        """The entry of a candidate."""
+        return cls(c.pair, c.statistic, c.threshold, c.predicted_gap)
+
+
+@dataclass(frozen=True)
+class AuditSection(Walked):
     """The ``audit_lower_bound`` object (fields in the module docstring of :mod:`verify.kinds.implementation`)."""
 
-    data: dict[str, Any]
-    key: str = "audit_lower_bound"
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object (contract extension)."""
-        return self.data
+    method: str
+    callable: str | None
+    """The audited function (``None``: pre-recorded releases only)."""
+    refuted: bool
+    stop: str
+    """Why the draws stopped (:data:`verify.kinds.implementation.STOPS`)."""
+    confidence: float
+    tests: int
+    per_bound_level: float
+    rounds: tuple[AuditRound, ...]
+    spending: AuditSpending
+    tradeoff_points: tuple[TradeoffPoint, ...]
+    epsilon_delta: tuple[EpsilonDeltaRow, ...]
+    draws: AuditDraws
+    pairs: tuple[AuditPairRow, ...]
+    candidates: tuple[AuditCandidate, ...]
+    evidence: Evidence | None
+    reproducible: bool | None
+    reproducibility: str
+    claimed_curve: str
+    note: str
+    key: str = field(default="audit_lower_bound", kw_only=True, metadata=INTERNAL)
 
     def _rows(self) -> list[tuple[str, str, str, str]]:
-        return [
-            (_fmt(r["delta"]), _fmt(r["epsilon_lower"]), _fmt(r["epsilon_upper"]), _fmt(r["gap"]))
-            for r in self.data["epsilon_delta"]
-        ]
+        return [(_fmt(r.delta), _fmt(r.epsilon_lower), _fmt(r.epsilon_upper), _fmt(r.gap)) for r in self.epsilon_delta]
 
     def text_lines(self, report: Report) -> list[str]:
         """The terminal block: draws, pairs, the measured points, and lower vs upper epsilon."""
-        d = self.data
-        dr = d["draws"]
-        rate = f", {dr['per_second']:.3g} draws/s" if dr.get("per_second") else ""
+        dr = self.draws
+        rate = f", {dr.per_second:.3g} draws/s" if dr.per_second else ""
         lines = [
             "",
-            f"statistical audit of {d['callable'] or 'pre-recorded releases'}: {len(d['pairs'])} pairs, "
-            f"{dr['per_side']} draws per side planned ({dr['total']} drawn in all, {dr['seconds']:.2f} s{rate}), "
-            f"{d['tests']} tests at joint confidence {d['confidence']:g}",
+            f"statistical audit of {self.callable or 'pre-recorded releases'}: {len(self.pairs)} pairs, "
+            f"{dr.per_side} draws per side planned ({dr.total} drawn in all, {dr.seconds:.2f} s{rate}), "
+            f"{self.tests} tests at joint confidence {self.confidence:g}",
         ]
-        if d.get("rounds"):
-            last = d["rounds"][-1]
+        if self.rounds:
+            last = self.rounds[-1]
             lines.append(
-                f"    {len(d['rounds'])} round(s), stopped: {d.get('stop')} at {last['draws_per_side']} draws per side "
-                f"of {dr['per_side']} planned (error spent per round: {d['spending']['rule'].split(':')[0]})"
+                f"    {len(self.rounds)} round(s), stopped: {self.stop} at {last.draws_per_side} draws per side "
+                f"of {dr.per_side} planned (error spent per round: {self.spending.rule.split(':')[0]})"
             )
-        for i, p in enumerate(d["pairs"]):
-            lines.append(f"    pair {i}: {p['origin']}, distance {p['distance']}, |x - x'|_2^2 = {p['l2_squared']}")
-        for t in d["tradeoff_points"]:
-            mark = "BELOW the claim" if t["below_claim"] else "above the claim"
+        for i, p in enumerate(self.pairs):
+            lines.append(f"    pair {i}: {p.origin}, distance {p.distance}, |x - x'|_2^2 = {p.l2_squared}")
+        for t in self.tradeoff_points:
+            mark = "BELOW the claim" if t.below_claim else "above the claim"
             lines.append(
-                f"    test (pair {t['pair']}, {t['statistic']}): alpha <= {t['alpha']:.4g}, beta <= {t['beta']:.4g}; "
-                f"claim needs beta >= {t['claimed_beta']:.4g}: {mark}"
+                f"    test (pair {t.pair}, {t.statistic}): alpha <= {t.alpha:.4g}, beta <= {t.beta:.4g}; "
+                f"claim needs beta >= {t.claimed_beta:.4g}: {mark}"
             )
         lines.append("    delta        epsilon lower (empirical)   epsilon upper (claim)   gap")
         for delta, lo, up, gap in self._rows():
@@ -74,13 +208,12 @@ class AuditSection:
 
     def markdown_lines(self, report: Report) -> list[str]:
         """The Markdown ``## Statistical audit`` section."""
-        d = self.data
         lines = [
             "## Statistical audit",
             "",
-            f"- callable: `{d['callable']}`; confidence {d['confidence']:g}; {d['tests']} tests; "
-            f"{d['draws']['per_side']} draws per side planned, {d['draws'].get('drawn_per_side')} drawn; "
-            f"stopped: {d.get('stop')}; refuted: {d['refuted']}",
+            f"- callable: `{self.callable}`; confidence {self.confidence:g}; {self.tests} tests; "
+            f"{self.draws.per_side} draws per side planned, {self.draws.drawn_per_side} drawn; "
+            f"stopped: {self.stop}; refuted: {self.refuted}",
             "",
             "| delta | epsilon lower (empirical) | epsilon upper (claim) | gap |",
             "|---|---|---|---|",
@@ -159,4 +292,15 @@ def audit_plot(
     return Plot("audit", "empirical lower bound vs claimed curve (log axes)", draw)
 
 
-__all__ = ["PLOT_FLOOR", "AuditSection", "audit_plot"]
+__all__ = [
+    "PLOT_FLOOR",
+    "AuditCandidate",
+    "AuditDraws",
+    "AuditPairRow",
+    "AuditRound",
+    "AuditSection",
+    "AuditSpending",
+    "EpsilonDeltaRow",
+    "TradeoffPoint",
+    "audit_plot",
+]

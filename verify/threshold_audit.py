@@ -154,21 +154,6 @@ class Measured:
         """``beta_upper < f_lo(alpha_upper)``: the point lies below the claimed curve."""
         return self.beta_upper < self.claimed_beta
 
-    def to_json(self) -> dict[str, object]:
-        """The report's ``tradeoff_points[]`` entry."""
-        return {
-            "pair": self.candidate.pair,
-            "statistic": self.candidate.statistic,
-            "threshold": self.candidate.threshold,
-            "alpha": self.alpha_upper,
-            "beta": self.beta_upper,
-            "alpha_hat": self.alpha_hat,
-            "beta_hat": self.beta_hat,
-            "claimed_beta": self.claimed_beta,
-            "below_claim": self.refutes,
-            "draws_per_side": self.draws,
-        }
-
 
 def split_sizes(n: int, selection: float) -> tuple[int, int]:
     """``(selection draws, measurement draws)`` per side: at least one of each."""

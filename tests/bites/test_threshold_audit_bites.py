@@ -15,6 +15,7 @@ import pytest
 from scipy.stats import beta as beta_dist
 
 from semidp.accountant.core.errors import InvalidArgument
+from semidp.verify.audit_report import TradeoffPoint
 from semidp.verify.threshold_audit import (
     FIRST_ROUND,
     GROWTH,
@@ -133,7 +134,7 @@ def test_refutes_only_strictly_below_the_claimed_curve() -> None:
 
 
 def test_tradeoff_point_json_reports_the_upper_bounds() -> None:
-    assert _measured(0.49, 0.5).to_json() == {
+    assert TradeoffPoint.of(_measured(0.49, 0.5)).to_json() == {
         "pair": 2,
         "statistic": "projection",
         "threshold": 0.25,
@@ -145,7 +146,7 @@ def test_tradeoff_point_json_reports_the_upper_bounds() -> None:
         "below_claim": True,
         "draws_per_side": 40,
     }
-    assert _measured(0.5, 0.5).to_json()["below_claim"] is False
+    assert TradeoffPoint.of(_measured(0.5, 0.5)).to_json()["below_claim"] is False
 
 
 # --- the split ------------------------------------------------------------------------------------------------

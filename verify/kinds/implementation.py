@@ -55,7 +55,17 @@ from semidp.verify.audit_evidence import Evidence, refutation_evidence
 from semidp.verify.audit_looks import Drawn, Look, OutOfTime, look_cost
 from semidp.verify.audit_looks import look as look_at
 from semidp.verify.audit_pairs import AuditPair, check_pair, distance_of, dp_pairs, pair_statistics, semi_pairs
-from semidp.verify.audit_report import AuditSection, audit_plot
+from semidp.verify.audit_report import (
+    AuditCandidate,
+    AuditDraws,
+    AuditPairRow,
+    AuditRound,
+    AuditSection,
+    AuditSpending,
+    EpsilonDeltaRow,
+    TradeoffPoint,
+    audit_plot,
+)
 from semidp.verify.context import Context, KindResult
 from semidp.verify.dask_client import run_tasks
 from semidp.verify.registry import KindDefaults, KindInfo, Problem
@@ -407,7 +417,7 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
 
     start = time.perf_counter()
     draw_seconds = 0.0
-    rounds: list[dict[str, Any]] = []
+    rounds: list[AuditRound] = []
     history: list[list[Measured]] = []
     stop, note = "samples", ""
     look = Look([], [], per_bound_level(conf, m.tests), stats_of)
@@ -509,69 +519,61 @@ def _run_audit(ctx: Context, pool: ReleasePool | None) -> KindResult:
         ups = [e.epsilon for e in epsilon_delta(claim, d) if e.epsilon is not None]
         upper = min(ups) if ups else None
         eps_rows.append(
-            {
-                "delta": d,
-                "epsilon_lower": lower,
-                "epsilon_upper": upper,
-                "gap": None if upper is None else upper - lower,
-                "upper_source": "claim (certified conversion of the claimed guarantee)",
-            }
-        )
-    pair_rows = []
-    for k, ap in enumerate(pairs):
-        row = ap.to_json()
-        row["draws"] = [len(samples[k][0]), len(samples[k][1])]
-        row["stop"] = "recorded" if k in recorded else stop
-        pair_rows.append(row)
-    section = {
-        "method": (
+            EpsilonDeltaRow(
+                d, lower, upper, None if upper is None else upper - lower,
+                "claim (certified conversion of the claimed guarantee)",
+            )
+        )  # fmt: skip
+    pair_rows = tuple(
+        AuditPairRow.of(ap, (len(samples[k][0]), len(samples[k][1])), "recorded" if k in recorded else stop)
+        for k, ap in enumerate(pairs)
+    )
+    section = AuditSection(
+        method=(
             "threshold tests on a selection/measurement split, one-sided Clopper-Pearson bounds with a "
             "Bonferroni correction over the measured tests and the sequential looks [CP34, JUO20, NST21, LD83]"
         ),
-        "callable": m.callable,
-        "refuted": isinstance(outcome, Refuted),
-        "stop": stop,
-        "confidence": conf,
-        "tests": len(measured),
-        "per_bound_level": look.level,
-        "rounds": rounds,
-        "spending": {
-            "rule": "linear alpha-spending (Lan-DeMets) with a Bonferroni bound over the looks: round k spends "
+        callable=m.callable,
+        refuted=isinstance(outcome, Refuted),
+        stop=stop,
+        confidence=conf,
+        tests=len(measured),
+        per_bound_level=look.level,
+        rounds=tuple(rounds),
+        spending=AuditSpending(
+            rule="linear alpha-spending (Lan-DeMets) with a Bonferroni bound over the looks: round k spends "
             "(1 - confidence) (N_k - N_(k-1)) / N of the error, each of its 2 x tests bounds a share of it",
-            "first_round": sizes[0],
-            "growth": GROWTH,
-            "planned_per_side": sizes,
-            "alphas": alphas,
-        },
-        "tradeoff_points": [p.to_json() for p in measured],
-        "epsilon_delta": eps_rows,
-        "draws": {
-            "per_side": n,
-            "drawn_per_side": min((min(len(a), len(b)) for a, b in samples), default=0),
-            "selection_share": sel,
-            "total": total,
-            "seconds": seconds,
-            "draw_seconds": draw_seconds,
-            "per_second": total / draw_seconds if draw_seconds > 0 else None,
-        },
-        "pairs": pair_rows,
-        "candidates": [
-            {"pair": c.pair, "statistic": c.statistic, "threshold": c.threshold, "predicted_gap": c.predicted_gap}
-            for c in cands
-        ],
-        "evidence": None if evidence is None else evidence.to_json(),
-        "reproducible": repro,
-        "reproducibility": REPRODUCIBILITY[repro],
-        "claimed_curve": "lower bound of the claim's tradeoff function (standard convention), "
+            first_round=sizes[0],
+            growth=GROWTH,
+            planned_per_side=tuple(sizes),
+            alphas=tuple(alphas),
+        ),
+        tradeoff_points=tuple(TradeoffPoint.of(p) for p in measured),
+        epsilon_delta=tuple(eps_rows),
+        draws=AuditDraws(
+            per_side=n,
+            drawn_per_side=min((min(len(a), len(b)) for a, b in samples), default=0),
+            selection_share=sel,
+            total=total,
+            seconds=seconds,
+            draw_seconds=draw_seconds,
+            per_second=total / draw_seconds if draw_seconds > 0 else None,
+        ),
+        pairs=pair_rows,
+        candidates=tuple(AuditCandidate.of(c) for c in cands),
+        evidence=evidence,
+        reproducible=repro,
+        reproducibility=REPRODUCIBILITY[repro],
+        claimed_curve="lower bound of the claim's tradeoff function (standard convention), "
         + f"{curve.n_vertices} vertices",
-        "note": "a statistical audit refutes with confidence or does not refute; it never verifies",
-    }
+        note="a statistical audit refutes with confidence or does not refute; it never verifies",
+    )
     return KindResult(
         release=ReleaseData(ctx.relation, ctx.invariant, black_box=BlackBox(claim, m.callable or "recorded releases")),
         audit=AuditEvidence(outcome, tuple(lows)),
         seed=seed,
         checks=(Check("statistical-audit", outcome), Check("invariant-preserved", inv_outcome)),
-        sections=(AuditSection(section),),
+        sections=(section,),
         plots=(audit_plot(curve, measured, conf, history),),
     )
 
@@ -594,18 +596,18 @@ def _same(a: NDArray[Any], b: NDArray[Any]) -> bool:
 
 def _round_row(
     r: int, target: int, drawn: list[Drawn], todo: list[int], alpha: float, look: Look | None, seconds: float
-) -> dict[str, Any]:
+) -> AuditRound:
     """The report's ``rounds[]`` entry of round ``r`` (``look`` ``None``: its look was not made in time)."""
-    return {
-        "round": r + 1,
-        "planned_per_side": target,
-        "draws_per_side": min((drawn[k].count(s) for k in todo for s in (0, 1)), default=target),
-        "alpha": alpha,
-        "per_bound_level": None if look is None else look.level,
-        "refuted": False if look is None else any(p.refutes for p in look.measured),
-        "measured": look is not None,
-        "seconds": seconds,
-    }
+    return AuditRound(
+        round=r + 1,
+        planned_per_side=target,
+        draws_per_side=min((drawn[k].count(s) for k in todo for s in (0, 1)), default=target),
+        alpha=alpha,
+        per_bound_level=None if look is None else look.level,
+        refuted=False if look is None else any(p.refutes for p in look.measured),
+        measured=look is not None,
+        seconds=seconds,
+    )
 
 
 def _invariant_outcome(
