@@ -36,6 +36,7 @@ import ast
 import copy
 import gc
 import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -810,6 +811,13 @@ def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant]
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    if (not args.no_coverage or args.compare) and importlib.util.find_spec("coverage") is None:
+        print(
+            "coverage is not installed: the targeted test selection needs it (pip install -e '.[test,mutation]'), "
+            "or run with --no-coverage (the whole selection for every mutant)",
+            file=sys.stderr,
+        )
+        return 2
     for m in modules:
         __import__(_module_name(m))
     import semidp  # noqa: F401  (the whole package, as the tests import it)
