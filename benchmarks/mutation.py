@@ -447,15 +447,15 @@ def _fork_start(mutant: Mutant, timeout: float, paths: list[str]) -> _Child:
 
 def _fork_poll(child: _Child) -> str | None:
     """``None`` while ``child`` runs; then ``"survived"`` (its tests passed) or ``"killed"`` (a test failed, the
-    timeout passed -- the child is then killed -- or a signal ended it, e.g. the OOM killer on a mutant that
-    bypassed a size check)."""
+    timeout passed -- the child is then killed, and the outcome is ``"timeout"``, which counts as killed -- or a
+    signal ended it, e.g. the OOM killer on a mutant that bypassed a size check)."""
     done, status = os.waitpid(child.pid, os.WNOHANG)
     if not done:
         if time.monotonic() <= child.deadline:
             return None
         os.kill(child.pid, signal.SIGKILL)
         os.waitpid(child.pid, 0)
-        return "killed"
+        return "timeout"
     code = os.waitstatus_to_exitcode(status)
     if code < 0:  # killed by a signal: the kernel's OOM killer on a mutant that bypassed a size check, a crash
         return "killed"
@@ -621,7 +621,12 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="parallel workers: forked children judged at once (with --isolated: copies of the tree)",
     )
-    ap.add_argument("--timeout", type=float, default=180.0, help="seconds per mutant (a timeout counts as killed)")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds per mutant (a timeout counts as killed; its row says timeout). Default: ten times the "
+        "module's unmutated selection in its baseline run, at least 60 s (180 s with --isolated)",
+    )
     ap.add_argument("--lines", help="only mutants on these lines, e.g. 100-180")
     ap.add_argument("--tests", nargs="+", help="run these tests instead of the module's TARGETS entry")
     ap.add_argument(
@@ -663,6 +668,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="judge a mutant that survives its targeted tests again with the whole selection",
     )
+    ap.add_argument(
+        "--report",
+        nargs="+",
+        metavar="OUT.json",
+        help="judge nothing: join these --out files (a later file's verdict on a mutant replaces an earlier one's, "
+        "as after --rerun) and print the README's table against the current code and equivalents file, the "
+        "mutants not judged yet and every survivor not listed as equivalent",
+    )
     ap.add_argument("--list", action="store_true", help="print the mutants and stop")
     ap.add_argument("--out", help="write the results (every mutant's outcome) as JSON to this file")
     ap.add_argument("--target", type=float, default=95.0, help="score (percent) a module must reach")
@@ -673,6 +686,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"module {m!r} has no test map in TARGETS (known: {', '.join(TARGETS)})")
     lines = _parse_lines(args.lines)
     equivalents = _load_equivalents()
+    if args.report:
+        return report(modules, [Path(f) for f in args.report], equivalents, args.target)
 
     todo: list[Mutant] = []
     for m in modules:
@@ -680,11 +695,7 @@ def main(argv: list[str] | None = None) -> int:
             if lines is None or lines[0] <= mu.line <= lines[1]:
                 todo.append(mu)
     if args.rerun:
-        survived = {
-            _key(r["module"], r["line"], r["col"], r["description"], r.get("occurrence", 0))
-            for r in json.loads(Path(args.rerun).read_text())
-            if r["outcome"] == "survived"
-        }
+        survived = {_row_key(r) for r in _read_results(Path(args.rerun)) if r["outcome"] == "survived"}
         todo = [mu for mu in todo if mu.key in survived]
     if args.sample is not None:
         rng = random.Random(args.seed)
@@ -695,11 +706,7 @@ def main(argv: list[str] | None = None) -> int:
         todo = kept
         print(f"sampled {len(todo)} mutants (--sample {args.sample} per module, --seed {args.seed})", flush=True)
     if args.skip_judged:
-        judged_before = {
-            _key(r["module"], r["line"], r["col"], r["description"], r.get("occurrence", 0))
-            for f in args.skip_judged
-            for r in json.loads(Path(f).read_text())
-        }
+        judged_before = {_row_key(r) for f in args.skip_judged for r in _read_results(Path(f))}
         todo = [mu for mu in todo if mu.key not in judged_before]
         print(f"{len(todo)} mutants left after --skip-judged", flush=True)
     if args.list:
@@ -720,7 +727,7 @@ def main(argv: list[str] | None = None) -> int:
             _scratch_copy(scratch / f"w{j}")
             workdirs.append(scratch / f"w{j}")
         for m in modules:  # the unmutated tree must pass, or every mutant would look killed
-            outcome, seconds = _run_tests(workdirs[0], m, args.timeout * 3, args.tests)
+            outcome, seconds = _run_tests(workdirs[0], m, (args.timeout or 180.0) * 3, args.tests)
             if outcome != "pass":
                 print(f"{m}: the targeted tests do not pass unmutated ({outcome}); fix them first", file=sys.stderr)
                 return 2
@@ -731,7 +738,7 @@ def main(argv: list[str] | None = None) -> int:
         def work(mu: Mutant) -> tuple[Mutant, str, float]:
             wd = free.pop()
             try:
-                return _judge(wd, mu, args.timeout, args.tests)
+                return _judge(wd, mu, args.timeout or 180.0, args.tests)
             finally:
                 free.append(wd)
 
@@ -756,17 +763,107 @@ def _summary(
     results: list[dict[str, object]],
 ) -> int:
     ok = True
-    print("\nmodule                              killed  survived  equivalent  score")
+    print("\nmodule                              killed  (timeout)  survived  equivalent  score")
     for m in modules:
         rows = [r for r in results if r["module"] == m]
         killed = sum(r["outcome"] == "killed" for r in rows)
         survived = sum(r["outcome"] == "survived" for r in rows)
+        timeouts = sum(bool(r.get("timeout")) for r in rows)
         equiv = sum(mu.key in equivalents for mu in todo if mu.module == m)
         score = 100.0 * killed / max(1, killed + survived)
         ok &= score >= args.target
-        print(f"{m:36s}{killed:7d}{survived:10d}{equiv:12d}  {score:5.1f} %")
+        print(f"{m:36s}{killed:7d}{timeouts:11d}{survived:10d}{equiv:12d}  {score:5.1f} %")
     if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=1))
+        _write_results(Path(args.out), results)
+    return 0 if ok else 1
+
+
+def _auto_timeout(baseline: float) -> float:
+    """The default seconds per mutant: ten times the module's whole unmutated selection (``baseline``, seconds of its
+    baseline run: under coverage by default, which is itself slower than a mutant's run), at least 60 s. A mutant
+    runs that selection or a subset of it, so a passing mutant has a tenfold margin for a busier machine; one that
+    makes the tests ten times slower is a hang (a loop that no longer ends) and counts as killed."""
+    return max(60.0, 10.0 * baseline)
+
+
+def _write_results(path: Path, results: list[dict[str, object]]) -> None:
+    """Write ``--out`` atomically (a temporary file in the same folder, then a rename): a run stopped while writing
+    leaves the previous complete file, never a truncated one that ``--skip-judged`` or ``--report`` cannot read."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(results, indent=1))
+    os.replace(tmp, path)
+
+
+def _row_key(row: dict[str, object]) -> str:
+    """The mutant key of an ``--out`` row."""
+    return _key(
+        str(row["module"]),
+        int(str(row["line"])),
+        int(str(row["col"])),
+        str(row["description"]),
+        int(str(row.get("occurrence", 0))),
+    )
+
+
+def _read_results(path: Path) -> list[dict[str, object]]:
+    """The rows of an earlier ``--out`` file, or a clear error naming the file."""
+    if path.suffix == ".py":
+        raise SystemExit(f"{path}: a module, not an --out file (name the modules before --report/--skip-judged)")
+    try:
+        rows = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"{path}: not a readable --out file of this script ({exc})") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "module" in r for r in rows):
+        raise SystemExit(f"{path}: not an --out file of this script (a JSON list of rows with 'module')")
+    return rows
+
+
+def report(modules: list[str], files: list[Path], equivalents: set[str], target: float) -> int:
+    """``--report``: the score table of ``modules`` from earlier ``--out`` files, judging nothing.
+
+    A stopped run continued with ``--skip-judged``, or survivors judged again with ``--rerun`` after new tests,
+    leave several files; a later file's verdict on a mutant replaces an earlier one's. Mutants are those of the
+    current code: a verdict whose key names no current mutant is *stale* (the code moved since) and is left out,
+    counted and printed, never scored. A mutant listed in the equivalents file counts as equivalent whatever its
+    verdict. Prints a markdown table (the README's columns plus judged and not yet judged) and then every survivor
+    counted against; returns 0 when every module is judged in full and reaches ``target``."""
+    verdicts: dict[str, str] = {}
+    for f in files:
+        for r in _read_results(f):
+            key = _row_key(r)
+            verdicts[key] = "timeout" if r.get("timeout") else str(r["outcome"])
+    current = {m: [mu.key for mu in mutants_of(m)] for m in modules}
+    known = {k for keys in current.values() for k in keys}
+    stale = sorted(k for k in verdicts if k not in known and k.split(":", 1)[0] in current)
+    ok = True
+    against: list[str] = []
+    print("| module | mutants | judged | killed (by timeout) | equivalent | other survivors | not judged | score |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for m, keys in current.items():
+        equiv = [k for k in keys if k in equivalents]
+        rest = [k for k in keys if k not in equivalents]
+        killed = sum(verdicts.get(k) in ("killed", "timeout") for k in rest)
+        timeouts = sum(verdicts.get(k) == "timeout" for k in rest)
+        survived = [k for k in rest if verdicts.get(k) == "survived"]
+        unjudged = sum(k not in verdicts for k in rest)
+        judged = sum(k in verdicts for k in keys)
+        score = 100.0 * killed / max(1, killed + len(survived))
+        ok &= score >= target and unjudged == 0
+        against += survived
+        print(
+            f"| {m} | {len(keys)} | {judged} | {killed} ({timeouts}) | {len(equiv)} | {len(survived)} | {unjudged} "
+            f"| {score:.1f} % |"
+        )
+    if stale:
+        print(
+            f"\n{len(stale)} verdicts name no current mutant (the code moved since they were judged): "
+            + ", ".join(stale[:20])
+            + (" ..." if len(stale) > 20 else "")
+        )
+    if against:
+        print(f"\n{len(against)} survivors counted against the score:")
+        for k in against:
+            print(f"  {k}")
     return 0 if ok else 1
 
 
@@ -795,6 +892,9 @@ def _preload_pytest_plugins() -> None:
 
 
 def _row(mu: Mutant, outcome: str, seconds: float, **extra: object) -> dict[str, object]:
+    """One ``--out`` row; a ``"timeout"`` is recorded as killed with ``timeout: true``."""
+    if outcome == "timeout":
+        outcome, extra = "killed", {**extra, "timeout": True}
     row: dict[str, object] = {**asdict(mu), "outcome": outcome, "seconds": round(seconds, 1), **extra}
     del row["trace_lines"]
     return row
@@ -825,6 +925,7 @@ def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant]
     _preload_pytest_plugins()
     full: dict[str, list[str]] = {m: ["semidp/" + m, *(args.tests or TARGETS[m])] for m in modules}
     maps: dict[str, CoverageMap] = {}
+    limit: dict[str, float] = {}  # seconds per mutant, per module
     for m in modules:  # the unmutated module must pass, or every mutant would look killed
         if args.no_coverage and not args.compare:
             start = time.monotonic()
@@ -839,18 +940,23 @@ def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant]
             if code != 0:
                 print(f"{m}: the targeted tests do not pass unmutated (exit {code}); fix them first", file=sys.stderr)
                 return 2
-            print(f"{m}: baseline passes in {time.monotonic() - start:.1f} s", flush=True)
+            limit[m] = args.timeout or _auto_timeout(time.monotonic() - start)
+            print(f"{m}: baseline passes in {time.monotonic() - start:.1f} s; {limit[m]:.0f} s a mutant", flush=True)
             continue
-        cmap, how = coverage_map(m, full[m], args.timeout * 3)
+        cmap, how = coverage_map(m, full[m], (args.timeout or 200.0) * 3)
         if cmap is None:
             print(f"{m}: {how}; fix them first", file=sys.stderr)
             return 2
         maps[m] = cmap
-        print(f"{m}: {how} ({len(cmap.tests)} tests, {len(cmap.lines)} lines executed)", flush=True)
+        limit[m] = args.timeout or _auto_timeout(sum(cmap.seconds.values()))
+        print(
+            f"{m}: {how} ({len(cmap.tests)} tests, {len(cmap.lines)} lines executed; {limit[m]:.0f} s a mutant)",
+            flush=True,
+        )
 
     judged = [mu for mu in todo if mu.key not in equivalents]
     if args.jobs > 1 and not args.compare:
-        return _summary(args, modules, todo, equivalents, _run_parallel(args, judged, maps, full))
+        return _summary(args, modules, todo, equivalents, _run_parallel(args, judged, maps, full, limit))
     results: list[dict[str, object]] = []
     totals = {"targeted": 0.0, "full": 0.0}
     mismatches = 0
@@ -859,18 +965,18 @@ def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant]
         selected = cmap.select(mu) if cmap is not None else None
         ran = "all" if selected is None else str(len(selected))
         if args.no_coverage and not args.compare:
-            _, outcome, seconds = _fork_judge(mu, args.timeout, full[mu.module])
+            _, outcome, seconds = _fork_judge(mu, limit[mu.module], full[mu.module])
             row = _row(mu, outcome, seconds)
         elif selected == []:
             outcome, seconds, row = "survived", 0.0, _row(mu, "survived", 0.0, tests=0, note="not covered")
         else:
-            _, outcome, seconds = _fork_judge(mu, args.timeout, selected or full[mu.module])
+            _, outcome, seconds = _fork_judge(mu, limit[mu.module], selected or full[mu.module])
             row = _row(mu, outcome, seconds, tests=ran)
         if args.compare:
-            _, old, old_seconds = _fork_judge(mu, args.timeout, full[mu.module])
+            _, old, old_seconds = _fork_judge(mu, limit[mu.module], full[mu.module])
             totals["targeted"] += seconds
             totals["full"] += old_seconds
-            same = old == outcome
+            same = (old == "survived") == (outcome == "survived")
             mismatches += not same
             row.update(full_outcome=old, full_seconds=round(old_seconds, 1))
             print(
@@ -879,14 +985,14 @@ def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant]
                 flush=True,
             )
         elif outcome == "survived" and args.confirm_survivors and not args.no_coverage:
-            _, again, more = _fork_judge(mu, args.timeout, full[mu.module])
+            _, again, more = _fork_judge(mu, limit[mu.module], full[mu.module])
             row.update(full_outcome=again, full_seconds=round(more, 1))
-            if again == "killed":
+            if again != "survived":
                 row["outcome"] = outcome = "killed"
                 print(f"[{n}/{len(judged)}] killed only by the whole selection: {mu.key}", flush=True)
         results.append(row)
         if args.out:  # after every mutant, so a stopped run keeps what it judged
-            Path(args.out).write_text(json.dumps(results, indent=1))
+            _write_results(Path(args.out), results)
         if args.compare:
             pass
         elif outcome == "survived":
@@ -904,7 +1010,11 @@ def _run_forked(args: argparse.Namespace, modules: list[str], todo: list[Mutant]
 
 
 def _run_parallel(
-    args: argparse.Namespace, judged: list[Mutant], maps: dict[str, CoverageMap], full: dict[str, list[str]]
+    args: argparse.Namespace,
+    judged: list[Mutant],
+    maps: dict[str, CoverageMap],
+    full: dict[str, list[str]],
+    limit: dict[str, float],
 ) -> list[dict[str, object]]:
     """``--jobs N`` in the forked mode: up to N forked children at once, each judging one mutant exactly as the
     serial loop of :func:`_run_forked` does (the same test selection; a targeted survivor is queued again with
@@ -916,7 +1026,7 @@ def _run_parallel(
     def record(row: dict[str, object], key: str) -> None:
         results.append(row)
         if args.out:
-            Path(args.out).write_text(json.dumps(results, indent=1))
+            _write_results(Path(args.out), results)
         n = len(results)
         if row["outcome"] == "survived":
             note = " (not covered)" if row.get("note") else ""
@@ -939,7 +1049,7 @@ def _run_parallel(
     while pending or running:
         while pending and len(running) < args.jobs:
             mu, paths, ran, confirming = pending.popleft()
-            running.append((_fork_start(mu, args.timeout, paths), ran, confirming))
+            running.append((_fork_start(mu, limit[mu.module], paths), ran, confirming))
         for item in list(running):
             child, ran, confirming = item
             outcome = _fork_poll(child)
@@ -950,7 +1060,7 @@ def _run_parallel(
             mu = child.mutant
             if confirming is not None:
                 confirming.update(full_outcome=outcome, full_seconds=round(seconds, 1))
-                if outcome == "killed":
+                if outcome != "survived":
                     confirming["outcome"] = "killed"
                     print(f"killed only by the whole selection: {mu.key}", flush=True)
                 record(confirming, mu.key)
