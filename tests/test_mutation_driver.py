@@ -8,28 +8,17 @@ kill that says so.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.mutation_driver import load_driver
+
 MODULE = "accountant/pld/refine.py"
 
 
-def _driver() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("semidp_mutation_driver", ROOT / "benchmarks" / "mutation.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up by name
-    spec.loader.exec_module(mod)
-    return mod
-
-
-DRIVER = _driver()
+DRIVER = load_driver()
 
 
 def _rows(mutants: list, outcome: str, **extra: object) -> list[dict[str, object]]:

@@ -9,25 +9,11 @@ re-keyed (and judged again) in the same change.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _driver() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("semidp_mutation_driver", ROOT / "benchmarks" / "mutation.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up by name
-    spec.loader.exec_module(mod)
-    return mod
+from tests.mutation_driver import load_driver
 
 
 def test_every_listed_equivalent_names_a_current_mutant() -> None:
-    driver = _driver()
+    driver = load_driver()
     listed = driver._load_equivalents()
     assert len(listed) > 300  # the list was read (343 keys in session 32)
     modules = sorted({key.split(":")[0] for key in listed})
