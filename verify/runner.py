@@ -35,6 +35,7 @@ from semidp.accountant.releases.accounting import (
     account,
     base_guarantees,
     covering_radius,
+    profile_not_attained,
     states_base,
     statistical_audit,
     upper_bound_only,
@@ -101,6 +102,12 @@ class Audit:
 def claim_of(g: GuaranteeSpec) -> PrivacyClaim:
     """A spec guarantee table as the claim :func:`verify.claims.decide` takes (:meth:`PrivacyClaim.of_spec`)."""
     return PrivacyClaim.of_spec(g)
+
+
+def _pure(g: GuaranteeSpec) -> bool:
+    """Whether the claim is pure DP (form ``epsilon`` with ``delta = 0``)."""
+    c = claim_of(g)
+    return c.form == "epsilon" and c.exact("delta") == 0
 
 
 def decide_claim(
@@ -500,6 +507,8 @@ def assemble_accounted(ctx: Context, part: KindResult, acct: Accounted, *, repor
         group = 1 if ctx.framework == "dp" else a.value if ctx.framework == "semi-dp" else 0
         exact = exact_sum(getattr(spec.mechanism, "components", None), group) if parts is not None else None
         loose = upper_bound_only(release) if release is not None else None
+        if loose is None and release is not None and spec.claim is not None and not _pure(spec.claim.guarantee):
+            loose = profile_not_attained(release)
         checks += [
             not_refuted_by_a_bound(_claim_with_bounds(c, ctx, acct, release), loose)
             for c in claim_check(spec, acct.effective, parts, exact, Budget.until(ctx.deadline))

@@ -539,6 +539,19 @@ def upper_bound_only(release: Release) -> str | None:
     return None
 
 
+def profile_not_attained(release: Release) -> str | None:
+    r"""Why ``release``'s accounted guarantee is attained in its pure :math:`\varepsilon` only, or ``None``: a
+    part known by a mechanism's privacy map that its noise does not attain along the
+    :math:`(\varepsilon,\delta)` profile (:attr:`KnownGuarantee.pure_only`, e.g. Laplace noise calibrated to
+    pure DP). A claim with :math:`\delta > 0` (or of another form) is then not refuted from that guarantee's
+    extreme pair (house rule: refute only from a proven lower bound); a pure claim still is."""
+    for i, p in enumerate(release.parts):
+        if isinstance(p.law, KnownGuarantee) and p.law.pure_only:
+            name = repr(p.label) if p.label else f"part {i}"
+            return f"{name}: {p.law.pure_only}"
+    return None
+
+
 @dataclass(frozen=True)
 class BracketAccount:
     """A measurement release accounted at its worst pair on one relation: exact rho and the certified PLD bracket.
@@ -668,6 +681,7 @@ __all__ = [
     "BracketAccount",
     "pld_bracket",
     "upper_bound_only",
+    "profile_not_attained",
     "Accounting",
     "AuditAccount",
     "AuditEvidence",

@@ -110,6 +110,13 @@ class KnownGuarantee:
     """For a guarantee on semi-adjacent pairs at a fixed radius R (not at the table's a(t)): the result that proves
     a(t) <= R wherever the invariant allows it (reported; [CA24, Thm. 37] for the odds-ratio test); the runner then checks
     a(t) <= R, and the guarantee holds on every smaller radius (A_r is a subset of A_R [CA24, Def. 14])."""
+    pure_only: str = ""
+    r"""For a mechanism's privacy map that is attained in its pure :math:`\varepsilon` but not along the
+    :math:`(\varepsilon, \delta)` profile of the guarantee's extreme pair: why (``""``: attained, or a
+    published guarantee judged as stated). Laplace-type noise calibrated to :math:`\varepsilon`-DP has privacy
+    losses up to :math:`\varepsilon` on its worst pair, so no smaller pure epsilon holds, but its
+    :math:`\delta(\varepsilon')` lies below randomized response's [KOV15, Thm. 2.4 attains it]; such a
+    guarantee refutes a pure claim only (:func:`accountant.releases.accounting.profile_not_attained`)."""
 
 
 class PluginLaw:
