@@ -1310,8 +1310,9 @@ def test_eps_side_beyond_the_window_below_one() -> None:
 
 
 def test_eps_lower_uses_the_chord_when_delta_equals_the_next_label_bound(big_u: float) -> None:
-    # 528:32. delta exactly the (float) bound at label i + 1: the chord from label i still lies above delta up to
-    # t = (v0 - delta) / (v0 - v1) (1 - 8u) - 4u = 1 - 12u, almost the whole step, not stop at label i.
+    # 528:32, 521:29. delta exactly the (float) bound at label i + 1: the chord from label i still lies above delta
+    # up to t = (v0 - delta) / (v0 - v1) (1 - 8u) - 4u = 1 - 12u, almost the whole step, not stop at label i; and
+    # label i + 1 does not qualify itself (its bound does not exceed delta: the answer stays below (i + 1) h).
     u = REF.mpf(big_u)
     h = 2.0**-3
     br = synthetic_bracket(h)
@@ -1328,7 +1329,7 @@ def test_eps_lower_uses_the_chord_when_delta_equals_the_next_label_bound(big_u: 
         want = i * REF.mpf(h) + REF.log1p(t * REF.expm1(h)) * (1 - 8 * u)
         got = br._eps_lower(comp, v1)
         assert close(got, want, 1e-12), (j, got, float(want))
-        assert got > i * h + 0.99 * h
+        assert i * h + 0.99 * h < got < (i + 1) * h
         checked += 1
     assert checked >= 2
 
