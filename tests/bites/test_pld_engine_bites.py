@@ -20,7 +20,14 @@ import pytest
 
 from semidp.accountant.pld import engine as pld_engine
 from semidp.accountant.pld.engine import PLDBracket, compose_plds
-from semidp.accountant.pld.parts import ApproxDPPart, GaussianPart, GridLaw, LaplacePart, RandomizedResponsePart
+from semidp.accountant.pld.parts import (
+    ApproxDPPart,
+    GaussianPart,
+    GridLaw,
+    LaplacePart,
+    Lattice,
+    RandomizedResponsePart,
+)
 
 REF = mpmath.MPContext()
 REF.dps = 60
@@ -360,6 +367,9 @@ def mp_kappa_sq(lam: float, h: float, n: int) -> mpmath.mpf:
         (0.5, 0.5, 64, (U_BIG, 0.0)),
         (0.75, 2.0**-10, 1024, (U_BIG, 0.0)),
         (1e6, 2.0**-24, 1024, (U_BIG,)),  # the closed form is the minimum (the sums cancel to 1e-4 at _U = 0)
+        # lambda <= 1 uses the closed form too: at _U = 2^-6 the sums' 32 u pad (about 49) exceeds the closed form
+        # (27.4, 1 + 16 u included), so the minimum is the closed form (at the real _U the difference is smaller)
+        (0.9, 2.0**-6, 1024, (2.0**-6,)),
     ],
 )
 def test_kappa_norm_carries_its_documented_pads(
@@ -433,7 +443,9 @@ def dyadic_law(n: int, offset: int, h: float, zero_block: tuple[int, int] | None
     return GridLaw(offset, masses, 0.0, h)
 
 
-@pytest.mark.parametrize(("n", "block"), [(1300, (30, 33)), (300, (5, 6)), (1, None), (1024, (0, 2))])
+@pytest.mark.parametrize(
+    ("n", "block"), [(1300, (30, 33)), (300, (5, 6)), (1, None), (1024, (0, 2)), (513, None), (512, (7, 8))]
+)
 def test_coarse_bins_move_their_exact_mass_to_the_ends_with_the_documented_pad(
     big_u: float, n: int, block: tuple[int, int] | None
 ) -> None:
@@ -629,7 +641,7 @@ def test_eps_lower_without_chord_beyond_the_chord_limit() -> None:
     assert br._eps_lower(comp, d) == (comp.start - 1 + 3) * 512.0
 
 
-@pytest.mark.parametrize("h", [2.0**-3, 512.0])
+@pytest.mark.parametrize("h", [2.0**-3, 256.0, 512.0])  # 256 = CHORD_MAX_H: the chord still refines
 def test_eps_side_upper_end_chord_and_beyond_the_window(big_u: float, h: float) -> None:
     # the first grid point whose bound (e^ld + inf)(1 + 4u) is <= delta; between it and the point below, the chord
     # crossing with frac = (v0 - delta) / (v0 - v1) (1 + 8u) + 4u v0 / (v0 - v1), log1p(frac expm1(h)) (1 + 8u), one
@@ -1213,3 +1225,243 @@ def test_a_bracket_is_immutable_and_refuses_a_delta_above_one() -> None:
         with pytest.raises(InvalidArgument, match="delta"):
             b.epsilon(bad)
     assert b.epsilon(1.0).upper == 0.0
+
+
+# ---------------------------------------------- session 33 (E2): the engine's last survivors, one bite each
+
+
+def binomial_lattice_profile(k: int, q: float, d: int, h: float, i: int) -> mpmath.mpf:
+    """Finite part at grid index ``i`` of the ``k``-fold composition of atoms at 0 (mass ``1 - q``) and ``d`` (mass
+    ``q``), at 60 digits: ``sum_{a d > i} C(k, a) q^a (1 - q)^(k - a) (1 - e^{(i - a d) h})``."""
+    qm, hm = REF.mpf(q), REF.mpf(h)
+    return REF.fsum(
+        REF.binomial(k, a) * qm**a * (1 - qm) ** (k - a) * -REF.expm1((i - a * d) * hm)
+        for a in range(k + 1)
+        if a * d > i
+    )
+
+
+def test_tilted_lower_end_subtracts_the_mass_wrapped_from_above_the_window() -> None:
+    # 370:48. A window at the support's bottom, cut below the top atom 2m (mass p^2), composed under a tilt
+    # lambda = 0.05: the FFT wraps that atom onto index 2m - n = 14464. Read back at index i < 14464 it carries the
+    # untilted weight e^{lambda h n} (1 - e^{(i - 2m + n) h}) = 24.5 x 0.36 instead of (1 - e^{(i - 2m) h}) <= 1:
+    # far more than its true share. Only a_up (the Chernoff bound of the tilted mass above the window) subtracted
+    # from the lower end keeps it below the truth; without it the lower end is 1.2 to 1.6 times the truth here.
+    h, m, p, lam = 2.0**-10, 40000, 0.05, 0.05
+    comp = pld_engine._compose_tilted([factor(two_atom_law(p, m, h), 2)], lam, 2**16, upper=False)
+    n = comp.log_delta.size - 1
+    assert comp.start == 0 and n == 2**16 and comp.above_log > -math.inf  # cut below the top: a_up > 0
+    for i in (2000, 8000, 12000, 14000, 14400, 20000, 39000):
+        ref = three_atom_profile(p, m, h, i)
+        got = pld_engine._delta_from(comp, h, i * h, upper=False, index=i)
+        assert got <= ref, (i, got, ref)
+
+
+def test_window_at_the_support_bottom_subtracts_no_mass_from_below() -> None:
+    # 336:38, 336:60. 65 factors with atoms at 0 (mass 0.99) and d = 64 grid steps (h = 2^-17): the 4096-point window
+    # starts at the support's bottom and is cut below its top (65 x 64 = 4160), where the mass is 1e-126, so a_up
+    # is about e^-289. Nothing lies below the window: a_low must be 0. The Chernoff bound of the (empty) mass below
+    # index -1 is not small on this fine grid (0.52 e^{-s h} with s h <= 1e5 h = 0.76: about 0.24), and subtracting
+    # it (or 1.0) zeroes the lower end; without it the lower end is the exact profile up to its 1e-7 error budget.
+    h, d, k, q = 2.0**-17, 64, 65, 0.01
+    masses = np.zeros(d + 1)
+    masses[0], masses[d] = 1 - q, q
+    comp = pld_engine._compose_tilted([factor(GridLaw(0, masses, 0.0, h), k)], 0.0, 2**12, upper=False)
+    assert comp.start == 0 and comp.log_delta.size == 2**12 + 1 and comp.exact_top == k * d  # a cut window
+    for i in (0, 30, 100):
+        ref = binomial_lattice_profile(k, q, d, h, i)
+        got = pld_engine._delta_from(comp, h, i * h, upper=False, index=i)
+        assert ref * (1 - 1e-7) <= got <= ref, (i, got, float(ref))
+
+
+@pytest.mark.parametrize("part", [LaplacePart(2.0), GaussianPart(1.5)])
+def test_one_mechanism_is_read_from_the_untilted_composition(big_u: float, part: object) -> None:
+    # 469:43, 469:56, 469:63, 482:63. One mechanism has no FFT noise to tilt away, so delta() and epsilon() read the
+    # untilted (lambda = 0) composition of its laws. A tilt would only add its pads (tau's 4 u |lambda| max |loss|,
+    # the log's 4 u |lambda h| (|start| + n)): at _U = 2^-30 the upper ends rise by 1e-8 to 2e-6 relative.
+    br = compose_plds([part], grid=2.0**-7)  # type: ignore[list-item]
+    assert isinstance(br, PLDBracket) and br.count == 1
+    up = pld_engine._compose_tilted(br.upper_factors, 0.0, br.max_points, upper=True)
+    lo = pld_engine._compose_tilted(br.lower_factors, 0.0, br.max_points, upper=False)
+    for eps in (0.05, 0.2, 0.4, 1.5):
+        want = (br._delta_lower(lo, eps), pld_engine._delta_from(up, br.h, eps, upper=True))
+        assert br.delta(eps) == (min(want), want[1]), eps
+    for delta in (1e-3, 1e-8):
+        assert br.epsilon(delta) == (br._eps_lower(lo, delta), br._eps_side(up, delta, upper=True)), delta
+    assert sorted(br._cache) == [(False, 0.0), (True, 0.0)]  # no tilted composition was made
+
+
+def test_eps_side_beyond_the_window_below_one() -> None:
+    # 573:27, 579:23. A window ending at grid index 18 on h = 2^-5: beyond it the upper end of epsilon is
+    # (end + max(0, ceil((above - log(delta - inf)) / (lambda h)))) h (end h = 0.5625 when nothing lies above),
+    # clipped at 0 from below only: an answer below 1 stays below 1.
+    h = 2.0**-5
+    br = synthetic_bracket(h)
+    comp = synthetic(start=2)
+    end = comp.start + comp.log_delta.size - 1
+    assert end == 18
+    flat = pld_engine._Composed(comp.start, comp.log_delta, comp.inf_mass, -math.inf, 0.75, comp.top, comp.top)
+    assert br._eps_side(flat, comp.inf_mass * 1.01, upper=True) == end * h == 0.5625
+    for steps in (0.5, 3.0, 9.0):  # the Chernoff tail e^{above - lambda h (i - end)} falls below delta after `steps`
+        delta = comp.inf_mass + math.exp(comp.above_log - steps * comp.lam * h)
+        extra = (comp.above_log - math.log(delta - comp.inf_mass)) / (comp.lam * h)
+        got = br._eps_side(comp, delta, upper=True)
+        assert got == (end + max(0, math.ceil(extra))) * h < 1.0, (steps, got)
+
+
+def test_eps_lower_uses_the_chord_when_delta_equals_the_next_label_bound(big_u: float) -> None:
+    # 528:32, 521:29. delta exactly the (float) bound at label i + 1: the chord from label i still lies above delta
+    # up to t = (v0 - delta) / (v0 - v1) (1 - 8u) - 4u = 1 - 12u, almost the whole step, not stop at label i; and
+    # label i + 1 does not qualify itself (its bound does not exceed delta: the answer stays below (i + 1) h).
+    u = REF.mpf(big_u)
+    h = 2.0**-3
+    br = synthetic_bracket(h)
+    comp = synthetic()
+    vals = (np.exp(comp.log_delta) + comp.inf_mass) * (1 - 4 * big_u)  # the engine's test of the labels
+    checked = 0
+    for j in (2, 5, 9):
+        i = comp.start - 1 + j
+        v0 = pld_engine._delta_from(comp, h, 0.0, upper=False, index=i)
+        v1 = pld_engine._delta_from(comp, h, 0.0, upper=False, index=i + 1)
+        if not (vals[j] > v1 and vals[j + 1] == v1 and v0 > v1):
+            continue  # numpy's and libm's exp one ulp apart: not the tie
+        t = max(0, (REF.mpf(v0) - v1) / (REF.mpf(v0) - v1) * (1 - 8 * u) - 4 * u)
+        want = i * REF.mpf(h) + REF.log1p(t * REF.expm1(h)) * (1 - 8 * u)
+        got = br._eps_lower(comp, v1)
+        assert close(got, want, 1e-12), (j, got, float(want))
+        assert i * h + 0.99 * h < got < (i + 1) * h
+        checked += 1
+    assert checked >= 2
+
+
+def test_delta_lower_chord_rounds_its_offset_up_on_the_widest_grid() -> None:
+    # 510:12. h = 256 (CHORD_MAX_H) and a shift of -1/3: x - i h is not a float. t = expm1(r) / expm1(h) must not be
+    # below the exact t (the chord of lower bounds falls with t): r rounded up. Rounded down instead, expm1(r) is
+    # r 2^-52 ~ 250 u low, beyond the (1 + 8 u) pad on t, and where the profile falls by e^-30 per label (the chord
+    # near its low end, t close to 1) the lower end lands up to 7e-13 above the exact chord.
+    h = 256.0
+    br = synthetic_bracket(h, 0.0, Fraction(-1, 3))
+    log_delta = math.log(0.5) - 30.0 * np.arange(8, dtype=np.float64)
+    comp = pld_engine._Composed(3, log_delta, 0.0, -math.inf, 0.0, 9, 9)
+    checked = 0
+    for j in range(5):
+        for frac in (Fraction(9, 10), Fraction(99, 100), Fraction(999, 1000), Fraction(9999, 10000)):
+            eps = float((comp.start - 1 + j + frac) * 256 - Fraction(1, 3))
+            x = Fraction(eps) + Fraction(1, 3)
+            i = math.floor(x / 256)
+            v0 = pld_engine._delta_from(comp, h, eps, upper=False, index=i)
+            v1 = pld_engine._delta_from(comp, h, eps, upper=False, index=i + 1)
+            r = x - i * 256
+            t = REF.expm1(REF.mpf(r.numerator) / r.denominator) / REF.expm1(h)
+            exact = (1 - t) * v0 + t * v1
+            got = br._delta_lower(comp, eps)
+            assert exact * (1 - 1e-12) <= got <= exact, (j, frac, got, float(exact))
+            checked += 1
+    assert checked == 20
+
+
+def test_exact_support_of_exactly_the_limit_gets_the_exact_window() -> None:
+    # 323:7. Three factors of 21846 points: the composed support has 3 x 21845 + 1 = 2^16 = EXACT_SUPPORT_POINTS
+    # points, at most 64 factors: the FFT covers it exactly (2^16 points from the support's bottom, no aliased mass),
+    # though the narrow law's own window would be 2^12.
+    size = 21846
+    masses = np.zeros(size)
+    masses[0] = masses[-1] = 2.0**-30
+    masses[size // 2] = 1 - 2.0**-29
+    law = GridLaw(-5, masses, 0.0, 2.0**-8)
+    comp = pld_engine._compose_tilted([factor(law, 3)], 0.0, 2**20, upper=False)
+    assert comp.log_delta.size == 2**16 + 1 and comp.start == -15 and comp.above_log == -math.inf
+    assert comp.exact_top == -15 + 2**16 - 1
+
+
+def test_automatic_grid_widest_part_quarter_at_a_power_of_two_boundary() -> None:
+    # 598:39. single / 4 = 35.2 = 1.1 x 2^5 over 2^15 points: h = 2^-9 (a fifth, 28.16, would give 2^-10)
+    parts = [(_WidePart(0.01, 140.8), 1), (_WidePart(0.02, 0.5), 3)]
+    assert pld_engine._auto_grid(parts, 2**15) == 2.0**-9  # type: ignore[arg-type]
+
+
+def test_given_grid_is_rounded_down_to_a_power_of_two() -> None:
+    # 687:19. grid = 0.3 -> h = 0.25 (documented: rounded down); 3 x 2^-7 -> 2^-6
+    part = RandomizedResponsePart(0.5, 2)
+    for grid, h in ((0.3, 0.25), (3 * 2.0**-7, 2.0**-6), (2.0**-5, 2.0**-5)):
+        br = compose_plds([(part, 3)], grid=grid)
+        assert isinstance(br, PLDBracket) and br.h == h, grid
+
+
+def test_lattice_labels_are_the_lattice_itself_when_it_is_finer_than_the_grid() -> None:
+    # 720:12. Laplace(b = 3): lattice spacing 2/3 <= h = 1, so N = 1 (the smallest N with 2/3 / N <= h): the labels
+    # are 2/3 apart, not halved
+    br = compose_plds([(LaplacePart(3.0), 5)], grid=1.0)
+    assert isinstance(br, PLDBracket) and br.lower_h == 2.0 / 3.0
+
+
+def test_parts_on_different_lattices_keep_the_grid_lower_end() -> None:
+    # 718:7. RR(0.3) (spacing 0.6) and RR(0.5) (spacing 1.0) share no lattice: the lower laws stay on the grid. Put
+    # on the first part's lattice, RR(0.5)'s atoms are floored by up to 0.5 each and the lower ends drop (delta(0.5):
+    # 0.065 instead of 0.193; epsilon(1e-3): 1.09 instead of 1.877)
+    br = compose_plds([(RandomizedResponsePart(0.3, 2), 3), (RandomizedResponsePart(0.5, 2), 2)], grid=2.0**-6)
+    assert isinstance(br, PLDBracket) and br.lower_h == 0.0
+    lo, up = br.delta(0.5)
+    assert 0.98 * up < lo <= up
+    lo, up = br.epsilon(1e-3)
+    assert up - lo < 0.02
+
+
+class _DegenerateLattice:
+    """A randomized response that declares a degenerate lattice (a user's part: the protocol is public)."""
+
+    def __init__(self, spacing: float) -> None:
+        self.inner, self.spacing = RandomizedResponsePart(0.5, 2), spacing
+
+    def grid_law(self, h: float, *, pessimistic: bool, tail_mass: float = 1e-15) -> GridLaw:
+        return self.inner.grid_law(h, pessimistic=pessimistic, tail_mass=tail_mass)
+
+    def loss_scale(self) -> float:
+        return self.inner.loss_scale()
+
+    def support_width(self) -> float:
+        return self.inner.support_width()
+
+    def max_loss(self) -> Fraction | None:
+        return self.inner.max_loss()
+
+    def lattice(self) -> Lattice:
+        return Lattice(-0.5, self.spacing, False)
+
+    def lattice_law(self, h: float, shift: float) -> GridLaw:
+        return self.inner.lattice_law(h, shift)
+
+
+@pytest.mark.parametrize("spacing", [math.inf, 0.0, -1.0, math.nan])
+def test_a_degenerate_lattice_keeps_the_grid_lower_end(spacing: float) -> None:
+    # 718:7, 718:73. A lattice spacing that is not finite and positive is ignored (the grid's lower laws), not used
+    # (an infinite spacing reached lattice_law as h = inf: InvalidArgument from a valid composition)
+    br = compose_plds([(_DegenerateLattice(spacing), 3)], grid=2.0**-6)
+    ref = compose_plds([(RandomizedResponsePart(0.5, 2), 3)], grid=2.0**-6, lattice=False)
+    assert isinstance(br, PLDBracket) and isinstance(ref, PLDBracket) and br.lower_h == 0.0
+    assert br.delta(0.5) == ref.delta(0.5) and br.epsilon(1e-3) == ref.epsilon(1e-3)
+
+
+def test_queries_do_not_change_bracket_equality() -> None:
+    # 435:98 (and 436:88). The lazy caches (compositions, log-MGF on the tilts) are not part of a bracket's value:
+    # a bracket equals a fresh one made of the same laws and sizes after queries as before
+    br = compose_plds([(RandomizedResponsePart(0.5, 2), 3), (LaplacePart(2.0), 2)], grid=2.0**-6)
+    assert isinstance(br, PLDBracket)
+
+    def fresh() -> PLDBracket:
+        return PLDBracket(
+            br.h,
+            br.upper_factors,
+            br.lower_factors,
+            br.max_points,
+            br.loss_cap,
+            br.lower_h,
+            br.lower_shift,
+            br.lower_slack,
+        )
+
+    assert br == fresh()
+    br.delta(0.5)
+    br.epsilon(1e-6)
+    assert br._cache and br._tilts  # both caches filled
+    assert br == fresh() and fresh() == br
