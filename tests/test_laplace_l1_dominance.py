@@ -1,0 +1,224 @@
+r"""A Laplace shift known by its l1 norm is dominated by the one-coordinate pair (proof obligation of
+:func:`accountant.releases.accounting.pld_counted_parts`).
+
+``pld_counted_parts`` accounts a Laplace part whose shift states its l1 norm :math:`D` but not its worst pair by
+``LaplacePart(b, D)``, the pair :math:`(\mathrm{Lap}(0,b), \mathrm{Lap}(D,b))` in one dimension. That is an upper
+bound for every shift vector :math:`v` with :math:`\|v\|_1 = D`: for every real :math:`\varepsilon`,
+
+.. math:: H_\varepsilon\bigl(\textstyle\prod_i \mathrm{Lap}(0,b)\,\|\,\prod_i \mathrm{Lap}(v_i,b)\bigr)
+          \le H_\varepsilon(\mathrm{Lap}(0,b)\,\|\,\mathrm{Lap}(D,b)) = 1 - e^{(\varepsilon - D/b)/2}
+          \quad (|\varepsilon| \le D/b),
+
+both orders (each pair is symmetric under :math:`x \mapsto v - x`, and a negative :math:`\varepsilon` is the other
+order). Proof: ``docs/reference/laplace-l1-dominance.md`` (two coordinates by the Karlin-Novikoff cut criterion on
+the sufficient statistic, then induction). Here the product's profile is computed exactly, independently of the
+PLD engine: two coordinates in closed form (the 1-D loss law is two atoms at :math:`\pm s` and the density
+:math:`e^{(l-s)/2}/4` on :math:`(-s, s)` under :math:`P` [KJH20, Sec. 6], integrated piece by piece), three by
+one quadrature over the third coordinate's loss law, all at 25 digits. A wrong twin (the l2 or l-infinity norm in
+place of the l1) is rejected by the same check. The inequality is strict for a split shift, so the pair's LOWER
+end is a lower bound only when a one-coordinate worst pair exists (see the xfail at the end).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import mpmath
+import pytest
+from test_pld_engine import laplace_two_fold_delta
+
+from semidp.accountant.data.invariants import Total
+from semidp.accountant.guarantees.relations import Replace
+from semidp.accountant.pld.engine import compose_plds
+from semidp.accountant.pld.parts import LaplacePart
+from semidp.accountant.releases.accounting import pld_counted_parts
+from semidp.accountant.releases.design import design_release_scale
+from semidp.accountant.releases.model import LaplaceNoise, Part, Release, Shift
+
+MP = mpmath.mp.clone()
+MP.dps = 25
+#: Slack of the comparison: the 40-digit closed forms and quadrature are far more accurate than this.
+TOL = 1e-15
+
+
+def one_coordinate_delta(s: float | mpmath.mpf, t: float | mpmath.mpf) -> mpmath.mpf:
+    r""":math:`H_t(\mathrm{Lap}(0,1)\,\|\,\mathrm{Lap}(s,1))`, :math:`s \ge 0`, any real ``t`` [KJH20, Sec. 6]:
+    :math:`1 - \min(1, e^t, e^{(t-s)/2})`."""
+    s, t = MP.mpf(s), MP.mpf(t)
+    return 1 - min(MP.mpf(1), MP.exp(t), MP.exp((t - s) / 2))
+
+
+def two_coordinate_delta(a: float | mpmath.mpf, c: float | mpmath.mpf, t: float | mpmath.mpf) -> mpmath.mpf:
+    r""":math:`H_t` of the product pair with shifts ``(a, c)`` (scale 1, ``a, c >= 0``), any real ``t``, in closed
+    form: :math:`1 - E_{L_c}[g_a(t - L_c)]` with :math:`g_a(x) = \min(1, e^x, e^{(x-a)/2}) = 1 - H_x` of the first
+    pair and :math:`L_c` the second pair's loss under :math:`P` (atoms :math:`\tfrac12` at :math:`c`,
+    :math:`\tfrac12 e^{-c}` at :math:`-c`, density :math:`\tfrac14 e^{(l-c)/2}` on :math:`(-c, c)`)."""
+    a, c, t = MP.mpf(a), MP.mpf(c), MP.mpf(t)
+
+    def g(x: mpmath.mpf) -> mpmath.mpf:
+        return min(MP.mpf(1), MP.exp(x), MP.exp((x - a) / 2))
+
+    def clip(lo: mpmath.mpf, hi: mpmath.mpf) -> tuple[mpmath.mpf, mpmath.mpf] | None:
+        lo, hi = max(lo, -c), min(hi, c)
+        return (lo, hi) if lo < hi else None
+
+    total = g(t - c) / 2 + MP.exp(-c) * g(t + c) / 2
+    # the density against g(t - l): g = 1 for l <= t - a, e^{(t-l-a)/2} on [t - a, t + a], e^{t-l} for l >= t + a
+    if (r := clip(-c, t - a)) is not None:
+        total += (MP.exp((r[1] - c) / 2) - MP.exp((r[0] - c) / 2)) / 2
+    if (r := clip(t - a, t + a)) is not None:
+        total += MP.exp((t - a - c) / 2) * (r[1] - r[0]) / 4
+    if (r := clip(t + a, c)) is not None:
+        total += MP.exp(t - c / 2) * (MP.exp(-r[0] / 2) - MP.exp(-r[1] / 2)) / 2
+    return 1 - total
+
+
+def three_coordinate_delta(a: float, c: float, e: float, t: float) -> mpmath.mpf:
+    """:math:`H_t` of the product pair with shifts ``(a, c, e)``: :func:`two_coordinate_delta` at
+    :math:`t - L_e` averaged over the third pair's loss law (atoms summed, the density by quadrature split at the
+    kinks :math:`t - L_e = \\pm a \\pm c`)."""
+    ee, tt = MP.mpf(e), MP.mpf(t)
+    total = two_coordinate_delta(a, c, tt - ee) / 2 + MP.exp(-ee) * two_coordinate_delta(a, c, tt + ee) / 2
+    kinks = [tt - MP.mpf(k) for k in (a + c, a - c, c - a, -a - c)]
+    pts = sorted({-ee, ee, *[x for x in kinks if -ee < x < ee]})
+    total += MP.quad(lambda x: MP.exp((x - ee) / 2) / 4 * two_coordinate_delta(a, c, tt - x), pts)
+    return total
+
+
+@functools.cache
+def product_delta(shifts: tuple[float, ...], t: float) -> mpmath.mpf:
+    """:math:`H_t` of the product pair with these shifts (scale 1, zero coordinates dropped, signs ignored:
+    a coordinate's reflection is an invertible post-processing)."""
+    v = [abs(x) for x in shifts if x != 0]
+    if len(v) == 1:
+        return one_coordinate_delta(v[0], t)
+    if len(v) == 2:
+        return two_coordinate_delta(v[0], v[1], t)
+    if len(v) == 3:
+        return three_coordinate_delta(v[0], v[1], v[2], t)
+    raise ValueError(f"1 to 3 moving coordinates, got {shifts!r}")
+
+
+def exceeding(shifts: tuple[float, ...], d: float, ts: list[float]) -> list[tuple[float, float]]:
+    """``(t, excess)`` where the product's profile exceeds the one-coordinate pair's with shift ``d`` (scale 1)."""
+    out = []
+    for t in ts:
+        excess = product_delta(shifts, t) - one_coordinate_delta(d, t)
+        if excess > TOL:
+            out.append((t, float(excess)))
+    return out
+
+
+def grid(d: float, n: int = 25) -> list[float]:
+    """``n`` epsilons over ``[-d - 0.5, d + 0.5]`` (both orders: a negative epsilon is the other order)."""
+    return [-d - 0.5 + (2 * d + 1) * i / (n - 1) for i in range(n)]
+
+
+# --- the exact product profile, checked against two independent computations --------------------------------
+
+
+@pytest.mark.parametrize("b", [0.7, 2.0])
+@pytest.mark.parametrize("eps", [-0.9, 0.0, 0.3, 1.1])
+def test_two_coordinate_closed_form_is_the_two_fold_profile(b: float, eps: float) -> None:
+    """Equal shifts: the closed form equals ``test_pld_engine``'s two-fold quadrature (another derivation)."""
+    s = MP.mpf(1) / b
+    assert abs(two_coordinate_delta(s, s, eps) - laplace_two_fold_delta(b, eps)) < 1e-20
+
+
+def test_two_coordinate_closed_form_with_one_shift_zero_is_the_one_coordinate_pair() -> None:
+    """A coordinate that does not move leaves the one-coordinate profile (both pieces of the density vanish)."""
+    for t in (-2.5, -0.4, 0.0, 0.7, 1.9, 2.6):
+        assert abs(two_coordinate_delta(0, 2.0, t) - one_coordinate_delta(2.0, t)) < 1e-30
+        assert abs(two_coordinate_delta(2.0, 0, t) - one_coordinate_delta(2.0, t)) < 1e-30
+
+
+@pytest.mark.parametrize("shifts", [(0.3, 1.1), (1.0, 0.25), (0.2, 0.5, 0.9)])
+def test_product_profile_lies_in_the_engine_bracket(shifts: tuple[float, ...]) -> None:
+    """Unequal shifts and three coordinates: the exact profile lies in the PLD engine's certified bracket of the
+    same parts (an independent computation), and that bracket is narrow, so the check has teeth."""
+    bracket = compose_plds([LaplacePart(1.0, s) for s in shifts], points=1 << 14)
+    d = sum(shifts)
+    for t in (-d + 0.05, -0.3, 0.0, 0.4, d - 0.1):
+        exact = float(product_delta(shifts, t))
+        iv = bracket.delta(t)
+        assert iv.lower <= exact <= iv.upper, (t, exact, iv)
+        assert iv.upper - iv.lower < 1e-2
+
+
+# --- the dominance and its wrong twins ------------------------------------------------------------------------
+
+SPLITS = [(0.5, 0.5), (0.1, 0.9), (0.3, 0.7), (1 / 3, 1 / 3, 1 / 3), (0.2, 0.3, 0.5)]
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize(("b", "d"), [(1.0, 0.4), (0.5, 1.0), (3.0, 6.0), (1.0, 3.0)])
+def test_every_split_is_dominated_by_the_one_coordinate_pair(split: tuple[float, ...], b: float, d: float) -> None:
+    """For ``v = d * split`` (``||v||_1 = d``), scale ``b``: the product's profile is at most the pair
+    ``(Lap(0, b), Lap(d, b))``'s at every epsilon of the grid, both orders, and strictly less at 0 (the pair's
+    lower end is not attained by a split shift)."""
+    v = tuple(d * x / b for x in split)
+    s = d / b
+    assert exceeding(v, s, grid(s)) == []
+    assert one_coordinate_delta(s, 0.0) - product_delta(v, 0.0) > 1e-3
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("d", [0.4, 1.0, 3.0])
+def test_the_check_rejects_the_l2_and_linf_norms(split: tuple[float, ...], d: float) -> None:
+    """Wrong twins: the one-coordinate pair at the l2 or l-infinity norm of ``v`` (smaller than its l1 norm for a
+    split) is exceeded by the product at some epsilon, and the same check says so."""
+    v = tuple(d * x for x in split)
+    l2, linf = math.sqrt(sum(x * x for x in v)), max(v)
+    ts = grid(d)
+    assert exceeding(v, d, ts) == []
+    assert exceeding(v, l2, ts) != []
+    assert exceeding(v, linf, ts) != []
+
+
+# --- what pld_counted_parts does with a Laplace shift known by its l1 norm only -------------------------------
+
+R = Replace()
+
+
+@pytest.mark.parametrize("coordinates", [(1.0, 1.0), (0.5, 1.5), (1.0, 0.5, 0.5)])
+@pytest.mark.parametrize("b", [0.8, 2.5])
+def test_an_l1_only_shift_is_accounted_above_every_split_it_allows(coordinates: tuple[float, ...], b: float) -> None:
+    """A Laplace part whose shift states its norms only (no worst pair) is accounted by ``LaplacePart(b, l1)``,
+    whose certified upper end bounds the exact profile of a worst pair split as ``coordinates`` at every epsilon."""
+    l1, l2sq = sum(coordinates), sum(x * x for x in coordinates)
+    release = Release(R, Total(), (Part(LaplaceNoise(b), (Shift(R, l1, l2sq),)),))
+    parts = pld_counted_parts(release)
+    assert parts == [(LaplacePart(b, l1), 1)]
+    bracket = compose_plds(parts)
+    v = tuple(x / b for x in coordinates)
+    for t in grid(l1 / b, 15):
+        assert product_delta(v, t) <= bracket.delta(t).upper, t
+
+
+def test_the_pair_lower_end_is_not_attained_by_the_split_it_describes() -> None:
+    """A histogram under replace-one moves two cells by 1: l1 = 2, l2^2 = 2, the shift of the xfail below. At the
+    scale that design calls failing (``b = 1/sqrt(0.26033588...)``), ``LaplacePart(b, 2)``'s certified lower end
+    exceeds epsilon = 1 at delta = 0.01, but the release whose worst pair is ``(1, 1)`` has epsilon 0.9805 there."""
+    b = 1 / math.sqrt(0.26033588337874575)
+    assert compose_plds([LaplacePart(b, 2.0)]).epsilon(1e-2).lower > 1.0003
+    lo, hi = MP.mpf(0), MP.mpf(2) / b  # H_t decreases in t: bisect H_t = 0.01
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if two_coordinate_delta(1 / b, 1 / b, mid) > MP.mpf("1e-2") else (lo, mid)
+    eps_split = float(hi)
+    assert 0.9804 < eps_split < 0.9805
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="design_release_scale proves tightness from the lower end of pld_counted_parts' pair, which a split "
+    "worst pair of the same l1 does not attain (LaplacePart(b, l1) for an l1-only Laplace shift; likewise the "
+    "dominating pair of any shift with exact=False); see the test above",
+)
+def test_design_tightness_is_not_claimed_from_an_unattained_pair() -> None:
+    """The design of the l1-only release of the test above must not say ``tight``: the scale it calls failing
+    (c = 0.26033588..., the pair's lower end 1.00036 > 1) is met by the ``(1, 1)`` release these norms describe."""
+    norms_only = Release(R, Total(), (Part(LaplaceNoise(1.0), (Shift(R, 2.0, 2.0),)),))
+    r = design_release_scale(norms_only, epsilon=1.0, delta=1e-2)
+    assert not r.tight
