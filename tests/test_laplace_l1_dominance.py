@@ -25,6 +25,7 @@ import functools
 import math
 
 import mpmath
+import numpy as np
 import pytest
 from test_pld_engine import laplace_two_fold_delta
 
@@ -146,6 +147,24 @@ def test_product_profile_lies_in_the_engine_bracket(shifts: tuple[float, ...]) -
         assert iv.upper - iv.lower < 1e-2
 
 
+def test_the_numbers_of_the_note() -> None:
+    """``docs/reference/laplace-l1-dominance.md`` §1: ``v = (1, 1)``, ``b = 1`` at epsilon 0 against the pair at 2."""
+    assert abs(product_delta((1.0, 1.0), 0.0) - MP.mpf("0.44818083824283651760671")) < 1e-20
+    assert abs(one_coordinate_delta(2.0, 0.0) - (1 - MP.exp(-1))) < 1e-24
+
+
+@pytest.mark.parametrize(("a", "c"), [(0.4, 1.3), (1.0, 1.0), (0.7, 2.0)])
+def test_survival_function_of_the_sufficient_statistic(a: float, c: float) -> None:
+    """The note's Lemma 2: ``P(S > x) - P(Z > x) = e^{-x} k(x) / 4``, ``S = clip(X1, 0, a) + clip(X2, 0, c)``,
+    ``Z = clip(X, 0, a + c)`` (Monte Carlo, 400 000 draws: within 0.004, about 5 standard errors)."""
+    rng = np.random.default_rng(33)
+    n, d = 400_000, a + c
+    s = np.clip(rng.laplace(size=n), 0, a) + np.clip(rng.laplace(size=n), 0, c)
+    for x in np.linspace(0.0, d, 12)[:-1] + 0.01:
+        k = 1 + x if x < a else a if x < c else d - 1 - x
+        assert abs((s > x).mean() - math.exp(-x) * (2 + k) / 4) < 0.004, x
+
+
 # --- the dominance and its wrong twins ------------------------------------------------------------------------
 
 SPLITS = [(0.5, 0.5), (0.1, 0.9), (0.3, 0.7), (1 / 3, 1 / 3, 1 / 3), (0.2, 0.3, 0.5)]
@@ -161,6 +180,15 @@ def test_every_split_is_dominated_by_the_one_coordinate_pair(split: tuple[float,
     s = d / b
     assert exceeding(v, s, grid(s)) == []
     assert one_coordinate_delta(s, 0.0) - product_delta(v, 0.0) > 1e-3
+
+
+def test_random_two_coordinate_splits_are_dominated() -> None:
+    """200 random ``(a, c)`` in ``(0.01, 4)^2`` (scale 1), 12 epsilons each: never above the pair at ``a + c``."""
+    rng = np.random.default_rng(20261127)
+    for a, c in rng.uniform(0.01, 4.0, size=(200, 2)):
+        ts = grid(a + c, 12)
+        bad = [t for t in ts if two_coordinate_delta(a, c, t) - one_coordinate_delta(a + c, t) > TOL]
+        assert bad == [], (a, c, bad)
 
 
 @pytest.mark.parametrize("split", SPLITS)
