@@ -45,7 +45,7 @@ from semidp.verify.runner import audit
 
 MP = mpmath.mp.clone()
 MP.dps = 25
-#: Slack of the comparison: the 40-digit closed forms and quadrature are far more accurate than this.
+#: Slack of the comparison: the 25-digit closed forms and quadrature are far more accurate than this.
 TOL = 1e-15
 
 
