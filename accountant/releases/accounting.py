@@ -199,8 +199,10 @@ def pld_counted_parts(release: Release, relation: Relation | None = None) -> lis
     grouped in the order first seen, none for ``()``: for a release of :func:`accountant.releases.workload.workload_release`
     these are exactly :func:`accountant.workloads.accounting.workload_parts`. A Laplace or discrete Laplace law
     whose l1 is a bound only (:attr:`~accountant.releases.model.Shift.exact` false, no coordinates) gives the
-    dominating pair of its pure DP :math:`\varepsilon = \Delta_1/b` rounded up [DR14, Thm. 3.6]. Units: the
-    laws' scales and the shifts in the query's units.
+    dominating pair of its pure DP :math:`\varepsilon = \Delta_1/b` rounded up [DR14, Thm. 3.6]. A Laplace law whose
+    exact l1 states no worst pair gives ``LaplacePart(b, l1)``, which dominates every shift of that l1 norm
+    (``docs/reference/laplace-l1-dominance.md``); its lower end bounds the release only if a worst pair moves one
+    coordinate. Units: the laws' scales and the shifts in the query's units.
     """
     rel = release.base if relation is None else relation
     out: list[tuple[PLDPart, int]] = []
