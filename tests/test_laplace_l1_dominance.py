@@ -16,10 +16,10 @@ PLD engine: two coordinates in closed form (the 1-D loss law is two atoms at :ma
 :math:`e^{(l-s)/2}/4` on :math:`(-s, s)` under :math:`P` [KJH20, Sec. 6], integrated piece by piece), three by
 one quadrature over the third coordinate's loss law, all at 25 digits. A wrong twin (the l2 or l-infinity norm in
 place of the l1) is rejected by the same check. The inequality is strict for a split shift, so the pair's LOWER
-end is a lower bound only when a one-coordinate worst pair exists. Two strict xfails record verdicts beyond their
-proof found on the way: ``design_release_scale``'s ``tight`` from that lower end, and a calibrated ``laplace``
-release whose (epsilon, delta) claim is refuted from the pure-DP (four-point) pair, which Laplace noise does not
-attain.
+end is a lower bound only when a one-coordinate worst pair exists. Two verdicts beyond their
+proof were found on the way: ``design_release_scale``'s ``tight`` from that lower end (a strict xfail), and a
+calibrated ``laplace`` release whose (epsilon, delta) claim was refuted from the pure-DP (four-point) pair, which
+Laplace noise does not attain (fixed: :attr:`KnownGuarantee.pure_only`).
 """
 
 from __future__ import annotations
@@ -294,15 +294,16 @@ def test_the_laplace_release_meets_the_claim_that_pure_dp_does_not_imply() -> No
     assert abs(rr - MP.mpf("0.0234749")) < 1e-6
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a calibrated laplace release is accounted by its pure-DP guarantee only, and verify.claims refutes an "
-    "(epsilon, delta) claim from that guarantee's four-point pair, which Laplace noise does not attain: the "
-    "verdict 'fails' claims more than was proven (the release meets the claim; see the test above)",
-)
 def test_a_laplace_release_is_not_refuted_from_the_pure_dp_pair() -> None:
     """The audit must not report the claim refuted (it holds; accounting the release by ``LaplacePart(b,
     Delta_1(S))`` would even verify it)."""
     res = audit(loads(LAPLACE_CLAIM), budget=Budget.of(120.0))
     claim = next(c for c in res.report["checks"] if c["name"] == "claim")
     assert claim["status"] != "fail" and res.verdict != "fails", claim
+    assert claim["outcome"] == "unknown" and "attains the pure epsilon" in claim["detail"]
+    # its noise does attain the pure epsilon Delta_1(S) / b = 0.4: a pure claim below it is refuted
+    pure = audit(
+        loads(LAPLACE_CLAIM.replace("epsilon = 0.36, delta = 0.02", "epsilon = 0.36")), budget=Budget.of(120.0)
+    )
+    claim = next(c for c in pure.report["checks"] if c["name"] == "claim")
+    assert (claim["outcome"], pure.verdict) == ("refuted", "fails"), claim

@@ -28,6 +28,7 @@ from semidp.accountant.releases.accounting import (
     part_guarantee,
     plain_dp,
     pld_parts,
+    profile_not_attained,
     semi_dp_grouping,
     statistical_audit,
     zcdp_sum,
@@ -182,3 +183,13 @@ def test_statistical_audit_refutes_or_is_unknown_never_verifies() -> None:
 def test_invalid_releases_are_refused_by_name(build: object, match: str) -> None:
     with pytest.raises(InvalidArgument, match=match):
         build()  # type: ignore[operator]
+
+
+def test_profile_not_attained_names_the_part_whose_noise_attains_its_pure_epsilon_only() -> None:
+    """A mechanism's pure-DP map marked ``pure_only`` (Laplace-type noise) refutes pure claims only; a published
+    guarantee, or one without the mark, is judged as stated (the runner's use: tests/test_laplace_l1_dominance.py)."""
+    laplace = Part(KnownGuarantee(PureDP(0.4), pure_only="Laplace noise"), label="laplace")
+    assert profile_not_attained(Release(R, Total(), (laplace,))) == "'laplace': Laplace noise"
+    published = Part(KnownGuarantee(ApproxDP(1.0, 1e-6)))
+    assert profile_not_attained(Release(R, Total(), (published,))) is None
+    assert profile_not_attained(Release(R, Total(), (published, Part(laplace.law)))) == "part 1: Laplace noise"
