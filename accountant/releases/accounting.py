@@ -541,6 +541,27 @@ def upper_bound_only(release: Release) -> str | None:
     return None
 
 
+def pairs_attained(release: Release, relation: Relation | None = None) -> bool:
+    """Whether every pair :func:`pld_counted_parts` accounts ``release`` by on ``relation`` (default: base) is
+    attained by a real pair of neighbouring datasets, so that the PLD bracket's lower end bounds the release's
+    own profile from below (refutation, design tightness), not only the stand-in pairs'. True for a part that
+    does not move, a shift that states its worst pair (:attr:`Shift.coordinates`), and Gaussian noise at an exact
+    l2 shift (its privacy loss depends on the shift's l2 norm alone). False for norms that are bounds
+    (:attr:`Shift.exact` false), a Laplace law at an exact l1 without its coordinates (its one-coordinate pair
+    dominates every split of that l1, ``docs/reference/laplace-l1-dominance.md``, but may not occur), and a part
+    accounted by a guarantee's dominating pair."""
+    rel = release.base if relation is None else relation
+    for p in _parts(release):
+        s = p.shift(rel)
+        if s is not None and s.l1 == 0 and s.l2_squared == 0:
+            continue
+        if s is None or not s.exact:
+            return False
+        if s.coordinates is None and not isinstance(p.law, GaussianNoise):
+            return False
+    return True
+
+
 def profile_not_attained(release: Release) -> str | None:
     r"""Why ``release``'s accounted guarantee is attained in its pure :math:`\varepsilon` only, or ``None``: a
     part known by a mechanism's privacy map that its noise does not attain along the
@@ -675,7 +696,7 @@ def pld_bracket(
         )
         return BracketAccount(rho, None, reason)
     lines = tuple(release.lines[i] for i in bracket.set_aside) if isinstance(bracket, SetAsideBracket) else ()
-    tight = all(s.exact for p in release.parts if (s := p.shift(relation)) is not None)
+    tight = pairs_attained(release, relation)
     return BracketAccount(rho, bracket, set_aside_lines=lines, release=release, semi_radius=semi_radius, tight=tight)
 
 
@@ -684,6 +705,7 @@ __all__ = [
     "pld_bracket",
     "upper_bound_only",
     "profile_not_attained",
+    "pairs_attained",
     "Accounting",
     "AuditAccount",
     "AuditEvidence",
