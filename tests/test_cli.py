@@ -188,11 +188,15 @@ def test_sensitivity_section_reports_prop32_gap(capsys: pytest.CaptureFixture[st
     assert "UNDERSTATES" in text and "sensitivity (histogram, radius 3" in text
 
 
+MECHANISM_SPECS = [str(ROOT / "specs" / f"table-3x3-{k}.toml") for k in ("projected-gaussian", "k-norm")]
+
+
 def test_mechanism_specs_text_and_samples_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With time to spare (--time-limit 600; each spec needs seconds): both verdicts hold and the samples files
+    follow the contract (float64, (samples, cells)) and keep both margins on every draw."""
     import numpy as np
 
-    specs = [str(ROOT / "specs" / f"table-3x3-{k}.toml") for k in ("projected-gaussian", "k-norm")]
-    assert main(["audit", *specs, "--out", str(tmp_path)]) == 0
+    assert main(["audit", *MECHANISM_SPECS, "--out", str(tmp_path), "--time-limit", "600"]) == 0
     out = capsys.readouterr().out
     assert out.count("verdict: HOLDS") == 2 and "OPTIMAL K-norm ball" in out and "Semi-DP Gaussian" in out
     for name in ("table-3x3-projected-gaussian", "table-3x3-k-norm"):
@@ -201,6 +205,37 @@ def test_mechanism_specs_text_and_samples_file(tmp_path: Path, capsys: pytest.Ca
         tables = draws.reshape(-1, 3, 3)
         assert np.abs(tables.sum(axis=1) - [2, 1, 1]).max() < 1e-9  # column margins kept
         assert np.abs(tables.sum(axis=2) - [2, 1, 1]).max() < 1e-9  # row margins kept
+
+
+def test_mechanism_specs_stopped_by_the_hard_stop_claim_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sampler that never returns (so neither spec can finish, on any machine) under --time-limit 0.1: each spec
+    is stopped at the hard stop (0.1 s + 10 % + 1 s), is inconclusive with the contract's entry (spec, verdict,
+    stopped, reason), the run exits 3, and --out holds nothing: no report, no samples, no temporary file."""
+    import time
+
+    from semidp.mechanisms.knorm import KNormMechanism
+    from semidp.mechanisms.projected_gaussian import ProjectedGaussianMechanism
+    from semidp.verify.supervisor import can_fork
+
+    monkeypatch.delenv("SEMIDP_NO_FORK", raising=False)
+    if not can_fork():  # in-process there is no hard stop: the hanging sampler would hang the test
+        pytest.skip("the hard stop needs fork")
+
+    def hang(self: object, value: object, *, rng: object, size: object = None) -> None:
+        time.sleep(3600)  # killed with the spec's process group at the hard stop
+
+    for cls in (KNormMechanism, ProjectedGaussianMechanism):
+        monkeypatch.setattr(cls, "sample", hang)
+    assert main(["audit", *MECHANISM_SPECS, "--json", "--out", str(tmp_path), "--time-limit", "0.1"]) == 3
+    captured = capsys.readouterr()
+    reason = "stopped after 1.11 s (--time-limit 0.1 s + 10% + 1 s): a step overran its budget"
+    assert json.loads(captured.out) == [
+        {"spec": spec, "verdict": "inconclusive", "stopped": "timeout", "reason": reason} for spec in MECHANISM_SPECS
+    ]
+    assert captured.err.count(f"inconclusive: {reason}") == 2
+    assert not list(tmp_path.iterdir())
 
 
 def test_umpu_report_power_curves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

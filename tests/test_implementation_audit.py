@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from semidp.accountant.core.outcome import Refuted, Unknown, Verified
+from semidp.verify import spec_job, supervisor
 from semidp.verify.cli import main
 from semidp.verify.kinds.implementation import exact_invariant_check
 from semidp.verify.load import loads
@@ -86,17 +88,60 @@ def test_cli_needs_allow_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert "mechanism.callable" in err and "--allow-code" in err and "Traceback" not in err
 
 
-def test_cli_example_spec_not_refuted_with_report_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = str(ROOT / "specs" / "implementation-gaussian-3x3.toml")
-    assert main(["audit", "--allow-code", "--json", "--out", str(tmp_path), spec]) == 3  # inconclusive, not verified
-    rep = json.loads(capsys.readouterr().out)
+EXAMPLE_SPEC = str(ROOT / "specs" / "implementation-gaussian-3x3.toml")
+CLAIM_EPSILON = 4.8866  # mu = 1 at delta = 1e-6: the certified upper end of every row
+
+
+def _example_report(tmp_path: Path, capsys: pytest.CaptureFixture[str], time_limit: str) -> dict[str, Any]:
+    """``semidp audit`` of the example spec with ``--json --out``: exit 3 (a statistical audit never verifies)."""
+    argv = ["audit", "--allow-code", "--json", "--time-limit", time_limit, "--out", str(tmp_path), EXAMPLE_SPEC]
+    assert main(argv) == 3  # inconclusive, not verified
+    rep: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert rep["verdict"] == "inconclusive"
     checks = {c["name"]: c["outcome"] for c in rep["checks"]}
-    assert checks["statistical-audit"] == "unknown" and checks["invariant-preserved"] == "verified"
+    assert checks["statistical-audit"] == checks["claim"] == "unknown"
+    assert {"tradeoff_points", "epsilon_delta", "confidence", "draws", "pairs"} <= set(rep["audit_lower_bound"])
+    assert (tmp_path / "implementation-gaussian-3x3.json").is_file() and (tmp_path / "implementation-gaussian-3x3.md")
+    return rep
+
+
+def test_cli_example_spec_not_refuted_with_report_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With time to spare (--time-limit 600; the audit needs seconds): every planned draw is made, the measured
+    lower bound lies strictly between 0 and the claim's epsilon, the invariant holds on every release, and both
+    plots are drawn."""
+    rep = _example_report(tmp_path, capsys, "600")
+    checks = {c["name"]: c["outcome"] for c in rep["checks"]}
+    assert checks["invariant-preserved"] == "verified"
     sec = rep["audit_lower_bound"]
-    assert {"tradeoff_points", "epsilon_delta", "confidence", "draws", "pairs"} <= set(sec)
+    assert sec["stop"] == "samples" and sec["draws"]["drawn_per_side"] == sec["draws"]["per_side"] == 50_000
     row = sec["epsilon_delta"][0]
-    assert row["epsilon_lower"] < row["epsilon_upper"] == pytest.approx(4.8866, abs=1e-3)  # mu = 1 at 1e-6
-    assert (tmp_path / "implementation-gaussian-3x3.audit.png").stat().st_size > 0
+    assert 0 < row["epsilon_lower"] < row["epsilon_upper"] == pytest.approx(CLAIM_EPSILON, abs=1e-3)
+    assert row["epsilon_lower"] == pytest.approx(1.92670, abs=1e-5)  # seeded per (pair, side, batch): any machine
+    assert "plots_note" not in rep  # every plot drawn
+    assert set(rep["plots"]) == {"implementation-gaussian-3x3.privacy.png", "implementation-gaussian-3x3.audit.png"}
+    assert (tmp_path / "implementation-gaussian-3x3.audit.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_example_spec_with_its_budget_spent_reports_what_it_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--time-limit spent at once, with the hard guard moved out of the way (so the cooperative stop is tested, the
+    same on any machine): no draw is made and the report says the budget stopped them, nothing beyond the claim is
+    reported (lower bound 0: no evidence), and the plots that found no time are named as skipped, not drawn."""
+    monkeypatch.setattr(supervisor, "hard_deadline", lambda time_limit: 600.0)  # the guard: far away
+    monkeypatch.setattr(spec_job, "PLOT_SECONDS", math.inf)  # no plot fits before the hard stop
+    rep = _example_report(tmp_path, capsys, "0.001")
+    audit_check = next(c for c in rep["checks"] if c["name"] == "statistical-audit")
+    assert "the time budget (--time-limit) ran out first" in audit_check["detail"]
+    sec = rep["audit_lower_bound"]
+    assert sec["stop"] == "budget" and sec["refuted"] is False
+    assert (sec["draws"]["drawn_per_side"], sec["draws"]["per_side"]) == (0, 50_000)
+    row = sec["epsilon_delta"][0]
+    assert row["epsilon_lower"] == 0.0 and row["epsilon_upper"] == pytest.approx(CLAIM_EPSILON, abs=1e-3)
+    assert "plots" not in rep and rep["plots_note"] == (
+        "not drawn: the budget ran out before 2 of 2 plot(s) (the verdict does not depend on them)"
+    )
+    assert not list(tmp_path.glob("*.png"))
 
 
 def test_prerecorded_samples_need_no_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -280,19 +280,59 @@ def test_symmetric_build_four_by_four_with_cycles_is_complete() -> None:
         assert isinstance(b, Bounds) and b.lower - 1e-9 <= float(k.gauge(y)) <= b.upper + 1e-9
 
 
+def _polled_budget(fresh_polls: int) -> tuple[Budget, list[int]]:
+    """A budget (no deadline) whose ``expired`` answers False ``fresh_polls`` times, then True; and its poll log.
+
+    It makes the moment the budget runs out a point in the search rather than a time on the clock: where the search
+    stops no longer depends on the machine's speed.
+    """
+    polls: list[int] = []
+
+    class _Polled(Budget):
+        @property
+        def expired(self) -> bool:
+            polls.append(len(polls))
+            return len(polls) > fresh_polls
+
+    return _Polled(math.inf), polls
+
+
+def _stale_deadline_budget() -> Budget:
+    """A budget whose deadline has passed but whose ``expired`` poll says False: only a check of the deadline
+    itself (the recursive face triangulation's) can stop the search."""
+
+    class _Stale(Budget):
+        @property
+        def expired(self) -> bool:
+            return False
+
+    return _Stale(0.0)
+
+
 def test_symmetric_build_budgets_refuse_quickly() -> None:
-    t0 = time.perf_counter()
-    with pytest.raises(SearchTooLarge, match="Time"):  # 4x5 with 3-cycles needs ~35 s
-        KNormBall.from_space(table_space(4, 5), symmetry=TableSymmetry(4, 5), budget=Budget.of(1.0))
-    with pytest.raises(SearchTooLarge, match="hull of a face"):  # s = 16: no recursion, refused at once
+    """Each refusal is decided by the search's own record (what was found, the budget's limit), never by the clock:
+    an expired budget, one that runs out after two polls, and a stale deadline seen only by the recursive
+    triangulation all refuse at the first check after they ran out; the size and orbit guards refuse before any
+    time is spent."""
+    with pytest.raises(SearchTooLarge, match=r"facet orbits of conv\(S\) \(found 1 so far\).*Time budget") as spent:
+        KNormBall.from_space(table_space(4, 5), symmetry=TableSymmetry(4, 5), budget=Budget.of(0.0))
+    assert spent.value.limit <= 0 <= spent.value.size  # the record: no time was given, and the refusal says so
+    budget, polls = _polled_budget(2)  # runs out after the first facet orbit and its first ridge
+    with pytest.raises(SearchTooLarge, match=r"facet orbits of conv\(S\) \(found 2 so far\).*Time budget"):
+        KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), budget=budget)
+    assert len(polls) == 3  # stopped at the first poll after it ran out, not one step later
+    with pytest.raises(SearchTooLarge, match=r"recursive triangulation of conv\(S\).*Time budget"):  # ~35 s unbudgeted
+        KNormBall.from_space(table_space(4, 5), symmetry=TableSymmetry(4, 5), budget=_stale_deadline_budget())
+    with pytest.raises(SearchTooLarge, match="hull of a face") as size:  # s = 16: no recursion, refused at once
         KNormBall.from_space(table_space(5, 5), symmetry=TableSymmetry(5, 5))
-    with pytest.raises(SearchTooLarge, match="orbits"):
+    assert size.value.size > size.value.limit == 1e8
+    with pytest.raises(SearchTooLarge, match="orbits") as orbits:
         KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), orbit_limit=3)
+    assert (orbits.value.size, orbits.value.limit) == (4, 3)  # refused at the first orbit beyond the limit
     with pytest.raises(SearchTooLarge, match="Time"):
         KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), budget=Budget.of(0.0))
     with pytest.raises(SearchTooLarge, match="Time"), pytest.warns(DeprecationWarning, match="time_limit"):
         KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), time_limit=0.0)  # one release more
-    assert time.perf_counter() - t0 < 10
     with pytest.raises(InvalidArgument, match="invariant"):
         KNormBall.from_space(
             SensitivitySpace.from_vectors([[1, -1, 0, 0]], "not symmetric"), symmetry=TableSymmetry(2, 2)
