@@ -136,6 +136,9 @@ def test_cli_example_spec_with_its_budget_spent_reports_what_it_has(
     sec = rep["audit_lower_bound"]
     assert sec["stop"] == "budget" and sec["refuted"] is False
     assert (sec["draws"]["drawn_per_side"], sec["draws"]["per_side"]) == (0, 50_000)
+    inv = next(c for c in rep["checks"] if c["name"] == "invariant-preserved")
+    assert (inv["outcome"], inv["status"]) == ("unknown", "skip")  # no release was drawn: nothing passes
+    assert rep["verdict"] == "inconclusive"
     row = sec["epsilon_delta"][0]
     assert row["epsilon_lower"] == 0.0 and row["epsilon_upper"] == pytest.approx(CLAIM_EPSILON, abs=1e-3)
     assert "plots" not in rep and rep["plots_note"] == (

@@ -187,7 +187,7 @@ def semiadjacent_by_graph_search(
     budget = budget_argument(budget, legacy, where="semiadjacent_by_graph_search", default=60.0)
     check_int("level_limit", level_limit, minimum=1)
     fib = make_fiber(space, invariant, table, t, n)
-    est = fib.estimate_size()
+    est = fib.estimate_size(budget=budget)  # an expired budget gives up counting: the bound decides the limit
     fibrows = fib.enumerate(limit=limit, estimate=est)
     return graph_search_on(fib, fibrows, est, budget, t0, level_limit, note="")
 
