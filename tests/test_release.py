@@ -193,3 +193,16 @@ def test_profile_not_attained_names_the_part_whose_noise_attains_its_pure_epsilo
     published = Part(KnownGuarantee(ApproxDP(1.0, 1e-6)))
     assert profile_not_attained(Release(R, Total(), (published,))) is None
     assert profile_not_attained(Release(R, Total(), (published, Part(laplace.law)))) == "part 1: Laplace noise"
+
+
+def test_calibrated_invariant_check_with_no_draw_passes_nothing() -> None:
+    """No draw (a budget spent before any): the invariant is unchecked, so the check is unknown, not a pass."""
+    import numpy as np
+
+    from semidp.verify.kinds.calibrated import invariant_check
+
+    a = np.array([[1, 1, 1]], dtype=np.int64)
+    table = np.array([1.0, 2.0, 3.0])
+    assert isinstance(invariant_check(a, table, np.zeros((0, 3))), Unknown)
+    assert isinstance(invariant_check(a, table, table[None, :]), Verified)
+    assert isinstance(invariant_check(a, table, table[None, :] + [1.0, 0.0, 0.0]), Refuted)

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from semidp.accountant.core.errors import BudgetExhausted, SearchTooLarge
-from semidp.accountant.core.outcome import NotApplicable, Outcome, Refuted, Verified
+from semidp.accountant.core.outcome import NotApplicable, Outcome, Refuted, Unknown, Verified
 from semidp.accountant.core.progress import stage
 from semidp.accountant.geometry.table_space_norms import TableSpaceNorms
 from semidp.accountant.guarantees.definitions import GDP, ZCDP, ApproxDP, Guarantee, PureDP
@@ -255,6 +255,8 @@ def invariant_check(a_mat: NDArray[np.int64], table: FloatArray, draws: FloatArr
     """Every draw's A x equals the table's, within INVARIANT_RTOL times the scale of A x."""
     if a_mat.shape[0] == 0:
         return Verified(f"no invariant rows; {len(draws)} draws trivially keep it")
+    if len(draws) == 0:  # nothing drawn: nothing checked, so nothing passes
+        return Unknown("no release was drawn: the invariant was not checked")
     target = a_mat @ table
     got = draws @ a_mat.T.astype(np.float64)
     dev = np.abs(got - target[None, :])
