@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -305,3 +306,18 @@ def test_a_laplace_release_is_not_refuted_from_the_pure_dp_pair() -> None:
     )
     claim = next(c for c in pure.report["checks"] if c["name"] == "claim")
     assert (claim["outcome"], pure.verdict) == ("refuted", "fails"), claim
+
+
+def test_a_generalized_laplace_release_is_not_refuted_from_the_pure_dp_pair() -> None:
+    """The lattice Laplace law (exact sampler) has the same gap as the calibrated kinds: its (epsilon, delta) claim
+    below what its pure epsilon implies is unknown, and a pure claim below its epsilon is still refuted."""
+    shipped = (
+        Path(__file__).resolve().parents[1] / "specs" / "county-state-total-generalized-laplace.toml"
+    ).read_text()
+    assert "guarantee = { epsilon = 0.192 }" in shipped
+    for claim, outcome in (("{ epsilon = 0.15, delta = 0.01 }", "unknown"), ("{ epsilon = 0.15 }", "refuted")):
+        res = audit(
+            loads(shipped.replace("guarantee = { epsilon = 0.192 }", f"guarantee = {claim}")), budget=Budget.of(120.0)
+        )
+        check = next(c for c in res.report["checks"] if c["name"] == "claim")
+        assert check["outcome"] == outcome, check

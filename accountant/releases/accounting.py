@@ -566,10 +566,11 @@ def profile_not_attained(release: Release) -> str | None:
     r"""Why ``release``'s accounted guarantee is attained in its pure :math:`\varepsilon` only, or ``None``: a
     part known by a mechanism's privacy map that its noise does not attain along the
     :math:`(\varepsilon,\delta)` profile (:attr:`KnownGuarantee.pure_only`, e.g. Laplace noise calibrated to
-    pure DP). A claim with :math:`\delta > 0` (or of another form) is then not refuted from that guarantee's
-    extreme pair (house rule: refute only from a proven lower bound); a pure claim still is."""
+    pure DP, or a plugin law's :attr:`PluginLaw.pure_only`). A claim with :math:`\delta > 0` (or of another
+    form) is then not refuted from that guarantee's extreme pair (house rule: refute only from a proven lower
+    bound); a pure claim still is."""
     for i, p in enumerate(release.parts):
-        if isinstance(p.law, KnownGuarantee) and p.law.pure_only:
+        if isinstance(p.law, (KnownGuarantee, PluginLaw)) and p.law.pure_only:
             name = repr(p.label) if p.label else f"part {i}"
             return f"{name}: {p.law.pure_only}"
     return None

@@ -119,6 +119,13 @@ class KnownGuarantee:
     guarantee refutes a pure claim only (:func:`accountant.releases.accounting.profile_not_attained`)."""
 
 
+#: The reason :attr:`KnownGuarantee.pure_only` / :attr:`PluginLaw.pure_only` give for Laplace-type noise.
+PURE_ONLY_NOISE = (
+    "its noise attains the pure epsilon of its guarantee, not the (epsilon, delta) profile of that guarantee's extreme "
+    "pair (randomized response or the four-point mechanism)"
+)
+
+
 class PluginLaw:
     """Base of a noise law defined outside semidp (a frozen dataclass subclassing it): its interpreter is
     registered with :func:`accountant.releases.accounting.register_law` (a kind plus its law is one module)."""
@@ -130,6 +137,12 @@ class PluginLaw:
         """Whether the guarantee its interpreter gives is an upper bound only (e.g. draws within a bounded TV
         distance of the law, charged as delta'): such a guarantee may verify a claim but never refutes one."""
         return False
+
+    @property
+    def pure_only(self) -> str:
+        """Why the guarantee its interpreter gives is attained in its pure epsilon only, not along the (epsilon,
+        delta) profile of that guarantee's extreme pair (as :attr:`KnownGuarantee.pure_only`); ``""``: attained."""
+        return ""
 
 
 NoiseLaw = Union[GaussianNoise, LaplaceNoise, DiscreteGaussianNoise, DiscreteLaplaceNoise, KnownGuarantee, PluginLaw]
@@ -283,6 +296,7 @@ __all__ = [
     "DiscreteLaplaceNoise",
     "GaussianNoise",
     "KnownGuarantee",
+    "PURE_ONLY_NOISE",
     "LaplaceNoise",
     "NoiseLaw",
     "PluginLaw",

@@ -40,7 +40,7 @@ from semidp.accountant.geometry.table_space_norms import TableSpaceNorms
 from semidp.accountant.guarantees.definitions import GDP, ZCDP, ApproxDP, Guarantee, PureDP
 from semidp.accountant.guarantees.relations import Relation, SemiAdjacent
 from semidp.accountant.profiles.gaussian import gdp_delta
-from semidp.accountant.releases.model import KnownGuarantee, Part, Release, Shift
+from semidp.accountant.releases.model import PURE_ONLY_NOISE, KnownGuarantee, Part, Release, Shift
 from semidp.accountant.sensitivity.results import one_way_table
 from semidp.accountant.sensitivity.search import semi_sensitivity_search
 from semidp.accountant.sensitivity.spaces import SensitivitySpace
@@ -74,13 +74,6 @@ CALIBRATED_FRAMEWORKS = ("dp", "semi-dp")
 #: Above this many entries (vectors x cells) of the closed-form S, a kind with a norms builder does not list S
 #: at the table (a 8x8 table: 2.5e6; 7x7: 7.6e5); the closed form is a superset, so this is conservative.
 NORMS_FIRST_ENTRIES = 1_000_000
-#: Why a calibrated mechanism's pure (or approximate) DP guarantee refutes no claim with delta > 0: the noise (Laplace,
-#: discrete Laplace, K-norm) reaches its epsilon on the worst pair but not randomized response's or the four-point
-#: pair's delta(eps') [KOV15], which is what that guarantee's lower end describes.
-_PURE_ONLY = (
-    "its noise attains the pure epsilon of its guarantee, not the (epsilon, delta) profile of that guarantee's extreme "
-    "pair (randomized response or the four-point mechanism)"
-)
 #: Relative tolerance of the invariant check (times the scale of A x).
 INVARIANT_RTOL = 1e-9
 #: Share of the remaining budget the ``[postprocess]`` study may use (the runner's checks follow it).
@@ -420,7 +413,7 @@ class CalibratedKind(KindDefaults):
         calibration_seconds = time.monotonic() - started
         mech_g, advertised = built.guarantee, built.advertised
         shifts = () if s_space is None else (Shift(semi, s_space.l1, s_space.l2_squared, exact=res_exact),)
-        law = KnownGuarantee(mech_g, pure_only=_PURE_ONLY if isinstance(mech_g, (PureDP, ApproxDP)) else "")
+        law = KnownGuarantee(mech_g, pure_only=PURE_ONLY_NOISE if isinstance(mech_g, (PureDP, ApproxDP)) else "")
         release = Release(ctx.relation, inv, (Part(law, shifts, label=m.kind),), advertised=advertised)
 
         used_seed = ctx.draw_seed()

@@ -21,7 +21,7 @@ from semidp.accountant.guarantees.definitions import ApproxDP, Guarantee, PureDP
 from semidp.accountant.guarantees.relations import IntegerSubspace
 from semidp.accountant.lattice.kernel import LatticeBasis
 from semidp.accountant.releases.accounting import register_law
-from semidp.accountant.releases.model import PluginLaw, Shift
+from semidp.accountant.releases.model import PURE_ONLY_NOISE, PluginLaw, Shift
 from semidp.mechanisms.lattice_mcmc import LatticeLaplaceTarget
 from semidp.mechanisms.lattice_privacy import approximate_sampler_delta, laplace_pair_epsilon
 from semidp.verify.kinds.lattice import (
@@ -51,6 +51,12 @@ class GeneralizedLaplaceNoise(PluginLaw):
     def upper_bound_only(self) -> bool:
         """MCMC draws (``delta_tv > 0``): delta' is charged from the TV bound, so the guarantee is an upper bound."""
         return self.delta_tv > 0
+
+    @property
+    def pure_only(self) -> str:
+        """Lattice Laplace noise reaches its pure epsilon on the worst pair (the lattice points where the triangle
+        inequality is an equality carry mass), not the four-point pair's (epsilon, delta) profile."""
+        return PURE_ONLY_NOISE
 
 
 def laplace_guarantee(law: PluginLaw, shift: Shift) -> Guarantee:
