@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from semidp.accountant.core.budget import Budget
-from semidp.accountant.core.errors import InvalidArgument, SearchTooLarge
+from semidp.accountant.core.errors import InvalidArgument, SearchOutOfTime, SearchTooLarge
 from semidp.accountant.core.outcome import Bounds, Refuted, Verified
 from semidp.accountant.geometry.containing_ball import containing_ball
 from semidp.accountant.geometry.knorm import KNormBall
@@ -316,13 +316,17 @@ def test_symmetric_build_budgets_refuse_quickly() -> None:
     time is spent."""
     with pytest.raises(SearchTooLarge, match=r"facet orbits of conv\(S\) \(found 1 so far\).*Time budget") as spent:
         KNormBall.from_space(table_space(4, 5), symmetry=TableSymmetry(4, 5), budget=Budget.of(0.0))
-    assert spent.value.limit <= 0 <= spent.value.size  # the record: no time was given, and the refusal says so
+    assert spent.value.limit == 0 <= spent.value.size  # the record: no time was given, and the refusal says so
+    assert "stopped after" in str(spent.value) and "its time budget of 0 s spent" in str(spent.value)
     budget, polls = _polled_budget(2)  # runs out after the first facet orbit and its first ridge
     with pytest.raises(SearchTooLarge, match=r"facet orbits of conv\(S\) \(found 2 so far\).*Time budget"):
         KNormBall.from_space(table_space(4, 4), symmetry=TableSymmetry(4, 4), budget=budget)
     assert len(polls) == 3  # stopped at the first poll after it ran out, not one step later
-    with pytest.raises(SearchTooLarge, match=r"recursive triangulation of conv\(S\).*Time budget"):  # ~35 s unbudgeted
+    with pytest.raises(
+        SearchOutOfTime, match=r"recursive triangulation of conv\(S\).*stopped after.*Time budget"
+    ) as rec:
         KNormBall.from_space(table_space(4, 5), symmetry=TableSymmetry(4, 5), budget=_stale_deadline_budget())
+    assert "faces triangulated recursively" in str(rec.value)  # ~35 s unbudgeted
     with pytest.raises(SearchTooLarge, match="hull of a face") as size:  # s = 16: no recursion, refused at once
         KNormBall.from_space(table_space(5, 5), symmetry=TableSymmetry(5, 5))
     assert size.value.size > size.value.limit == 1e8

@@ -108,6 +108,21 @@ class SearchTooLarge(InvalidArgument):
         return f"{self.what}: estimated size {format_size(self.size)} exceeds the limit {format_size(self.limit)}."
 
 
+class SearchOutOfTime(SearchTooLarge):
+    """A combinatorial search stopped because its time budget ran out (``size`` = seconds spent, ``limit`` = the
+    seconds it had, 0 when the budget was spent before it started); ``done`` says how far it got."""
+
+    def __init__(self, what: str, seconds: float, limit: float, hint: str = "", done: str = "") -> None:
+        self.done = done
+        super().__init__(what, seconds, max(limit, 0.0), hint)
+
+    @property
+    def summary(self) -> str:
+        """What stopped, after how long, and how far it got: for reports and the CLI."""
+        got = f" ({self.done})" if self.done else ""
+        return f"{self.what}: stopped after {self.size:.3g} s, its time budget of {self.limit:.3g} s spent{got}."
+
+
 class BudgetExhausted(ToolkitError):
     """A long computation (an MCMC run, a meeting-time search) hit its iteration or time budget first.
 

@@ -73,7 +73,7 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 
-from semidp.accountant.core.errors import SearchTooLarge, VerificationError
+from semidp.accountant.core.errors import SearchOutOfTime, SearchTooLarge, VerificationError
 
 if TYPE_CHECKING:
     from semidp.accountant.geometry.table_symmetry import TableElement, TableSymmetry
@@ -126,6 +126,8 @@ class FaceDecomposer:
         default_factory=dict
     )
     _index: dict[bytes, int] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+    """When the decomposer was made (``time.monotonic``): the time refusal says how long it ran."""
 
     def __post_init__(self) -> None:
         self._index = {t.tobytes(): i for i, t in enumerate(np.asarray(self.tables, dtype=np.int64))}
@@ -145,11 +147,12 @@ class FaceDecomposer:
 
     def _check_budget(self, what: str) -> None:
         if time.monotonic() > self.deadline:
-            raise SearchTooLarge(
+            raise SearchOutOfTime(
                 f"recursive triangulation of conv(S) ({what})",
-                self.stats["recursive"],
-                0,
+                time.monotonic() - self.started,
+                self.deadline - self.started,
                 "Time budget (time_limit) exceeded; raise it or use containing_ball(space).",
+                done=f"{self.stats['recursive']} faces triangulated recursively",
             )
 
     def _orbit_reps(self, faces: list[Index], chain: list[IntArray], stab: int) -> list[tuple[Index, int]]:

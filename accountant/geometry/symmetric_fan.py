@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 
 from semidp.accountant.core.budget import Budget
-from semidp.accountant.core.errors import SearchTooLarge, VerificationError
+from semidp.accountant.core.errors import SearchOutOfTime, SearchTooLarge, VerificationError
 from semidp.accountant.core.progress import Progress
 from semidp.accountant.geometry.face_fan import FaceDecomposer, check_volumes, rotate_facet
 from semidp.accountant.geometry.knorm_certificates import SpanCertificate
@@ -144,7 +144,7 @@ def symmetric_fan(
     fan_vol: list[FloatArray] = []
     while queue:
         if budget.expired:
-            raise SearchTooLarge(
+            raise SearchOutOfTime(
                 f"facet orbits of conv(S) (found {len(reps)} so far)",
                 time.monotonic() - t0,
                 budget.deadline - t0,
@@ -163,7 +163,7 @@ def symmetric_fan(
         ridges = [np.searchsorted(fc.tight, r) for r in face.ridges]
         for ridge in ridges:
             if budget.expired:
-                raise SearchTooLarge(
+                raise SearchOutOfTime(
                     f"facet orbits of conv(S) (found {len(reps)} so far)",
                     time.monotonic() - t0,
                     budget.deadline - t0,
