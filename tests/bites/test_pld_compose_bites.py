@@ -59,10 +59,11 @@ def _masses(n: int) -> NDArray[np.float64]:
     return np.asarray(raw / raw.sum() * 0.9, dtype=np.float64)
 
 
-def _documented_delta(g: pld._GridPLD, i: int, tiny: float = TINY) -> mpmath.mpf:
+def _documented_delta(g: pld._GridPLD, i: int, tiny: float = TINY, extra_per_mass: float | None = None) -> mpmath.mpf:
     """delta_index(i) as the module documents it: direct window, far-above suffix sums and far-below bound, each
     with its pad, times (1 + rel)(1 + 4u), plus the underflow pad and the mass at +inf (pld.py steps 5 and the
-    floating-point error budget)."""
+    floating-point error budget). ``extra_per_mass``: the far-above Gaussian extra per unit mass, if not the documented
+    delta_mu(D) e^{-D} (1 + 1e-9)."""
     h, mu, off, n = g.h, g.mu, g.offset, len(g.masses)
     m = [MPX.mpf(float(x)) for x in g.masses]
     d = mu * mu / 2 + 11.0 * mu
@@ -83,6 +84,8 @@ def _documented_delta(g: pld._GridPLD, i: int, tiny: float = TINY) -> mpmath.mpf
         extra = MPX.mpf(0)
         if mu > 0:
             extra = MPX.mpf(float(gdp_delta_array(mu, np.array([d_above]))[0])) * MPX.exp(-d_above) * (1 + 1e-9)
+        if extra_per_mass is not None:
+            extra = MPX.mpf(extra_per_mass)
         t0 = s0 * (1 + sum_rel)
         far = (t0 - t1 * (1 - sum_rel)) * (1 + 2 * MPX.mpf(U)) + extra * t0
     below = MPX.mpf(0)
@@ -98,7 +101,7 @@ def _documented_delta(g: pld._GridPLD, i: int, tiny: float = TINY) -> mpmath.mpf
     return min(total + MPX.mpf(g.inf_mass), MPX.mpf(1))
 
 
-@pytest.mark.parametrize("mu", [0.0, 0.5])
+@pytest.mark.parametrize("mu", [0.0, 0.05, 0.5])  # 0.05: D = 0.55, the window above is the documented 1
 def test_grid_pld_bound_is_the_documented_budget(mu: float, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pld, "_U", U)
     monkeypatch.setattr(pld, "_TINY", TINY)
@@ -800,3 +803,45 @@ def test_loss_atoms_round_p_masses_down_and_q_masses_up_exactly() -> None:
         assert _F(_m.nextafter(at.q[k], -_m.inf)) < q <= _F(at.q[k])
         inexact += _F(at.p[k]) != p
     assert inexact >= 1  # the case where the direction matters is present
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Session 33 (the rest of the seed-32 sample): the far-above extra's sign and epsilon()'s first bracket end.
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_far_above_term_adds_the_gaussian_extra_times_the_suffix_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    # losses d >= D above eps add 1 - e^{-d} + e^{-d} delta_mu(d) each: the last part is bounded by far_above_extra
+    # (delta_mu(D) e^{-D}, 1e-57 at mu = 5: invisible to floats) times the suffix sum S0 (0.9 here), and is *added*.
+    # A stand-in extra of 1/32 per unit mass makes its sign and its factor visible: the window sees no mass, so delta
+    # is the far-above term alone, about 0.93 + 0.03 (below the cap 1)
+    monkeypatch.setattr(pld, "_U", U)
+    g = pld._GridPLD(2.0**-4, 5.0, -5, _masses(60), 0.0, 0.01, 1000)
+    g.far_above_extra = 1 / 32
+    for i in (g.offset - g.j_above - 10, g.offset - g.j_above - 1):
+        want = _documented_delta(g, i, tiny=2.0**-1074, extra_per_mass=1 / 32)
+        assert 0.95 < want < 0.99
+        assert abs(MPX.mpf(g.delta_index(i)) - want) <= 1e-12 * want, i
+
+
+#: A curve with a light atom (Q-mass 1e-9) at loss 4.5, a heavy one (0.99) at 1.5 and the rest at -4.36: grid indices
+#: 5, 2 and -4 at h = 1 (segments listed by decreasing loss).
+_QL, _QH = 1e-9, 0.99
+_PL, _PH = _QL * math.exp(-4.5), _QH * math.exp(-1.5)
+HEAVY_BELOW_LIGHT = TradeoffCurve((0.0, _PL, _PL + _PH, 1.0), (1.0, 1 - _QL, 1 - _QL - _QH, 0.0))
+
+
+def test_epsilon_starts_its_bracket_at_the_documented_top_index() -> None:
+    # epsilon(d) is the smallest grid eps with delta(eps) <= d. Where delta_index is not monotone -- a mass more than
+    # D = mu^2/2 + 11 mu below eps counts delta_mu(D), more than the kernel's delta_mu(jb h) one step earlier -- the
+    # answer depends on the bracket: mu = 2.1 on grid 1 has D = 25.3, jb = 26, and the heavy atom (grid 2) is exactly
+    # jb below eps = 28, the one index whose delta (1e-30) is below the plateau 3e-29 all heavier indices reach.
+    # _top_index is the top (5, the light atom) plus ceil((mu^2/2 + 9.5 mu) / h) = 23: 28, so epsilon finds it; a
+    # first bracket end past 28 (mu^2 instead of mu^2/2) sees only the plateau and returns +inf.
+    mu, h, d = 2.1, 1.0, 1e-29
+    g = pld._build([HEAVY_BELOW_LIGHT], mu, h, 1e-30, 2**23)
+    assert g.offset == -4 and g.top == 5 and g.masses[6] == pytest.approx(_QH, rel=1e-12) and g.inf_mass == 0.0
+    assert pld._top_index(g) == 5 + math.ceil((mu * mu / 2 + 9.5 * mu) / h) == 28
+    below = [i for i in range(0, 80) if g.delta_index(i) <= d]
+    assert below == [28]
+    assert pld.epsilon([HEAVY_BELOW_LIGHT], mu, d, grid=h) == 28.0
