@@ -101,7 +101,8 @@ def _documented_delta(g: pld._GridPLD, i: int, tiny: float = TINY, extra_per_mas
     return min(total + MPX.mpf(g.inf_mass), MPX.mpf(1))
 
 
-@pytest.mark.parametrize("mu", [0.0, 0.05, 0.5])  # 0.05: D = 0.55, the window above is the documented 1
+# 0.05: D = 0.55, the window above is the documented 1; 0.3: D / h = 53.5, the windows are ceil(D / h) = 54 points
+@pytest.mark.parametrize("mu", [0.0, 0.05, 0.3, 0.5])
 def test_grid_pld_bound_is_the_documented_budget(mu: float, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pld, "_U", U)
     monkeypatch.setattr(pld, "_TINY", TINY)
@@ -845,3 +846,56 @@ def test_epsilon_starts_its_bracket_at_the_documented_top_index() -> None:
     below = [i for i in range(0, 80) if g.delta_index(i) <= d]
     assert below == [28]
     assert pld.epsilon([HEAVY_BELOW_LIGHT], mu, d, grid=h) == 28.0
+
+
+#: No privacy at all (f = 0): every outcome identifies the dataset, all Q-mass at loss +inf.
+NO_PRIVACY = TradeoffCurve((0.0, 1.0), (0.0, 0.0))
+
+
+def test_a_part_with_all_its_mass_at_infinity_leaves_a_one_point_law(monkeypatch: pytest.MonkeyPatch) -> None:
+    # after a part without finite atoms the running law is one zero mass (delta = 1 everywhere), so the next part's
+    # size check sees n = 1, as for the first part: pure (k h)-DP needs 1 + 2 k points, which fit a limit of 1 + 2 k
+    # and do not fit 2 k (a longer or empty law would move the boundary by a point: a refusal or an acceptance more)
+    k, h = 3000, 2.0**-12
+    pure = TradeoffCurve.from_approx_dp(k * h, 0.0)
+    assert pld.loss_atoms(NO_PRIVACY) == pld.LossAtoms((), (), (), 1.0)
+    monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 1 + 2 * k)
+    assert pld.profile([NO_PRIVACY, pure], 0.0, 1.0, grid=h, max_points=16) == 1.0
+    monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 2 * k)
+    with pytest.raises(InvalidArgument, match=r"curves\[1\].*6001 grid points .*at most 6000"):
+        pld.profile([NO_PRIVACY, pure], 0.0, 1.0, grid=h, max_points=16)
+
+
+def test_loss_atoms_round_the_mass_at_infinity_up_exactly() -> None:
+    # 1 - f(0) in Fractions, rounded up (a smaller mass at +inf lowers every delta): with f(0) = 0.1 (the float
+    # 0.1000000000000000055...) the difference 0.8999999999999999944... is not a float, so the direction shows
+    for b0 in (0.1, 0.3, 1e-20):
+        at = pld.loss_atoms(TradeoffCurve((0.0, 1.0), (b0, 0.0)))
+        exact = 1 - Fraction(b0)
+        assert Fraction(math.nextafter(at.inf_mass, -math.inf)) < exact < Fraction(at.inf_mass), b0
+
+
+def test_far_above_factor_is_rounded_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    # below the whole support (eps more than the window below the lowest loss) the far-above sum uses e^{-h shift},
+    # shift = offset - i >= j_above + 1, and the ratio e^{-h} of its suffix sum S1, both rounded *down* (a larger
+    # factor lowers S0 - e^{-h shift} S1).
+    # Directed rounding made visible: down() and up() move by 1e-6 relative instead of an ulp, so the documented
+    # bound ((S0 (1 + s) - c S1 (1 - s)) (1 + 2u)) (1 + rel) (1 + 4u) + abs_pad is pinned to 1e-9 with
+    # c = e^{-h shift} (1 - 1e-6) and S1 = sum m_t r^t, r = e^{-h} (1 - 1e-6)
+    bias = 1e-6
+    monkeypatch.setattr(pld, "down", lambda x: float(x) * (1 - bias))
+    monkeypatch.setattr(pld, "up", lambda x: float(x) * (1 + bias))
+    h, off = 2.0**-4, 40
+    m = _masses(12)
+    g = pld._GridPLD(h, 0.0, off, m, 0.0, 0.0, 10)
+    u = 2.0**-53
+    for i in (off - g.j_above - 1, off - g.j_above - 2, off - g.j_above - 9, -30):
+        shift = off - i
+        assert shift >= g.j_above + 1  # j_above + 1: the precomputed c_far, rounded down the same way
+        c = MPX.exp(-MPX.mpf(h) * shift) * (1 - MPX.mpf(bias))
+        r = MPX.exp(-MPX.mpf(h)) * (1 - MPX.mpf(bias))
+        s0 = MPX.fsum(MPX.mpf(float(x)) for x in m)
+        s1 = MPX.fsum(MPX.mpf(float(x)) * r**t for t, x in enumerate(m))
+        far = (s0 * (1 + MPX.mpf(g.sum_rel)) - c * s1 * (1 - MPX.mpf(g.sum_rel))) * (1 + 2 * MPX.mpf(u))
+        want = far * (1 + 4 * MPX.mpf(u)) + MPX.mpf(g.abs_pad)
+        assert abs(MPX.mpf(g.delta_index(i)) - want) <= 1e-9 * want, i
