@@ -899,3 +899,36 @@ def test_far_above_factor_is_rounded_down(monkeypatch: pytest.MonkeyPatch) -> No
         far = (s0 * (1 + MPX.mpf(g.sum_rel)) - c * s1 * (1 - MPX.mpf(g.sum_rel))) * (1 + 2 * MPX.mpf(u))
         want = far * (1 + 4 * MPX.mpf(u)) + MPX.mpf(g.abs_pad)
         assert abs(MPX.mpf(g.delta_index(i)) - want) <= 1e-9 * want, i
+
+
+def _heavy_and_light(loss_heavy: float, loss_light: float, q_light: float) -> TradeoffCurve:
+    """A curve with a heavy atom (Q-mass 0.9) at ``loss_heavy``, a light one above it and the rest (about 0.1) at a
+    negative loss."""
+    p_light, p_heavy = q_light * math.exp(-loss_light), 0.9 * math.exp(-loss_heavy)
+    return TradeoffCurve((0.0, p_light, p_light + p_heavy, 1.0), (1.0, 1 - q_light, 1 - q_light - 0.9, 0.0))
+
+
+@pytest.mark.parametrize(
+    ("mu", "h", "curve", "d", "first", "gap"),
+    [
+        # heavy atom on grid 2, light (0.01) on grid 6, mu = 1.2, h = 1/8: jb = 112, delta <= 2e-29 at index 114
+        # (the heavy atom 112 below), not at 115 (2.1e-29: it left the window), and again from 116 on
+        (1.2, 0.125, _heavy_and_light(0.1875, 0.6875, 0.01), 2.0e-29, 114, 115),
+        # heavy atom on grid 1, light (1e-4) on grid 8, mu = 2.1, h = 1/4: jb = 102, delta <= 3.2e-29 at 103, not at
+        # 104 (3.3e-29), again from 105 on
+        (2.1, 0.25, _heavy_and_light(0.125, 1.875, 1e-4), 3.2e-29, 103, 104),
+    ],
+)
+def test_epsilon_is_the_smallest_grid_eps_where_delta_is_not_monotone(
+    mu: float, h: float, curve: TradeoffCurve, d: float, first: int, gap: int
+) -> None:
+    # epsilon(d) is documented as the smallest grid eps with delta(eps) <= d. delta_index is not monotone where an
+    # atom leaves the direct window (more than D = mu^2/2 + 11 mu below eps it counts delta_mu(D), more than the
+    # kernel's delta_mu(jb h) one step before), so which grid point bisection finds depends on epsilon's bracket
+    # (2 hi + 1 from _top_index): here it finds the smallest, where a bracket grown as 2 hi, 2 hi + 2 or 3 hi + 1 finds
+    # the next run of indices (two grid steps looser; these two cases were found by a search over such curves)
+    g = pld._build([curve], mu, h, 1e-30, 2**23)
+    top = pld._top_index(g)
+    below = [i for i in range(0, 4 * top + 10) if g.delta_index(i) <= d]
+    assert below[:3] == [first, gap + 1, gap + 2] and below[-1] == 4 * top + 9
+    assert pld.epsilon([curve], mu, d, grid=h) == first * h
