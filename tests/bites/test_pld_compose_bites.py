@@ -932,3 +932,36 @@ def test_epsilon_is_the_smallest_grid_eps_where_delta_is_not_monotone(
     below = [i for i in range(0, 4 * top + 10) if g.delta_index(i) <= d]
     assert below[:3] == [first, gap + 1, gap + 2] and below[-1] == 4 * top + 9
     assert pld.epsilon([curve], mu, d, grid=h) == first * h
+
+
+def test_mass_moved_to_infinity_by_the_size_cap_keeps_it_at_most_one() -> None:
+    # two parts of (1, 1 - 1e-9)-DP: the mass at +inf is 1 - 1e-18, rounded up to 1.0; the size cap (16 points) then
+    # moves the mass above its window (and its pad) to +inf, where the total stays capped at exactly 1.0 (a delta
+    # above 1 is no probability: from_profile refuses it); the composition is the trivial curve f = 0
+    f = TradeoffCurve.from_approx_dp(1.0, 1 - 1e-9)
+    g = pld._build([f, f], 0.0, 2.0**-4, 0.0, 16)
+    assert g.inf_mass == 1.0 and 0.0 < float(g.masses.sum()) < 1e-17
+    assert g.delta_index(g.top + 10) == 1.0
+    assert pld.compose([f, f], 0.0, grid=2.0**-4, max_points=16) == TradeoffCurve((0.0, 1.0), (0.0, 0.0))
+
+
+def test_compose_shortcut_needs_every_finite_loss_at_or_below_zero() -> None:
+    # pure 0.03-DP on a grid of 1/16: its losses +-0.03 round up to grid 1 and 0, so delta(0) > 0; the identity
+    # shortcut (perfect privacy) is only for a top loss <= 0 (it would be optimistic here)
+    f = TradeoffCurve.from_approx_dp(0.03, 0.0)
+    g = pld._build([f], 0.0, 2.0**-4, 1e-30, 2**23)
+    assert g.top == 1 and g.inf_mass == 0.0
+    exact0 = (math.exp(0.03) - 1) / (math.exp(0.03) + 1)  # delta(0) of pure 0.03-DP
+    got = pld.compose([f], 0.0, grid=2.0**-4)
+    assert got != TradeoffCurve.identity()
+    assert got.privacy_profile(0.0) >= exact0
+
+
+def test_curves_must_be_a_sequence_of_tradeoff_curves() -> None:
+    # a single curve, an iterator, a number or None is refused with an InvalidArgument naming curves (never a
+    # TypeError from list(), never an iterator silently consumed)
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    for bad in (f, iter([f]), 5, None):
+        with pytest.raises(InvalidArgument, match="curves"):
+            pld.profile(bad, 0.0, 1.0)  # type: ignore[arg-type]
+    assert pld.profile((f,), 0.0, 1.0) == pld.profile([f], 0.0, 1.0)
