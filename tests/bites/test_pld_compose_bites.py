@@ -963,5 +963,5 @@ def test_curves_must_be_a_sequence_of_tradeoff_curves() -> None:
     f = TradeoffCurve.from_approx_dp(1.0, 0.0)
     for bad in (f, iter([f]), 5, None):
         with pytest.raises(InvalidArgument, match="curves"):
-            pld.profile(bad, 0.0, 1.0)  # type: ignore[arg-type]
+            pld.profile(bad, 0.0, 1.0)  # type: ignore[call-overload]
     assert pld.profile((f,), 0.0, 1.0) == pld.profile([f], 0.0, 1.0)
