@@ -59,10 +59,11 @@ def _masses(n: int) -> NDArray[np.float64]:
     return np.asarray(raw / raw.sum() * 0.9, dtype=np.float64)
 
 
-def _documented_delta(g: pld._GridPLD, i: int, tiny: float = TINY) -> mpmath.mpf:
+def _documented_delta(g: pld._GridPLD, i: int, tiny: float = TINY, extra_per_mass: float | None = None) -> mpmath.mpf:
     """delta_index(i) as the module documents it: direct window, far-above suffix sums and far-below bound, each
     with its pad, times (1 + rel)(1 + 4u), plus the underflow pad and the mass at +inf (pld.py steps 5 and the
-    floating-point error budget)."""
+    floating-point error budget). ``extra_per_mass``: the far-above Gaussian extra per unit mass, if not the documented
+    delta_mu(D) e^{-D} (1 + 1e-9)."""
     h, mu, off, n = g.h, g.mu, g.offset, len(g.masses)
     m = [MPX.mpf(float(x)) for x in g.masses]
     d = mu * mu / 2 + 11.0 * mu
@@ -83,6 +84,8 @@ def _documented_delta(g: pld._GridPLD, i: int, tiny: float = TINY) -> mpmath.mpf
         extra = MPX.mpf(0)
         if mu > 0:
             extra = MPX.mpf(float(gdp_delta_array(mu, np.array([d_above]))[0])) * MPX.exp(-d_above) * (1 + 1e-9)
+        if extra_per_mass is not None:
+            extra = MPX.mpf(extra_per_mass)
         t0 = s0 * (1 + sum_rel)
         far = (t0 - t1 * (1 - sum_rel)) * (1 + 2 * MPX.mpf(U)) + extra * t0
     below = MPX.mpf(0)
@@ -98,7 +101,8 @@ def _documented_delta(g: pld._GridPLD, i: int, tiny: float = TINY) -> mpmath.mpf
     return min(total + MPX.mpf(g.inf_mass), MPX.mpf(1))
 
 
-@pytest.mark.parametrize("mu", [0.0, 0.5])
+# 0.05: D = 0.55, the window above is the documented 1; 0.3: D / h = 53.5, the windows are ceil(D / h) = 54 points
+@pytest.mark.parametrize("mu", [0.0, 0.05, 0.3, 0.5])
 def test_grid_pld_bound_is_the_documented_budget(mu: float, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pld, "_U", U)
     monkeypatch.setattr(pld, "_TINY", TINY)
@@ -800,3 +804,164 @@ def test_loss_atoms_round_p_masses_down_and_q_masses_up_exactly() -> None:
         assert _F(_m.nextafter(at.q[k], -_m.inf)) < q <= _F(at.q[k])
         inexact += _F(at.p[k]) != p
     assert inexact >= 1  # the case where the direction matters is present
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Session 33 (the rest of the seed-32 sample): the far-above extra's sign and epsilon()'s first bracket end.
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_far_above_term_adds_the_gaussian_extra_times_the_suffix_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    # losses d >= D above eps add 1 - e^{-d} + e^{-d} delta_mu(d) each: the last part is bounded by far_above_extra
+    # (delta_mu(D) e^{-D}, 1e-57 at mu = 5: invisible to floats) times the suffix sum S0 (0.9 here), and is *added*.
+    # A stand-in extra of 1/32 per unit mass makes its sign and its factor visible: the window sees no mass, so delta
+    # is the far-above term alone, about 0.93 + 0.03 (below the cap 1)
+    monkeypatch.setattr(pld, "_U", U)
+    g = pld._GridPLD(2.0**-4, 5.0, -5, _masses(60), 0.0, 0.01, 1000)
+    g.far_above_extra = 1 / 32
+    for i in (g.offset - g.j_above - 10, g.offset - g.j_above - 1):
+        want = _documented_delta(g, i, tiny=2.0**-1074, extra_per_mass=1 / 32)
+        assert 0.95 < want < 0.99
+        assert abs(MPX.mpf(g.delta_index(i)) - want) <= 1e-12 * want, i
+
+
+#: A curve with a light atom (Q-mass 1e-9) at loss 4.5, a heavy one (0.99) at 1.5 and the rest at -4.36: grid indices
+#: 5, 2 and -4 at h = 1 (segments listed by decreasing loss).
+_QL, _QH = 1e-9, 0.99
+_PL, _PH = _QL * math.exp(-4.5), _QH * math.exp(-1.5)
+HEAVY_BELOW_LIGHT = TradeoffCurve((0.0, _PL, _PL + _PH, 1.0), (1.0, 1 - _QL, 1 - _QL - _QH, 0.0))
+
+
+def test_epsilon_starts_its_bracket_at_the_documented_top_index() -> None:
+    # epsilon(d) is the smallest grid eps with delta(eps) <= d. Where delta_index is not monotone -- a mass more than
+    # D = mu^2/2 + 11 mu below eps counts delta_mu(D), more than the kernel's delta_mu(jb h) one step earlier -- the
+    # answer depends on the bracket: mu = 2.1 on grid 1 has D = 25.3, jb = 26, and the heavy atom (grid 2) is exactly
+    # jb below eps = 28, the one index whose delta (1e-30) is below the plateau 3e-29 all heavier indices reach.
+    # _top_index is the top (5, the light atom) plus ceil((mu^2/2 + 9.5 mu) / h) = 23: 28, so epsilon finds it; a
+    # first bracket end past 28 (mu^2 instead of mu^2/2) sees only the plateau and returns +inf.
+    mu, h, d = 2.1, 1.0, 1e-29
+    g = pld._build([HEAVY_BELOW_LIGHT], mu, h, 1e-30, 2**23)
+    assert g.offset == -4 and g.top == 5 and g.masses[6] == pytest.approx(_QH, rel=1e-12) and g.inf_mass == 0.0
+    assert pld._top_index(g) == 5 + math.ceil((mu * mu / 2 + 9.5 * mu) / h) == 28
+    below = [i for i in range(0, 80) if g.delta_index(i) <= d]
+    assert below == [28]
+    assert pld.epsilon([HEAVY_BELOW_LIGHT], mu, d, grid=h) == 28.0
+
+
+#: No privacy at all (f = 0): every outcome identifies the dataset, all Q-mass at loss +inf.
+NO_PRIVACY = TradeoffCurve((0.0, 1.0), (0.0, 0.0))
+
+
+def test_a_part_with_all_its_mass_at_infinity_leaves_a_one_point_law(monkeypatch: pytest.MonkeyPatch) -> None:
+    # after a part without finite atoms the running law is one zero mass (delta = 1 everywhere), so the next part's
+    # size check sees n = 1, as for the first part: pure (k h)-DP needs 1 + 2 k points, which fit a limit of 1 + 2 k
+    # and do not fit 2 k (a longer or empty law would move the boundary by a point: a refusal or an acceptance more)
+    k, h = 3000, 2.0**-12
+    pure = TradeoffCurve.from_approx_dp(k * h, 0.0)
+    assert pld.loss_atoms(NO_PRIVACY) == pld.LossAtoms((), (), (), 1.0)
+    monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 1 + 2 * k)
+    assert pld.profile([NO_PRIVACY, pure], 0.0, 1.0, grid=h, max_points=16) == 1.0
+    monkeypatch.setattr(pld, "CONVOLUTION_MAX_POINTS", 2 * k)
+    with pytest.raises(InvalidArgument, match=r"curves\[1\].*6001 grid points .*at most 6000"):
+        pld.profile([NO_PRIVACY, pure], 0.0, 1.0, grid=h, max_points=16)
+
+
+def test_loss_atoms_round_the_mass_at_infinity_up_exactly() -> None:
+    # 1 - f(0) in Fractions, rounded up (a smaller mass at +inf lowers every delta): with f(0) = 0.1 (the float
+    # 0.1000000000000000055...) the difference 0.8999999999999999944... is not a float, so the direction shows
+    for b0 in (0.1, 0.3, 1e-20):
+        at = pld.loss_atoms(TradeoffCurve((0.0, 1.0), (b0, 0.0)))
+        exact = 1 - Fraction(b0)
+        assert Fraction(math.nextafter(at.inf_mass, -math.inf)) < exact < Fraction(at.inf_mass), b0
+
+
+def test_far_above_factor_is_rounded_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    # below the whole support (eps more than the window below the lowest loss) the far-above sum uses e^{-h shift},
+    # shift = offset - i >= j_above + 1, and the ratio e^{-h} of its suffix sum S1, both rounded *down* (a larger
+    # factor lowers S0 - e^{-h shift} S1).
+    # Directed rounding made visible: down() and up() move by 1e-6 relative instead of an ulp, so the documented
+    # bound ((S0 (1 + s) - c S1 (1 - s)) (1 + 2u)) (1 + rel) (1 + 4u) + abs_pad is pinned to 1e-9 with
+    # c = e^{-h shift} (1 - 1e-6) and S1 = sum m_t r^t, r = e^{-h} (1 - 1e-6)
+    bias = 1e-6
+    monkeypatch.setattr(pld, "down", lambda x: float(x) * (1 - bias))
+    monkeypatch.setattr(pld, "up", lambda x: float(x) * (1 + bias))
+    h, off = 2.0**-4, 40
+    m = _masses(12)
+    g = pld._GridPLD(h, 0.0, off, m, 0.0, 0.0, 10)
+    u = 2.0**-53
+    for i in (off - g.j_above - 1, off - g.j_above - 2, off - g.j_above - 9, -30):
+        shift = off - i
+        assert shift >= g.j_above + 1  # j_above + 1: the precomputed c_far, rounded down the same way
+        c = MPX.exp(-MPX.mpf(h) * shift) * (1 - MPX.mpf(bias))
+        r = MPX.exp(-MPX.mpf(h)) * (1 - MPX.mpf(bias))
+        s0 = MPX.fsum(MPX.mpf(float(x)) for x in m)
+        s1 = MPX.fsum(MPX.mpf(float(x)) * r**t for t, x in enumerate(m))
+        far = (s0 * (1 + MPX.mpf(g.sum_rel)) - c * s1 * (1 - MPX.mpf(g.sum_rel))) * (1 + 2 * MPX.mpf(u))
+        want = far * (1 + 4 * MPX.mpf(u)) + MPX.mpf(g.abs_pad)
+        assert abs(MPX.mpf(g.delta_index(i)) - want) <= 1e-9 * want, i
+
+
+def _heavy_and_light(loss_heavy: float, loss_light: float, q_light: float) -> TradeoffCurve:
+    """A curve with a heavy atom (Q-mass 0.9) at ``loss_heavy``, a light one above it and the rest (about 0.1) at a
+    negative loss."""
+    p_light, p_heavy = q_light * math.exp(-loss_light), 0.9 * math.exp(-loss_heavy)
+    return TradeoffCurve((0.0, p_light, p_light + p_heavy, 1.0), (1.0, 1 - q_light, 1 - q_light - 0.9, 0.0))
+
+
+@pytest.mark.parametrize(
+    ("mu", "h", "curve", "d", "first", "gap"),
+    [
+        # heavy atom on grid 2, light (0.01) on grid 6, mu = 1.2, h = 1/8: jb = 112, delta <= 2e-29 at index 114
+        # (the heavy atom 112 below), not at 115 (2.1e-29: it left the window), and again from 116 on
+        (1.2, 0.125, _heavy_and_light(0.1875, 0.6875, 0.01), 2.0e-29, 114, 115),
+        # heavy atom on grid 1, light (1e-4) on grid 8, mu = 2.1, h = 1/4: jb = 102, delta <= 3.2e-29 at 103, not at
+        # 104 (3.3e-29), again from 105 on
+        (2.1, 0.25, _heavy_and_light(0.125, 1.875, 1e-4), 3.2e-29, 103, 104),
+    ],
+)
+def test_epsilon_is_the_smallest_grid_eps_where_delta_is_not_monotone(
+    mu: float, h: float, curve: TradeoffCurve, d: float, first: int, gap: int
+) -> None:
+    # epsilon(d) is documented as the smallest grid eps with delta(eps) <= d. delta_index is not monotone where an
+    # atom leaves the direct window (more than D = mu^2/2 + 11 mu below eps it counts delta_mu(D), more than the
+    # kernel's delta_mu(jb h) one step before), so which grid point bisection finds depends on epsilon's bracket
+    # (2 hi + 1 from _top_index): here it finds the smallest, where a bracket grown as 2 hi, 2 hi + 2 or 3 hi + 1 finds
+    # the next run of indices (two grid steps looser; these two cases were found by a search over such curves)
+    g = pld._build([curve], mu, h, 1e-30, 2**23)
+    top = pld._top_index(g)
+    below = [i for i in range(0, 4 * top + 10) if g.delta_index(i) <= d]
+    assert below[:3] == [first, gap + 1, gap + 2] and below[-1] == 4 * top + 9
+    assert pld.epsilon([curve], mu, d, grid=h) == first * h
+
+
+def test_mass_moved_to_infinity_by_the_size_cap_keeps_it_at_most_one() -> None:
+    # two parts of (1, 1 - 1e-9)-DP: the mass at +inf is 1 - 1e-18, rounded up to 1.0; the size cap (16 points) then
+    # moves the mass above its window (and its pad) to +inf, where the total stays capped at exactly 1.0 (a delta
+    # above 1 is no probability: from_profile refuses it); the composition is the trivial curve f = 0
+    f = TradeoffCurve.from_approx_dp(1.0, 1 - 1e-9)
+    g = pld._build([f, f], 0.0, 2.0**-4, 0.0, 16)
+    assert g.inf_mass == 1.0 and 0.0 < float(g.masses.sum()) < 1e-17
+    assert g.delta_index(g.top + 10) == 1.0
+    assert pld.compose([f, f], 0.0, grid=2.0**-4, max_points=16) == TradeoffCurve((0.0, 1.0), (0.0, 0.0))
+
+
+def test_compose_shortcut_needs_every_finite_loss_at_or_below_zero() -> None:
+    # pure 0.03-DP on a grid of 1/16: its losses +-0.03 round up to grid 1 and 0, so delta(0) > 0; the identity
+    # shortcut (perfect privacy) is only for a top loss <= 0 (it would be optimistic here)
+    f = TradeoffCurve.from_approx_dp(0.03, 0.0)
+    g = pld._build([f], 0.0, 2.0**-4, 1e-30, 2**23)
+    assert g.top == 1 and g.inf_mass == 0.0
+    exact0 = (math.exp(0.03) - 1) / (math.exp(0.03) + 1)  # delta(0) of pure 0.03-DP
+    got = pld.compose([f], 0.0, grid=2.0**-4)
+    assert got != TradeoffCurve.identity()
+    assert got.privacy_profile(0.0) >= exact0
+
+
+def test_curves_must_be_a_sequence_of_tradeoff_curves() -> None:
+    # a single curve, an iterator, a number or None is refused with an InvalidArgument naming curves (never a
+    # TypeError from list(), never an iterator silently consumed)
+    f = TradeoffCurve.from_approx_dp(1.0, 0.0)
+    for bad in (f, iter([f]), 5, None):
+        with pytest.raises(InvalidArgument, match="curves"):
+            pld.profile(bad, 0.0, 1.0)  # type: ignore[call-overload]
+    assert pld.profile((f,), 0.0, 1.0) == pld.profile([f], 0.0, 1.0)
