@@ -23,7 +23,7 @@ from semidp.accountant.core.directed import sqrt_up
 from semidp.accountant.core.errors import InvalidArgument
 from semidp.accountant.guarantees.relations import Relation
 from semidp.accountant.pld.parts import PLDPart
-from semidp.accountant.releases.accounting import pld_counted_parts, zcdp_exact, zcdp_sum
+from semidp.accountant.releases.accounting import pairs_attained, pld_counted_parts, zcdp_exact, zcdp_sum
 from semidp.accountant.releases.model import DiscreteGaussianNoise, GaussianNoise, LaplaceNoise, Part, Release
 from semidp.accountant.workloads.design import ScaleDesign, design_scale, design_scale_zcdp
 
@@ -78,7 +78,8 @@ def design_release_scale(
     """The largest ``c`` whose :func:`scaled_release` (``kept`` parts unscaled) meets the target on ``relation``
     (default: base): an ``(epsilon, delta)`` target by the certified upper end of the PLD bracket of
     :func:`accountant.releases.accounting.pld_counted_parts` (tightness proven by the lower end,
-    :func:`accountant.workloads.design.design_scale`), or a zCDP ``rho`` exactly (:func:`zcdp_exact`, else the
+    :func:`accountant.workloads.design.design_scale`, only where those pairs are attained,
+    :func:`accountant.releases.accounting.pairs_attained`; else ``tight`` is false), or a zCDP ``rho`` exactly (:func:`zcdp_exact`, else the
     upward-rounded :func:`zcdp_sum`; ``kept`` parts must then not move on ``relation``)."""
     if rho is not None:
         return design_scale_zcdp(_rho_at_one(release, relation, kept), Fraction(rho))
@@ -92,7 +93,10 @@ def design_release_scale(
         return parts
 
     scaled_release(release, Fraction(1), kept=kept)  # refuse a release without scalable parts before searching
-    return design_scale(parts_at, epsilon=epsilon, delta=delta, budget=budget)
+    found = design_scale(parts_at, epsilon=epsilon, delta=delta, budget=budget)
+    if found.tight and not pairs_attained(release, relation):  # a stand-in pair's lower end proves nothing here
+        return dataclasses.replace(found, tight=False)
+    return found
 
 
 def _rho_at_one(release: Release, relation: Relation | None, kept: frozenset[int]) -> Fraction:
