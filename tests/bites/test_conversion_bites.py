@@ -357,3 +357,80 @@ def test_zcdp_profile_whose_optimal_order_is_beyond_the_float_range() -> None:
     sound [CKS20, Cor. 13], so delta is the smallest positive float."""
     assert zcdp_to_delta(ZCDP(5e-324), 1.0) == 5e-324
     assert zcdp_to_delta(ZCDP(1e-310), 2.0) == 5e-324
+
+
+def test_approx_dp_route_below_its_own_delta_gives_no_epsilon() -> None:
+    """(1, 0.1)-DP at delta = 0.01 < 0.1: no finite epsilon follows (the profile of f_{1,0.1} never goes below its
+    delta atom 0.1 [KOV15]), so the route reports ``None`` rather than a number or a crash."""
+    from semidp.accountant.guarantees.conversion_routes import EpsilonDelta, epsilon_delta
+
+    assert epsilon_delta(ApproxDP(1.0, 0.1), 0.01) == [EpsilonDelta(0.01, None, "f-dp-profile")]
+
+
+def test_composed_identical_parts_between_the_product_and_the_sum_of_deltas() -> None:
+    """Two (1, 0.1)-DP parts at delta = 0.195: below the sum's delta 0.2 (basic composition gives nothing) but above
+    1 - 0.9^2 = 0.19, so the optimal composition [KOV15, Thm. 3.3] is finite. Its profile on [0, 2) is
+    0.19 + 0.81 p^2 (1 - e^{eps - 2}), p = e/(1 + e) (privacy loss 2 with probability p^2), hence
+    eps = 2 + log(1 - 0.005/(0.81 p^2)) ~ 1.98838, reported rounded up within 1e-9 relative."""
+    from semidp.accountant.guarantees import conversions as conv
+    from semidp.accountant.guarantees.composition import compose_recorded
+    from semidp.accountant.guarantees.conversion_routes import epsilon_delta
+
+    g = compose_recorded([ApproxDP(1.0, 0.1)] * 2)
+    assert conv.approx_dp_to_approx_dp(g, 0.195) is None
+    (row,) = epsilon_delta(g, 0.195)
+    p = REF.e / (1 + REF.e)
+    keep = (1 - REF.mpf(0.1)) ** 2  # the probability that neither part's delta atom fires
+    exact = 2 + REF.log(1 - (REF.mpf(0.195) - (1 - keep)) / (keep * p**2))
+    assert row.epsilon is not None and exact <= row.epsilon <= exact * (1 + REF.mpf(1e-9))
+    assert row.method == "f-dp-profile"
+
+
+def test_route_records_are_immutable_slotted_values() -> None:
+    """An (epsilon, delta) row is a frozen value (a report row cannot be edited after the conversion that proved
+    it) and carries no ``__dict__`` (slots)."""
+    import dataclasses
+
+    from semidp.accountant.guarantees.conversion_routes import EpsilonDelta
+
+    row = EpsilonDelta(1e-6, 1.0, "bun-steinke")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.epsilon = 0.5  # type: ignore[misc]
+    assert not hasattr(row, "__dict__")
+    assert row.to_json() == {"delta": 1e-6, "epsilon": 1.0, "method": "bun-steinke"}
+
+
+def test_delta_at_through_the_tradeoff_route() -> None:
+    """The default ``delta_at`` goes through the tradeoff curve: epsilon-DP at eps' = 0.5 has the exact profile
+    (e - e^0.5)/(1 + e) of f_{1,0} [KOV15] (no delta atom: a pure guarantee is (1, 0)-DP, not (1, 1)-DP), reported
+    within 1e-12 relative above; an RDP curve has no tradeoff route (``None``); and no finite guarantee means
+    delta = 1 at every epsilon (a smaller value would be optimistic)."""
+    from semidp.accountant.guarantees.conversion_routes import delta_at
+    from semidp.accountant.guarantees.definitions import RDP, PureDP
+    from semidp.accountant.guarantees.relations import Replace
+    from semidp.accountant.guarantees.semidp import NoFiniteGuarantee
+
+    for eps_prime in (0.0, 0.5):
+        exact = (REF.e - REF.exp(eps_prime)) / (1 + REF.e)
+        got = delta_at(PureDP(1.0), eps_prime)
+        assert got is not None and exact <= got <= exact * (1 + REF.mpf(1e-12))
+    assert delta_at(RDP((2.0,), (1.0,)), 1.0) is None
+    assert delta_at(NoFiniteGuarantee("T differs on an adjacent pair", Replace()), 3.0) == 1.0
+
+
+def test_gdp_tradeoff_is_tight_at_its_400_tangency_points() -> None:
+    """``gdp_to_tradeoff``'s curve is built from tangents of G_mu at 400 equally spaced epsilon in [0, mu^2/2 + 9 mu]
+    (``TradeoffCurve.from_gdp``): at those epsilon its profile is the exact Balle-Wang delta [BW18, Thm. 8] up to the
+    padding (measured 1e-9 relative at mu = 1), while between tangents it is ~1e-3 above (399 or 401 points)."""
+    import numpy as np
+
+    from semidp.accountant.guarantees.conversions import gdp_to_tradeoff, tradeoff_to_delta
+    from semidp.accountant.guarantees.definitions import GDP
+
+    mu = 1.0
+    curve = gdp_to_tradeoff(GDP(mu))
+    grid = np.linspace(0.0, mu * mu / 2 + 9.0 * mu, 400)
+    for k in (5, 40, 100, 133, 170):
+        e, m = REF.mpf(float(grid[k])), REF.mpf(mu)
+        exact = REF.ncdf(-e / m + m / 2) - REF.exp(e) * REF.ncdf(-e / m - m / 2)
+        assert exact <= tradeoff_to_delta(curve, float(grid[k])) <= exact * (1 + REF.mpf(1e-6))
