@@ -35,6 +35,7 @@ import argparse
 import ast
 import copy
 import gc
+import gzip
 import hashlib
 import importlib.util
 import json
@@ -806,11 +807,12 @@ def _row_key(row: dict[str, object]) -> str:
 
 
 def _read_results(path: Path) -> list[dict[str, object]]:
-    """The rows of an earlier ``--out`` file, or a clear error naming the file."""
+    """The rows of an earlier ``--out`` file (gzipped when its name ends in ``.gz``), or a clear error naming it."""
     if path.suffix == ".py":
         raise SystemExit(f"{path}: a module, not an --out file (name the modules before --report/--skip-judged)")
     try:
-        rows = json.loads(path.read_text())
+        text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+        rows = json.loads(text)
     except (OSError, ValueError) as exc:
         raise SystemExit(f"{path}: not a readable --out file of this script ({exc})") from None
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "module" in r for r in rows):
