@@ -84,3 +84,16 @@ def test_unreadable_out_files_are_named(tmp_path: Path) -> None:
     other.write_text(json.dumps({"module": MODULE}))
     with pytest.raises(SystemExit, match=r"other\.json: not an --out file"):
         DRIVER._read_results(other)
+
+
+def test_gzipped_out_files_are_read(tmp_path: Path) -> None:
+    """The kept results of a whole run are gzipped (benchmarks/results/): ``--report`` reads them as they are."""
+    import gzip
+
+    rows = _rows(DRIVER.mutants_of(MODULE)[:3], "killed")
+    packed = tmp_path / "run.json.gz"
+    packed.write_bytes(gzip.compress(json.dumps(rows).encode()))
+    assert DRIVER._read_results(packed) == rows
+    packed.write_bytes(b"not gzip")
+    with pytest.raises(SystemExit, match=r"run\.json\.gz: not a readable --out file"):
+        DRIVER._read_results(packed)
