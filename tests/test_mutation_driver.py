@@ -8,6 +8,7 @@ kill that says so.
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -88,8 +89,6 @@ def test_unreadable_out_files_are_named(tmp_path: Path) -> None:
 
 def test_gzipped_out_files_are_read(tmp_path: Path) -> None:
     """The kept results of a whole run are gzipped (benchmarks/results/): ``--report`` reads them as they are."""
-    import gzip
-
     rows = _rows(DRIVER.mutants_of(MODULE)[:3], "killed")
     packed = tmp_path / "run.json.gz"
     packed.write_bytes(gzip.compress(json.dumps(rows).encode()))

@@ -524,13 +524,18 @@ def _parts(release: Release) -> tuple[Part, ...]:
     return release.parts
 
 
+def _part_name(i: int, p: Part) -> str:
+    """How a reason names part ``i``: its label, else its position."""
+    return repr(p.label) if p.label else f"part {i}"
+
+
 def upper_bound_only(release: Release) -> str | None:
     """Why the guarantee accounted for ``release`` is an upper bound only, or ``None`` when it is tight for its
     description (house rule: refute only from a proven lower bound). A part whose plugin law says so
     (:attr:`PluginLaw.upper_bound_only`, e.g. MCMC draws charged delta') or whose shift is a bound, not the exact
     sensitivity (:attr:`Shift.exact` false), makes the whole release's guarantee an upper bound."""
     for i, p in enumerate(release.parts):
-        name = repr(p.label) if p.label else f"part {i}"
+        name = _part_name(i, p)
         if isinstance(p.law, PluginLaw) and p.law.upper_bound_only:
             return (
                 f"{name}: its guarantee is charged for draws within a bounded TV distance of the law (an upper bound)"
@@ -571,7 +576,7 @@ def profile_not_attained(release: Release) -> str | None:
     bound); a pure claim still is."""
     for i, p in enumerate(release.parts):
         if isinstance(p.law, (KnownGuarantee, PluginLaw)) and p.law.pure_only:
-            name = repr(p.label) if p.label else f"part {i}"
+            name = _part_name(i, p)
             return f"{name}: {p.law.pure_only}"
     return None
 
